@@ -1,0 +1,5 @@
+import sys
+
+from simscan.cli import main
+
+sys.exit(main())

@@ -1,0 +1,40 @@
+"""Plain data shared by every layer.  No I/O, no Qt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Bump when fingerprints of the same bytes would change: stored ones are then recomputed.
+ALGORITHM_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprints:
+    """Everything simscan knows about one file's content.
+
+    size: bytes on disk.  checksum: XXH3-128 digest of the raw bytes (16 bytes).
+    partial: XXH3-64 of size, head and tail (signed 64-bit).  is_text / encoding: how it was
+    decoded (encoding None for binary).  content_hash: XXH3-128 of the light normalised text
+    (same words, case and punctuation; white space, encoding and composition unified) or of
+    the raw bytes for binary files.  rolling / anchored: sorted distinct uint64 fingerprints
+    (rolling have the top bit clear, anchored set).  simhash: unsigned 64-bit.
+    units: normalised code points (text) or bytes (binary) that were fingerprinted.
+    """
+
+    size: int
+    checksum: bytes
+    partial: int
+    is_text: bool
+    encoding: str | None
+    content_hash: bytes
+    rolling: np.ndarray = field(repr=False)
+    anchored: np.ndarray = field(repr=False)
+    simhash: int
+    units: int
+    algorithm_version: int = ALGORITHM_VERSION
+
+    @property
+    def fingerprint_count(self) -> int:
+        return int(self.rolling.size + self.anchored.size)
