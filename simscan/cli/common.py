@@ -1,0 +1,95 @@
+"""Helpers shared by the sub-commands: the ``--index`` option, opening the index, a progress bar."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from simscan.index import Index
+from simscan.progress import Progress
+
+
+def add_index_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--index PATH`` (default: $SIMSCAN_INDEX, else the XDG data folder)."""
+    parser.add_argument(
+        "--index",
+        metavar="PATH",
+        type=Path,
+        default=None,
+        help="index file (default: $SIMSCAN_INDEX, else $XDG_DATA_HOME/simscan/index.sqlite3)",
+    )
+
+
+def open_index_from_args(args: argparse.Namespace, readonly: bool = True) -> Index:
+    """Open the index named by ``args.index`` (or the default).  Raises the index errors (exit code 3)."""
+    return Index.open(getattr(args, "index", None), readonly=readonly)
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def human_duration(s: float) -> str:
+    s = round(s)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal (stderr), redrawn in place; silent otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self._drawn = False
+        self._start = time.monotonic()
+
+    def __call__(self, p: Progress) -> None:
+        if not self.enabled:
+            return
+        width = shutil.get_terminal_size((100, 20)).columns
+        if p.phase == "walk":
+            line = f"walking: {p.files_done:,} files found"
+        else:
+            parts = [f"{p.phase}:"]
+            if p.files_total:
+                frac = min(1.0, p.bytes_done / p.bytes_total) if p.bytes_total else p.files_done / p.files_total
+                bar_w = 20
+                fill = int(frac * bar_w)
+                parts.append(f"[{'#' * fill}{'.' * (bar_w - fill)}] {frac * 100:3.0f}%")
+                parts.append(f"{p.files_done:,}/{p.files_total:,} files")
+            else:
+                parts.append(f"{p.files_done:,} files")
+            if p.bytes_total:
+                parts.append(f"{human_bytes(p.bytes_done)}/{human_bytes(p.bytes_total)}")
+            if p.rate_bytes_s:
+                parts.append(f"{human_bytes(p.rate_bytes_s)}/s")
+            if p.eta_s is not None:
+                parts.append(f"ETA {human_duration(p.eta_s)}")
+            line = " ".join(parts)
+        if p.current and len(line) + 4 < width:
+            room = width - len(line) - 3
+            cur = p.current if len(p.current) <= room else "…" + p.current[-(room - 1):]
+            line = f"{line}  {cur}"
+        line = line[: width - 1]
+        self.stream.write("\r\x1b[K" + line)
+        self.stream.flush()
+        self._drawn = True
+
+    def finish(self) -> None:
+        """Clear the bar so that the next line starts clean."""
+        if self.enabled and self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._drawn = False

@@ -1,0 +1,40 @@
+"""The local index: one SQLite file holding every scanned file's checksums, fingerprints and
+simhash, an inverted index of (sampled) fingerprints, scan runs and problems.
+
+See :mod:`simscan.index.schema` for the tables and migration policy, :mod:`simscan.index.store`
+for the connection discipline and locking, :mod:`simscan.index.postings` for what the inverted
+index holds and why.
+"""
+
+from simscan.index.errors import IndexCorrupt, IndexError_, IndexLocked, IndexUnavailable
+from simscan.index.postings import DEFAULT_SHIFT as POSTING_SHIFT
+from simscan.index.postings import posted_mask
+from simscan.index.schema import SCHEMA_VERSION
+from simscan.index.store import (
+    FileRecord,
+    FileTable,
+    Index,
+    IndexedFile,
+    companion_paths,
+    default_index_path,
+    move_aside,
+    rebuild,
+)
+
+__all__ = [
+    "POSTING_SHIFT",
+    "SCHEMA_VERSION",
+    "FileRecord",
+    "FileTable",
+    "Index",
+    "IndexCorrupt",
+    "IndexError_",
+    "IndexLocked",
+    "IndexUnavailable",
+    "IndexedFile",
+    "companion_paths",
+    "default_index_path",
+    "move_aside",
+    "posted_mask",
+    "rebuild",
+]

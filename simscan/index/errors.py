@@ -1,0 +1,56 @@
+"""Errors about the index file itself.  All exit the CLI with code 3 (``EXIT_INDEX``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from simscan.errors import SimscanError
+
+#: CLI exit code for every index error (mirrors ``simscan.cli.EXIT_INDEX``; the core does not import the CLI).
+EXIT_INDEX = 3
+
+
+class IndexError_(SimscanError):
+    """Base of the errors below: the index cannot be used as asked."""
+
+    exit_code = EXIT_INDEX
+
+
+class IndexCorrupt(IndexError_):
+    """The file is not a SQLite database, or SQLite reports it malformed."""
+
+
+class IndexLocked(IndexError_):
+    """Another scan holds the index (or SQLite stayed busy past the timeout)."""
+
+
+class IndexUnavailable(IndexError_):
+    """The index does not exist (read-only open), cannot be created, or is from a newer simscan."""
+
+
+def corrupt(path: Path, detail: str) -> IndexCorrupt:
+    return IndexCorrupt(
+        f"the index {path} is damaged ({detail}).",
+        f"Run `simscan scan --rebuild --index {path} ROOT...` to move it aside as "
+        f"{path.name}.corrupt-<time> and start a fresh index (your files are not touched).",
+    )
+
+
+def translate(e: sqlite3.Error, path: Path) -> IndexError_:
+    """Map a sqlite3 error met while using the index at ``path`` to an error for a person."""
+    msg = str(e)
+    low = msg.lower()
+    if "locked" in low or "busy" in low:
+        return IndexLocked(
+            f"the index {path} is busy: another simscan process is writing to it ({msg}).",
+            "Wait for the other scan to finish, or use another index with --index PATH.",
+        )
+    if "not a database" in low or "malformed" in low or "corrupt" in low or "disk image" in low:
+        return corrupt(path, msg)
+    if "readonly" in low or "read-only" in low or "unable to open" in low or "disk i/o" in low or "full" in low:
+        return IndexUnavailable(
+            f"the index {path} cannot be used: {msg}.",
+            "Check that its folder exists, is writable and has free space, or choose another with --index PATH.",
+        )
+    return IndexUnavailable(f"the index {path} cannot be used: {msg}.", "")

@@ -1,0 +1,90 @@
+"""The index schema and its numbered migrations (``PRAGMA user_version``).
+
+Policy: migration N brings a database at version N-1 to version N.  Each runs in ONE
+transaction together with its ``user_version`` bump, so a crash leaves the database at N-1 or
+N, never between.  Migrations only add: user data (paths, scan runs, problems) is carried over,
+never dropped; fingerprints are a cache and may be cleared, because a scan recomputes them
+(rows whose ``algorithm_version`` differs from :data:`simscan.model.ALGORITHM_VERSION` are
+re-read by the next scan anyway).  A database whose version is higher than
+:data:`SCHEMA_VERSION` was written by a newer simscan and is refused, not downgraded.
+
+Layout (version 1)
+------------------
+``files``         one row per indexed path.  ``path`` is the raw file-system bytes (BLOB, any
+                  name a file system allows, undecodable ones included).  Identity for the
+                  incremental scan is (device, inode, size, mtime_ns).  ``simhash`` and
+                  ``partial`` are the signed 64-bit views of unsigned values (SQLite integers
+                  are signed).  ``error`` is the last read error (then the content columns are
+                  NULL and the file is not offered to similarity search).
+``fingerprints``  per file, its sorted distinct uint64 fingerprints as one little-endian BLOB
+                  (rolling values first - their top bit is clear - then anchored);
+                  ``n_rolling`` is where the anchored ones start.
+``postings``      the inverted index ``(fp, file_id)``, a WITHOUT ROWID B-tree keyed by
+                  fingerprint, so "which files hold fingerprint X" is one index seek.  It holds
+                  a value-sampled subset (see :mod:`simscan.index.postings`).
+``runs``          one row per scan: roots, options, status, counts.
+``problems``      per scan, each path that could not be (fully) scanned and why.
+``meta``          key/value settings of the index itself (e.g. the posting sample rate).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path BLOB NOT NULL UNIQUE,
+            device INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            is_text INTEGER,
+            encoding TEXT,
+            checksum BLOB,
+            partial INTEGER,
+            content_hash BLOB,
+            simhash INTEGER,
+            fp_count INTEGER NOT NULL DEFAULT 0,
+            units INTEGER NOT NULL DEFAULT 0,
+            algorithm_version INTEGER NOT NULL,
+            error TEXT,
+            run_id INTEGER
+        )""",
+        "CREATE INDEX files_inode ON files(device, inode)",
+        """CREATE TABLE fingerprints (
+            file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+            n_rolling INTEGER NOT NULL,
+            fps BLOB NOT NULL
+        )""",
+        """CREATE TABLE postings (
+            fp INTEGER NOT NULL,
+            file_id INTEGER NOT NULL,
+            PRIMARY KEY (fp, file_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            status TEXT NOT NULL,
+            roots TEXT NOT NULL,
+            options TEXT NOT NULL,
+            files_seen INTEGER NOT NULL DEFAULT 0,
+            files_read INTEGER NOT NULL DEFAULT 0,
+            files_unchanged INTEGER NOT NULL DEFAULT 0,
+            files_removed INTEGER NOT NULL DEFAULT 0,
+            bytes_read INTEGER NOT NULL DEFAULT 0,
+            problems INTEGER NOT NULL DEFAULT 0,
+            elapsed_s REAL NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE problems (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            path BLOB NOT NULL,
+            reason TEXT NOT NULL
+        )""",
+        "CREATE INDEX problems_run ON problems(run_id)",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ),
+}
