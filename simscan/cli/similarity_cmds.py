@@ -1,7 +1,333 @@
-"""Sub-commands (being built; see the open issues)."""
+"""Sub-commands ``pairs``, ``groups``, ``query`` and ``compare`` (output formats are a contract).
+
+``--format json`` prints JSON Lines (one object per line); ``csv`` has a header row and is
+safe to open in a spreadsheet (a cell starting with ``=``, ``+``, ``-``, ``@``, TAB or CR
+gets a leading ``'`` so it is never taken as a formula); ``text`` is for people.  Paths are
+printed as text; bytes that are not valid UTF-8 appear as ``\\xNN`` escapes, and JSON
+objects then also carry the exact bytes in base64 (``a_raw`` / ``b_raw`` / ``path_raw``).
+"""
+
+from __future__ import annotations
 
 import argparse
+import base64
+import csv
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from simscan.errors import SimscanError
+
+_PAIR_FIELDS = (
+    "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind",
+)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    pass
+class FileProblem(SimscanError):
+    """A file named on the command line cannot be read."""
+
+    exit_code = 1
+
+
+def display_path(path: str) -> str:
+    """A path as printable text: undecodable bytes (surrogate escapes) as ``\\xNN``."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _raw_b64(path: str) -> str | None:
+    """base64 of the path's bytes when it is not valid UTF-8 (else None)."""
+    try:
+        path.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        return base64.b64encode(os.fsencode(path)).decode("ascii")
+
+
+def csv_cell(value: Any) -> Any:
+    """Neutralise spreadsheet formulas: prefix ``'`` to text starting with = + - @ TAB CR."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _out() -> TextIO:
+    # Never crash on a character the terminal's encoding cannot show.
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
+    return sys.stdout
+
+
+def _num(x: float) -> float:
+    return round(float(x), 2)
+
+
+def pair_record(p: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "a": display_path(p.a_path),
+        "b": display_path(p.b_path),
+        "best": _num(p.best),
+        "resemblance": _num(p.resemblance),
+        "containment_a": _num(p.containment_a),
+        "containment_b": _num(p.containment_b),
+        "simhash_distance": int(p.simhash_distance),
+        "exact": bool(p.exact),
+        "kind": p.kind,
+    }
+    for key, path in (("a_raw", p.a_path), ("b_raw", p.b_path)):
+        raw = _raw_b64(path)
+        if raw is not None:
+            rec[key] = raw
+    return rec
+
+
+def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
+    n = 0
+    if fmt == "csv":
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(_PAIR_FIELDS)
+        for p in pairs:
+            rec = pair_record(p)
+            w.writerow([csv_cell(rec[k]) for k in _PAIR_FIELDS])
+            n += 1
+    elif fmt == "json":
+        for p in pairs:
+            out.write(json.dumps(pair_record(p), ensure_ascii=False) + "\n")
+            n += 1
+    else:
+        for p in pairs:
+            out.write(
+                f"{p.best:6.1f}%  {p.kind:<9}  J {p.resemblance:5.1f}  A {p.containment_a:5.1f}  "
+                f"B {p.containment_b:5.1f}  d {p.simhash_distance:2d}  "
+                f"{display_path(p.a_path)}  <->  {display_path(p.b_path)}\n"
+            )
+            n += 1
+    return n
+
+
+def _member_record(m: Any) -> dict[str, Any]:
+    rec = {
+        "path": display_path(m.path),
+        "similarity": _num(m.similarity),
+        "kind": m.kind,
+        "is_reference": bool(m.is_reference),
+        "size": int(m.size),
+        "mtime_ns": int(m.mtime_ns),
+        "encoding": m.encoding,
+        "is_text": bool(m.is_text),
+    }
+    if m.pair is not None:
+        rec["resemblance"] = _num(m.pair.resemblance)
+        rec["containment_reference"] = _num(m.pair.containment_a)
+        rec["containment_member"] = _num(m.pair.containment_b)
+    raw = _raw_b64(m.path)
+    if raw is not None:
+        rec["path_raw"] = raw
+    return rec
+
+
+_GROUP_CSV = ("group", "group_kind", "is_reference", "similarity", "kind", "path", "size", "mtime_ns", "encoding")
+
+
+def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
+    if fmt == "json":
+        for g in groups:
+            rec = {
+                "id": g.id,
+                "kind": g.kind,
+                "reference": display_path(g.reference.path),
+                "members": [_member_record(m) for m in g.members],
+            }
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    elif fmt == "csv":
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(_GROUP_CSV)
+        for g in groups:
+            for m in g.members:
+                r = _member_record(m)
+                w.writerow([csv_cell(x) for x in (g.id, g.kind, r["is_reference"], r["similarity"], r["kind"],
+                                                  r["path"], r["size"], r["mtime_ns"], r["encoding"] or "")])
+    else:
+        for g in groups:
+            total = sum(m.size for m in g.members)
+            out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {_human(total)}\n")
+            for m in g.members:
+                tag = "  ref " if m.is_reference else "      "
+                out.write(f"{tag}{m.similarity:6.1f}%  {m.kind:<9}  {display_path(m.path)}\n")
+            out.write("\n")
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def _min_sim(value: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0 <= v <= 100:
+        raise argparse.ArgumentTypeError("must be a percentage between 0 and 100")
+    return v
+
+
+def _add_common(p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "json", "csv")) -> None:
+    from simscan.cli.common import add_index_option
+    from simscan.similarity import DEFAULT_MIN_SIMILARITY
+
+    add_index_option(p)
+    p.add_argument(
+        "--min-similarity", "-m", type=_min_sim, default=DEFAULT_MIN_SIMILARITY, metavar="P",
+        help=f"report pairs whose best score (max of resemblance and both containments) is at least P "
+        f"percent (default {DEFAULT_MIN_SIMILARITY:g})",
+    )
+    p.add_argument("--format", choices=formats, default="text", help="output format (default: text)")
+
+
+def _progress_bar() -> Any:
+    from simscan.cli.common import ProgressBar
+
+    return ProgressBar()
+
+
+def cmd_pairs(args: argparse.Namespace) -> int:
+    from simscan.cli.common import open_index_from_args
+    from simscan.similarity import find_pairs
+
+    bar = _progress_bar()
+    with open_index_from_args(args, readonly=True) as index:
+        pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar)
+    bar.finish()
+    write_pairs(pairs, args.format, _out())
+    return 0
+
+
+def cmd_groups(args: argparse.Namespace) -> int:
+    from simscan.cli.common import open_index_from_args
+    from simscan.similarity import find_groups
+
+    bar = _progress_bar()
+    roots = [os.path.abspath(r) for r in args.reference]
+    with open_index_from_args(args, readonly=True) as index:
+        groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar)
+    bar.finish()
+    write_groups(groups, args.format, _out())
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from simscan.cli.common import open_index_from_args
+    from simscan.similarity import query
+
+    out = _out()
+    pairs = []
+    with open_index_from_args(args, readonly=True) as index:
+        for f in args.files:
+            if not os.path.isfile(f):
+                raise FileProblem(f"cannot read {display_path(f)}: not a regular file", "Check the path.")
+            try:
+                pairs.extend(query(index, f, min_similarity=args.min_similarity))
+            except OSError as e:
+                raise FileProblem(f"cannot read {display_path(f)}: {e.strerror or e}") from None
+    write_pairs(pairs, args.format, out)
+    return 0
+
+
+def _comparison_record(c: Any) -> dict[str, Any]:
+    rec = pair_record(c.pair)
+    rec.update(
+        encoding_a=c.encoding_a,
+        encoding_b=c.encoding_b,
+        ranges_a=[list(r) for r in c.ranges_a],
+        ranges_b=[list(r) for r in c.ranges_b],
+        matched_chars_a=sum(e - s for s, e in c.ranges_a),
+        matched_chars_b=sum(e - s for s, e in c.ranges_b),
+        chars_a=None if c.text_a is None else len(c.text_a),
+        chars_b=None if c.text_b is None else len(c.text_b),
+        truncated=bool(c.truncated),
+    )
+    return rec
+
+
+def _snippet(text: str, start: int, end: int, width: int = 70) -> str:
+    s = " ".join(text[start:end].split())
+    return s if len(s) <= width else s[: width // 2 - 2] + " … " + s[-(width // 2 - 2):]
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from simscan.similarity import compare
+
+    for f in (args.file_a, args.file_b):
+        if not os.path.isfile(f):
+            raise FileProblem(f"cannot read {display_path(f)}: not a regular file", "Check the path.")
+    try:
+        c = compare(args.file_a, args.file_b)
+    except OSError as e:
+        raise FileProblem(f"cannot read {display_path(e.filename or '')}: {e.strerror or e}") from None
+    out = _out()
+    if args.format == "json":
+        out.write(json.dumps(_comparison_record(c), ensure_ascii=False) + "\n")
+        return 0
+    p = c.pair
+    out.write(f"a: {display_path(p.a_path)}  ({c.encoding_a or 'binary'})\n")
+    out.write(f"b: {display_path(p.b_path)}  ({c.encoding_b or 'binary'})\n")
+    out.write(
+        f"{p.kind}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
+        f"b in a {p.containment_b:.1f}%  simhash distance {p.simhash_distance}\n"
+    )
+    if c.text_a is None or c.text_b is None:
+        out.write("(binary: no passages shown)\n")
+        return 0
+    out.write(f"{len(c.ranges_a)} matching passages\n")
+    order = sorted(range(len(c.ranges_a)), key=lambda i: c.ranges_a[i][0])
+    for shown, i in enumerate(order, 1):
+        (a0, a1), (b0, b1) = c.ranges_a[i], c.ranges_b[i]
+        out.write(f"  a[{a0}:{a1}] = b[{b0}:{b1}]  {_snippet(c.text_a, a0, a1)}\n")
+        if shown >= 20 and len(order) > 21:
+            out.write(f"  … {len(order) - shown} more (use --format json for all)\n")
+            break
+    if c.truncated:
+        out.write("(large files: passages searched in the first part only)\n")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("pairs", help="list pairs of similar files in the index",
+                       description="List every pair of indexed files whose best score is at least P percent. "
+                       "n identical files are listed as n-1 pairs against one of them.")
+    _add_common(p)
+    p.set_defaults(func=cmd_pairs)
+
+    p = sub.add_parser("groups", help="list groups of similar files with a reference file",
+                       description="Group similar files around a reference file (preferred: under a --reference "
+                       "folder, then the oldest, then the shortest path). Every member is similar to the reference.")
+    _add_common(p)
+    p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
+                   help="prefer files under DIR as references (repeatable)")
+    p.set_defaults(func=cmd_groups)
+
+    p = sub.add_parser("query", help="find indexed files similar to given files",
+                       description="Find files in the index similar to FILE (which need not be indexed).")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    _add_common(p)
+    p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("compare", help="compare two files and show their matching passages",
+                       description="Scores of two files and their matching passages (character ranges of the "
+                       "decoded texts). The files need not be indexed.")
+    p.add_argument("file_a", metavar="FILE_A")
+    p.add_argument("file_b", metavar="FILE_B")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_compare)

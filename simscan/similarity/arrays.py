@@ -1,0 +1,112 @@
+"""Vectorised building blocks: runs of equal keys, all pairs inside runs, popcount,
+set intersection sizes for many pairs at once.  No Python loop per element."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+def popcount64(x: np.ndarray) -> np.ndarray:
+    """Number of set bits of each uint64 (int64 array)."""
+    x = np.asarray(x, dtype=np.uint64)
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(x).astype(np.int64)
+    with np.errstate(over="ignore"):  # SWAR popcount for numpy < 2.0
+        x = x - ((x >> np.uint64(1)) & _M1)
+        x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+        x = (x + (x >> np.uint64(4))) & _M4
+        return ((x * _H01) >> np.uint64(56)).astype(np.int64)
+
+
+def run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, lengths) of the runs of equal values of a sorted 1-D array."""
+    n = sorted_keys.size
+    if n == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    change = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    starts = np.concatenate(([0], change)).astype(np.int64)
+    lengths = np.diff(np.concatenate((starts, [n]))).astype(np.int64)
+    return starts, lengths
+
+
+def pairs_in_runs(
+    starts: np.ndarray, lengths: np.ndarray, max_pairs: int = 1 << 24
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """All (i, j) position pairs with i < j inside each run, in batches of about ``max_pairs``.
+
+    A run of length d yields d(d-1)/2 pairs.  Positions are indexes into the sorted array
+    the runs came from.  Runs are never split across batches (one run larger than the
+    batch size forms a batch of its own).
+    """
+    keep = lengths >= 2
+    starts, lengths = starts[keep], lengths[keep]
+    if starts.size == 0:
+        return
+    per_run = lengths * (lengths - 1) // 2
+    cum = np.cumsum(per_run)
+    lo = 0
+    while lo < starts.size:
+        base = cum[lo - 1] if lo else 0
+        hi = int(np.searchsorted(cum, base + max_pairs, side="right"))
+        hi = max(hi, lo + 1)
+        yield _pairs_for_runs(starts[lo:hi], lengths[lo:hi])
+        lo = hi
+
+
+def _pairs_for_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Every element p of a run [s, s+d) pairs with the e-p-1 elements after it.
+    pos = np.repeat(starts, lengths) + _ranges(lengths)
+    ends = np.repeat(starts + lengths, lengths)
+    partners = ends - pos - 1
+    i = np.repeat(pos, partners)
+    j = i + 1 + _ranges(partners)
+    return i, j
+
+
+def _ranges(lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(l) for each l in lengths."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) - np.repeat(offsets, lengths)
+
+
+def intersect_counts(
+    offsets: np.ndarray, values: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, batch: int = 1 << 23
+) -> np.ndarray:
+    """|set(a) ∩ set(b)| for each pair (rows_a[k], rows_b[k]) of CSR rows of sorted distinct
+    values.  Work is proportional to the summed set sizes; batches bound memory to about
+    ``batch`` values at a time."""
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    rows_b = np.asarray(rows_b, dtype=np.int64)
+    out = np.zeros(rows_a.size, dtype=np.int64)
+    if rows_a.size == 0:
+        return out
+    sizes = (offsets[rows_a + 1] - offsets[rows_a]) + (offsets[rows_b + 1] - offsets[rows_b])
+    cum = np.cumsum(sizes)
+    lo = 0
+    while lo < rows_a.size:
+        base = cum[lo - 1] if lo else 0
+        hi = max(int(np.searchsorted(cum, base + batch, side="right")), lo + 1)
+        ra, rb = rows_a[lo:hi], rows_b[lo:hi]
+        la = offsets[ra + 1] - offsets[ra]
+        lb = offsets[rb + 1] - offsets[rb]
+        pair = np.arange(hi - lo, dtype=np.int64)
+        # Both sets of pair k, tagged with k: a value present twice under one tag is shared.
+        idx = np.concatenate((np.repeat(offsets[ra], la) + _ranges(la), np.repeat(offsets[rb], lb) + _ranges(lb)))
+        tag = np.concatenate((np.repeat(pair, la), np.repeat(pair, lb)))
+        vals = values[idx]
+        order = np.lexsort((vals, tag))
+        vals, tag = vals[order], tag[order]
+        dup = (vals[1:] == vals[:-1]) & (tag[1:] == tag[:-1])
+        out[lo:hi] = np.bincount(tag[1:][dup], minlength=hi - lo)
+        lo = hi
+    return out

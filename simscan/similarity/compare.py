@@ -1,0 +1,173 @@
+"""Two files side by side: scores and the matching passages in each original text.
+
+Passages: both files are decoded like the fingerprinter does (``decode_file``) and
+normalised with offsets (``normalize_with_offsets``: every normalised unit knows the
+character it came from).  The 64-bit value of *every* window of ``window`` units (the
+fingerprint window, 50) is computed for both texts with the fingerprinter's own window
+hash (``rolling.window_values``), not just the sampled ones, so every shared passage of at
+least one window is found, wherever it lies.  Matching windows (i in a, j in b) are grouped
+by diagonal j - i; consecutive windows on one diagonal form a maximal run, which covers
+units [i0, i1 + window) of a and the same length in b.  Runs are accepted longest first
+while they add text not yet covered on either side (a passage repeated in one file is shown
+once per occurrence), then mapped back to character offsets of the decoded texts.  Since
+units are normalised code points, the same passage in a UTF-16 and a GBK file matches.
+
+Caps (so that large files do not explode): at most ``MAX_BYTES`` bytes of each file are
+decoded, at most ``MAX_UNITS`` normalised units are searched, each window value matches at
+most ``MAX_OCCURRENCES`` positions of the other file (repetitive text), and at most
+``MAX_RUNS`` runs are examined.  ``Comparison.truncated`` says when a cap was hit.
+Binary files: scores only, no ranges (byte ranges of binary data mean little to a reader).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from simscan.fingerprint import DEFAULT_PARAMS, decode_file, fingerprint_file
+from simscan.fingerprint.rolling import window_values
+from simscan.fingerprint.simhash import hamming
+from simscan.fingerprint.text import normalize_with_offsets
+from simscan.model import Fingerprints
+from simscan.similarity.types import Comparison, Pair
+
+MAX_BYTES = 16 << 20
+MAX_UNITS = 4_000_000
+MAX_OCCURRENCES = 4
+MAX_RUNS = 50_000
+_CHUNK = 1 << 16
+
+#: Which stored fingerprints the scores are computed on (see ARCHITECTURE.md).
+SCORE_KIND = "all"
+
+
+def fingerprint_set(fp: Fingerprints, kind: str = SCORE_KIND) -> np.ndarray:
+    """The sorted distinct fingerprint values of ``kind`` ("rolling", "anchored" or "all")."""
+    if kind == "rolling":
+        return fp.rolling
+    if kind == "anchored":
+        return fp.anchored
+    return np.union1d(fp.rolling, fp.anchored)
+
+
+def classify(resemblance: float, ca: float, cb: float, contained_ratio: float = 1.5) -> str:
+    return "contained" if max(ca, cb) >= contained_ratio * resemblance else "near"
+
+
+def pair_from_fingerprints(
+    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
+) -> Pair:
+    """Scores of two fingerprinted files by exact set arithmetic (no common-value list)."""
+    sa, sb = fingerprint_set(fa), fingerprint_set(fb)
+    inter = int(np.intersect1d(sa, sb, assume_unique=True).size)
+    union = sa.size + sb.size - inter
+    r = 100.0 * inter / union if union else 0.0
+    ca = 100.0 * inter / sa.size if sa.size else 0.0
+    cb = 100.0 * inter / sb.size if sb.size else 0.0
+    exact = fa.size == fb.size and fa.checksum == fb.checksum
+    if exact:
+        kind = "exact"
+        r = ca = cb = 100.0
+    elif fa.is_text == fb.is_text and fa.content_hash == fb.content_hash:
+        kind = "content"
+        r = ca = cb = 100.0
+    else:
+        kind = classify(r, ca, cb)
+    return Pair(a_id, b_id, path_a, path_b, round(r, 3), round(ca, 3), round(cb, 3),
+                hamming(fa.simhash, fb.simhash), exact, kind)
+
+
+def _all_window_values(units: np.ndarray, window: int) -> np.ndarray:
+    n = units.size - window + 1
+    if n <= 0:
+        return np.empty(0, np.uint64)
+    out = np.empty(n, np.uint64)
+    for s in range(0, n, _CHUNK):
+        e = min(n, s + _CHUNK)
+        out[s:e] = window_values(units, np.arange(s, e, dtype=np.int64), window)
+    return out
+
+
+def matching_runs(
+    units_a: np.ndarray, units_b: np.ndarray, window: int
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], bool]:
+    """Paired unit ranges [start, end) of maximal shared runs of at least ``window`` units.
+
+    Returns (ranges_a, ranges_b, capped), sorted by start in a.
+    """
+    ha = _all_window_values(units_a, window)
+    hb = _all_window_values(units_b, window)
+    capped = False
+    if ha.size == 0 or hb.size == 0:
+        return [], [], capped
+    ob = np.argsort(hb, kind="stable")
+    hbs = hb[ob]
+    lo = np.searchsorted(hbs, ha, side="left")
+    hi = np.searchsorted(hbs, ha, side="right")
+    cnt = hi - lo
+    if int(cnt.max(initial=0)) > MAX_OCCURRENCES:
+        capped = True
+        cnt = np.minimum(cnt, MAX_OCCURRENCES)
+    i = np.repeat(np.arange(ha.size, dtype=np.int64), cnt)
+    if i.size == 0:
+        return [], [], capped
+    offs = np.arange(i.size, dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    j = ob[np.repeat(lo, cnt) + offs].astype(np.int64)
+    d = j - i
+    o = np.lexsort((i, d))
+    i, d = i[o], d[o]
+    brk = np.ones(i.size, dtype=bool)
+    brk[1:] = (d[1:] != d[:-1]) | (i[1:] != i[:-1] + 1)
+    starts = np.flatnonzero(brk)
+    ends = np.concatenate((starts[1:], [i.size])) - 1
+    i0, i1, dd = i[starts], i[ends], d[starts]
+    length = i1 - i0
+    order = np.argsort(-length, kind="stable")
+    if order.size > MAX_RUNS:
+        capped = True
+        order = order[:MAX_RUNS]
+    cov_a = np.zeros(units_a.size, dtype=bool)
+    cov_b = np.zeros(units_b.size, dtype=bool)
+    acc: list[tuple[int, int, int, int]] = []
+    for k in order.tolist():
+        a0, a1 = int(i0[k]), int(i1[k]) + window
+        b0, b1 = a0 + int(dd[k]), a1 + int(dd[k])
+        if cov_a[a0:a1].all() and cov_b[b0:b1].all():
+            continue
+        cov_a[a0:a1] = True
+        cov_b[b0:b1] = True
+        acc.append((a0, a1, b0, b1))
+    acc.sort()
+    return [(a0, a1) for a0, a1, _, _ in acc], [(b0, b1) for _, _, b0, b1 in acc], capped
+
+
+def _to_chars(ranges: list[tuple[int, int]], src: np.ndarray) -> list[tuple[int, int]]:
+    return [(int(src[s]), int(src[e - 1]) + 1) for s, e in ranges]
+
+
+def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> Comparison:
+    """Scores of two files and their matching passages (see the module docstring).
+
+    The files need not be indexed (ids are -1).  Raises OSError when a file cannot be read.
+    """
+    pa, pb = os.fspath(path_a), os.fspath(path_b)
+    fa, fb = fingerprint_file(pa), fingerprint_file(pb)
+    pair = pair_from_fingerprints(fa, fb, os.path.abspath(pa), os.path.abspath(pb))
+    if not (fa.is_text and fb.is_text):
+        return Comparison(pair, None, None, [], [], fa.encoding, fb.encoding)
+    da, db = decode_file(pa, limit=MAX_BYTES), decode_file(pb, limit=MAX_BYTES)
+    text_a, text_b = da.text or "", db.text or ""
+    truncated = fa.size > MAX_BYTES or fb.size > MAX_BYTES
+    ua, sa = normalize_with_offsets(text_a)
+    ub, sb = normalize_with_offsets(text_b)
+    if ua.size > MAX_UNITS or ub.size > MAX_UNITS:
+        truncated = True
+        ua, sa, ub, sb = ua[:MAX_UNITS], sa[:MAX_UNITS], ub[:MAX_UNITS], sb[:MAX_UNITS]
+    ra, rb, capped = matching_runs(ua, ub, DEFAULT_PARAMS.window)
+    return Comparison(
+        pair, text_a, text_b, _to_chars(ra, sa), _to_chars(rb, sb), fa.encoding, fb.encoding, truncated or capped
+    )
+
+
+__all__ = ["compare", "fingerprint_set", "matching_runs", "pair_from_fingerprints"]

@@ -1,0 +1,380 @@
+"""Pairs of similar files from plain arrays (a file table and CSR fingerprints).
+
+This is the whole algorithm behind ``find_pairs``; ``simscan.similarity.engine`` only
+reads the arrays from the index.  Steps (all vectorised with numpy):
+
+1. **Exact and content classes.**  Files are sorted by (size, partial checksum, full
+   checksum) with one ``lexsort``: runs of equal keys are byte-identical files ("exact").
+   Files with the same ``content_hash`` (the hash of the lightly normalised text: same
+   characters, any encoding / line ending / BOM) form a *content class*; each exact class
+   lies inside one content class.  A class of n files becomes n - 1 pairs, each member
+   against the class representative (never n² pairs), and only the representative takes
+   part in the steps below: identical files would otherwise share every fingerprint and
+   inflate document frequencies quadratically.  Representative: oldest mtime, then the
+   shortest path, then the lowest id.
+
+2. **Candidates from the inverted index.**  The representatives' fingerprints are
+   concatenated and sorted by value; a run of equal values is a posting list.  The
+   document frequency (df) of a value is its run length.  Values with
+   ``df > common_cutoff(n)`` are *common* (licence headers, boilerplate, generated
+   preambles): they make no candidates and count neither in the intersection nor in the
+   set sizes.  Every pair inside the other posting lists is generated in vectorised
+   batches and the shared-fingerprint count of each pair is obtained by sorting pair keys
+   (``np.unique`` with counts), never a Python dict per fingerprint.
+
+3. **Candidates from the simhash** (Hamming distance <= k, pigeonhole tables, see
+   ``simhash_tables``).  Such pairs are near-identical as wholes; for them the scores are
+   also computed on the *full* fingerprint sets (common values included) and the variant
+   with the higher best score is kept.  This rescues families of near-identical files
+   larger than the common cut-off (all their fingerprints are "common"), while
+   boilerplate shared by otherwise different files still does not count.
+
+4. **Scores**: with A, B the (non-common) fingerprint sets, resemblance = |A∩B| / |A∪B|,
+   containment_a = |A∩B| / |A|, containment_b = |A∩B| / |B|, in percent; exact set
+   arithmetic on the stored fingerprints, resemblance symmetric.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from simscan.progress import Cancelled, CancelToken
+from simscan.similarity.arrays import pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
+from simscan.similarity.types import FileTableLike, Pair
+
+#: Default threshold of ``pairs`` / ``groups`` (percent, compared with a pair's best score).
+#: Chosen on the evaluation corpus (benchmarks/accuracy.py, see ARCHITECTURE.md).
+DEFAULT_MIN_SIMILARITY = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarityParams:
+    """Tuning of pair finding.
+
+    common_min_df / common_fraction: a fingerprint held by more than
+    ``max(common_min_df, common_fraction * n)`` distinct contents (n = number of distinct
+    contents in the index) is common.  50 keeps every family of up to 50 versions of one
+    document fully scored (the evaluation corpus has at most ~20 editions of one book) while
+    bounding the pairs one posting list can generate to 50·49/2; the fraction lets the cut-off
+    grow with large indexes, where a passage held by 0.1% of all files is boilerplate.
+    simhash_k: Hamming radius of the simhash candidates (Manku et al.: k = 3 for 64 bits).
+    contained_ratio: a pair is "contained" rather than "near" when its larger containment
+    is at least this multiple of its resemblance (an excerpt of half the other file gives 2).
+    """
+
+    common_min_df: int = 50
+    common_fraction: float = 0.001
+    simhash_k: int = DEFAULT_K
+    contained_ratio: float = 1.5
+
+    def common_cutoff(self, n: int) -> int:
+        return max(self.common_min_df, math.ceil(self.common_fraction * n))
+
+
+DEFAULT_SIM_PARAMS = SimilarityParams()
+
+
+@dataclass(frozen=True, slots=True)
+class Classes:
+    """Exact / content classes of the rows of a file table.
+
+    exact[r], content[r]: class labels (0-based, dense) of row r.  rep[c]: the representative
+    row of content class c.  is_rep[r]: r is its content class's representative.
+    priority[r]: rank of row r by (mtime, path length, id) (lower = preferred).
+    """
+
+    exact: np.ndarray
+    content: np.ndarray
+    rep: np.ndarray
+    is_rep: np.ndarray
+    priority: np.ndarray
+
+
+def _digest_matrix(digests: list[bytes]) -> np.ndarray:
+    """16-byte digests as an (n, 2) uint64 array (shorter ones zero-padded)."""
+    if not digests:
+        return np.empty((0, 2), np.uint64)
+    joined = b"".join(d[:16].ljust(16, b"\0") for d in digests)
+    return np.frombuffer(joined, dtype="<u8").reshape(-1, 2)
+
+
+def _labels(keys: list[np.ndarray]) -> np.ndarray:
+    """Dense labels of rows by equality of all ``keys`` (each a 1-D array, same length)."""
+    n = keys[0].size
+    if n == 0:
+        return np.empty(0, np.int64)
+    order = np.lexsort(keys[::-1])  # lexsort sorts by the last key first
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for k in keys:
+        s = k[order]
+        change[1:] |= s[1:] != s[:-1]
+    lab = np.empty(n, np.int64)
+    lab[order] = np.cumsum(change) - 1
+    return lab
+
+
+def priority_order(files: FileTableLike) -> np.ndarray:
+    """Row indexes sorted by preference as a reference: oldest mtime, shortest path, lowest id."""
+    pathlen = np.fromiter((len(p) for p in files.paths), dtype=np.int64, count=len(files.paths))
+    return np.lexsort((np.asarray(files.ids), pathlen, np.asarray(files.mtime_ns)))
+
+
+def exact_classes(files: FileTableLike) -> Classes:
+    """Group rows by (size, partial, checksum) and by content_hash; pick representatives."""
+    n = len(files.paths)
+    ck = _digest_matrix(files.checksum)
+    exact = _labels([np.asarray(files.size), np.asarray(files.partial), ck[:, 0], ck[:, 1]])
+    ch = _digest_matrix(files.content_hash)
+    # Binary and text never share a content class, whatever their hashes.
+    content = _labels([np.asarray(files.is_text, dtype=np.int64), ch[:, 0], ch[:, 1]])
+    order = priority_order(files)
+    priority = np.empty(n, np.int64)
+    priority[order] = np.arange(n)
+    nc = int(content.max()) + 1 if n else 0
+    rep = np.full(nc, -1, np.int64)
+    # First row of each class in priority order: assign in reverse so the first one wins.
+    rev = order[::-1]
+    rep[content[rev]] = rev
+    is_rep = np.zeros(n, dtype=bool)
+    is_rep[rep] = True
+    return Classes(exact, content, rep, is_rep, priority)
+
+
+def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, owner) of the CSR rows ``rows`` concatenated; owner = position in ``rows``."""
+    lens = offsets[rows + 1] - offsets[rows]
+    total = int(lens.sum())
+    owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+    starts = np.repeat(offsets[rows] - (np.cumsum(lens) - lens), lens)
+    idx = np.arange(total, dtype=np.int64) + starts
+    return values[idx], owner
+
+
+def align_csr(
+    files: FileTableLike, csr_ids: np.ndarray, offsets: np.ndarray
+) -> np.ndarray:
+    """For each file row, its row in the CSR (-1 if the CSR has no entry for that id)."""
+    fids = np.asarray(files.ids, dtype=np.int64)
+    csr_ids = np.asarray(csr_ids, dtype=np.int64)
+    out = np.full(fids.size, -1, np.int64)
+    if csr_ids.size == 0 or fids.size == 0:
+        return out
+    order = np.argsort(csr_ids, kind="stable")
+    pos = np.searchsorted(csr_ids[order], fids)
+    pos = np.minimum(pos, csr_ids.size - 1)
+    hit = csr_ids[order][pos] == fids
+    out[hit] = order[pos[hit]]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PairArrays:
+    """Scored pairs as columns (rows of the file table); percentages as float64."""
+
+    a: np.ndarray
+    b: np.ndarray
+    resemblance: np.ndarray
+    containment_a: np.ndarray
+    containment_b: np.ndarray
+    distance: np.ndarray
+    exact: np.ndarray
+    kind: np.ndarray  # int8 index into KINDS
+
+    @property
+    def best(self) -> np.ndarray:
+        return np.maximum(self.resemblance, np.maximum(self.containment_a, self.containment_b))
+
+
+def _scores(inter: np.ndarray, na: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    inter = inter.astype(np.float64)
+    union = na + nb - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(union > 0, 100.0 * inter / union, 0.0)
+        ca = np.where(na > 0, 100.0 * inter / na, 0.0)
+        cb = np.where(nb > 0, 100.0 * inter / nb, 0.0)
+    return r, ca, cb
+
+
+def _check(cancel: CancelToken | None) -> None:
+    if cancel is not None and cancel.cancelled:
+        raise Cancelled()
+
+
+def compute_pair_arrays(
+    files: FileTableLike,
+    csr_ids: np.ndarray,
+    offsets: np.ndarray,
+    values: np.ndarray,
+    *,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    cancel: CancelToken | None = None,
+    report: Callable[[str, int, int], None] | None = None,
+) -> PairArrays:
+    """Every pair with best score >= ``min_similarity`` (and something shared), as arrays.
+
+    files: the file table; (csr_ids, offsets, values): sorted distinct fingerprints per file
+    id.  Exact/content classes become star pairs against their representative; other pairs
+    are between representatives (a file identical to X shares X's pairs).
+    Raises :class:`Cancelled` when ``cancel`` is set.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    values = np.asarray(values, dtype=np.uint64)
+    n = len(files.paths)
+    cls = exact_classes(files)
+    sim = np.asarray(files.simhash, dtype=np.uint64)
+    if report:
+        report("exact", 0, n)
+
+    # --- star pairs of exact / content classes
+    rep_of_row = cls.rep[cls.content]
+    members = np.flatnonzero(~cls.is_rep)
+    sa = rep_of_row[members]
+    sb = members
+    s_exact = cls.exact[sa] == cls.exact[sb]
+    ones = np.full(members.size, 100.0)
+    star = PairArrays(
+        sa,
+        sb,
+        ones,
+        ones.copy(),
+        ones.copy(),
+        popcount64(sim[sa] ^ sim[sb]),
+        s_exact,
+        np.where(s_exact, 0, 1).astype(np.int8),
+    )
+    _check(cancel)
+
+    # --- candidates between representatives
+    rep_rows = cls.rep
+    csr_row = align_csr(files, csr_ids, offsets)[rep_rows]
+    has = csr_row >= 0
+    rep_rows, csr_row = rep_rows[has], csr_row[has]
+    nr = rep_rows.size
+    vals, owner = _gather(offsets, values, csr_row)
+    full_size = np.bincount(owner, minlength=nr).astype(np.float64)
+    order = np.argsort(vals, kind="stable")
+    vals_s, owner_s = vals[order], owner[order]
+    del order
+    starts, lengths = run_bounds(vals_s)
+    cutoff = params.common_cutoff(nr)
+    common_run = lengths > cutoff
+    kept = np.repeat(~common_run, lengths)
+    kept_size = np.bincount(owner_s[kept], minlength=nr).astype(np.float64)
+    _check(cancel)
+
+    usable = ~common_run & (lengths >= 2)
+    key_parts: list[np.ndarray] = []
+    cnt_parts: list[np.ndarray] = []
+    ul = lengths[usable]
+    total_pairs = int((ul * (ul - 1) // 2).sum())
+    done = 0
+    for pi, pj in pairs_in_runs(starts[usable], ul):
+        _check(cancel)
+        oa, ob = owner_s[pi], owner_s[pj]
+        lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
+        k, c = np.unique(lo * nr + hi, return_counts=True)
+        key_parts.append(k)
+        cnt_parts.append(c)
+        done += int(pi.size)
+        if report:
+            report("pairs", done, total_pairs)
+    if key_parts:
+        keys = np.concatenate(key_parts)
+        cnts = np.concatenate(cnt_parts)
+        if len(key_parts) > 1:
+            o = np.argsort(keys, kind="stable")
+            keys, cnts = keys[o], cnts[o]
+            st, _ = run_bounds(keys)
+            cnts = np.add.reduceat(cnts, st)
+            keys = keys[st]
+    else:
+        keys = np.empty(0, np.int64)
+        cnts = np.empty(0, np.int64)
+    del vals_s, owner_s, kept
+
+    # --- simhash candidates among representatives that have fingerprints
+    with_fp = np.flatnonzero(full_size > 0)
+    hi_, hj_, _ = simhash_pairs(sim[rep_rows[with_fp]], params.simhash_k)
+    skeys = np.minimum(with_fp[hi_], with_fp[hj_]) * nr + np.maximum(with_fp[hi_], with_fp[hj_])
+    new = ~np.isin(skeys, keys)
+    keys = np.concatenate((keys, skeys[new]))
+    cnts = np.concatenate((cnts, np.zeros(int(new.sum()), np.int64)))
+    _check(cancel)
+
+    ra, rb = keys // nr if nr else keys, keys % nr if nr else keys
+    r, ca, cb = _scores(cnts, kept_size[ra], kept_size[rb])
+    dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
+    close = np.flatnonzero(dist <= params.simhash_k)
+    if close.size:
+        from simscan.similarity.arrays import intersect_counts
+
+        full_inter = intersect_counts(offsets, values, csr_row[ra[close]], csr_row[rb[close]])
+        fr, fca, fcb = _scores(full_inter, full_size[ra[close]], full_size[rb[close]])
+        better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))
+        sel = close[better]
+        r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]
+    best = np.maximum(r, np.maximum(ca, cb))
+    keep = (best >= min_similarity) & (best > 0)
+    ra, rb, r, ca, cb, dist, best = ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], best[keep]
+    fa, fb = rep_rows[ra], rep_rows[rb]
+    # a = the preferred file of the two (older), so output reads "original -> copy".
+    swap = cls.priority[fa] > cls.priority[fb]
+    fa, fb = np.where(swap, fb, fa), np.where(swap, fa, fb)
+    ca, cb = np.where(swap, cb, ca), np.where(swap, ca, cb)
+    contained = np.maximum(ca, cb) >= params.contained_ratio * r
+    near = PairArrays(
+        fa,
+        fb,
+        r,
+        ca,
+        cb,
+        dist,
+        np.zeros(fa.size, dtype=bool),
+        np.where(contained, 3, 2).astype(np.int8),
+    )
+    return _concat(star, near)
+
+
+def _concat(x: PairArrays, y: PairArrays) -> PairArrays:
+    return PairArrays(*(np.concatenate((getattr(x, f), getattr(y, f))) for f in PairArrays.__slots__))
+
+
+def to_pairs(pa: PairArrays, files: FileTableLike) -> list[Pair]:
+    """Pair objects, sorted by best score (descending), then by paths."""
+    from simscan.similarity.types import KINDS
+
+    best = pa.best
+    order = np.lexsort((pa.b, pa.a, -best))
+    ids = np.asarray(files.ids).tolist()
+    paths = files.paths
+    a = pa.a[order].tolist()
+    b = pa.b[order].tolist()
+    out = []
+    for ia, ib, r, ca, cb, d, ex, kd in zip(
+        a,
+        b,
+        np.round(pa.resemblance[order], 3).tolist(),
+        np.round(pa.containment_a[order], 3).tolist(),
+        np.round(pa.containment_b[order], 3).tolist(),
+        pa.distance[order].tolist(),
+        pa.exact[order].tolist(),
+        pa.kind[order].tolist(),
+    ):
+        out.append(Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd]))
+    return out
+
+
+def under_roots(paths: list[str], roots: tuple[str, ...] | list[str]) -> np.ndarray:
+    """Boolean per path: inside one of ``roots`` (absolute, normalised, by path component)."""
+    if not roots:
+        return np.zeros(len(paths), dtype=bool)
+    norm = tuple(os.path.join(os.path.abspath(os.fsdecode(r)), "") for r in roots)
+    return np.fromiter((p.startswith(norm) for p in paths), dtype=bool, count=len(paths))

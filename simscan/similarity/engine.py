@@ -1,0 +1,179 @@
+"""The similarity layer on an :class:`simscan.index.Index`: thin adapters that read the
+arrays and call the pure functions of ``core`` and ``grouping``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from simscan.fingerprint import fingerprint_file
+from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
+from simscan.similarity.arrays import popcount64
+from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_set
+from simscan.similarity.core import (
+    DEFAULT_MIN_SIMILARITY,
+    DEFAULT_SIM_PARAMS,
+    SimilarityParams,
+    compute_pair_arrays,
+    to_pairs,
+)
+from simscan.similarity.grouping import group_pairs
+from simscan.similarity.types import Group, Pair
+
+
+def _reporter(progress: ProgressSink | None):
+    if progress is None:
+        return None
+    throttle = Throttle(progress)
+
+    def report(phase: str, done: int, total: int) -> None:
+        throttle.report(Progress(phase, files_done=done, files_total=total), force=done in (0, total))
+
+    return report
+
+
+def find_pairs(
+    index: Any,
+    *,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    progress: ProgressSink | None = None,
+    cancel: CancelToken | None = None,
+    params: SimilarityParams = DEFAULT_SIM_PARAMS,
+) -> list[Pair]:
+    """Every pair of indexed files whose best score is >= ``min_similarity`` (percent).
+
+    Identical files (same bytes, or same normalised text) appear as one pair per copy against
+    the copy chosen as representative, and only that representative is paired with other
+    files (see ``core``).  Sorted by best score, descending.  Returns [] when cancelled.
+    """
+    try:
+        files = index.files()
+        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+        pa = compute_pair_arrays(
+            files, ids, offsets, values, min_similarity=min_similarity, params=params, cancel=cancel,
+            report=_reporter(progress),
+        )
+        return to_pairs(pa, files)
+    except Cancelled:
+        return []
+
+
+def find_groups(
+    index: Any,
+    *,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    reference_roots: Sequence[str] = (),
+    progress: ProgressSink | None = None,
+    cancel: CancelToken | None = None,
+) -> list[Group]:
+    """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled."""
+    files = index.files()
+    try:
+        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+        pa = compute_pair_arrays(
+            files, ids, offsets, values, min_similarity=min_similarity, cancel=cancel, report=_reporter(progress)
+        )
+    except Cancelled:
+        return []
+    return group_pairs(to_pairs(pa, files), files, min_similarity=min_similarity, reference_roots=reference_roots)
+
+
+_FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash"
+
+
+def _file_rows(index: Any, ids: np.ndarray) -> dict[int, tuple]:
+    """id -> (raw path, size, is_text, checksum, content_hash, simhash unsigned) for a few ids."""
+    getter = getattr(index, "files_by_ids", None)
+    out: dict[int, tuple] = {}
+    if getter is not None:  # pragma: no cover - used when the index offers it
+        t = getter(ids)
+        for k in range(len(t.ids)):
+            out[int(t.ids[k])] = (t.raw_paths[k], int(t.size[k]), bool(t.is_text[k]), t.checksum[k],
+                                  t.content_hash[k], int(t.simhash[k]))
+        return out
+    conn = index.connection  # read-only use, as the index documents
+    want = [int(x) for x in ids]
+    for s in range(0, len(want), 900):
+        chunk = want[s : s + 900]
+        q = f"SELECT {_FILE_COLS} FROM files WHERE error IS NULL AND id IN ({','.join('?' * len(chunk))})"
+        for fid, path, size, is_text, ck, ch, sh in conn.execute(q, chunk):
+            out[int(fid)] = (bytes(path), int(size), bool(is_text), ck, ch, int(sh) & ((1 << 64) - 1))
+    return out
+
+
+def query(
+    index: Any,
+    path: str | os.PathLike[str],
+    *,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    params: SimilarityParams = DEFAULT_SIM_PARAMS,
+) -> list[Pair]:
+    """Indexed files similar to the file at ``path`` (which need not be indexed).
+
+    The file is fingerprinted now; its fingerprints are looked up in the inverted index
+    (which holds a consistent sample of every file's fingerprints, see simscan.index.postings),
+    and every file found is scored by exact set arithmetic on its full stored fingerprints.
+    Common fingerprints (held by more files than the cut-off of ``find_pairs``, counted
+    among the files found) are dropped from both sets, as in ``find_pairs``; identical
+    copies are found by checksum in the same lookup.  The file itself (same path) is left
+    out.  Pairs have a = the queried file (a_id -1 unless indexed).  Raises OSError when the
+    file cannot be read.
+    """
+    qpath = os.path.abspath(os.fspath(path))
+    fp = fingerprint_file(qpath)
+    qset = fingerprint_set(fp, SCORE_KIND)
+    vals, fids = index.files_with_fingerprints(qset)
+    if fids.size == 0:
+        return []
+    qraw = os.fsencode(qpath)
+    cand = np.unique(fids)
+    meta = _file_rows(index, cand)
+    self_ids = {fid for fid, m in meta.items() if m[0] == qraw}
+    a_id = min(self_ids) if self_ids else -1
+    n_files = int(index.stats().get("files", 0)) if not hasattr(index, "file_count") else int(index.file_count())
+    cutoff = params.common_cutoff(n_files)
+    # Document frequency over distinct contents: copies of one file count once.
+    content_of = {fid: m[4] for fid, m in meta.items()}
+    dv, df_keys = [], set()
+    for v, f in zip(vals.tolist(), fids.tolist()):
+        key = (v, content_of.get(f))
+        if key not in df_keys:
+            df_keys.add(key)
+            dv.append(v)
+    uv, dfc = np.unique(np.asarray(dv, np.uint64), return_counts=True)
+    # Only posted values are looked up, so "common" is judged on those (their df is exact).
+    common = uv[dfc > cutoff]
+    keep_q = qset[~np.isin(qset, common)]
+    cand = np.array(sorted(set(cand.tolist()) - self_ids), np.int64)
+    if cand.size == 0:
+        return []
+    ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
+    out: list[Pair] = []
+    for k, fid in enumerate(ids.tolist()):
+        b_all = values[offsets[k] : offsets[k + 1]]
+        m = meta.get(fid)
+        if m is None:
+            continue
+        raw, size, is_text, ck, ch, sh = m
+        bset = b_all[~np.isin(b_all, common)]
+        inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
+        union = keep_q.size + bset.size - inter
+        r = 100.0 * inter / union if union else 0.0
+        ca = 100.0 * inter / keep_q.size if keep_q.size else 0.0
+        cb = 100.0 * inter / bset.size if bset.size else 0.0
+        exact = size == fp.size and ck == fp.checksum
+        if exact or (is_text == fp.is_text and ch == fp.content_hash):
+            r = ca = cb = 100.0
+            kind = "exact" if exact else "content"
+        else:
+            kind = classify(r, ca, cb, params.contained_ratio)
+        best = max(r, ca, cb)
+        if best < min_similarity or best <= 0:
+            continue
+        dist = int(popcount64(np.array([sh ^ fp.simhash], np.uint64))[0])
+        out.append(Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, 3), round(ca, 3), round(cb, 3), dist, exact, kind))
+    out.sort(key=lambda p: (-p.best, p.b_path))
+    return out

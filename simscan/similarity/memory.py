@@ -1,0 +1,69 @@
+"""An in-memory file table built from fingerprints (no index): for tests, for ad-hoc
+comparisons of a handful of files, and as the reference shape of the arrays the core reads."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from simscan.fingerprint import fingerprint_file
+from simscan.model import Fingerprints
+from simscan.similarity.compare import SCORE_KIND, fingerprint_set
+
+
+@dataclass(frozen=True)
+class MemoryFileTable:
+    """Same columns as ``simscan.index.FileTable`` (the ones similarity reads)."""
+
+    ids: np.ndarray
+    paths: list[str]
+    raw_paths: list[bytes]
+    size: np.ndarray
+    mtime_ns: np.ndarray
+    is_text: np.ndarray
+    encoding: list[str | None]
+    checksum: list[bytes]
+    partial: np.ndarray
+    content_hash: list[bytes]
+    simhash: np.ndarray
+    fp_count: np.ndarray
+    units: np.ndarray
+
+
+def table_from_fingerprints(
+    paths: Sequence[str], fps: Sequence[Fingerprints], mtimes: Sequence[int] | None = None, kind: str = SCORE_KIND
+) -> tuple[MemoryFileTable, np.ndarray, np.ndarray, np.ndarray]:
+    """(table, csr_ids, offsets, values) for files with ids 1..n in the given order."""
+    n = len(paths)
+    ids = np.arange(1, n + 1, dtype=np.int64)
+    sets = [fingerprint_set(f, kind) for f in fps]
+    offsets = np.zeros(n + 1, np.int64)
+    offsets[1:] = np.cumsum([s.size for s in sets])
+    values = np.concatenate(sets) if sets else np.empty(0, np.uint64)
+    table = MemoryFileTable(
+        ids=ids,
+        paths=list(paths),
+        raw_paths=[os.fsencode(p) for p in paths],
+        size=np.array([f.size for f in fps], np.int64),
+        mtime_ns=np.array(mtimes if mtimes is not None else [0] * n, np.int64),
+        is_text=np.array([f.is_text for f in fps], bool),
+        encoding=[f.encoding for f in fps],
+        checksum=[f.checksum for f in fps],
+        partial=np.array([f.partial for f in fps], np.int64),
+        content_hash=[f.content_hash for f in fps],
+        simhash=np.array([f.simhash for f in fps], np.uint64),
+        fp_count=np.array([f.fingerprint_count for f in fps], np.int64),
+        units=np.array([f.units for f in fps], np.int64),
+    )
+    return table, ids, offsets, values.astype(np.uint64)
+
+
+def table_from_paths(paths: Sequence[str | os.PathLike[str]], kind: str = SCORE_KIND):
+    """Fingerprint files now and build the table (mtimes from the files)."""
+    ps = [os.path.abspath(os.fspath(p)) for p in paths]
+    fps = [fingerprint_file(p) for p in ps]
+    mt = [os.stat(p).st_mtime_ns for p in ps]
+    return table_from_fingerprints(ps, fps, mt, kind)

@@ -1,0 +1,115 @@
+"""Result types of the similarity layer (plain frozen data, no I/O).
+
+Every percentage is a float in [0, 100].  ``containment_a`` is the share of file a's
+fingerprints found in file b ("how much of a is in b"), ``containment_b`` the converse,
+``resemblance`` the Jaccard index of the two fingerprint sets (Broder 1997; DESIGN.md §2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+#: Pair kinds, from the strongest to the weakest relation.
+KINDS = ("exact", "content", "near", "contained")
+
+
+class FileTableLike(Protocol):
+    """The columns of ``simscan.index.FileTable`` the similarity layer reads (same order)."""
+
+    ids: np.ndarray  # int64
+    paths: list[str]
+    size: np.ndarray  # int64
+    mtime_ns: np.ndarray  # int64
+    is_text: np.ndarray  # bool
+    encoding: list[str | None]
+    checksum: list[bytes]
+    partial: np.ndarray  # int64
+    content_hash: list[bytes]
+    simhash: np.ndarray  # uint64
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two files and how much content they share.
+
+    a_id / b_id: index file ids (-1 for a file that is not in the index).
+    resemblance, containment_a, containment_b: percent, 0..100.
+    simhash_distance: Hamming distance of the two 64-bit simhashes, 0..64.
+    exact: same bytes.  kind: "exact" (same bytes), "content" (same normalised text,
+    different bytes: another encoding, line ending, BOM), "near" or "contained" (the larger
+    containment is at least 1.5 times the resemblance: one file is largely an excerpt of
+    the other, or holds an excerpt of it).
+    """
+
+    a_id: int
+    b_id: int
+    a_path: str
+    b_path: str
+    resemblance: float
+    containment_a: float
+    containment_b: float
+    simhash_distance: int
+    exact: bool
+    kind: str
+
+    @property
+    def best(self) -> float:
+        """The pair's score: max of resemblance and both containments (percent)."""
+        return max(self.resemblance, self.containment_a, self.containment_b)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One file of a group.  similarity: the best score of the pair (reference, this file)
+    in percent (100 for the reference itself); kind: that pair's kind ("exact" for the
+    reference).  pair: that pair (None for the reference), for the detailed scores."""
+
+    file_id: int
+    path: str
+    size: int
+    mtime_ns: int
+    encoding: str | None
+    is_text: bool
+    similarity: float
+    kind: str
+    is_reference: bool
+    pair: Pair | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Files similar to one reference file.  members includes the reference (first).
+
+    kind: "exact" when every member is a byte copy of the reference, "content" when every
+    member has its normalised text, else "near" if any member is a near duplicate, else
+    "contained".
+    """
+
+    id: int
+    kind: str
+    reference: Member
+    members: list[Member]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two files side by side (see :func:`simscan.similarity.compare`).
+
+    text_a / text_b: the decoded text (None for binary files).  ranges_a / ranges_b:
+    (start, end) offsets into text_a / text_b in Python ``str`` indexes (code points, end
+    exclusive) of the matching passages; ranges_a[i] matches ranges_b[i]; sorted by start in
+    a.  truncated: the texts were longer than the comparison cap and passages were only
+    searched in their first part.
+    """
+
+    pair: Pair
+    text_a: str | None
+    text_b: str | None
+    ranges_a: list[tuple[int, int]]
+    ranges_b: list[tuple[int, int]]
+    encoding_a: str | None
+    encoding_b: str | None
+    truncated: bool = False
