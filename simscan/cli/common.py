@@ -80,7 +80,7 @@ class ProgressBar:
             line = " ".join(parts)
         if p.current and len(line) + 4 < width:
             room = width - len(line) - 3
-            cur = p.current if len(p.current) <= room else "…" + p.current[-(room - 1):]
+            cur = p.current if len(p.current) <= room else "…" + p.current[-(room - 1) :]
             line = f"{line}  {cur}"
         line = line[: width - 1]
         self.stream.write("\r\x1b[K" + line)

@@ -1,7 +1,176 @@
-"""Sub-commands (being built; see the open issues)."""
+"""``simscan scan``, ``simscan stats`` and ``simscan problems``.
+
+Exit codes: 0 done (problems with single files are reported, not failures), 3 the index cannot
+be used (corrupt: the message names the file and ``--rebuild``; locked by another scan;
+unavailable), 130 interrupted by Ctrl-C (finished work kept), 2 bad arguments.
+"""
+
+from __future__ import annotations
 
 import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from simscan.cli.common import ProgressBar, add_index_option, human_bytes, human_duration, open_index_from_args
+from simscan.errors import SimscanError
+from simscan.progress import CancelToken
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?\s*$", re.IGNORECASE)
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    pass
+def parse_size(text: str) -> int:
+    """``"1500"``, ``"10k"``, ``"2MB"``, ``"1GiB"`` -> bytes (k = 1000, Ki = 1024)."""
+    m = _SIZE.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500, 10k, 2MB, 1GiB)")
+    num, unit, binary = float(m.group(1)), m.group(2).lower(), bool(m.group(3))
+    base = 1024 if binary else 1000
+    return int(num * base ** " kmgt".index(unit or " "))
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "scan",
+        help="scan folders into the index (only new and changed files are read)",
+        description="Walk ROOTs and fingerprint every new or changed file into the index. Files are "
+        "never modified. Problems with single files are listed by `simscan problems`.",
+    )
+    p.add_argument("roots", nargs="+", metavar="ROOT", type=Path, help="folder or file to scan")
+    add_index_option(p)
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip files and folders matching GLOB (name, or whole path if it has a /); repeatable",
+    )
+    p.add_argument(
+        "--include", action="append", default=[], metavar="GLOB", help="only scan files matching GLOB; repeatable"
+    )
+    p.add_argument("--no-hidden", dest="hidden", action="store_false", help="skip names starting with '.'")
+    p.add_argument("--min-size", type=parse_size, default=0, metavar="N", help="skip files smaller than N bytes")
+    p.add_argument("--max-size", type=parse_size, default=None, metavar="N", help="skip files larger than N bytes")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPUs)")
+    p.add_argument(
+        "--follow-links", action="store_true", help="follow symbolic links (never to places outside the ROOTs)"
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="move the existing index aside (as *.corrupt-<time>) and start a fresh one",
+    )
+    p.set_defaults(func=cmd_scan)
+
+    s = sub.add_parser("stats", help="show what the index holds")
+    add_index_option(s)
+    s.add_argument("--format", choices=("text", "json"), default="text")
+    s.set_defaults(func=cmd_stats)
+
+    q = sub.add_parser("problems", help="list files the last scan could not (fully) read, and why")
+    add_index_option(q)
+    q.add_argument("--all", action="store_true", help="problems of every scan, not just the last")
+    q.add_argument("--format", choices=("text", "json"), default="text")
+    q.set_defaults(func=cmd_problems)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from simscan.index import rebuild
+    from simscan.scanner import ScanRequest, run_scan
+
+    if args.jobs is not None and args.jobs < 1:
+        print("simscan: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    missing = [r for r in args.roots if not r.exists() and not r.is_symlink()]
+    if missing:
+        print(f"simscan: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    if args.rebuild:
+        idx, moved = rebuild(args.index)
+        idx.close()
+        if moved is not None and not args.quiet:
+            print(f"simscan: the old index was moved to {moved}", file=sys.stderr)
+    bar = ProgressBar(enabled=False if args.quiet else None)
+    cancel = CancelToken()
+    req = ScanRequest(
+        roots=list(args.roots),
+        index_path=args.index,
+        exclude=list(args.exclude),
+        include=list(args.include),
+        hidden=args.hidden,
+        min_size=args.min_size,
+        max_size=args.max_size,
+        follow_links=args.follow_links,
+        jobs=args.jobs,
+    )
+    try:
+        result = run_scan(req, progress=bar, cancel=cancel)
+    finally:
+        bar.finish()
+    if not args.quiet:
+        rate = result.files_read / result.elapsed_s if result.elapsed_s > 0 else 0.0
+        print(
+            f"scanned {result.files_seen:,} files in {human_duration(result.elapsed_s)}: "
+            f"{result.files_read:,} read ({human_bytes(result.bytes_read)}, {rate:,.0f} files/s), "
+            f"{result.files_unchanged:,} unchanged, {result.files_renamed:,} renamed, "
+            f"{result.files_removed:,} removed, {result.problems:,} problems",
+            file=sys.stderr,
+        )
+        if result.problems:
+            print("run `simscan problems` to see what could not be read", file=sys.stderr)
+        print("run `simscan groups` to see similar files", file=sys.stderr)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with open_index_from_args(args, readonly=True) as idx:
+        st = idx.stats()
+    if args.format == "json":
+        print(json.dumps(st, indent=2, sort_keys=True))
+        return 0
+    print(f"index:        {st['index']} ({human_bytes(st['index_bytes'])})")
+    print(
+        f"files:        {st['files']:,} ({human_bytes(st['bytes'])}): {st['text_files']:,} text, "
+        f"{st['binary_files']:,} binary, {st['files_with_errors']:,} unreadable"
+    )
+    if st["files_needing_rescan"]:
+        print(
+            f"stale:        {st['files_needing_rescan']:,} files were fingerprinted by another version; "
+            "run `simscan scan` again"
+        )
+    print(f"fingerprints: {st['fingerprints']:,} (inverted index samples {st['posting_sample']})")
+    last: dict[str, Any] | None = st["last_scan"]
+    if last:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["started_at"]))
+        print(
+            f"last scan:    {when}, {last['status']}, {', '.join(last['roots'])}: {last['files_seen']:,} files, "
+            f"{last['files_read']:,} read, {last['problems']:,} problems"
+        )
+    return 0
+
+
+def cmd_problems(args: argparse.Namespace) -> int:
+    with open_index_from_args(args, readonly=True) as idx:
+        rows = idx.problems(last_run_only=not args.all)
+    if args.format == "json":
+        for path, reason in rows:
+            print(json.dumps({"path": path, "reason": reason}))
+        return 0
+    if not rows:
+        print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)
+        return 0
+    for path, reason in rows:
+        print(f"{_printable(path)}: {reason}")
+    return 0
+
+
+def _printable(path: str) -> str:
+    # Undecodable bytes were decoded with surrogateescape: show them as \xNN, never crash the terminal.
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+__all__ = ["SimscanError", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]

@@ -166,9 +166,7 @@ class Index:
         p = Path(os.path.abspath(p))
         if readonly:
             if not p.exists():
-                raise IndexUnavailable(
-                    f"there is no index at {p}.", "Scan some folders first: `simscan scan FOLDER`."
-                )
+                raise IndexUnavailable(f"there is no index at {p}.", "Scan some folders first: `simscan scan FOLDER`.")
         else:
             try:
                 _create_private(p)
@@ -250,9 +248,7 @@ class Index:
                 self.posting_shift = want
                 for fid, blob in self._conn.execute("SELECT file_id, fps FROM fingerprints").fetchall():
                     self._insert_postings(np.full(1, fid, np.int64), [np.frombuffer(blob, "<u8")])
-            self._conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('posting_shift', ?)", (str(want),)
-            )
+            self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('posting_shift', ?)", (str(want),))
         self.posting_shift = want
 
     def close(self) -> None:
@@ -460,8 +456,10 @@ class Index:
         """Give indexed files a new path (``(id, new_path, device, inode)``) without touching their content rows."""
         if moves:
             with self.atomic() as c:
-                c.executemany("UPDATE files SET path = ?, device = ?, inode = ? WHERE id = ?",
-                              [(p, d, i, fid) for fid, p, d, i in moves])
+                c.executemany(
+                    "UPDATE files SET path = ?, device = ?, inode = ? WHERE id = ?",
+                    [(p, d, i, fid) for fid, p, d, i in moves],
+                )
 
     def begin_run(self, roots: Sequence[bytes], options: dict[str, Any]) -> int:
         with self.atomic() as c:
@@ -482,15 +480,18 @@ class Index:
     def add_problems(self, run_id: int, problems: Sequence[tuple[bytes, str]]) -> None:
         if problems:
             with self.atomic() as c:
-                c.executemany("INSERT INTO problems(run_id, path, reason) VALUES (?, ?, ?)",
-                              [(run_id, p, r) for p, r in problems])
+                c.executemany(
+                    "INSERT INTO problems(run_id, path, reason) VALUES (?, ?, ?)", [(run_id, p, r) for p, r in problems]
+                )
 
     # ----------------------------------------------------------------- reads
     def indexed_under(self, roots: Sequence[bytes]) -> Iterator[IndexedFile]:
         """Every indexed file at or below one of ``roots`` (absolute, normalised byte paths)."""
         seen: set[int] = set()
-        q = ("SELECT id, path, device, inode, size, mtime_ns, algorithm_version, error FROM files"
-             " WHERE path = ? OR (path >= ? AND path < ?)")
+        q = (
+            "SELECT id, path, device, inode, size, mtime_ns, algorithm_version, error FROM files"
+            " WHERE path = ? OR (path >= ? AND path < ?)"
+        )
         for root in roots:
             prefix = root if root.endswith(b"/") else root + b"/"
             upper = prefix[:-1] + b"0"  # b"0" sorts right after b"/"
@@ -535,8 +536,10 @@ class Index:
         """
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
-        base = ("SELECT f.file_id, f.n_rolling, f.fps FROM fingerprints f JOIN files ON files.id = f.file_id"
-                " WHERE files.algorithm_version = ? AND files.error IS NULL")
+        base = (
+            "SELECT f.file_id, f.n_rolling, f.fps FROM fingerprints f JOIN files ON files.id = f.file_id"
+            " WHERE files.algorithm_version = ? AND files.error IS NULL"
+        )
         if file_ids is None:
             rows = self._conn.execute(base + " ORDER BY f.file_id", (ALGORITHM_VERSION,)).fetchall()
         else:

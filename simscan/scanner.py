@@ -1,0 +1,553 @@
+"""Scanning: walk the roots, read what changed in worker processes, write it to the index.
+
+One core API for the CLI and the GUI::
+
+    result = run_scan(ScanRequest([Path("~/Documents")]), progress=sink, cancel=token)
+
+Phases (reported through :class:`simscan.progress.Throttle`, about 10 reports a second):
+``walk`` (list and stat, nothing opened), ``read`` (fingerprint the new and changed files) and
+``done``.
+
+Incremental: a path whose (device, inode, size, mtime_ns) matches its index row, computed by
+the current algorithm version and without error, is not opened.  A path not in the index whose
+(device, inode, size, mtime_ns) matches an indexed path that has disappeared is a rename: its
+row gets the new path, nothing is read.  Indexed paths under the roots that the walk no longer
+finds (deleted, or now excluded by the options) are forgotten with their fingerprints - except
+below folders that could not be listed this time, whose rows are kept.
+
+Threading model: the calling thread walks, decides and is the ONLY writer to SQLite; worker
+processes (``forkserver`` context: no fork of a process that may run Qt or other threads) open,
+read and fingerprint files in batches - up to :data:`BATCH_FILES` small files or one large file
+per task, so inter-process overhead per file stays small - and send back compact tuples.  The
+writer commits every :data:`COMMIT_FILES` files or :data:`COMMIT_SECONDS`, so a crash, a cancel
+or Ctrl-C loses at most one batch, and the next scan picks up the rest.  At most
+``3 x jobs`` tasks are in flight, which bounds memory whatever the tree.
+
+Files are opened read-only with O_NOATIME where the kernel permits it (owner or root), with
+O_NONBLOCK (a file swapped for a FIFO after the walk cannot block the scan) and O_NOFOLLOW
+unless links are followed.  A file whose size or mtime changes while it is read is retried
+once, then reported as a problem.
+"""
+
+from __future__ import annotations
+
+import errno
+import multiprocessing as mp
+import os
+import signal
+import stat
+import time
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simscan.index import FileRecord, Index, companion_paths
+from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
+from simscan.walk import Entry, WalkOptions, walk
+
+#: Small files per worker task.  256 x ~8 KB keeps a task ~2 MB: IPC per file is negligible
+#: and the in-flight window (3 x jobs tasks) stays a few MB.
+BATCH_FILES = 256
+#: A task's byte budget; files at least this large are a task each (read in chunks, not whole).
+BATCH_BYTES = 8 << 20
+LARGE_FILE = 4 << 20
+#: Commit after this many files or seconds, whichever comes first.
+COMMIT_FILES = 4000
+COMMIT_SECONDS = 2.0
+#: Below this much work, fingerprint in this process: starting workers costs more (~0.3 s).
+INLINE_MAX_FILES = 300
+INLINE_MAX_BYTES = 16 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class ScanRequest:
+    """What to scan.  Sizes in bytes; ``jobs`` worker processes (None: one per CPU)."""
+
+    roots: list[Path]
+    index_path: Path | None = None
+    exclude: list[str] = field(default_factory=list)
+    include: list[str] = field(default_factory=list)
+    hidden: bool = True
+    min_size: int = 0
+    max_size: int | None = None
+    follow_links: bool = False
+    jobs: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    run_id: int
+    files_seen: int
+    files_read: int
+    files_unchanged: int
+    files_removed: int
+    bytes_read: int
+    problems: int
+    cancelled: bool
+    elapsed_s: float
+    files_renamed: int = 0
+    files_failed: int = 0
+    index_path: str = ""
+
+
+# --------------------------------------------------------------------------- worker side
+_O_NOATIME = getattr(os, "O_NOATIME", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+#: One task: (follow_links, [(slot, path, size), ...]).
+Task = tuple[bool, list[tuple[int, bytes, int]]]
+#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns), payload) on success.
+Outcome = tuple[int, Any, Any]
+
+
+class _Changed(Exception):
+    pass
+
+
+def _worker_init() -> None:
+    # Ctrl-C goes to the whole process group: let the parent decide, workers are just terminated.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _open(path: bytes, follow: bool) -> int:
+    flags = os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW)
+    try:
+        return os.open(path, flags | _O_NOATIME)
+    except PermissionError as e:
+        if e.errno != errno.EPERM or not _O_NOATIME:
+            raise
+        return os.open(path, flags)  # O_NOATIME is only for the owner: read without it
+
+
+def _read_small(fd: int, size: int) -> bytes:
+    parts = []
+    want = size + 1
+    while True:
+        b = os.read(fd, max(want, 65536))
+        if not b:
+            break
+        parts.append(b)
+        want = 65536
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _fingerprint_batch(datas: list[bytes]) -> list[Any]:
+    try:
+        from simscan.fingerprint import fingerprint_many  # type: ignore[attr-defined]
+    except ImportError:
+        from simscan.fingerprint import fingerprint_bytes
+
+        return [fingerprint_bytes(d) for d in datas]
+    return list(fingerprint_many(datas))
+
+
+def _payload(fp: Any) -> tuple[Any, ...]:
+    import numpy as np
+
+    fps = np.concatenate((fp.rolling, fp.anchored)).astype("<u8", copy=False)
+    return (
+        fp.is_text, fp.encoding, fp.checksum, fp.partial, fp.content_hash, fp.simhash, fp.units,
+        fps.tobytes(), int(fp.rolling.size), fp.size,
+    )  # fmt: skip
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_task(task: Task) -> list[Outcome]:
+    """Open, read and fingerprint one task's files (runs in a worker, or inline)."""
+    from simscan.fingerprint import fingerprint_file
+
+    follow, items = task
+    out: list[Outcome] = []
+    small: list[tuple[int, tuple[int, int, int, int], bytes]] = []
+    for slot, path, size in items:
+        for attempt in (0, 1):
+            fd = -1
+            try:
+                fd = _open(path, follow)
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    out.append((slot, None, "no longer a regular file; skipped"))
+                    break
+                if st.st_size >= LARGE_FILE:
+                    fp = fingerprint_file(os.dup(fd))  # type: ignore[arg-type]  # open() accepts a descriptor
+                    st2 = os.fstat(fd)
+                    if _stat_key(st) != _stat_key(st2) or fp.size != st.st_size:
+                        raise _Changed
+                    out.append((slot, _stat_key(st), _payload(fp)))
+                else:
+                    data = _read_small(fd, st.st_size)
+                    st2 = os.fstat(fd)
+                    if _stat_key(st) != _stat_key(st2) or len(data) != st.st_size:
+                        raise _Changed
+                    small.append((slot, _stat_key(st), data))
+                break
+            except _Changed:
+                if attempt == 1:
+                    out.append((slot, None, "changed while being read (tried twice); skipped this time"))
+            except FileNotFoundError:
+                out.append((slot, None, "vanished before it could be read"))
+                break
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    out.append((slot, None, "became a symbolic link after the walk; not followed"))
+                else:
+                    out.append((slot, None, f"cannot be read: {e.strerror or e}"))
+                break
+            except MemoryError:
+                out.append((slot, None, "not enough memory to read it"))
+                break
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+    if small:
+        try:
+            fps = _fingerprint_batch([d for _, _, d in small])
+            out.extend((slot, key, _payload(fp)) for (slot, key, _), fp in zip(small, fps))
+        except Exception:  # noqa: BLE001 - one bad input must not sink its batch
+            # One bad input must not sink its batch: retry one by one to isolate it.
+            from simscan.fingerprint import fingerprint_bytes
+
+            for slot, key, data in small:
+                try:
+                    out.append((slot, key, _payload(fingerprint_bytes(data))))
+                except Exception as e:  # noqa: BLE001 - reported as a problem with its reason
+                    out.append((slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}"))
+    return out
+
+
+# --------------------------------------------------------------------------- planning
+@dataclass(slots=True)
+class _Plan:
+    to_read: list[tuple[Entry, int | None]]  # (entry, existing id)
+    renames: list[tuple[int, bytes, int, int]]
+    remove_ids: list[int]
+    unchanged: int
+
+
+def _plan(index: Index, roots: Sequence[bytes], files: list[Entry], unreadable: Sequence[bytes]) -> _Plan:
+    from simscan.model import ALGORITHM_VERSION
+
+    old = {row.path: row for row in index.indexed_under(roots)}
+    seen: set[bytes] = set()
+    to_read: list[tuple[Entry, int | None]] = []
+    new_paths: list[Entry] = []
+    unchanged = 0
+    for e in files:
+        path, dev, ino, size, mtime = e
+        seen.add(path)
+        row = old.get(path)
+        if row is None:
+            new_paths.append(e)
+        elif (
+            row.device == dev and row.inode == ino and row.size == size and row.mtime_ns == mtime
+            and row.error is None and row.algorithm_version == ALGORITHM_VERSION
+        ):  # fmt: skip
+            unchanged += 1
+        else:
+            to_read.append((e, row.id))
+    gone = {p: r for p, r in old.items() if p not in seen}
+    by_inode = {}
+    for r in gone.values():
+        if r.error is None and r.algorithm_version == ALGORITHM_VERSION:
+            by_inode.setdefault((r.device, r.inode, r.size, r.mtime_ns), r)
+    renames: list[tuple[int, bytes, int, int]] = []
+    for e in new_paths:
+        path, dev, ino, size, mtime = e
+        r = by_inode.pop((dev, ino, size, mtime), None)
+        if r is not None:
+            renames.append((r.id, path, dev, ino))
+            del gone[r.path]
+        else:
+            to_read.append((e, None))
+    prot = [u if u.endswith(b"/") else u + b"/" for u in unreadable]
+    remove = [r.id for p, r in gone.items() if not any(p.startswith(u) for u in prot)]
+    # Read in walk order: deterministic ids and batches.
+    order = {e[0]: i for i, e in enumerate(files)}
+    to_read.sort(key=lambda t: order[t[0][0]])
+    return _Plan(to_read, renames, remove, unchanged)
+
+
+def _tasks(to_read: list[tuple[Entry, int | None]], follow: bool) -> list[Task]:
+    tasks: list[Task] = []
+    cur: list[tuple[int, bytes, int]] = []
+    cur_bytes = 0
+    for slot, (e, _) in enumerate(to_read):
+        size = e[3]
+        if size >= LARGE_FILE:
+            tasks.append((follow, [(slot, e[0], size)]))
+            continue
+        if cur and (len(cur) >= BATCH_FILES or cur_bytes + size > BATCH_BYTES):
+            tasks.append((follow, cur))
+            cur, cur_bytes = [], 0
+        cur.append((slot, e[0], size))
+        cur_bytes += size
+    if cur:
+        tasks.append((follow, cur))
+    return tasks
+
+
+def _normalise_roots(roots: Sequence[Path | str | bytes]) -> list[bytes]:
+    out: list[bytes] = []
+    for r in roots:
+        b = os.fsencode(os.path.expanduser(os.fsdecode(r)))
+        b = os.path.normpath(os.path.abspath(b))
+        if b not in out:
+            out.append(b)
+    # A root inside another root is scanned once, as part of the outer one.
+    return [
+        r for r in out
+        if not any(o != r and r.startswith(o if o.endswith(b"/") else o + b"/") for o in out)
+    ]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the scan
+def run_scan(
+    request: ScanRequest, progress: ProgressSink | None = None, cancel: CancelToken | None = None
+) -> ScanResult:
+    """Scan ``request.roots`` into the index at ``request.index_path`` (default index if None).
+
+    Raises the index errors (IndexLocked when another scan runs, IndexCorrupt, IndexUnavailable)
+    and KeyboardInterrupt (after committing the finished work).  Problems with scanned files are
+    recorded, never raised.  A cancelled scan returns with ``cancelled=True``.
+    """
+    import sqlite3
+
+    from simscan.index.errors import translate
+
+    t0 = time.monotonic()
+    index = Index.open(request.index_path)
+    try:
+        index.scan_lock()
+        try:
+            return _scan(index, request, Throttle(progress), cancel or CancelToken(), t0)
+        except sqlite3.Error as e:
+            raise translate(e, index.path) from e
+    finally:
+        index.close()
+
+
+class _Writer:
+    """Buffers finished files and commits them in batches (the only writer)."""
+
+    def __init__(self, index: Index, run_id: int) -> None:
+        self.index = index
+        self.run_id = run_id
+        self.records: list[FileRecord] = []
+        self.problems: list[tuple[bytes, str]] = []
+        self.remove: list[int] = []
+        self.last = time.monotonic()
+        self.n_problems = 0
+
+    def add(self, rec: FileRecord) -> None:
+        self.records.append(rec)
+
+    def problem(self, path: bytes, reason: str) -> None:
+        self.problems.append((path, reason))
+        self.n_problems += 1
+
+    def maybe_flush(self) -> None:
+        if len(self.records) >= COMMIT_FILES or time.monotonic() - self.last >= COMMIT_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.records or self.problems or self.remove:
+            with self.index.atomic():
+                self.index.write_files(self.records, self.run_id)
+                self.index.add_problems(self.run_id, self.problems)
+                self.index.remove_ids(self.remove)
+            self.records, self.problems, self.remove = [], [], []
+        self.last = time.monotonic()
+
+
+def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToken, t0: float) -> ScanResult:
+    roots = _normalise_roots(req.roots)
+    skip = frozenset(os.fsencode(str(p)) for p in companion_paths(index.path))
+    opts = WalkOptions(
+        exclude=tuple(req.exclude), include=tuple(req.include), hidden=req.hidden,
+        min_size=req.min_size, max_size=req.max_size, follow_links=req.follow_links, skip_paths=skip,
+    )  # fmt: skip
+    options = {
+        "exclude": list(req.exclude), "include": list(req.include), "hidden": req.hidden,
+        "min_size": req.min_size, "max_size": req.max_size, "follow_links": req.follow_links,
+    }  # fmt: skip
+    run_id = index.begin_run(roots, options)
+    writer = _Writer(index, run_id)
+    counts: dict[str, float] = {}
+    status = "failed"
+    try:
+
+        def on_dir(folder: bytes, found: int) -> None:
+            if cancel.cancelled:
+                raise Cancelled
+            throttle.report(Progress("walk", files_done=found, current=os.fsdecode(folder)))
+
+        try:
+            walked = walk(roots, opts, on_dir)
+        except Cancelled:
+            status = "cancelled"
+            counts["elapsed_s"] = time.monotonic() - t0
+            return _result(run_id, counts, True, index)
+        for p, r in walked.problems:
+            writer.problem(p, r)
+        throttle.report(Progress("walk", files_done=len(walked.files)), force=True)
+
+        plan = _plan(index, roots, walked.files, walked.unreadable_dirs)
+        with index.atomic():
+            index.rename_files(plan.renames)
+            index.remove_ids(plan.remove_ids)
+            writer.flush()
+        counts.update(
+            files_seen=len(walked.files), files_unchanged=plan.unchanged,
+            files_removed=len(plan.remove_ids), files_renamed=len(plan.renames),
+        )  # fmt: skip
+        status = "running"
+        cancelled = _read_all(req, plan, writer, throttle, cancel, counts)
+        writer.flush()
+        status = "cancelled" if cancelled else "done"
+        counts["problems"] = writer.n_problems
+        counts["elapsed_s"] = time.monotonic() - t0
+        throttle.report(
+            Progress("done", files_done=int(counts.get("files_read", 0)), bytes_done=int(counts.get("bytes_read", 0))),
+            force=True,
+        )
+        return _result(run_id, counts, cancelled, index)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        writer.flush()
+        raise
+    finally:
+        counts.setdefault("problems", writer.n_problems)
+        counts.setdefault("elapsed_s", time.monotonic() - t0)
+        try:
+            index.finish_run(run_id, status if status != "running" else "failed", counts)
+        except Exception:  # noqa: BLE001, S110 - never mask the original error with a bookkeeping one
+            pass
+
+
+def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index) -> ScanResult:
+    return ScanResult(
+        run_id=run_id,
+        files_seen=int(counts.get("files_seen", 0)),
+        files_read=int(counts.get("files_read", 0)),
+        files_unchanged=int(counts.get("files_unchanged", 0)),
+        files_removed=int(counts.get("files_removed", 0)),
+        bytes_read=int(counts.get("bytes_read", 0)),
+        problems=int(counts.get("problems", 0)),
+        cancelled=cancelled,
+        elapsed_s=float(counts.get("elapsed_s", 0.0)),
+        files_renamed=int(counts.get("files_renamed", 0)),
+        files_failed=int(counts.get("files_failed", 0)),
+        index_path=str(index.path),
+    )
+
+
+def _make_pool(jobs: int) -> ProcessPoolExecutor:
+    ctx = mp.get_context("forkserver")
+    # Workers fork from a server that already imported numpy and the fingerprinter (~0.2 s saved each).
+    ctx.set_forkserver_preload(["simscan.scanner", "simscan.fingerprint"])
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
+
+
+def _kill_pool(pool: ProcessPoolExecutor) -> None:
+    procs = list(getattr(pool, "_processes", {}).values())  # no public terminate() before 3.14
+    for p in procs:
+        try:
+            p.terminate()
+        except Exception:  # noqa: BLE001, S110 - the process may be gone already
+            pass
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _read_all(
+    req: ScanRequest, plan: _Plan, writer: _Writer, throttle: Throttle, cancel: CancelToken, counts: dict[str, float]
+) -> bool:
+    """Fingerprint ``plan.to_read``; returns True when cancelled."""
+    to_read = plan.to_read
+    total_files = len(to_read)
+    total_bytes = sum(e[3] for e, _ in to_read)
+    tasks = _tasks(to_read, req.follow_links)
+    done_files = done_bytes = read_ok = failed = 0
+    current = ""
+
+    def handle(outcomes: list[Outcome]) -> None:
+        nonlocal done_files, done_bytes, read_ok, failed, current
+        for slot, key, payload in outcomes:
+            (path, dev, ino, size, mtime), old_id = to_read[slot]
+            done_files += 1
+            done_bytes += size
+            current = os.fsdecode(path)
+            if key is None:
+                failed += 1
+                writer.problem(path, payload)
+                if payload.startswith("vanished"):
+                    if old_id is not None:
+                        writer.remove.append(old_id)
+                else:
+                    writer.add(FileRecord(path, dev, ino, size, mtime, error=payload))
+                continue
+            import numpy as np
+
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread = payload
+            read_ok += 1
+            counts["bytes_read"] = counts.get("bytes_read", 0) + nread
+            writer.add(
+                FileRecord(
+                    path, key[0], key[1], key[2], key[3], bool(is_text), enc, checksum, partial, chash, simh, units,
+                    np.frombuffer(fps, "<u8"), n_roll,
+                )
+            )  # fmt: skip
+        counts["files_read"] = read_ok
+        counts["files_failed"] = failed
+        throttle.report(Progress("read", done_files, total_files, done_bytes, total_bytes, current=current))
+        writer.maybe_flush()
+
+    throttle.report(Progress("read", 0, total_files, 0, total_bytes), force=True)
+    jobs = max(1, req.jobs or os.cpu_count() or 1)
+    inline = jobs == 1 or (total_files <= INLINE_MAX_FILES and total_bytes <= INLINE_MAX_BYTES)
+    if inline:
+        for task in tasks:
+            if cancel.cancelled:
+                return True
+            handle(read_task(task))
+        return False
+
+    pool = _make_pool(jobs)
+    pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
+    queue = deque(tasks)
+    window = 3 * jobs
+    try:
+        while queue or pending:
+            if cancel.cancelled:
+                return True
+            while queue and len(pending) < window:
+                t = queue.popleft()
+                pending.append((t, pool.submit(read_task, t)))
+            task, fut = pending[0]
+            try:
+                outcomes = fut.result(timeout=0.1)
+            except TimeoutError:
+                continue
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory): report its files, start fresh workers, go on.
+                for t, f in pending:
+                    if not f.done() or f.exception() is not None:
+                        handle([(slot, None, "the reading process died on this batch; skipped") for slot, _, _ in t[1]])
+                    else:
+                        handle(f.result())
+                pending.clear()
+                _kill_pool(pool)
+                pool = _make_pool(jobs)
+                continue
+            pending.popleft()
+            handle(outcomes)
+        return False
+    finally:
+        _kill_pool(pool)
