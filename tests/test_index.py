@@ -1,0 +1,233 @@
+"""The SQLite index on real files: schema, writes, reads, the inverted index, errors, locking."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simscan.fingerprint import fingerprint_bytes
+from simscan.index import (
+    SCHEMA_VERSION,
+    FileRecord,
+    Index,
+    IndexCorrupt,
+    IndexLocked,
+    IndexUnavailable,
+    default_index_path,
+    posted_mask,
+    rebuild,
+)
+from simscan.model import ALGORITHM_VERSION
+from tests.helpers_tree import words
+
+
+def _records(n: int, seed: int = 0, prefix: bytes = b"/data/") -> list[FileRecord]:
+    rng = np.random.default_rng(seed)
+    base = words(rng, 6000)
+    out = []
+    for i in range(n):
+        # Pairs of files share their first half, so the inverted index has something to find.
+        data = base[: 1000 + 200 * (i % 5)] + words(rng, 3000)
+        out.append(
+            FileRecord.from_fingerprints(prefix + b"f%03d.txt" % i, 1, 100 + i, 1_000 + i, fingerprint_bytes(data))
+        )
+    return out
+
+
+def _brute_postings(recs: dict[int, FileRecord]) -> set[tuple[int, int]]:
+    out = set()
+    for fid, r in recs.items():
+        v = r.fps[posted_mask(r.fps)]
+        out.update((int(x), fid) for x in v)
+    return out
+
+
+def _stored_postings(ix: Index) -> set[tuple[int, int]]:
+    rows = ix.connection.execute("SELECT fp, file_id FROM postings").fetchall()
+    return {(int(np.int64(fp).view(np.uint64)), fid) for fp, fid in rows}
+
+
+def test_new_index_is_private_wal_and_versioned(tmp_path: Path):
+    p = tmp_path / "sub" / "idx.sqlite3"
+    with Index.open(p) as ix:
+        c = ix.connection
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert c.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert c.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+    assert stat.S_IMODE(p.stat().st_mode) == 0o600
+    # Reopening does not migrate again or lose anything.
+    with Index.open(p) as ix:
+        assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_default_index_path_honours_env(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("SIMSCAN_INDEX", str(tmp_path / "x.db"))
+    assert default_index_path() == tmp_path / "x.db"
+    monkeypatch.delenv("SIMSCAN_INDEX")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_index_path() == tmp_path / "xdg" / "simscan" / "index.sqlite3"
+
+
+def test_write_and_read_back_columns_and_csr(tmp_path: Path):
+    recs = _records(12)
+    with Index.open(tmp_path / "i.db") as ix:
+        ids = ix.write_files(recs)
+        ft = ix.files()
+        assert list(ft.ids) == list(ids)
+        for i, r in enumerate(recs):
+            assert ft.raw_paths[i] == r.path and ft.paths[i] == os.fsdecode(r.path)
+            assert ft.size[i] == r.size and ft.mtime_ns[i] == r.mtime_ns
+            assert ft.checksum[i] == r.checksum and ft.content_hash[i] == r.content_hash
+            assert int(ft.simhash[i]) == r.simhash and ft.partial[i] == r.partial
+            assert ft.fp_count[i] == r.fps.size and ft.units[i] == r.units and ft.is_text[i]
+        for kind in ("rolling", "anchored", "all"):
+            fids, off, vals = ix.fingerprints(kind=kind)
+            assert list(fids) == list(ids)
+            for i, r in enumerate(recs):
+                got = vals[off[i] : off[i + 1]]
+                want = {"rolling": r.fps[: r.n_rolling], "anchored": r.fps[r.n_rolling :], "all": r.fps}[kind]
+                assert got.dtype == np.uint64 and np.array_equal(got, want)
+        sub, off, vals = ix.fingerprints(np.array([ids[3], ids[1]]), kind="all")
+        assert list(sub) == sorted([ids[1], ids[3]])
+        assert np.array_equal(vals[off[0] : off[1]], recs[1].fps)
+
+
+def test_inverted_index_matches_brute_force(tmp_path: Path):
+    recs = _records(20)
+    with Index.open(tmp_path / "i.db") as ix:
+        ids = ix.write_files(recs)
+        by_id = dict(zip(ids.tolist(), recs))
+        assert _stored_postings(ix) == _brute_postings(by_id)
+        query = np.unique(np.concatenate([r.fps for r in recs[:3]]))
+        vals, fids = ix.files_with_fingerprints(query)
+        want = sorted((int(v), fid) for v, fid in _brute_postings(by_id) if v in set(query.tolist()))
+        assert list(zip(vals.tolist(), fids.tolist())) == want
+        assert len(want) > 0
+        # Every posted value of a file finds that file.
+        v, f = ix.files_with_fingerprints(recs[7].fps)
+        assert v.size > 0 and int(ids[7]) in set(f.tolist())
+
+
+def test_replace_and_remove_keep_postings_exact(tmp_path: Path):
+    recs = _records(10)
+    with Index.open(tmp_path / "i.db") as ix:
+        ids = ix.write_files(recs)
+        by_id = dict(zip(ids.tolist(), recs))
+        # Same paths, new content: rows are replaced in place (same ids), old postings gone.
+        newer = [FileRecord.from_fingerprints(r.path, 1, 500, 7, fingerprint_bytes(words(np.random.default_rng(i), 3000)))
+                 for i, r in enumerate(recs[:4])]  # fmt: skip
+        ids2 = ix.write_files(newer)
+        assert list(ids2) == list(ids[:4])
+        by_id.update(zip(ids2.tolist(), newer))
+        assert _stored_postings(ix) == _brute_postings(by_id)
+        assert ix.remove_paths([recs[5].path.decode(), b"/not/indexed"]) == 1
+        del by_id[int(ids[5])]
+        assert _stored_postings(ix) == _brute_postings(by_id)
+        assert int(ids[5]) not in ix.fingerprints(kind="all")[0].tolist()
+        n = ix.connection.execute("SELECT count(*) FROM fingerprints WHERE file_id = ?", (int(ids[5]),)).fetchone()[0]
+        assert n == 0
+
+
+def test_error_rows_are_kept_but_not_offered(tmp_path: Path):
+    recs = _records(3)
+    bad = FileRecord(b"/data/\xff\xfeunreadable", 1, 9, 10, 11, error="cannot be read: Permission denied")
+    with Index.open(tmp_path / "i.db") as ix:
+        ix.write_files([*recs, bad])
+        ft = ix.files()
+        assert len(ft) == 3 and bad.path not in ft.raw_paths
+        st = ix.stats()
+        assert st["files"] == 4 and st["files_with_errors"] == 1
+        row = ix.connection.execute("SELECT error, algorithm_version FROM files WHERE path = ?", (bad.path,)).fetchone()
+        assert row == ("cannot be read: Permission denied", ALGORITHM_VERSION)
+
+
+def test_undecodable_path_round_trips(tmp_path: Path):
+    raw = b"/data/caf\xe9-\xff.txt"
+    rec = FileRecord.from_fingerprints(raw, 1, 2, 3, fingerprint_bytes(b"some text " * 20))
+    with Index.open(tmp_path / "i.db") as ix:
+        ix.write_files([rec])
+        ft = ix.files()
+        assert ft.raw_paths == [raw] and os.fsencode(ft.paths[0]) == raw
+
+
+def test_atomic_rolls_back_on_keyboard_interrupt(tmp_path: Path):
+    with Index.open(tmp_path / "i.db") as ix:
+        with pytest.raises(KeyboardInterrupt), ix.atomic():
+            ix.write_files(_records(3))
+            raise KeyboardInterrupt
+        assert len(ix.files()) == 0
+        with ix.atomic():
+            ix.write_files(_records(2))
+            with pytest.raises(ValueError), ix.atomic():
+                ix.write_files(_records(2, prefix=b"/other/"))
+                raise ValueError
+        assert len(ix.files()) == 2
+
+
+def test_not_a_database_is_reported_as_corrupt(tmp_path: Path):
+    p = tmp_path / "i.db"
+    p.write_bytes(b"this is not sqlite" * 300)
+    with pytest.raises(IndexCorrupt) as ei:
+        Index.open(p)
+    assert str(p) in str(ei.value) and "--rebuild" in str(ei.value)
+    assert ei.value.exit_code == 3
+    ix, moved = rebuild(p)
+    with ix:
+        assert len(ix.files()) == 0
+    assert moved is not None and moved.name.startswith("i.db.corrupt-")
+    assert moved.read_bytes() == b"this is not sqlite" * 300  # moved aside, never deleted
+
+
+def test_readonly_missing_and_newer_schema(tmp_path: Path):
+    with pytest.raises(IndexUnavailable):
+        Index.open(tmp_path / "none.db", readonly=True)
+    assert not (tmp_path / "none.db").exists()
+    p = tmp_path / "new.db"
+    with Index.open(p) as ix:
+        ix.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    with pytest.raises(IndexUnavailable) as ei:
+        Index.open(p)
+    assert "newer simscan" in str(ei.value)
+
+
+def test_readonly_connection_cannot_write(tmp_path: Path):
+    p = tmp_path / "i.db"
+    with Index.open(p) as ix:
+        ix.write_files(_records(2))
+    with Index.open(p, readonly=True) as ro:
+        assert len(ro.files()) == 2
+        with pytest.raises(sqlite3.OperationalError):
+            ro.connection.execute("DELETE FROM files")
+
+
+def test_scan_lock_is_exclusive_across_processes(tmp_path: Path):
+    p = tmp_path / "i.db"
+    Index.open(p).close()
+    code = (
+        "import sys, time\n"
+        "from simscan.index import Index\n"
+        f"ix = Index.open({str(p)!r}); ix.scan_lock(); print('locked', flush=True); sys.stdin.readline()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        with Index.open(p) as ix:
+            with pytest.raises(IndexLocked) as ei:
+                ix.scan_lock()
+            assert str(proc.pid) in str(ei.value)
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(10)
+    with Index.open(p) as ix:
+        ix.scan_lock()  # free again once the holder is gone
+        ix.release_scan_lock()
