@@ -61,6 +61,8 @@ COMMIT_SECONDS = 2.0
 #: Below this much work, fingerprint in this process: starting workers costs more (~0.3 s).
 INLINE_MAX_FILES = 300
 INLINE_MAX_BYTES = 16 << 20
+#: Progress reports per second (0: every report, for tests).
+PROGRESS_RATE = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +329,7 @@ def run_scan(
     try:
         index.scan_lock()
         try:
-            return _scan(index, request, Throttle(progress), cancel or CancelToken(), t0)
+            return _scan(index, request, Throttle(progress, PROGRESS_RATE), cancel or CancelToken(), t0)
         except sqlite3.Error as e:
             raise translate(e, index.path) from e
     finally:

@@ -1,0 +1,347 @@
+"""The scanner on real trees in tmp_path: incremental behaviour, bad inputs, cancel, workers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import simscan.scanner as scanner
+from simscan.fingerprint import fingerprint_bytes
+from simscan.index import Index, posted_mask
+from simscan.progress import CancelToken, Progress
+from simscan.scanner import ScanRequest, read_task, run_scan
+from tests.helpers_tree import bump_mtime, make_tree
+
+ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def scan(root: Path | list[Path], idx: Path, **kw) -> scanner.ScanResult:
+    roots = root if isinstance(root, list) else [root]
+    kw.setdefault("jobs", 1)
+    return run_scan(ScanRequest(roots, index_path=idx, **kw))
+
+
+def indexed(idx: Path) -> dict[bytes, dict]:
+    """path -> row and fingerprints, as stored."""
+    with Index.open(idx, readonly=True) as ix:
+        ft = ix.files()
+        ids, off, vals = ix.fingerprints(kind="all")
+        fps = {int(i): vals[off[k] : off[k + 1]] for k, i in enumerate(ids)}
+        return {
+            ft.raw_paths[k]: {
+                "id": int(ft.ids[k]), "size": int(ft.size[k]), "checksum": ft.checksum[k],
+                "simhash": int(ft.simhash[k]), "fps": fps.get(int(ft.ids[k]), np.zeros(0, np.uint64)),
+            }
+            for k in range(len(ft))
+        }  # fmt: skip
+
+
+def test_first_scan_stores_reference_fingerprints(tmp_path: Path):
+    paths = make_tree(tmp_path / "t", 30, binary_every=7)
+    r = scan(tmp_path / "t", tmp_path / "i.db")
+    assert (r.files_seen, r.files_read, r.files_unchanged, r.problems) == (30, 30, 0, 0)
+    assert r.bytes_read == sum(p.stat().st_size for p in paths)
+    rows = indexed(tmp_path / "i.db")
+    assert set(rows) == {os.fsencode(p) for p in paths}
+    for p in paths:
+        ref = fingerprint_bytes(p.read_bytes())
+        row = rows[os.fsencode(p)]
+        assert row["checksum"] == ref.checksum and row["simhash"] == ref.simhash
+        assert np.array_equal(row["fps"], np.concatenate((ref.rolling, ref.anchored)))
+
+
+def test_incremental_no_change_edit_rename_delete(tmp_path: Path):
+    root = tmp_path / "t"
+    paths = make_tree(root, 40)
+    idx = tmp_path / "i.db"
+    assert scan(root, idx).files_read == 40
+    before = indexed(idx)
+
+    r = scan(root, idx)
+    assert (r.files_read, r.files_unchanged, r.files_removed) == (0, 40, 0)
+
+    # One edit (same size, new content and mtime) -> exactly one read, new fingerprints.
+    p = paths[3]
+    data = bytearray(p.read_bytes())
+    data[:5] = b"EDIT!"
+    p.write_bytes(bytes(data))
+    bump_mtime(p)
+    r = scan(root, idx)
+    assert (r.files_read, r.files_unchanged) == (1, 39)
+    after = indexed(idx)
+    assert after[os.fsencode(p)]["checksum"] == fingerprint_bytes(bytes(data)).checksum
+    assert after[os.fsencode(p)]["id"] == before[os.fsencode(p)]["id"]
+
+    # A rename: nothing read, the row keeps its id and fingerprints under the new path.
+    old, new = paths[5], root / "renamed.txt"
+    old_row = after[os.fsencode(old)]
+    os.rename(old, new)
+    r = scan(root, idx)
+    assert (r.files_read, r.files_renamed, r.files_removed) == (0, 1, 0)
+    rows = indexed(idx)
+    assert os.fsencode(old) not in rows
+    assert rows[os.fsencode(new)]["id"] == old_row["id"]
+    assert np.array_equal(rows[os.fsencode(new)]["fps"], old_row["fps"])
+
+    # A deletion: the row, its fingerprints and its postings leave the index.
+    gone = paths[7]
+    gone_row = rows[os.fsencode(gone)]
+    gone.unlink()
+    r = scan(root, idx)
+    assert (r.files_read, r.files_removed) == (0, 1)
+    with Index.open(idx, readonly=True) as ix:
+        c = ix.connection
+        assert c.execute("SELECT count(*) FROM files WHERE id = ?", (gone_row["id"],)).fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM fingerprints WHERE file_id = ?", (gone_row["id"],)).fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM postings WHERE file_id = ?", (gone_row["id"],)).fetchone()[0] == 0
+        assert len(ix.files()) == 39
+
+
+def test_scanning_one_root_keeps_other_roots(tmp_path: Path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    make_tree(a, 5, seed=1)
+    make_tree(b, 6, seed=2)
+    idx = tmp_path / "i.db"
+    assert scan([a, b], idx).files_read == 11
+    r = scan(a, idx)
+    assert (r.files_read, r.files_removed) == (0, 0)
+    assert len(indexed(idx)) == 11
+
+
+def test_options_exclude_include_hidden_sizes(tmp_path: Path):
+    root = tmp_path / "t"
+    (root / "keep").mkdir(parents=True)
+    (root / "skipdir").mkdir()
+    (root / ".hid").mkdir()
+    (root / "keep" / "a.txt").write_bytes(b"a" * 100)
+    (root / "keep" / "b.log").write_bytes(b"b" * 100)
+    (root / "keep" / ".c.txt").write_bytes(b"c" * 100)
+    (root / "keep" / "big.txt").write_bytes(b"d" * 5000)
+    (root / "skipdir" / "e.txt").write_bytes(b"e" * 100)
+    (root / ".hid" / "f.txt").write_bytes(b"f" * 100)
+    idx = tmp_path / "i.db"
+    scan(root, idx, exclude=["*.log", "skipdir"], hidden=False, max_size=1000)
+    assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"a.txt"]
+    scan(root, idx, include=["*.txt"], min_size=1000)
+    assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"big.txt"]
+    scan(root, idx, exclude=[f"{root}/keep/*"])
+    assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"e.txt", b"f.txt"]
+
+
+def test_bad_inputs_are_problems_and_the_rest_is_scanned(tmp_path: Path):
+    root = tmp_path / "t"
+    make_tree(root, 5)
+    os.mkfifo(root / "fifo")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / "sock"))
+    os.symlink(tmp_path / "nowhere", root / "broken")
+    os.symlink("loop", root / "loop")
+    (root / "empty").write_bytes(b"")
+    (root / "junk.bin").write_bytes(np.random.default_rng(3).integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    odd = os.fsencode(str(root)) + b"/caf\xe9-\xff.txt"
+    with open(odd, "wb") as f:
+        f.write(b"a file whose name is not UTF-8, with some text in it " * 5)
+    with open(root / "sparse.img", "wb") as f:
+        f.truncate(3 << 30)  # 3 GiB of holes: must not be read
+    deep = root
+    for _ in range(1000):  # os.makedirs would recurse 1000 deep
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "deep.txt").write_bytes(b"found at depth 1000 " * 10)
+    os.link(root / "d000" / "f00000.txt", root / "hardlink.txt")
+    idx = tmp_path / "i.db"
+    try:
+        r = run_scan(ScanRequest([root], index_path=idx, jobs=1))
+    finally:
+        sock.close()
+    rows = indexed(idx)
+    names = {os.path.basename(p) for p in rows}
+    assert {b"empty", b"junk.bin", b"caf\xe9-\xff.txt", b"deep.txt"} <= names
+    assert (b"hardlink.txt" in names) != (b"f00000.txt" in names)  # one inode, read and indexed once
+    assert b"sparse.img" not in names
+    assert rows[odd]["size"] > 0
+    with Index.open(idx, readonly=True) as ix:
+        probs = {os.path.basename(p): reason for p, reason in ix.problems()}
+    assert "FIFO" in probs["fifo"] and "socket" in probs["sock"]
+    assert "broken symbolic link" in probs["broken"] and "loop" in probs["loop"]
+    assert "sparse" in probs["sparse.img"]
+    assert "hard link" in probs.get("hardlink.txt", probs.get("f00000.txt", ""))
+    assert r.problems == len(probs) == 6
+    assert r.files_seen == 5 + 4  # tree + empty, junk, odd name, deep
+
+
+def test_links_followed_only_inside_roots(tmp_path: Path):
+    root, outside = tmp_path / "t", tmp_path / "outside"
+    make_tree(root, 3)
+    make_tree(outside, 2, seed=5)
+    os.symlink(outside, root / "out-dir")
+    os.symlink(outside / "d000" / "f00000.txt", root / "out-file")
+    os.symlink(root / "d000", root / "in-dir")
+    os.symlink(root, root / "d000" / "cycle")
+    idx = tmp_path / "i.db"
+    r = scan(root, idx, follow_links=True)
+    rows = indexed(idx)
+    assert all(os.fsencode(str(root)) in p for p in rows)
+    assert r.files_read == 3
+    with Index.open(idx, readonly=True) as ix:
+        probs = {os.path.basename(p): reason for p, reason in ix.problems()}
+    assert "outside" in probs["out-dir"] and "outside" in probs["out-file"]
+    # Without following, valid links are simply not entered.
+    r = scan(root, tmp_path / "j.db")
+    assert r.files_read == 3 and r.problems == 0
+
+
+def test_index_file_inside_the_root_is_skipped(tmp_path: Path):
+    make_tree(tmp_path / "t", 4)
+    idx = tmp_path / "t" / "index.sqlite3"
+    scan(tmp_path / "t", idx)
+    r = scan(tmp_path / "t", idx)
+    assert r.files_read == 0 and r.files_seen == 4
+    assert all(b"index.sqlite3" not in p for p in indexed(idx))
+
+
+def test_file_that_changes_while_read_is_a_problem(tmp_path: Path):
+    # /proc files report size 0 but read back data: to the scanner, a file that changed under it.
+    out = read_task((False, [(0, b"/proc/self/status", 0)]))
+    assert out[0][1] is None and "changed while being read" in out[0][2]
+    out = read_task((False, [(0, os.fsencode(str(tmp_path / "gone")), 10)]))
+    assert out[0][1] is None and "vanished" in out[0][2]
+
+
+def test_vanished_between_walk_and_read_is_dropped(tmp_path: Path):
+    root = tmp_path / "t"
+    paths = make_tree(root, 10)
+    idx = tmp_path / "i.db"
+    scan(root, idx)
+    victim = paths[9]
+    victim.write_bytes(b"changed " * 100)
+
+    def sink(p: Progress) -> None:
+        if p.phase == "read" and victim.exists():
+            victim.unlink()  # gone after the walk listed it, before it is read
+
+    r = run_scan(ScanRequest([root], index_path=idx, jobs=1), progress=sink)
+    assert r.problems == 1
+    assert os.fsencode(victim) not in indexed(idx)
+
+
+def test_cancel_keeps_finished_work_and_next_scan_completes(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(scanner, "BATCH_FILES", 10)
+    monkeypatch.setattr(scanner, "COMMIT_FILES", 10)
+    monkeypatch.setattr(scanner, "PROGRESS_RATE", 0)  # every report reaches the sink
+    root = tmp_path / "t"
+    make_tree(root, 100)
+    idx = tmp_path / "i.db"
+    token = CancelToken()
+
+    def sink(p: Progress) -> None:
+        if p.phase == "read" and p.files_done >= 30:
+            token.cancel()
+
+    r = run_scan(ScanRequest([root], index_path=idx, jobs=1), progress=sink, cancel=token)
+    assert r.cancelled and 30 <= r.files_read < 100
+    kept = len(indexed(idx))
+    assert kept >= 30
+    r2 = scan(root, idx)
+    assert not r2.cancelled and r2.files_read == 100 - kept and r2.files_unchanged == kept
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.runs(2)[1]["status"] == "cancelled"
+
+
+def test_worker_processes_give_the_same_index_as_inline(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(scanner, "BATCH_FILES", 16)
+    monkeypatch.setattr(scanner, "INLINE_MAX_FILES", 0)
+    root = tmp_path / "t"
+    make_tree(root, 120, binary_every=9)
+    a = scan(root, tmp_path / "a.db", jobs=2)
+    b = scan(root, tmp_path / "b.db", jobs=1)
+    assert a.files_read == b.files_read == 120
+    ra, rb = indexed(tmp_path / "a.db"), indexed(tmp_path / "b.db")
+    assert ra.keys() == rb.keys()
+    for k in ra:
+        assert ra[k]["checksum"] == rb[k]["checksum"] and np.array_equal(ra[k]["fps"], rb[k]["fps"])
+
+
+def test_postings_follow_the_scanned_content(tmp_path: Path):
+    root = tmp_path / "t"
+    paths = make_tree(root, 15)
+    idx = tmp_path / "i.db"
+    scan(root, idx)
+    paths[0].write_bytes(paths[1].read_bytes())  # now a copy of file 1
+    bump_mtime(paths[0])
+    scan(root, idx)
+    rows = indexed(idx)
+    with Index.open(idx, readonly=True) as ix:
+        stored = {
+            (int(np.int64(v).view(np.uint64)), f) for v, f in ix.connection.execute("SELECT fp, file_id FROM postings")
+        }
+        ref = set()
+        for row in rows.values():
+            ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
+        assert stored == ref
+        v, f = ix.files_with_fingerprints(rows[os.fsencode(paths[1])]["fps"])
+        assert {rows[os.fsencode(paths[0])]["id"], rows[os.fsencode(paths[1])]["id"]} <= set(f.tolist())
+
+
+def test_concurrent_reader_while_scanning(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(scanner, "COMMIT_FILES", 20)
+    monkeypatch.setattr(scanner, "BATCH_FILES", 20)
+    root = tmp_path / "t"
+    make_tree(root, 300)
+    idx = tmp_path / "i.db"
+    Index.open(idx).close()
+    errors: list[BaseException] = []
+    result: list[scanner.ScanResult] = []
+
+    def work() -> None:
+        try:
+            result.append(scan(root, idx))
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    seen = []
+    with Index.open(idx, readonly=True) as ro:
+        while t.is_alive():
+            n = len(ro.files())
+            ids, off, vals = ro.fingerprints(kind="all")
+            assert off.size == ids.size + 1
+            seen.append(n)
+    t.join()
+    assert not errors and result[0].files_read == 300
+    assert seen == sorted(seen)  # snapshots only grow while the scan adds files
+    with Index.open(idx, readonly=True) as ro:
+        assert len(ro.files()) == 300
+
+
+@pytest.mark.skipif(ROOT_USER, reason="root reads everything; see test_scan_privileges.py")
+def test_unreadable_file_and_folder(tmp_path: Path):
+    root = tmp_path / "t"
+    make_tree(root, 4)
+    secret = root / "secret.txt"
+    secret.write_bytes(b"no access " * 20)
+    secret.chmod(0)
+    locked = root / "locked"
+    locked.mkdir()
+    (locked / "inner.txt").write_bytes(b"inner " * 20)
+    idx = tmp_path / "i.db"
+    try:
+        locked.chmod(0o700)
+        scan(root, idx)  # indexes locked/inner.txt
+        locked.chmod(0)
+        r = scan(root, idx)
+    finally:
+        locked.chmod(0o700)
+        secret.chmod(0o600)
+    with Index.open(idx, readonly=True) as ix:
+        probs = {os.path.basename(p): reason for p, reason in ix.problems()}
+        paths = set(ix.files().raw_paths)
+    assert "Permission denied" in probs["secret.txt"] and "Permission denied" in probs["locked"]
+    assert os.fsencode(locked / "inner.txt") in paths  # kept: its folder could not be listed this time
+    assert r.files_removed == 0
