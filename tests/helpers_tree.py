@@ -57,3 +57,31 @@ def bump_mtime(path: Path | bytes, delta_ns: int = 1_000_000_000) -> None:
     """Move a file's mtime forward (so a same-size edit is visible whatever the clock granularity)."""
     st = os.stat(path)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + delta_ns))
+
+
+def make_deep(root: Path, depth: int, name: str = "d") -> Path:
+    """Create ``depth`` nested folders under ``root`` without recursion; returns the deepest."""
+    deep = root
+    for _ in range(depth):
+        deep = deep / name
+        deep.mkdir()
+    return deep
+
+
+def remove_deep(top: Path) -> None:
+    """Remove a tree of any depth without recursion (shutil.rmtree recurses once per level)."""
+    stack = [os.fsencode(top)]
+    while stack:
+        d = stack[-1]
+        subdirs = []
+        with os.scandir(d) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    subdirs.append(e.path)
+                else:
+                    os.unlink(e.path)
+        if subdirs:
+            stack.extend(subdirs)
+        else:
+            os.rmdir(d)
+            stack.pop()

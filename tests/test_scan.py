@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import simscan.scanner as scanner
+from simscan import scanner
 from simscan.fingerprint import fingerprint_bytes
 from simscan.index import Index, posted_mask
 from simscan.progress import CancelToken, Progress
 from simscan.scanner import ScanRequest, read_task, run_scan
-from tests.helpers_tree import bump_mtime, make_tree
+from tests.helpers_tree import bump_mtime, make_deep, make_tree, remove_deep
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -148,10 +148,7 @@ def test_bad_inputs_are_problems_and_the_rest_is_scanned(tmp_path: Path):
         f.write(b"a file whose name is not UTF-8, with some text in it " * 5)
     with open(root / "sparse.img", "wb") as f:
         f.truncate(3 << 30)  # 3 GiB of holes: must not be read
-    deep = root
-    for _ in range(1000):  # os.makedirs would recurse 1000 deep
-        deep = deep / "d"
-        deep.mkdir()
+    deep = make_deep(root, 1000)
     (deep / "deep.txt").write_bytes(b"found at depth 1000 " * 10)
     os.link(root / "d000" / "f00000.txt", root / "hardlink.txt")
     idx = tmp_path / "i.db"
@@ -159,6 +156,7 @@ def test_bad_inputs_are_problems_and_the_rest_is_scanned(tmp_path: Path):
         r = run_scan(ScanRequest([root], index_path=idx, jobs=1))
     finally:
         sock.close()
+        remove_deep(root / "d" / "d")  # pytest's own clean-up recurses once per level
     rows = indexed(idx)
     names = {os.path.basename(p) for p in rows}
     assert {b"empty", b"junk.bin", b"caf\xe9-\xff.txt", b"deep.txt"} <= names
@@ -284,7 +282,7 @@ def test_postings_follow_the_scanned_content(tmp_path: Path):
         for row in rows.values():
             ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
         assert stored == ref
-        v, f = ix.files_with_fingerprints(rows[os.fsencode(paths[1])]["fps"])
+        _v, f = ix.files_with_fingerprints(rows[os.fsencode(paths[1])]["fps"])
         assert {rows[os.fsencode(paths[0])]["id"], rows[os.fsencode(paths[1])]["id"]} <= set(f.tolist())
 
 
@@ -310,7 +308,7 @@ def test_concurrent_reader_while_scanning(tmp_path: Path, monkeypatch):
     with Index.open(idx, readonly=True) as ro:
         while t.is_alive():
             n = len(ro.files())
-            ids, off, vals = ro.fingerprints(kind="all")
+            ids, off, _vals = ro.fingerprints(kind="all")
             assert off.size == ids.size + 1
             seen.append(n)
     t.join()
