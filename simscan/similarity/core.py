@@ -50,7 +50,7 @@ from simscan.similarity.types import FileTableLike, Pair
 
 #: Default threshold of ``pairs`` / ``groups`` (percent, compared with a pair's best score).
 #: Chosen on the evaluation corpus (benchmarks/accuracy.py, see ARCHITECTURE.md).
-DEFAULT_MIN_SIMILARITY = 20.0
+DEFAULT_MIN_SIMILARITY = 15.0
 
 
 @dataclass(frozen=True, slots=True)

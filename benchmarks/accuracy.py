@@ -1,0 +1,140 @@
+"""Accuracy of simscan on the labelled evaluation corpus, through the command line.
+
+Usage: python3 benchmarks/accuracy.py [--corpus ../shared/evalcorpus] [--threshold P]
+
+Scans ``<corpus>/corpus`` into a temporary index with ``python -m simscan scan``, lists every
+pair with ``python -m simscan pairs --min-similarity 0 --format json`` and scores each labelled
+pair of ``truth.csv`` with the pair's best score (0 when not reported).  Files joined by
+"exact"/"content" pairs are copies of each other, so a consumer reads the output as simscan
+documents it: a pair of files is scored by the best reported pair between their copy classes
+(simscan lists n copies as n-1 pairs against one of them, and pairs other files with that one).
+
+Prints per label: recall at the threshold (default: simscan's DEFAULT_MIN_SIMILARITY), the
+false-positive rate on ``unrelated`` pairs at the same threshold, ROC AUC against the
+unrelated pairs, and a sweep of thresholds used to choose the default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LABELS = ("exact", "near_duplicate", "similar", "plagiarism_light", "plagiarism_heavy")
+TARGETS = {"exact": 0.99, "near_duplicate": 0.97, "similar": 0.95, "plagiarism_light": 0.85, "plagiarism_heavy": 0.5}
+
+
+def run_cli(args: list[str]) -> str:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    res = subprocess.run([sys.executable, "-m", "simscan", *args], check=False, capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        sys.exit(f"simscan {' '.join(args)} failed ({res.returncode}):\n{res.stderr}")
+    return res.stdout
+
+
+def auc(pos: list[float], neg: list[float]) -> float:
+    """ROC AUC = P(score(pos) > score(neg)) + P(equal)/2 (Mann-Whitney), by sorting."""
+    if not pos or not neg:
+        return float("nan")
+    allv = sorted([(v, 1) for v in pos] + [(v, 0) for v in neg])
+    # average ranks with ties
+    ranks = [0.0] * len(allv)
+    i = 0
+    while i < len(allv):
+        j = i
+        while j + 1 < len(allv) and allv[j + 1][0] == allv[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    rpos = sum(r for r, (_, lab) in zip(ranks, allv) if lab == 1)
+    n1, n0 = len(pos), len(neg)
+    return (rpos - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+
+def pair_scores(pairs: list[dict], root: Path) -> tuple[dict[tuple[str, str], float], dict[str, str]]:
+    """Best score per (class, class) and the copy class of each file (relative paths)."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    rel = []
+    for p in pairs:
+        a = os.path.relpath(p["a"], root)
+        b = os.path.relpath(p["b"], root)
+        rel.append((a, b, p))
+        if p["kind"] in ("exact", "content"):
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    best: dict[tuple[str, str], float] = defaultdict(float)
+    for a, b, p in rel:
+        ka, kb = sorted((find(a), find(b)))
+        best[(ka, kb)] = max(best[(ka, kb)], float(p["best"]))
+    return best, {x: find(x) for x in parent}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default=str(REPO.parent / "shared" / "evalcorpus"))
+    ap.add_argument("--threshold", type=float, default=None)
+    ap.add_argument("--index", default=None, help="reuse this index (scan skipped if it exists)")
+    args = ap.parse_args()
+    sys.path.insert(0, str(REPO))
+    from simscan.similarity import DEFAULT_MIN_SIMILARITY
+
+    threshold = DEFAULT_MIN_SIMILARITY if args.threshold is None else args.threshold
+    corpus = Path(args.corpus).resolve()
+    root = corpus / "corpus"
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        index = args.index or os.path.join(tmp, "eval.sqlite3")
+        t0 = time.perf_counter()
+        if not (args.index and os.path.exists(index)):
+            run_cli(["scan", str(root), "--index", index, "--quiet"])
+        t1 = time.perf_counter()
+        out = run_cli(["pairs", "--index", index, "--min-similarity", "0", "--format", "json"])
+        t2 = time.perf_counter()
+    pairs = [json.loads(line) for line in out.splitlines() if line.strip()]
+    best, cls = pair_scores(pairs, root)
+    scores: dict[str, list[float]] = defaultdict(list)
+    with open(corpus / "truth.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            a, b = row["file_a"], row["file_b"]
+            ca, cb = cls.get(a, a), cls.get(b, b)
+            s = 100.0 if ca == cb else best.get(tuple(sorted((ca, cb))), 0.0)
+            scores[row["label"]].append(s)
+    neg = scores["unrelated"]
+    fp = sum(s >= threshold for s in neg) / max(1, len(neg))
+    print(f"scan {t1 - t0:.1f} s, pairs {t2 - t1:.1f} s, {len(pairs)} pairs reported")
+    print(f"threshold {threshold:g}%: false-positive rate on unrelated = {fp:.4f} ({len(neg)} pairs)")
+    print(f"{'label':<18} {'n':>5} {'recall':>7} {'target':>7} {'AUC':>6}")
+    for lab in LABELS:
+        pos = scores[lab]
+        rec = sum(s >= threshold for s in pos) / max(1, len(pos))
+        ok = "ok" if rec >= TARGETS[lab] else "SHORT"
+        print(f"{lab:<18} {len(pos):>5} {rec:7.3f} {TARGETS[lab]:7.2f} {auc(pos, neg):6.3f}  {ok}")
+    print("\nsweep: threshold -> FP on unrelated, recall per label")
+    print("  P     FP    " + " ".join(f"{lab[:10]:>10}" for lab in LABELS))
+    for t in (2, 5, 8, 10, 12, 15, 20, 25, 30, 40, 50):
+        fpr = sum(s >= t for s in neg) / max(1, len(neg))
+        recs = [sum(s >= t for s in scores[lab]) / max(1, len(scores[lab])) for lab in LABELS]
+        print(f"  {t:<4} {fpr:.4f} " + " ".join(f"{r:10.3f}" for r in recs))
+    top = sorted(neg, reverse=True)[:10]
+    print("\nhighest scores of unrelated pairs:", ", ".join(f"{s:.1f}" for s in top))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The pairs / groups / query / compare commands: formats other tools parse."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from test_similarity_support import words, write_index
+
+from simscan.cli import main
+from simscan.cli.similarity_cmds import csv_cell
+
+PAIR_KEYS = {
+    "a": str, "b": str, "best": float, "resemblance": float, "containment_a": float, "containment_b": float,
+    "simhash_distance": int, "exact": bool, "kind": str,
+}
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "docs"
+    root.mkdir()
+    base = words(1, 400)
+    (root / "orig.txt").write_text(base)
+    (root / "edit.txt").write_text(base[:1500] + " " + words(2, 30) + " " + base[1500:])
+    (root / "=SUM(A1).txt").write_text(base)  # an exact copy with a formula-like name
+    (root / "-minus.txt").write_text(words(3, 200) + " " + base[:900])
+    odd = os.fsencode(str(root)) + b"/bad\xff\xfename.txt"
+    with open(odd, "wb") as f:
+        f.write(base.encode("utf-16"))
+    (root / "other.txt").write_text(words(4, 300))
+    files = [root / n for n in ("orig.txt", "edit.txt", "=SUM(A1).txt", "-minus.txt", "other.txt")]
+    files.append(Path(os.fsdecode(odd)))
+    idx = tmp_path / "i.sqlite3"
+    write_index(idx, files)
+    return root, idx
+
+
+def test_pairs_json_lines_schema(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _root, idx = tree
+    assert main(["pairs", "--index", str(idx), "--format", "json", "--min-similarity", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    recs = [json.loads(line) for line in lines]
+    assert recs
+    for r in recs:
+        for k, t in PAIR_KEYS.items():
+            assert isinstance(r[k], t), (k, r)
+        assert os.path.isabs(r["a"]) and os.path.isabs(r["b"])
+        assert r["kind"] in ("exact", "content", "near", "contained")
+        assert 0 <= r["resemblance"] <= 100 and r["best"] == max(r["resemblance"], r["containment_a"],
+                                                                   r["containment_b"])
+    names = {(Path(r["a"]).name, Path(r["b"]).name): r for r in recs}
+    # 3 copies of one text (2 byte copies + 1 UTF-16 with an undecodable name) = 2 pairs.
+    copies = [r for r in recs if r["kind"] in ("exact", "content")]
+    assert len(copies) == 2
+    odd = [r for r in recs if "a_raw" in r or "b_raw" in r]
+    assert odd and all("\\xff" in (r["a"] + r["b"]) for r in odd)
+    import base64
+
+    raw = [base64.b64decode(r.get("b_raw") or r["a_raw"]) for r in odd]
+    assert all(x.endswith(b"/bad\xff\xfename.txt") for x in raw)
+    assert any(r["kind"] == "near" for r in names.values())
+
+
+def test_pairs_threshold_and_text(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _, idx = tree
+    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "90"]) == 0
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert recs and all(r["best"] >= 90 for r in recs)
+    assert main(["pairs", "--index", str(idx)]) == 0
+    out = capsys.readouterr().out
+    assert "<->" in out and "%" in out
+    with pytest.raises(SystemExit) as e:
+        main(["pairs", "--index", str(idx), "-m", "150"])
+    assert e.value.code == 2
+
+
+def test_csv_is_spreadsheet_safe(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert csv_cell("=1+1") == "'=1+1" and csv_cell("+x") == "'+x" and csv_cell("-x") == "'-x"
+    assert csv_cell("@x") == "'@x" and csv_cell("\tx") == "'\tx" and csv_cell("\rx") == "'\rx"
+    assert csv_cell("/a/=b") == "/a/=b" and csv_cell(3.5) == 3.5
+    _, idx = tree
+    assert main(["pairs", "--index", str(idx), "--format", "csv", "-m", "0"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0][:3] == ["a", "b", "best"]
+    for row in rows[1:]:
+        for cell in row:
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))
+    assert main(["groups", "--index", str(idx), "--format", "csv", "-m", "0"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0][0] == "group" and len(rows) > 2
+    for row in rows[1:]:
+        assert not any(c.startswith(("=", "+", "-", "@")) for c in row)
+
+
+def test_groups_json_and_reference(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _root, idx = tree
+    assert main(["groups", "--index", str(idx), "--format", "json", "-m", "10"]) == 0
+    groups = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(groups) == 1
+    g = groups[0]
+    assert sum(m["is_reference"] for m in g["members"]) == 1
+    assert g["members"][0]["is_reference"] and g["members"][0]["similarity"] == 100
+    assert {Path(m["path"]).name for m in g["members"]} >= {"orig.txt", "edit.txt", "=SUM(A1).txt"}
+    assert main(["groups", "--index", str(idx), "-m", "10"]) == 0
+    assert "ref" in capsys.readouterr().out
+
+
+def test_query_and_compare(tree: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root, idx = tree
+    q = tmp_path / "q.txt"
+    q.write_text(words(9, 100) + " " + (root / "orig.txt").read_text()[:1200])
+    assert main(["query", str(q), "--index", str(idx), "--format", "json", "-m", "10"]) == 0
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert recs and all(r["a"] == str(q) for r in recs)
+    assert "orig.txt" in {Path(r["b"]).name for r in recs}
+    assert main(["compare", str(q), str(root / "orig.txt"), "--format", "json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["ranges_a"] and len(rec["ranges_a"]) == len(rec["ranges_b"])
+    text = q.read_text()
+    a0, a1 = rec["ranges_a"][0]
+    assert text[a0:a1].strip() and a1 - a0 > 50
+    assert main(["compare", str(q), str(root / "orig.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "matching passages" in out and "resemblance" in out
+    # Missing files: a clear message and exit code 1, no traceback.
+    assert main(["compare", str(q), str(tmp_path / "nope")]) == 1
+    assert "nope" in capsys.readouterr().err
+    assert main(["query", str(tmp_path / "nope"), "--index", str(idx)]) == 1

@@ -1,0 +1,107 @@
+"""compare(): scores and matching passages as ranges of the original decoded texts."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_similarity_support import words
+
+from simscan.fingerprint import fingerprint_file
+from simscan.fingerprint.text import normalize
+from simscan.similarity import compare
+from simscan.similarity.compare import fingerprint_set, matching_runs
+
+# Frequent Chinese characters in a seeded order: text that chardet recognises as GB18030/GBK.
+_COMMON = (
+    "的一是不了在人有我他这个们中来上大为和国地到以说时要就出也得里后自之去会家可下而过天能对小多然于心学么"
+    "都好看起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动方期它头经长儿回位"
+)
+_RNG = random.Random(11)
+CHINESE = "".join(_RNG.choice(_COMMON) for _ in range(900))
+
+
+def _norm(s: str) -> str:
+    return "".join(map(chr, normalize(s).tolist()))
+
+
+def test_inserted_passage_is_found_in_both(tmp_path: Path) -> None:
+    passage = words(1, 80)
+    a = words(2, 150) + "\n" + passage + "\n" + words(3, 100)
+    b = words(4, 60) + "\n\n" + passage.upper() + "!\n" + words(5, 200)
+    (tmp_path / "a.txt").write_text(a)
+    (tmp_path / "b.txt").write_text(b)
+    c = compare(tmp_path / "a.txt", tmp_path / "b.txt")
+    assert c.text_a == a and c.text_b == b
+    assert len(c.ranges_a) == len(c.ranges_b) == 1
+    (a0, a1), (b0, b1) = c.ranges_a[0], c.ranges_b[0]
+    # The ranges are the passage (case differs: normalisation folds it), in original offsets.
+    # A maximal run may also take in a letter or the white space around the passage when
+    # both files happen to have it there.
+    pa, pb = a.index(passage), b.index(passage.upper())
+    assert pa - 12 <= a0 <= pa and pa + len(passage) <= a1 <= pa + len(passage) + 12
+    assert pb - 12 <= b0 <= pb and pb + len(passage) <= b1 <= pb + len(passage) + 12
+    assert _norm(a[a0:a1]) == _norm(b[b0:b1])
+    # Scores equal set arithmetic on the files' fingerprints.
+    fa, fb = fingerprint_file(tmp_path / "a.txt"), fingerprint_file(tmp_path / "b.txt")
+    sa, sb = set(fingerprint_set(fa).tolist()), set(fingerprint_set(fb).tolist())
+    assert c.pair.resemblance == pytest.approx(100 * len(sa & sb) / len(sa | sb), abs=1e-3)
+    assert c.pair.containment_a == pytest.approx(100 * len(sa & sb) / len(sa), abs=1e-3)
+    assert c.pair.a_id == -1 and c.pair.kind in ("near", "contained")
+
+
+@pytest.mark.parametrize(("enc_a", "enc_b"), [("utf-8", "utf-16"), ("gbk", "utf-16"), ("utf-8", "gbk")])
+def test_passage_across_encodings(tmp_path: Path, enc_a: str, enc_b: str) -> None:
+    passage = CHINESE[40:300]
+    a = CHINESE[300:620] + "\r\n" + passage + "\r\n" + CHINESE[:40]
+    b = CHINESE[620:900] + "\n" + passage + "\n" + CHINESE[700:760]
+    (tmp_path / "a.txt").write_bytes(a.encode(enc_a))
+    (tmp_path / "b.txt").write_bytes(b.encode(enc_b))
+    c = compare(tmp_path / "a.txt", tmp_path / "b.txt")
+    assert c.text_a == a and c.text_b == b, (c.encoding_a, c.encoding_b)
+    assert c.ranges_a, (c.encoding_a, c.encoding_b)
+    # The passage is covered on both sides, and every paired range holds the same text.
+    for (a0, a1), (b0, b1) in zip(c.ranges_a, c.ranges_b):
+        assert _norm(a[a0:a1]) == _norm(b[b0:b1])
+    ia = a.index(passage)
+    covered = np.zeros(len(a), bool)
+    for a0, a1 in c.ranges_a:
+        covered[a0:a1] = True
+    assert covered[ia : ia + len(passage)].all()
+    assert not covered[: ia - 2].any()
+
+
+def test_identical_text_other_encoding_is_content(tmp_path: Path) -> None:
+    text = words(9, 300)
+    (tmp_path / "a.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "b.txt").write_text(text.replace(" ", "\r\n", 20), encoding="utf-16")
+    c = compare(tmp_path / "a.txt", tmp_path / "b.txt")
+    assert c.pair.kind == "content" and c.pair.best == 100 and not c.pair.exact
+    assert c.ranges_a == [(0, len(c.text_a))]
+    (tmp_path / "c.txt").write_bytes((tmp_path / "a.txt").read_bytes())
+    assert compare(tmp_path / "a.txt", tmp_path / "c.txt").pair.exact
+
+
+def test_binary_files_have_scores_but_no_ranges(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    blob = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    (tmp_path / "a.bin").write_bytes(blob)
+    (tmp_path / "b.bin").write_bytes(blob[:150_000] + b"\0" * 10 + blob[150_000:])
+    c = compare(tmp_path / "a.bin", tmp_path / "b.bin")
+    assert c.text_a is None and c.ranges_a == [] and c.ranges_b == []
+    assert c.pair.containment_a > 50
+
+
+def test_repeated_passage_and_unpaired_runs() -> None:
+    rng = np.random.default_rng(2)
+    p = rng.integers(97, 123, 120).astype(np.uint32)
+    x = rng.integers(97, 123, 80).astype(np.uint32)
+    y = rng.integers(97, 123, 70).astype(np.uint32)
+    a = np.concatenate((x, p, y, p))  # the passage twice in a
+    b = np.concatenate((y[:10], p, x[:5]))
+    ra, rb, capped = matching_runs(a, b, 50)
+    assert not capped
+    assert ra == [(80, 200), (270, 390)] and rb == [(10, 130), (10, 130)]
+    assert matching_runs(a[:40], b, 50) == ([], [], False)

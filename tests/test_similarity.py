@@ -1,0 +1,266 @@
+"""Similarity on real files and a real index: scores against set arithmetic, exact groups,
+the common-fingerprint cut-off, grouping rules, query of a file outside the index."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_similarity_support import index_tree, words
+
+from simscan.index import Index
+from simscan.similarity import DEFAULT_MIN_SIMILARITY, Pair, find_groups, find_pairs, group_pairs, query
+from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.compare import SCORE_KIND
+from simscan.similarity.core import SimilarityParams, compute_pair_arrays, to_pairs
+from simscan.similarity.memory import table_from_paths
+
+
+def _mixed_tree(root: Path) -> None:
+    """Files sharing passages of various lengths, plus copies and re-encodings."""
+    root.mkdir()
+    passages = [words(100 + i, 120) for i in range(8)]
+    for k in range(10):
+        # Each file: some own text and 1-3 shared passages, in varying order.
+        own = words(k, 60 + 20 * k)
+        shared = [passages[(k + j) % 8] for j in range(1 + k % 3)]
+        parts = [own, *shared] if k % 2 else [*shared, own]
+        (root / f"doc{k}.txt").write_text("\n\n".join(parts), encoding="utf-8")
+    (root / "copy_of_doc3.txt").write_bytes((root / "doc3.txt").read_bytes())
+    (root / "doc4_utf16.txt").write_text((root / "doc4.txt").read_text(encoding="utf-8"), encoding="utf-16")
+    (root / "lonely.txt").write_text(words(999, 300), encoding="utf-8")
+
+
+def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    _mixed_tree(root)
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    with Index.open(idx, readonly=True) as ix:
+        pairs = find_pairs(ix, min_similarity=0)
+        ids, offsets, values = ix.fingerprints(None, kind=SCORE_KIND)
+        files = ix.files()
+    sets = {int(i): set(values[offsets[k] : offsets[k + 1]].tolist()) for k, i in enumerate(ids)}
+    by_key = {(p.a_id, p.b_id): p for p in pairs}
+    copies = {(p.a_id, p.b_id) for p in pairs if p.kind in ("exact", "content")}
+    copy_members = {b for _, b in copies}
+    assert len(copies) == 2
+    reps = [int(i) for i in files.ids if int(i) not in copy_members]
+    for a, b in itertools.combinations(reps, 2):
+        A, B = sets[a], sets[b]
+        inter = len(A & B)
+        p = by_key.get((a, b)) or by_key.get((b, a))
+        if inter == 0:
+            assert p is None
+            continue
+        assert p is not None, (a, b)
+        if p.a_id != a:
+            A, B = B, A
+        assert p.resemblance == pytest.approx(100 * inter / len(A | B), abs=1e-3)
+        assert p.containment_a == pytest.approx(100 * inter / len(A), abs=1e-3)
+        assert p.containment_b == pytest.approx(100 * inter / len(B), abs=1e-3)
+        assert 0 <= p.resemblance <= min(p.containment_a, p.containment_b) <= 100
+        assert p.kind in ("near", "contained") and not p.exact
+    # Copies: the byte copy is "exact", the UTF-16 one "content"; both score 100.
+    kinds = sorted(p.kind for p in pairs if (p.a_id, p.b_id) in copies)
+    assert kinds == ["content", "exact"]
+    assert all(p.best == 100 for p in pairs if (p.a_id, p.b_id) in copies)
+    # A threshold only filters.
+    high = find_pairs_mem(root, 40)
+    assert all(p.best >= 40 for p in high)
+
+
+def find_pairs_mem(root: Path, threshold: float) -> list[Pair]:
+    t, ids, off, vals = table_from_paths(sorted(p for p in root.iterdir()))
+    return to_pairs(compute_pair_arrays(t, ids, off, vals, min_similarity=threshold), t)
+
+
+def test_scores_symmetric_under_reordering(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    _mixed_tree(root)
+    paths = sorted(root.iterdir())
+    t1, i1, o1, v1 = table_from_paths(paths)
+    t2, i2, o2, v2 = table_from_paths(paths[::-1])
+    p1 = to_pairs(compute_pair_arrays(t1, i1, o1, v1, min_similarity=0), t1)
+    p2 = to_pairs(compute_pair_arrays(t2, i2, o2, v2, min_similarity=0), t2)
+
+    def norm(ps: list[Pair]) -> dict[frozenset[str], tuple[float, float]]:
+        out = {}
+        for p in ps:
+            if p.kind in ("near", "contained"):
+                out[frozenset((p.a_path, p.b_path))] = (p.resemblance, max(p.containment_a, p.containment_b))
+        return out
+
+    assert norm(p1) == norm(p2) and norm(p1)
+
+
+def test_many_empty_files_make_one_group(tmp_path: Path) -> None:
+    root = tmp_path / "empties"
+    root.mkdir()
+    n = 5000
+    for i in range(n):
+        (root / f"e{i:05d}").touch()
+    (root / "other.txt").write_text(words(1, 200))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    with Index.open(idx, readonly=True) as ix:
+        pairs = find_pairs(ix)
+        groups = find_groups(ix)
+    assert len(pairs) == n - 1
+    assert all(p.kind == "exact" and p.exact for p in pairs)
+    assert len({p.a_id for p in pairs}) == 1
+    assert len(groups) == 1 and groups[0].kind == "exact" and len(groups[0].members) == n
+    assert sum(m.is_reference for m in groups[0].members) == 1
+
+
+def test_common_fingerprints_do_not_count(tmp_path: Path) -> None:
+    """60 files share a licence header; only the two that share a body are paired."""
+    root = tmp_path / "lic"
+    root.mkdir()
+    header = words(7, 250)
+    body = words(8, 150)
+    for i in range(60):
+        own = body if i == 0 else body + " " + words(77, 40) if i == 1 else words(1000 + i, 150)
+        text = header + "\n\n" + own
+        (root / f"f{i:02d}.txt").write_text(text)
+    paths = sorted(root.iterdir())
+    t, ids, off, vals = table_from_paths(paths)
+    pairs = to_pairs(compute_pair_arrays(t, ids, off, vals, min_similarity=1, params=SimilarityParams(
+        common_min_df=50, simhash_k=0)), t)
+    names = {frozenset((Path(p.a_path).name, Path(p.b_path).name)) for p in pairs}
+    assert names == {frozenset(("f00.txt", "f01.txt"))}
+    # The header is common, so the pair scores on the bodies alone: f00's body is all in f01.
+    assert pairs[0].containment_a == pytest.approx(100.0) and pairs[0].kind == "near"
+    assert pairs[0].resemblance < 95
+    # With a cut-off above 60 the header counts: all C(60,2) pairs appear.
+    loose = compute_pair_arrays(t, ids, off, vals, min_similarity=1,
+                                params=SimilarityParams(common_min_df=100, simhash_k=0))
+    assert loose.a.size == 60 * 59 // 2
+
+
+def test_group_pairs_star_no_chaining() -> None:
+    t = _fake_table(["/r/a", "/r/b", "/r/c", "/ref/d"], mtimes=[1, 2, 3, 4])
+    pairs = [
+        Pair(1, 2, "/r/a", "/r/b", 60, 70, 70, 5, False, "near"),
+        Pair(2, 3, "/r/b", "/r/c", 60, 70, 70, 5, False, "near"),
+    ]
+    groups = group_pairs(pairs, t, min_similarity=50)
+    assert [[m.path for m in g.members] for g in groups] == [["/r/a", "/r/b"]]
+    assert groups[0].reference.path == "/r/a" and groups[0].members[1].similarity == 70
+    # c is similar to b only; b is taken by a's group, so c stays out (no chaining).
+    pairs.append(Pair(3, 4, "/r/c", "/ref/d", 40, 90, 50, 5, False, "contained"))
+    groups = group_pairs(pairs, t, min_similarity=50)
+    assert [[m.path for m in g.members] for g in groups] == [["/r/a", "/r/b"], ["/r/c", "/ref/d"]]
+    # A reference folder wins over age.
+    groups = group_pairs(pairs, t, min_similarity=50, reference_roots=["/ref"])
+    assert groups[0].reference.path == "/ref/d"
+    assert [m.path for m in groups[0].members] == ["/ref/d", "/r/c"]
+    # The member's scores are oriented (reference, member).
+    assert groups[0].members[1].pair.containment_a == 50 and groups[0].members[1].pair.containment_b == 90
+    # Raising the threshold drops weak members, never copies.
+    assert group_pairs(pairs, t, min_similarity=95) == []
+
+
+def test_group_pairs_exact_units_share_partners() -> None:
+    t = _fake_table(["/x/a", "/x/a2", "/x/b", "/x/b2"], mtimes=[5, 1, 3, 4], checksums=[b"A", b"A", b"B", b"B"])
+    pairs = [
+        Pair(1, 2, "/x/a", "/x/a2", 100, 100, 100, 0, True, "exact"),
+        Pair(3, 4, "/x/b", "/x/b2", 100, 100, 100, 0, True, "exact"),
+        Pair(1, 3, "/x/a", "/x/b", 80, 90, 85, 2, False, "near"),
+    ]
+    (g,) = group_pairs(pairs, t, min_similarity=50)
+    # The oldest file of the whole unit is the reference; the other unit joins through a.
+    assert g.reference.path == "/x/a2"
+    assert {m.path: (m.kind, m.similarity) for m in g.members} == {
+        "/x/a2": ("exact", 100.0), "/x/a": ("exact", 100.0), "/x/b": ("near", 90.0), "/x/b2": ("near", 90.0),
+    }
+    assert g.kind == "near"
+
+
+def _fake_table(paths: list[str], mtimes: list[int], checksums: list[bytes] | None = None):
+    from simscan.similarity.memory import MemoryFileTable
+
+    n = len(paths)
+    ck = checksums or [bytes([i]) * 16 for i in range(n)]
+    return MemoryFileTable(
+        ids=np.arange(1, n + 1), paths=paths, raw_paths=[os.fsencode(p) for p in paths],
+        size=np.full(n, 10), mtime_ns=np.array(mtimes), is_text=np.ones(n, bool), encoding=["utf-8"] * n,
+        checksum=ck, partial=np.zeros(n, np.int64), content_hash=ck, simhash=np.zeros(n, np.uint64),
+        fp_count=np.ones(n, np.int64), units=np.ones(n, np.int64),
+    )
+
+
+def test_query_file_outside_the_index(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    _mixed_tree(root)
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    doc2 = (root / "doc2.txt").read_text()
+    q = outside / "q.txt"
+    # A new file quoting most of doc2 in the middle of unrelated text.
+    q.write_text(words(5000, 200) + "\n" + doc2[: len(doc2) * 3 // 4] + "\n" + words(5001, 200))
+    with Index.open(idx, readonly=True) as ix:
+        res = query(ix, q, min_similarity=0)
+        assert res, "the quoted file must be found"
+        top = res[0]
+        assert top.a_path == str(q) and top.a_id == -1 and top.b_path == str(root / "doc2.txt")
+        assert top.containment_b > 50 and top.kind == "contained"
+        # Scores equal set arithmetic on the stored fingerprints (no common values here).
+        from simscan.fingerprint import fingerprint_file
+        from simscan.similarity.compare import fingerprint_set
+
+        qs = set(fingerprint_set(fingerprint_file(q)).tolist())
+        _ids, _off, vals = ix.fingerprints([top.b_id], kind=SCORE_KIND)
+        bs = set(vals.tolist())
+        assert top.containment_a == pytest.approx(100 * len(qs & bs) / len(qs), abs=1e-3)
+        assert top.resemblance == pytest.approx(100 * len(qs & bs) / len(qs | bs), abs=1e-3)
+        # Querying an indexed file: itself is left out, its copy is found as exact.
+        res = query(ix, root / "doc3.txt")
+        assert str(root / "doc3.txt") not in {p.b_path for p in res}
+        assert any(p.b_path == str(root / "copy_of_doc3.txt") and p.kind == "exact" for p in res)
+        assert all(p.a_id > 0 for p in res)
+        # A file sharing nothing: no result.
+        (outside / "new.txt").write_text(words(4242, 300))
+        assert query(ix, outside / "new.txt") == []
+
+
+def test_default_threshold_is_a_percentage() -> None:
+    assert 0 < DEFAULT_MIN_SIMILARITY < 100
+
+
+# ----------------------------------------------------------------- vectorised helpers
+
+
+def test_pairs_in_runs_equals_itertools() -> None:
+    rng = np.random.default_rng(3)
+    keys = np.sort(rng.integers(0, 40, 300))
+    starts, lengths = run_bounds(keys)
+    got = set()
+    for i, j in pairs_in_runs(starts, lengths, max_pairs=97):
+        got.update(zip(i.tolist(), j.tolist()))
+    want = {(i, j) for i, j in itertools.combinations(range(keys.size), 2) if keys[i] == keys[j]}
+    assert got == want
+
+
+def test_intersect_counts_equals_sets() -> None:
+    rng = np.random.default_rng(4)
+    sets = [np.unique(rng.integers(0, 200, rng.integers(0, 60))).astype(np.uint64) for _ in range(30)]
+    offsets = np.zeros(31, np.int64)
+    offsets[1:] = np.cumsum([s.size for s in sets])
+    values = np.concatenate(sets)
+    a = rng.integers(0, 30, 200)
+    b = rng.integers(0, 30, 200)
+    got = intersect_counts(offsets, values, a, b, batch=50)
+    want = [len(set(sets[x].tolist()) & set(sets[y].tolist())) for x, y in zip(a, b)]
+    assert got.tolist() == want
+
+
+def test_popcount() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2**63, 1000, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, 1000, dtype=np.uint64)
+    assert popcount64(x).tolist() == [int(v).bit_count() for v in x]

@@ -1,0 +1,34 @@
+"""Shared helpers of the similarity tests: real files fingerprinted into a real SQLite index."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+from simscan.fingerprint import fingerprint_file
+from simscan.index import FileRecord, Index
+
+
+def write_index(index_path: Path, files: list[Path]) -> None:
+    """Fingerprint ``files`` and store them with the index's writer API."""
+    recs = []
+    for p in files:
+        st = os.stat(p)
+        recs.append(FileRecord.from_fingerprints(os.fsencode(p), st.st_dev, st.st_ino, st.st_mtime_ns,
+                                                 fingerprint_file(p)))
+    with Index.open(index_path) as ix:
+        ix.write_files(recs)
+
+
+def index_tree(index_path: Path, root: Path) -> list[Path]:
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    write_index(index_path, files)
+    return files
+
+
+def words(seed: int, n: int) -> str:
+    """n pseudo-random words (deterministic), a text no two seeds share by chance."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return " ".join("".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(n))
