@@ -462,7 +462,13 @@ class Index:
                 )
 
     def begin_run(self, roots: Sequence[bytes], options: dict[str, Any]) -> int:
+        """Record a new scan run (call with the scan lock held); returns its id.
+
+        Runs still marked "running" belong to scans that died (the lock is ours now): they are
+        marked "killed", their finished batches stay in the index.
+        """
         with self.atomic() as c:
+            c.execute("UPDATE runs SET status = 'killed' WHERE status = 'running'")
             cur = c.execute(
                 "INSERT INTO runs(started_at, status, roots, options) VALUES (?, 'running', ?, ?)",
                 (time.time(), json.dumps([os.fsdecode(r) for r in roots]), json.dumps(options, sort_keys=True)),

@@ -1,0 +1,120 @@
+"""Crash safety: ``kill -9`` in the middle of a scan, and Ctrl-C in the CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simscan.index import Index
+from simscan.scanner import ScanRequest, run_scan
+from tests.helpers_tree import make_tree
+
+REPO = Path(__file__).resolve().parents[1]
+
+_SLOW_SCAN = """
+import sys
+from pathlib import Path
+import simscan.scanner as s
+s.COMMIT_FILES = 40          # many small commits, so the kill lands between and inside them
+s.COMMIT_SECONDS = 0.02
+s.BATCH_FILES = 20
+s.INLINE_MAX_FILES = 0
+from simscan.scanner import ScanRequest, run_scan
+{call}
+"""
+
+
+def _wait_for_rows(idx: Path, proc: subprocess.Popen, at_least: int, timeout: float = 60.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the scan finished before it could be interrupted"
+        if idx.exists():
+            try:
+                with Index.open(idx, readonly=True) as ro:
+                    n = len(ro.files())
+                if n >= at_least:
+                    return n
+            except Exception:  # noqa: BLE001, S110 - not created or migrated yet: keep polling
+                pass
+        time.sleep(0.01)
+    raise AssertionError("no commit seen")
+
+
+def _snapshot(idx: Path) -> dict[bytes, tuple]:
+    """Everything stored per path (ids aside): the row, the fingerprints and the posted ones."""
+    with Index.open(idx, readonly=True) as ix:
+        c = ix.connection
+        rows = c.execute(
+            "SELECT id, path, device, inode, size, mtime_ns, is_text, encoding, checksum, partial, content_hash,"
+            " simhash, fp_count, units, algorithm_version, error FROM files"
+        ).fetchall()
+        fps = dict(c.execute("SELECT file_id, fps FROM fingerprints").fetchall())
+        post: dict[int, list[int]] = {}
+        for fp, fid in c.execute("SELECT fp, file_id FROM postings ORDER BY fp"):
+            post.setdefault(fid, []).append(fp)
+    return {r[1]: (r[2:], fps.get(r[0]), tuple(post.get(r[0], ()))) for r in rows}
+
+
+@pytest.mark.slow
+def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path):
+    root = tmp_path / "tree"
+    make_tree(root, 3000, per_dir=100, binary_every=11)
+    idx = tmp_path / "killed.db"
+    call = f"run_scan(ScanRequest([Path({str(root)!r})], index_path=Path({str(idx)!r}), jobs=2))"
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_SCAN.format(call=call)], cwd=REPO, start_new_session=True)
+    try:
+        n = _wait_for_rows(idx, proc, 200)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the scanner, its fork server and its workers
+        proc.wait(10)
+    assert 200 <= n < 3000
+    with sqlite3.connect(idx) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    r = run_scan(ScanRequest([root], index_path=idx, jobs=2))
+    assert r.files_seen == 3000 and r.files_read + r.files_unchanged == 3000 and r.files_unchanged >= n
+    fresh = tmp_path / "fresh.db"
+    run_scan(ScanRequest([root], index_path=fresh, jobs=2))
+    a, b = _snapshot(idx), _snapshot(fresh)
+    assert a.keys() == b.keys() and len(a) == 3000
+    for path in a:
+        assert a[path] == b[path], path
+    with Index.open(idx, readonly=True) as ix:
+        statuses = [run["status"] for run in ix.runs(5)]
+    assert statuses == ["done", "killed"]
+
+
+def test_ctrl_c_in_the_cli_exits_130_and_keeps_work(tmp_path: Path):
+    root = tmp_path / "tree"
+    make_tree(root, 2500, per_dir=100)
+    idx = tmp_path / "i.db"
+    call = (
+        f"from simscan.cli import main; sys.exit(main(['scan', {str(root)!r}, '--index', {str(idx)!r}, '--jobs', '2']))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_SCAN.format(call=call)], cwd=REPO, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        n = _wait_for_rows(idx, proc, 100)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    with sqlite3.connect(idx) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        kept = c.execute("SELECT count(*) FROM files").fetchone()[0]
+        status = c.execute("SELECT status FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0]
+    assert kept >= n and status == "interrupted"
+    r = run_scan(ScanRequest([root], index_path=idx, jobs=1))
+    assert r.files_unchanged == kept and r.files_read == 2500 - kept
+    with Index.open(idx, readonly=True) as ix:
+        assert len(ix.files()) == 2500
