@@ -1,0 +1,74 @@
+"""Start the window: ``simscan-gui [ROOT...] [--index PATH]`` (also ``simscan gui``).
+
+Roots given on the command line are added to the folder list and scanned at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import resources
+
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import QApplication
+
+from simscan import __version__
+
+
+def app_icon() -> QIcon:
+    """The application icon, from the package (SVG, with a PNG for platforms without the SVG plugin)."""
+    icon = QIcon()
+    base = resources.files("simscan.gui") / "icons"
+    for name in ("simscan.svg", "simscan.png"):
+        res = base / name
+        if res.is_file():
+            pm = QPixmap()
+            if pm.loadFromData(res.read_bytes()):
+                icon.addPixmap(pm)
+    return icon
+
+
+def ensure_app(argv: Sequence[str] | None = None) -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(list(argv) if argv is not None else [sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setOrganizationName("simscan")
+    app.setApplicationName("simscan")
+    app.setApplicationDisplayName("simscan")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("simscan")
+    app.setWindowIcon(app_icon())
+    return app
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="simscan-gui", description="The simscan window.")
+    p.add_argument("roots", nargs="*", metavar="ROOT", help="folders to add and scan at once")
+    p.add_argument("--index", metavar="PATH", help="index file (default: $SIMSCAN_INDEX or the data folder)")
+    return p
+
+
+def run(roots: Sequence[str] = (), index: str | None = None) -> int:
+    from simscan.gui.dialogs import install_excepthook
+    from simscan.gui.mainwindow import MainWindow
+
+    app = ensure_app()
+    install_excepthook()
+    win = MainWindow(index_path=index, roots=roots)
+    win.show()
+    if roots:
+        from PySide6.QtCore import QTimer
+
+        QTimer.singleShot(0, win.start_scan)
+    return int(app.exec())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(args.roots, args.index)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

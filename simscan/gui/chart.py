@@ -1,0 +1,143 @@
+"""A histogram of pair similarities, drawn with QPainter (no QtCharts: simscan ships
+PySide6-Essentials).  Bars at or above the threshold use the palette's highlight colour, the
+rest a muted one; a click sets the threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QHelpEvent, QMouseEvent, QPainter, QPalette, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from simscan.gui.widgets import blend
+
+#: Bin width in percent.  5 % gives 16 bars over the default 20–100 % range: enough to see the
+#: shape (a peak of copies at 100 %, a tail of partial matches) at 250 px wide.
+BIN = 5.0
+
+
+class SimilarityHistogram(QWidget):
+    """Counts of pairs per 5 % similarity bin, from ``floor`` to 100 %."""
+
+    thresholdPicked = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._counts = np.zeros(0, np.int64)
+        self._floor = 0.0
+        self._threshold = 0.0
+        self.setMinimumHeight(120)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.setMouseTracking(True)
+        self.setToolTip(self.tr("Pairs of files by similarity. Click to set the threshold."))
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+
+    def sizeHint(self) -> QSize:
+        return QSize(260, 150)
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self._counts
+
+    def set_data(self, best_scores: np.ndarray, floor: float, threshold: float) -> None:
+        """best_scores: each pair's best score (percent)."""
+        self._floor = float(np.floor(floor / BIN) * BIN)
+        edges = np.arange(self._floor, 100.0 + BIN, BIN)
+        edges[-1] = 100.0 + 1e-9  # 100 % belongs to the last bin
+        self._counts = np.histogram(np.asarray(best_scores, dtype=np.float64), bins=edges)[0].astype(np.int64)
+        self._threshold = threshold
+        self.update()
+
+    def set_threshold(self, threshold: float) -> None:
+        self._threshold = threshold
+        self.update()
+
+    def _plot_rect(self) -> QRectF:
+        fm = QFontMetrics(self.font())
+        return QRectF(self.rect()).adjusted(6, fm.height() + 6, -6, -(fm.height() + 6))
+
+    def _bin_at(self, x: float) -> int:
+        r = self._plot_rect()
+        n = len(self._counts)
+        if n == 0 or not r.left() <= x <= r.right():
+            return -1
+        return min(n - 1, int((x - r.left()) / r.width() * n))
+
+    def paintEvent(self, event: Any) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        text = pal.color(QPalette.ColorRole.WindowText)
+        muted = pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText)
+        accent = pal.color(QPalette.ColorRole.Highlight)
+        below = blend(pal.color(QPalette.ColorRole.Window), muted, 0.55)
+        fm = QFontMetrics(self.font())
+        r = self._plot_rect()
+        p.setPen(text)
+        total = int(self._counts.sum())
+        p.drawText(
+            QRectF(self.rect()).adjusted(6, 2, -6, 0),
+            int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop),
+            self.tr("Pairs by similarity") + (f"  ({total:,})" if total else ""),
+        )
+        n = len(self._counts)
+        if n == 0 or total == 0:
+            p.setPen(muted)
+            p.drawText(r, int(Qt.AlignmentFlag.AlignCenter), self.tr("No similar pairs yet"))
+            p.end()
+            return
+        # Square-root scale: one bin of 10,000 exact copies must not flatten a tail of 20 pairs.
+        top = float(np.sqrt(self._counts.max()))
+        w = r.width() / n
+        for i, c in enumerate(self._counts.tolist()):
+            if c == 0:
+                continue
+            h = max(2.0, r.height() * np.sqrt(c) / top)
+            lo = self._floor + i * BIN
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(accent if lo + BIN > self._threshold else below)
+            p.drawRoundedRect(QRectF(r.left() + i * w + 1, r.bottom() - h, max(1.0, w - 2), h), 2, 2)
+        # Threshold marker.
+        x = r.left() + (self._threshold - self._floor) / (100.0 - self._floor) * r.width()
+        pen = QPen(text)
+        pen.setStyle(Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        p.drawLine(QPointF(x, r.top() - 2), QPointF(x, r.bottom()))
+        # Axis.
+        p.setPen(muted)
+        p.drawLine(QPointF(r.left(), r.bottom()), QPointF(r.right(), r.bottom()))
+        p.setPen(text)
+        ty = r.bottom() + 3
+        p.drawText(QRectF(r.left(), ty, 60, fm.height()), int(Qt.AlignmentFlag.AlignLeft), f"{self._floor:.0f} %")
+        p.drawText(QRectF(r.right() - 60, ty, 60, fm.height()), int(Qt.AlignmentFlag.AlignRight), "100 %")
+        label = f"≥ {self._threshold:.0f} %"
+        lw = fm.horizontalAdvance(label) + 4
+        lx = min(max(x - lw / 2, r.left() + 40), r.right() - 40 - lw)
+        p.drawText(QRectF(lx, ty, lw, fm.height()), int(Qt.AlignmentFlag.AlignCenter), label)
+        p.end()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            r = self._plot_rect()
+            if r.width() > 0 and len(self._counts):
+                frac = (event.position().x() - r.left()) / r.width()
+                value = self._floor + max(0.0, min(1.0, frac)) * (100.0 - self._floor)
+                self.thresholdPicked.emit(round(value))
+        super().mousePressEvent(event)
+
+    def event(self, e: Any) -> bool:
+        if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
+            i = self._bin_at(e.pos().x())
+            if i >= 0:
+                lo = self._floor + i * BIN
+                QToolTip.showText(
+                    e.globalPos(),
+                    self.tr("{0} pairs between {1:.0f} % and {2:.0f} %").format(
+                        int(self._counts[i]), lo, min(100.0, lo + BIN)
+                    ),
+                    self,
+                )
+                return True
+        return super().event(e)

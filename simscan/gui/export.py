@@ -1,0 +1,154 @@
+"""Export the shown results to CSV, JSON or HTML.
+
+* CSV is safe to open in a spreadsheet: a text cell starting with ``=``, ``+``, ``-``, ``@``
+  (or a tab / carriage return, which some spreadsheets strip before looking) is prefixed with
+  an apostrophe so it is never evaluated as a formula (OWASP "CSV injection").
+* JSON is one document: ``{"threshold": …, "groups": [{"kind", "reference", "reclaimable_bytes",
+  "members": [{"path", "similarity", "kind", "size", "modified", "encoding", "reference", "marked"}]}]}``.
+* HTML is a standalone page; every path is escaped.
+
+Paths that are not valid UTF-8 keep their bytes in CSV (surrogateescape) and are
+``\\u``-escaped in JSON (ASCII output), so no file name is lost.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from simscan.gui.models import KINDS, Snapshot
+
+CSV_COLUMNS = ["group", "group_kind", "role", "path", "similarity", "kind", "size", "modified", "encoding", "marked"]
+_DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(cell: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula."""
+    if isinstance(cell, str) and cell.startswith(_DANGEROUS):
+        return "'" + cell
+    return cell
+
+
+def _iso(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
+
+
+def rows(snap: Snapshot, groups: Iterable[int], marked: frozenset[int] | set[int]) -> Iterator[dict[str, Any]]:
+    """One dict per member of each group (reference first); ``group`` numbers from 1."""
+    for n, g in enumerate(groups, 1):
+        g = int(g)
+        for m in range(snap.l_start[g], snap.l_start[g + 1]):
+            sim = snap.l_sim[m]
+            yield {
+                "group": n,
+                "group_kind": KINDS[snap.l_g_kind[g]],
+                "role": "reference" if snap.l_is_ref[m] else "member",
+                "path": snap.paths[m],
+                "similarity": None if math.isnan(sim) else round(sim, 2),
+                "kind": "reference" if snap.l_is_ref[m] else KINDS[snap.l_kind[m]],
+                "size": snap.l_size[m],
+                "modified": _iso(snap.l_mtime[m]),
+                "encoding": snap.encodings[m] or ("" if snap.is_text[m] else "binary"),
+                "marked": snap.l_file_id[m] in marked,
+            }
+
+
+def write_csv(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
+    """Returns the number of rows written."""
+    n = 0
+    # utf-8-sig: spreadsheets then detect UTF-8; surrogateescape keeps undecodable names' bytes.
+    with open(path, "w", newline="", encoding="utf-8-sig", errors="surrogateescape") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for r in rows(snap, groups, marked):
+            r = dict(r, similarity="" if r["similarity"] is None else r["similarity"], marked="yes" if r["marked"] else "")
+            w.writerow([neutralise(r[c]) for c in CSV_COLUMNS])
+            n += 1
+    return n
+
+
+def to_json(snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    for r in rows(snap, groups, marked):
+        if r["role"] == "reference":
+            g = int(r["group"])
+            out.append(
+                {
+                    "group": g,
+                    "kind": r["group_kind"],
+                    "reference": r["path"],
+                    "reclaimable_bytes": 0,
+                    "members": [],
+                }
+            )
+        else:
+            out[-1]["reclaimable_bytes"] += r["size"]
+        member = {k: r[k] for k in ("path", "similarity", "kind", "size", "modified", "encoding", "marked")}
+        member["reference"] = r["role"] == "reference"
+        out[-1]["members"].append(member)
+    return {"threshold": snap.threshold, "groups": out}
+
+
+def write_json(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
+    doc = to_json(snap, groups, marked)
+    with open(path, "w", encoding="ascii") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=True)
+        f.write("\n")
+    return len(doc["groups"])
+
+
+_HTML_HEAD = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+:root {{ color-scheme: light dark; }}
+body {{ font-family: system-ui, sans-serif; margin: 2em; }}
+table {{ border-collapse: collapse; width: 100%; }}
+th, td {{ text-align: left; padding: .25em .6em; border-bottom: 1px solid #8884; }}
+td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+tr.group td {{ font-weight: bold; padding-top: 1em; }}
+tr.ref td.path {{ font-weight: bold; }}
+</style></head><body>
+<h1>{title}</h1>
+<p>{summary}</p>
+<table><thead><tr><th>Path</th><th>Similarity</th><th>Kind</th><th>Size (bytes)</th><th>Modified (UTC)</th>
+<th>Encoding</th><th>Marked</th></tr></thead><tbody>
+"""
+
+
+def write_html(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
+    e = html.escape
+    groups = [int(g) for g in groups]
+    reclaim = int(snap.g_reclaim[np.asarray(groups, dtype=np.int64)].sum()) if groups else 0
+    parts = [
+        _HTML_HEAD.format(
+            title=e("simscan results"),
+            summary=e(
+                f"{len(groups)} groups at ≥ {snap.threshold:.0f} % similarity; {reclaim:,} bytes reclaimable by keeping "
+                "only each group's reference."
+            ),
+        )
+    ]
+    for r in rows(snap, groups, marked):
+        if r["role"] == "reference":
+            parts.append(f'<tr class="group"><td colspan="7">Group {r["group"]} — {e(r["group_kind"])}</td></tr>\n')
+        sim = "" if r["similarity"] is None else f'{r["similarity"]:.1f} %'
+        parts.append(
+            f'<tr class="{"ref" if r["role"] == "reference" else "member"}"><td class="path">{e(r["path"])}</td>'
+            f'<td class="num">{e(sim)}</td><td>{e(r["kind"])}</td><td class="num">{r["size"]:,}</td>'
+            f'<td>{e(r["modified"])}</td><td>{e(r["encoding"])}</td><td>{"✔" if r["marked"] else ""}</td></tr>\n'
+        )
+    parts.append("</tbody></table></body></html>\n")
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+        f.write("".join(parts))
+    return len(groups)
+
+
+WRITERS = {"csv": write_csv, "json": write_json, "html": write_html}

@@ -1,0 +1,186 @@
+"""The work the window hands to workers: plain functions over the core API.
+
+Each takes its inputs by value, a progress sink and a cancel token, and returns a frozen
+result; none touches a widget (they run on pool threads, see ``workers``).  Each opens its own
+:class:`~simscan.index.Index` (one connection per thread; WAL lets a load read while a scan
+writes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simscan.gui.models import Snapshot
+from simscan.index import FileTable, Index
+from simscan.progress import Cancelled, CancelToken, Progress
+from simscan.scanner import ScanRequest, ScanResult, run_scan
+from simscan.similarity import DEFAULT_MIN_SIMILARITY, Pair, compare, find_pairs, group_pairs
+
+Sink = Callable[[Progress], None]
+
+#: Pairs are found once at this floor (percent) and kept in memory; the threshold slider then
+#: regroups them (group_pairs) without reading the index.  It is the similarity layer's
+#: default threshold, chosen on the evaluation corpus: lower values mostly add noise.
+PAIR_FLOOR = DEFAULT_MIN_SIMILARITY
+
+
+@dataclass(frozen=True)
+class Results:
+    """Everything the window shows about one index, read at one moment."""
+
+    index_path: Path
+    exists: bool  # False: no index yet (nothing scanned)
+    files: FileTable | None = field(repr=False)
+    pairs: list[Pair] = field(repr=False)
+    best: np.ndarray = field(repr=False)  # each pair's best score (percent), for the histogram
+    snapshot: Snapshot = field(repr=False)
+    n_files: int = 0
+
+
+def _check(cancel: CancelToken) -> None:
+    if cancel.cancelled:
+        raise Cancelled()
+
+
+def group(
+    files: FileTable | None,
+    pairs: Sequence[Pair],
+    threshold: float,
+    reference_roots: Sequence[str],
+    preferred: Sequence[int] = (),
+) -> Snapshot:
+    """Groups at ``threshold`` (percent) as a Snapshot; ``preferred`` file ids become their
+    group's reference ("make reference")."""
+    if files is None or len(files) == 0:
+        return Snapshot.empty(threshold)
+    groups = group_pairs(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots))
+    return Snapshot.from_groups(groups, threshold, preferred)
+
+
+def load(
+    index_path: Path,
+    threshold: float,
+    reference_roots: Sequence[str],
+    preferred: Sequence[int],
+    progress: Sink,
+    cancel: CancelToken,
+) -> Results:
+    """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``."""
+    if not index_path.exists():
+        return Results(index_path, False, None, [], np.zeros(0), Snapshot.empty(threshold))
+    progress(Progress("load", message=str(index_path)))
+    with Index.open(index_path, readonly=True) as idx:
+        files = idx.files()
+        _check(cancel)
+        pairs = find_pairs(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel)
+    _check(cancel)
+    progress(Progress("groups", files_done=0, files_total=len(pairs)))
+    snap = group(files, pairs, threshold, reference_roots, preferred)
+    _check(cancel)
+    best = np.fromiter((p.best for p in pairs), dtype=np.float64, count=len(pairs))
+    return Results(index_path, True, files, pairs, best, snap, len(files))
+
+
+@dataclass(frozen=True)
+class ScanOutcome:
+    result: ScanResult
+    results: Results | None
+
+
+def scan_and_load(
+    request: ScanRequest,
+    threshold: float,
+    reference_roots: Sequence[str],
+    preferred: Sequence[int],
+    progress: Sink,
+    cancel: CancelToken,
+) -> ScanOutcome:
+    """Scan, then read the results (unless cancelled: the window then reloads what was kept)."""
+    result = run_scan(request, progress=progress, cancel=cancel)
+    if result.cancelled or cancel.cancelled:
+        return ScanOutcome(result, None)
+    assert request.index_path is not None
+    return ScanOutcome(result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel))
+
+
+@dataclass(frozen=True)
+class TrashOutcome:
+    trashed: list[str]  # moved to the trash
+    missing: list[str]  # already gone (forgotten by the index too)
+    failed: list[tuple[str, str]]  # (path, reason): left where they are
+    results: Results | None
+
+
+def trash_dir_ready() -> None:
+    """Make sure the user's data folder exists: Qt's freedesktop trash lives in it and fails
+    (rather than creating it) when it is missing."""
+    from PySide6.QtCore import QStandardPaths
+
+    data = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+    if data:
+        os.makedirs(data, exist_ok=True)
+
+
+def move_to_trash(path: str) -> tuple[bool, str]:
+    """(moved, reason) using Qt's QFile.moveToTrash — the platform trash, never a delete."""
+    from PySide6.QtCore import QFile
+
+    f = QFile(path)
+    if f.moveToTrash():
+        return True, ""
+    return False, f.errorString()
+
+
+def trash(
+    paths: Sequence[str],
+    index_path: Path,
+    threshold: float,
+    reference_roots: Sequence[str],
+    preferred: Sequence[int],
+    progress: Sink,
+    cancel: CancelToken,
+) -> TrashOutcome:
+    """Move ``paths`` to the trash, forget them (and those already gone) in the index, reload.
+
+    Not cancellable half-way on purpose: the index must learn about every file that moved.
+    """
+    trashed: list[str] = []
+    missing: list[str] = []
+    failed: list[tuple[str, str]] = []
+    trash_dir_ready()
+    for i, p in enumerate(paths):
+        progress(Progress("trash", files_done=i, files_total=len(paths), current=p))
+        if not os.path.lexists(p):
+            missing.append(p)
+            continue
+        ok, reason = move_to_trash(p)
+        if ok:
+            trashed.append(p)
+        else:
+            failed.append((p, reason))
+    gone = trashed + missing
+    if gone:
+        with Index.open(index_path) as idx:
+            idx.remove_paths([os.fsencode(p) for p in gone])
+    # Pairs are re-found rather than patched: copies of a file are paired with their class's
+    # representative only, so removing a representative changes which pairs exist.
+    results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken())
+    return TrashOutcome(trashed, missing, failed, results)
+
+
+@dataclass(frozen=True)
+class PreviewRequest:
+    ref_path: str
+    sel_path: str
+    ref_info: Any
+    sel_info: Any
+
+
+def compare_files(req: PreviewRequest, progress: Sink, cancel: CancelToken) -> tuple[PreviewRequest, Any]:
+    return req, compare(req.ref_path, req.sel_path)

@@ -1,0 +1,997 @@
+"""The main window: where to scan, scan progress, results, preview, actions.
+
+Threading: every call into the core runs as a :class:`~simscan.gui.workers.Job` (scan, load,
+regroup, compare, trash); this module only builds requests, starts jobs and swaps in their
+results.  Never call a widget from a job function.  Results older than the newest job of
+their kind are dropped (``JobRunner`` slots), so a slow preview never overwrites a newer one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QIcon,
+    QKeySequence,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QSplitter,
+    QStyle,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from simscan.errors import SimscanError
+from simscan.gui import dialogs, jobs
+from simscan.gui.chart import SimilarityHistogram
+from simscan.gui.export import WRITERS
+from simscan.gui.models import (
+    COL_ENCODING,
+    COL_KIND,
+    COL_MODIFIED,
+    COL_PATH,
+    COL_SIMILARITY,
+    COL_SIZE,
+    KIND_FILTERS,
+    Folder,
+    FolderModel,
+    IsGroupRole,
+    ResultsModel,
+    ResultsProxy,
+    Snapshot,
+    format_size,
+)
+from simscan.gui.preview import FileInfo, PreviewWidget
+from simscan.gui.widgets import MessageBar, PlaceholderListView, ResultsView, SimilarityBarDelegate
+from simscan.gui.workers import JobRunner
+from simscan.index import IndexCorrupt, default_index_path, move_aside
+from simscan.progress import Progress
+from simscan.scanner import ScanRequest
+
+ORGANIZATION = "simscan"
+APPLICATION = "simscan"
+#: Settle time (ms) of the threshold slider before regrouping: moves faster than this are
+#: merged into one regroup.  The histogram and the label follow every move at once.
+REGROUP_DELAY_MS = 120
+
+
+def make_settings() -> QSettings:
+    """simscan's settings, always in an INI file (tests point it elsewhere with
+    ``QSettings.setPath(IniFormat, UserScope, tmp)``)."""
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+
+
+def open_url(url: QUrl) -> bool:
+    """Open with the desktop's default program (replaced in tests)."""
+    return QDesktopServices.openUrl(url)
+
+
+PHASES = {
+    "walk": "Finding files",
+    "read": "Reading",
+    "done": "Finishing",
+    "load": "Opening the index",
+    "pairs": "Comparing",
+    "candidates": "Comparing",
+    "scores": "Comparing",
+    "groups": "Grouping",
+    "trash": "Moving to the trash",
+}
+
+
+def describe_progress(p: Progress, tr: Any = lambda s: s) -> str:
+    """One line for the status bar: phase, files, MB, rate, ETA."""
+    parts = [tr(PHASES.get(p.phase, p.phase.capitalize()))]
+    if p.files_total:
+        parts.append(tr("{0:,} of {1:,} files").format(p.files_done, p.files_total))
+    elif p.files_done:
+        parts.append(tr("{0:,} files").format(p.files_done))
+    if p.bytes_total:
+        parts.append(tr("{0} of {1}").format(format_size(p.bytes_done), format_size(p.bytes_total)))
+    elif p.bytes_done:
+        parts.append(format_size(p.bytes_done))
+    if p.rate_bytes_s > 0 and p.phase == "read":
+        parts.append(tr("{0}/s").format(format_size(int(p.rate_bytes_s))))
+    if p.eta_s is not None and p.phase == "read":
+        s = round(p.eta_s)
+        parts.append(tr("about {0} left").format(f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"))
+    return " · ".join(parts)
+
+
+class MainWindow(QMainWindow):
+    """The simscan window.  Signals let tests (and the screenshot script) wait for work."""
+
+    resultsLoaded = Signal()  # a snapshot was swapped in
+    scanFinished = Signal(object)  # ScanResult, or None when cancelled
+    previewShown = Signal()
+    trashFinished = Signal(object)  # jobs.TrashOutcome
+    errorShown = Signal(str)
+
+    def __init__(
+        self,
+        index_path: Path | str | None = None,
+        roots: Sequence[str] = (),
+        settings: QSettings | None = None,
+        autoload: bool = True,
+    ) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else make_settings()
+        self.runner = JobRunner(self)
+        self.results: jobs.Results | None = None
+        self.preferred_refs: list[int] = []
+        self._closing = False
+        self.setWindowTitle(self.tr("simscan — similar files"))
+        self.setAcceptDrops(True)
+        last = self.settings.value("index/last", "", str)
+        self.index_path = Path(index_path) if index_path else (Path(last) if last else default_index_path())
+
+        self._build_actions()
+        self._build_ui()
+        self._restore_settings()
+        if roots:
+            self.folders.add(roots)
+        self._update_actions()
+        if autoload:
+            QTimer.singleShot(0, self.load_results)
+
+    # ------------------------------------------------------------------ construction
+    def _action(
+        self, text: str, slot: Any, shortcut: Any = None, icon: QStyle.StandardPixmap | None = None, tip: str = ""
+    ) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+            a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        if icon is not None:
+            a.setIcon(self.style().standardIcon(icon))
+        if tip:
+            a.setToolTip(tip)
+            a.setStatusTip(tip)
+        a.triggered.connect(slot)
+        self.addAction(a)
+        return a
+
+    def _build_actions(self) -> None:
+        sp = QStyle.StandardPixmap
+        tr = self.tr
+        self.act_add = self._action(tr("&Add Folder…"), self.add_folder_dialog, "Ctrl+O", sp.SP_DirOpenIcon,
+                                    tr("Add a folder to scan"))
+        self.act_scan = self._action(tr("&Scan"), self.start_scan, "Ctrl+R", sp.SP_BrowserReload,
+                                     tr("Scan the folders (only what changed is read again)"))
+        self.act_cancel = self._action(tr("&Cancel"), self.cancel_work, "Esc", sp.SP_BrowserStop,
+                                       tr("Stop the scan; what was read is kept"))
+        self.act_open = self._action(tr("&Open"), self.open_current, None, sp.SP_FileIcon,
+                                     tr("Open the file with its default program (Enter)"))
+        self.act_reveal = self._action(tr("Show in &Folder"), self.reveal_current, "Ctrl+Shift+O", sp.SP_DirIcon,
+                                       tr("Open the folder holding the file"))
+        self.act_copy = self._action(tr("&Copy Path"), self.copy_path, QKeySequence.StandardKey.Copy, None,
+                                     tr("Copy the selected files' paths"))
+        self.act_mark = self._action(tr("&Mark / Unmark"), self.toggle_mark_selection, None, None,
+                                     tr("Mark the selected files for the trash (Space)"))
+        self.act_mark_dupes = self._action(tr("Mark All but &Reference"), self.mark_all_but_reference, "Ctrl+M",
+                                           sp.SP_DialogApplyButton,
+                                           tr("Mark every file of the shown groups except its reference"))
+        self.act_unmark_all = self._action(tr("&Unmark All"), self.unmark_all, "Ctrl+Shift+M", None,
+                                           tr("Clear all marks"))
+        self.act_make_ref = self._action(tr("Make Re&ference"), self.make_reference, "Ctrl+E", None,
+                                         tr("Keep this file as its group's original"))
+        self.act_trash = self._action(tr("Move Marked to &Trash…"), self.trash_marked, QKeySequence.StandardKey.Delete,
+                                      sp.SP_TrashIcon, tr("Move the marked files to the trash (Del)"))
+        self.act_export = self._action(tr("&Export Results…"), self.export_dialog, "Ctrl+S", sp.SP_DialogSaveButton,
+                                       tr("Save the shown results as CSV, JSON or HTML"))
+        self.act_find = self._action(tr("&Find"), self.focus_search, QKeySequence.StandardKey.Find, None,
+                                     tr("Search the results by path (Ctrl+F)"))
+        self.act_open_index = self._action(tr("Open &Index…"), self.open_index_dialog, None, None,
+                                           tr("Use another index file"))
+        self.act_quit = self._action(tr("&Quit"), self.close, QKeySequence.StandardKey.Quit, None)
+        self.act_about = self._action(tr("&About simscan"), self.about, None, None)
+
+    def _build_ui(self) -> None:
+        tr = self.tr
+        mb = self.menuBar()
+        m = mb.addMenu(tr("&File"))
+        for a in (self.act_add, self.act_scan, self.act_cancel, None, self.act_open_index, self.act_export, None,
+                  self.act_quit):
+            m.addSeparator() if a is None else m.addAction(a)
+        m = mb.addMenu(tr("&Edit"))
+        for a in (self.act_find, None, self.act_mark, self.act_mark_dupes, self.act_unmark_all, self.act_make_ref,
+                  None, self.act_trash):
+            m.addSeparator() if a is None else m.addAction(a)
+        m = mb.addMenu(tr("F&ile Actions"))
+        m.setTitle(tr("&Selection"))
+        for a in (self.act_open, self.act_reveal, self.act_copy):
+            m.addAction(a)
+        mb.addMenu(tr("&Help")).addAction(self.act_about)
+
+        tb = QToolBar(tr("Main"))
+        tb.setObjectName("main_toolbar")
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        tb.setMovable(False)
+        for a in (self.act_add, self.act_scan, self.act_cancel, None, self.act_mark_dupes, self.act_trash, None,
+                  self.act_export):
+            tb.addSeparator() if a is None else tb.addAction(a)
+        self.addToolBar(tb)
+
+        # -- left: where to scan, filters, the picture
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(6, 6, 6, 6)
+        title = QLabel(tr("Folders to scan"))
+        f = title.font()
+        f.setBold(True)
+        title.setFont(f)
+        ll.addWidget(title)
+        self.folders = FolderModel(self)
+        self.folder_view = PlaceholderListView(tr("Drop folders here, or click Add."))
+        self.folder_view.setModel(self.folders)
+        self.folder_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.folder_view.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly)
+        self.folder_view.setAcceptDrops(True)
+        self.folder_view.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        self.folder_view.setToolTip(tr("Tick a folder to make it a reference folder: its files are the originals."))
+        ll.addWidget(self.folder_view, 1)
+        row = QHBoxLayout()
+        b_add = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), tr("Add…"))
+        b_add.clicked.connect(self.add_folder_dialog)
+        self.b_remove = QPushButton(tr("Remove"))
+        self.b_remove.clicked.connect(self.remove_selected_folders)
+        row.addWidget(b_add)
+        row.addWidget(self.b_remove)
+        row.addStretch(1)
+        ll.addLayout(row)
+        hint = QLabel(tr("☑ = reference folder (its files are kept as the originals)"))
+        hint.setWordWrap(True)
+        hint.setForegroundRole(hint.foregroundRole().PlaceholderText)
+        ll.addWidget(hint)
+
+        box = QGroupBox(tr("Filters"))
+        form = QFormLayout(box)
+        self.exclude_edit = QLineEdit()
+        self.exclude_edit.setPlaceholderText(tr("e.g. *.tmp; .git; node_modules"))
+        self.exclude_edit.setToolTip(tr("Names or paths to skip, as glob patterns separated by ';'"))
+        self.exclude_edit.setClearButtonEnabled(True)
+        self.hidden_check = QCheckBox(tr("Include hidden files"))
+        self.min_size_spin = QSpinBox()
+        self.min_size_spin.setRange(0, 10_000_000)
+        self.min_size_spin.setSuffix(tr(" KB"))
+        self.min_size_spin.setToolTip(tr("Skip files smaller than this (0: scan every file)"))
+        form.addRow(tr("Exclude:"), self.exclude_edit)
+        form.addRow("", self.hidden_check)
+        form.addRow(tr("Minimum size:"), self.min_size_spin)
+        ll.addWidget(box)
+
+        row = QHBoxLayout()
+        self.b_scan = QPushButton(self.act_scan.icon(), tr("Scan"))
+        self.b_scan.setDefault(True)
+        self.b_scan.clicked.connect(self.start_scan)
+        self.b_cancel = QPushButton(self.act_cancel.icon(), tr("Cancel"))
+        self.b_cancel.clicked.connect(self.cancel_work)
+        row.addWidget(self.b_scan, 1)
+        row.addWidget(self.b_cancel)
+        ll.addLayout(row)
+
+        self.chart = SimilarityHistogram()
+        self.chart.thresholdPicked.connect(lambda v: self.threshold_slider.setValue(int(v)))
+        ll.addWidget(self.chart)
+
+        # -- right: filter bar, results, preview
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(6, 6, 6, 6)
+        bar = QHBoxLayout()
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText(tr("Search paths (Ctrl+F)"))
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.textChanged.connect(lambda _t: self._search_timer.start())
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(150)
+        self._search_timer.timeout.connect(self._apply_filters)
+        self.kind_combo = QComboBox()
+        for key, label in (
+            ("all", tr("All groups")),
+            ("exact", tr("Exact copies")),
+            ("similar", tr("Similar")),
+            ("contained", tr("Contained")),
+        ):
+            self.kind_combo.addItem(label, key)
+        self.kind_combo.setToolTip(tr("Show only files of this kind"))
+        self.kind_combo.currentIndexChanged.connect(lambda _i: self._apply_filters())
+        self.threshold_slider = QSlider(Qt.Orientation.Horizontal)
+        self.threshold_slider.setRange(int(jobs.PAIR_FLOOR), 100)
+        self.threshold_slider.setPageStep(5)
+        self.threshold_slider.setValue(60)
+        self.threshold_slider.setToolTip(tr("Minimum similarity of a file to its group's reference"))
+        self.threshold_slider.setMinimumWidth(140)
+        self.threshold_label = QLabel()
+        self.threshold_label.setMinimumWidth(QLabel("≥ 100 %").sizeHint().width())
+        self.threshold_slider.valueChanged.connect(self._on_threshold_moved)
+        self._regroup_timer = QTimer(self)
+        self._regroup_timer.setSingleShot(True)
+        self._regroup_timer.setInterval(REGROUP_DELAY_MS)
+        self._regroup_timer.timeout.connect(self.regroup)
+        bar.addWidget(self.search_edit, 3)
+        bar.addWidget(QLabel(tr("Show:")))
+        bar.addWidget(self.kind_combo)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel(tr("Similarity:")))
+        bar.addWidget(self.threshold_slider, 1)
+        bar.addWidget(self.threshold_label)
+        rl.addLayout(bar)
+
+        self.message = MessageBar()
+        rl.addWidget(self.message)
+
+        self.model = ResultsModel(self)
+        self.proxy = ResultsProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.view = ResultsView()
+        self.view.setModel(self.proxy)
+        self.view.setUniformRowHeights(True)
+        self.view.setSortingEnabled(True)
+        self.view.setAlternatingRowColors(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.view.setItemDelegateForColumn(COL_SIMILARITY, SimilarityBarDelegate(self.view))
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.view.markRequested.connect(self.toggle_mark_selection)
+        self.view.openRequested.connect(self.open_current)
+        self.view.doubleClicked.connect(lambda idx: self.open_current() if not idx.data(IsGroupRole) else None)
+        self.view.selectionModel().currentRowChanged.connect(lambda cur, _prev: self._on_current_changed(cur))
+        self.view.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        hdr = self.view.header()
+        hdr.setStretchLastSection(False)
+        hdr.setSectionResizeMode(COL_PATH, QHeaderView.ResizeMode.Stretch)
+        for col, w in ((COL_SIMILARITY, 110), (COL_KIND, 90), (COL_SIZE, 85), (COL_MODIFIED, 130), (COL_ENCODING, 90)):
+            hdr.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            hdr.resizeSection(col, w)
+        hdr.setSortIndicator(COL_SIZE, Qt.SortOrder.DescendingOrder)
+        self.view.placeholder = tr("No results yet. Add folders on the left and press Scan.")
+        self.model.marksChanged.connect(self._update_summary)
+
+        self.preview = PreviewWidget()
+        self.summary_label = QLabel()
+        self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
+
+        results_box = QWidget()
+        rbl = QVBoxLayout(results_box)
+        rbl.setContentsMargins(0, 0, 0, 0)
+        rbl.addWidget(self.view, 1)
+        rbl.addWidget(self.summary_label)
+        self.right_split = QSplitter(Qt.Orientation.Vertical)
+        self.right_split.addWidget(results_box)
+        self.right_split.addWidget(self.preview)
+        self.right_split.setStretchFactor(0, 1)
+        self.right_split.setStretchFactor(1, 1)
+        self.right_split.setSizes([460, 420])
+        self.right_split.setChildrenCollapsible(False)
+        rl.addWidget(self.right_split, 1)
+
+        self.main_split = QSplitter(Qt.Orientation.Horizontal)
+        self.main_split.addWidget(left)
+        self.main_split.addWidget(right)
+        self.main_split.setStretchFactor(1, 1)
+        self.main_split.setSizes([300, 1000])
+        self.setCentralWidget(self.main_split)
+
+        sb = self.statusBar()
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setMaximumWidth(220)
+        self.progress_bar.setTextVisible(False)
+        self.progress_bar.hide()
+        self.status_label = QLabel()
+        sb.addWidget(self.status_label, 1)
+        sb.addPermanentWidget(self.progress_bar)
+        self.folders.foldersChanged.connect(self._on_folders_changed)
+        self._on_threshold_moved(self.threshold_slider.value())
+        self._update_summary()
+
+    # ------------------------------------------------------------------ settings
+    def _restore_settings(self) -> None:
+        s = self.settings
+        try:
+            raw = json.loads(s.value("scan/folders", "[]", str) or "[]")
+            self.folders.set_folders(Folder(str(p), bool(r)) for p, r in raw)
+        except (ValueError, TypeError):
+            pass  # unreadable setting: start with no folders rather than fail
+        self.exclude_edit.setText(s.value("scan/exclude", "", str))
+        self.hidden_check.setChecked(s.value("scan/hidden", False, bool))
+        self.min_size_spin.setValue(s.value("scan/min_size_kb", 0, int))
+        self.threshold_slider.setValue(s.value("results/threshold", 60, int))
+        k = self.kind_combo.findData(s.value("results/kind", "all", str))
+        self.kind_combo.setCurrentIndex(max(0, k))
+        for key, setter in (
+            ("window/geometry", self.restoreGeometry),
+            ("window/main_split", self.main_split.restoreState),
+            ("window/right_split", self.right_split.restoreState),
+        ):
+            v = s.value(key)
+            if isinstance(v, QByteArray) and not v.isEmpty():
+                setter(v)
+        if not s.contains("window/geometry"):
+            self.resize(1280, 820)
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("scan/folders", json.dumps([[f.path, f.reference] for f in self.folders.folders]))
+        s.setValue("scan/exclude", self.exclude_edit.text())
+        s.setValue("scan/hidden", self.hidden_check.isChecked())
+        s.setValue("scan/min_size_kb", self.min_size_spin.value())
+        s.setValue("results/threshold", self.threshold_slider.value())
+        s.setValue("results/kind", self.kind_combo.currentData())
+        s.setValue("index/last", str(self.index_path))
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/main_split", self.main_split.saveState())
+        s.setValue("window/right_split", self.right_split.saveState())
+        s.sync()
+
+    # ------------------------------------------------------------------ folders
+    def add_folder_dialog(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, self.tr("Add a folder to scan"), os.path.expanduser("~"))
+        if d:
+            self.folders.add([d])
+
+    def remove_selected_folders(self) -> None:
+        self.folders.remove_rows(i.row() for i in self.folder_view.selectionModel().selectedRows())
+
+    def _on_folders_changed(self) -> None:
+        self._update_actions()
+
+    def reference_roots(self) -> list[str]:
+        return [f.path for f in self.folders.folders if f.reference]
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if FolderModel.folders_in(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = FolderModel.folders_in(event.mimeData())
+        if paths:
+            self.folders.add(paths)
+            event.acceptProposedAction()
+
+    # ------------------------------------------------------------------ scanning
+    @property
+    def threshold(self) -> float:
+        return float(self.threshold_slider.value())
+
+    def scan_request(self) -> ScanRequest:
+        exclude = [p.strip() for p in self.exclude_edit.text().split(";") if p.strip()]
+        return ScanRequest(
+            roots=[Path(f.path) for f in self.folders.folders],
+            index_path=self.index_path,
+            exclude=exclude,
+            hidden=self.hidden_check.isChecked(),
+            min_size=self.min_size_spin.value() * 1000,
+        )
+
+    def start_scan(self) -> None:
+        if self.runner.busy("scan"):
+            return
+        if not self.folders.folders:
+            self.show_message(self.tr("Add a folder to scan first (Add…, or drop one on the list)."), "info")
+            return
+        missing = [f.path for f in self.folders.folders if not os.path.isdir(f.path)]
+        if missing:
+            self.show_message(
+                self.tr("These folders do not exist: {0}. Remove them from the list or reconnect their drive.").format(
+                    ", ".join(missing)
+                ),
+                "warning",
+            )
+            return
+        self.message.hide()
+        req = self.scan_request()
+        args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
+        self.runner.cancel("load")
+        self.runner.start(
+            "scan",
+            lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel),
+            finished=self._on_scan_finished,
+            failed=self._on_job_failed,
+            cancelled=self._on_scan_cancelled,
+            progress=self._on_progress,
+        )
+        self._set_busy(self.tr("Starting the scan…"))
+
+    def cancel_work(self) -> None:
+        if self.runner.busy("scan"):
+            self.runner.cancel("scan")
+            self.status_label.setText(self.tr("Cancelling… finishing the current files"))
+        elif self.runner.busy("load"):
+            self.runner.cancel("load")
+
+    def _on_scan_finished(self, outcome: jobs.ScanOutcome) -> None:
+        r = outcome.result
+        self._set_idle(
+            self.tr("Scanned {0:,} files: {1:,} read, {2:,} unchanged, {3:,} problems, in {4:.1f} s").format(
+                r.files_seen, r.files_read, r.files_unchanged, r.problems, r.elapsed_s
+            )
+        )
+        if r.problems:
+            self.show_message(
+                self.tr("{0:,} files could not be read (see `simscan problems`); the rest were scanned.").format(
+                    r.problems
+                ),
+                "warning",
+            )
+        if outcome.results is not None:
+            self._apply_results(outcome.results)
+        self.scanFinished.emit(r)
+
+    def _on_scan_cancelled(self) -> None:
+        self._set_idle(self.tr("Scan cancelled. What was read is kept; scan again to finish."))
+        self.scanFinished.emit(None)
+        self.load_results()
+
+    def _on_progress(self, p: Progress) -> None:
+        self.status_label.setText(describe_progress(p, self.tr))
+        bar = self.progress_bar
+        if p.files_total:
+            bar.setRange(0, 1000)
+            if p.bytes_total:
+                bar.setValue(int(1000 * p.bytes_done / max(1, p.bytes_total)))
+            else:
+                bar.setValue(int(1000 * p.files_done / max(1, p.files_total)))
+        else:
+            bar.setRange(0, 0)  # busy indicator while totals are unknown
+
+    def _set_busy(self, text: str) -> None:
+        self.status_label.setText(text)
+        self.progress_bar.setRange(0, 0)
+        self.progress_bar.show()
+        self._update_actions()
+
+    def _set_idle(self, text: str = "") -> None:
+        self.status_label.setText(text)
+        self.progress_bar.hide()
+        self._update_actions()
+
+    # ------------------------------------------------------------------ loading and grouping
+    def load_results(self) -> None:
+        """Read what the index holds (no scan), off the GUI thread."""
+        if self.runner.busy("scan") or self._closing:
+            return
+        path = self.index_path
+        args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
+        self.runner.start(
+            "load",
+            lambda progress, cancel: jobs.load(path, *args, progress, cancel),
+            finished=self._on_loaded,
+            failed=self._on_job_failed,
+            cancelled=lambda: self._set_idle(),
+            progress=self._on_progress,
+        )
+        self._set_busy(self.tr("Opening the index…"))
+
+    def _on_loaded(self, results: jobs.Results) -> None:
+        self._set_idle(
+            self.tr("Index: {0} ({1:,} files)").format(results.index_path, results.n_files)
+            if results.exists
+            else self.tr("No index yet: add folders and press Scan.")
+        )
+        self._apply_results(results)
+
+    def _apply_results(self, results: jobs.Results) -> None:
+        self.results = results
+        self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
+        self._set_snapshot(results.snapshot)
+
+    def _set_snapshot(self, snap: Snapshot) -> None:
+        current = self._current_file_id()
+        self.proxy.set_snapshot(snap)
+        self._update_summary()
+        self._update_actions()
+        if current is not None:
+            self.select_file(current)
+        if not self.view.currentIndex().isValid():
+            self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
+        self.resultsLoaded.emit()
+
+    def _on_threshold_moved(self, value: int) -> None:
+        self.threshold_label.setText(f"≥ {value} %")
+        self.chart.set_threshold(float(value))
+        if self.results is not None:
+            self._regroup_timer.start()
+
+    def regroup(self) -> None:
+        """Group the pairs in memory at the current threshold (no index access)."""
+        res = self.results
+        if res is None or self.runner.busy("scan"):
+            return
+        args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs))
+        self.runner.start(
+            "group",
+            lambda _p, _c: jobs.group(*args),
+            finished=self._set_snapshot,
+            failed=self._on_job_failed,
+        )
+
+    def _apply_filters(self) -> None:
+        self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
+        self._update_summary()
+
+    def _update_summary(self) -> None:
+        groups, files, reclaim = self.proxy.totals()
+        marked = self.model.marked_members()
+        snap = self.model.snapshot
+        marked_bytes = sum(snap.l_size[m] for m in marked)
+        text = self.tr("{0:,} groups · {1:,} files · {2} reclaimable").format(groups, files, format_size(reclaim))
+        if marked:
+            text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
+        self.summary_label.setText(text)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        scanning = self.runner.busy("scan")
+        busy = scanning or self.runner.busy("trash")
+        has_sel = self.view.currentIndex().isValid()
+        self.act_scan.setEnabled(not busy and bool(self.folders.folders))
+        self.b_scan.setEnabled(self.act_scan.isEnabled())
+        self.act_cancel.setEnabled(scanning)
+        self.b_cancel.setEnabled(scanning)
+        self.act_trash.setEnabled(not busy and bool(self.model.marked))
+        self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0)
+        self.act_unmark_all.setEnabled(bool(self.model.marked))
+        self.act_export.setEnabled(self.model.snapshot.n_groups > 0)
+        for a in (self.act_open, self.act_reveal, self.act_copy, self.act_mark, self.act_make_ref):
+            a.setEnabled(has_sel)
+        self.b_remove.setEnabled(not scanning)
+
+    # ------------------------------------------------------------------ selection and preview
+    def _current_file_id(self) -> int | None:
+        idx = self.view.currentIndex()
+        if not idx.isValid() or idx.data(IsGroupRole):
+            return None
+        m = self.model.member_of(self.proxy.mapToSource(idx))
+        return self.model.snapshot.l_file_id[m] if m >= 0 else None
+
+    def select_file(self, file_id: int) -> bool:
+        """Make the row of ``file_id`` current (fetching and expanding as needed)."""
+        snap = self.model.snapshot
+        try:
+            m = snap.l_file_id.index(file_id)
+        except ValueError:
+            return False
+        return self.select_member(m)
+
+    def select_member(self, m: int) -> bool:
+        src = self.model.member_index(m, load=True)
+        idx = self.proxy.mapFromSource(src)
+        if not idx.isValid():
+            return False
+        self.view.expand(idx.parent())
+        self.view.selectionModel().setCurrentIndex(
+            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.view.scrollTo(idx)
+        return True
+
+    def selected_members(self) -> list[int]:
+        """Flattened member indexes of the selected file rows (a selected group: its members)."""
+        out: list[int] = []
+        seen: set[int] = set()
+        snap = self.model.snapshot
+        for idx in self.view.selectionModel().selectedRows(0):
+            src = self.proxy.mapToSource(idx)
+            if src.data(IsGroupRole):
+                g = self.model.group_of(src)
+                ms = range(snap.l_start[g], snap.l_start[g + 1])
+            else:
+                ms = [self.model.member_of(src)]
+            for m in ms:
+                if m not in seen:
+                    seen.add(m)
+                    out.append(m)
+        return out
+
+    def _on_current_changed(self, idx: QModelIndex) -> None:
+        self._update_actions()
+        if not idx.isValid():
+            return
+        src = self.proxy.mapToSource(idx)
+        snap = self.model.snapshot
+        g = self.model.group_of(src)
+        ref = snap.l_start[g]
+        sel = self.model.member_of(src)
+        if sel == ref:
+            # The reference (or the group row): compare with its most similar member.
+            if snap.group_size(g) < 2:
+                return
+            sel = ref + 1
+        self.show_preview(ref, sel)
+
+    def _info(self, m: int, role: str) -> FileInfo:
+        s = self.model.snapshot
+        return FileInfo(s.paths[m], s.l_size[m], s.l_mtime[m], s.encodings[m], s.is_text[m], role)
+
+    def show_preview(self, ref: int, sel: int) -> None:
+        req = jobs.PreviewRequest(
+            self.model.snapshot.paths[ref], self.model.snapshot.paths[sel],
+            self._info(ref, "reference"), self._info(sel, "selected"),
+        )
+        self.preview.show_message(self.tr("Comparing…"))
+        self.runner.start(
+            "preview",
+            lambda p, c: jobs.compare_files(req, p, c),
+            finished=self._on_preview,
+            failed=self._on_preview_failed,
+        )
+
+    def _on_preview(self, value: tuple[jobs.PreviewRequest, Any]) -> None:
+        req, comp = value
+        self.preview.show_comparison(comp, req.ref_info, req.sel_info)
+        self.previewShown.emit()
+
+    def _on_preview_failed(self, err: BaseException) -> None:
+        what, todo = dialogs.describe_error(err)
+        self.preview.show_message(f"{what}\n{todo}")
+        self.previewShown.emit()
+
+    # ------------------------------------------------------------------ actions
+    def _current_path(self) -> str | None:
+        idx = self.view.currentIndex()
+        if not idx.isValid():
+            return None
+        m = self.model.member_of(self.proxy.mapToSource(idx))
+        return self.model.snapshot.paths[m] if m >= 0 else None
+
+    def open_current(self) -> None:
+        p = self._current_path()
+        if p is None:
+            return
+        if not os.path.exists(p):
+            self.show_message(self._gone(p), "warning")
+            return
+        if not open_url(QUrl.fromLocalFile(p)):
+            self.show_message(self.tr("No program is set up to open {0}.").format(p), "warning")
+
+    def reveal_current(self) -> None:
+        p = self._current_path()
+        if p is None:
+            return
+        folder = os.path.dirname(p)
+        if not os.path.isdir(folder):
+            self.show_message(self._gone(folder), "warning")
+            return
+        open_url(QUrl.fromLocalFile(folder))
+
+    def copy_path(self) -> None:
+        paths = [self.model.snapshot.paths[m] for m in self.selected_members()]
+        if not paths and (p := self._current_path()):
+            paths = [p]
+        if paths:
+            QGuiApplication.clipboard().setText("\n".join(paths))
+            self.status_label.setText(self.tr("Copied {0} path(s).").format(len(paths)))
+
+    def _gone(self, path: str) -> str:
+        return self.tr("{0} no longer exists: it was moved or deleted after the scan. Scan again to update the "
+                       "results.").format(path)
+
+    def toggle_mark_selection(self) -> None:
+        """Space: mark the selected files, or unmark them if all are marked.  A selected group
+        row stands for its copies (never its reference)."""
+        snap = self.model.snapshot
+        ids: list[int] = []
+        rows = self.view.selectionModel().selectedRows(0)
+        if not rows and self.view.currentIndex().isValid():
+            rows = [self.view.currentIndex().siblingAtColumn(0)]
+        for idx in rows:
+            src = self.proxy.mapToSource(idx)
+            if src.data(IsGroupRole):
+                g = self.model.group_of(src)
+                ids.extend(snap.l_file_id[snap.l_start[g] + 1 : snap.l_start[g + 1]])
+            else:
+                ids.append(snap.l_file_id[self.model.member_of(src)])
+        if ids:
+            self.model.toggle_marked(ids)
+
+    def mark_all_but_reference(self) -> None:
+        self.model.mark_all_but_reference(self.proxy.visible_groups().tolist())
+
+    def unmark_all(self) -> None:
+        self.model.clear_marks()
+
+    def make_reference(self) -> None:
+        fid = self._current_file_id()
+        if fid is None or self.results is None:
+            return
+        self.preferred_refs = [f for f in self.preferred_refs if f != fid] + [fid]
+        self.model.set_marked([fid], False)  # a reference is kept
+        self.regroup()
+
+    def trash_marked(self) -> None:
+        if self.runner.busy("trash") or self.runner.busy("scan"):
+            return
+        snap = self.model.snapshot
+        members = self.model.marked_members()
+        if not members:
+            self.show_message(self.tr("Nothing is marked. Mark files with Space or their check boxes first."), "info")
+            return
+        paths = [snap.paths[m] for m in members]
+        size = sum(snap.l_size[m] for m in members)
+        whole = self.model.fully_marked_groups()
+        text = self.tr("Move {0:,} marked files ({1}) to the trash?").format(len(paths), format_size(size))
+        details = self.tr("They can be restored from the trash.")
+        if whole:
+            examples = "\n".join("  " + snap.paths[snap.l_start[g]] for g in whole[:5])
+            details = self.tr(
+                "Warning: in {0:,} group(s) EVERY file is marked, so no copy of them would be kept, e.g.:\n{1}\n\n"
+                "Unmark the reference of those groups to keep one copy."
+            ).format(len(whole), examples) + "\n\n" + details
+        if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(whole)):
+            return
+        args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
+        self.runner.cancel("load")
+        self.runner.start(
+            "trash",
+            lambda p, c: jobs.trash(paths, *args, p, c),
+            finished=self._on_trashed,
+            failed=self._on_job_failed,
+            progress=self._on_progress,
+        )
+        self._set_busy(self.tr("Moving to the trash…"))
+
+    def _on_trashed(self, out: jobs.TrashOutcome) -> None:
+        self._set_idle(self.tr("Moved {0:,} files to the trash.").format(len(out.trashed)))
+        self.model.set_marked(
+            [fid for fid, p in zip(self.model.snapshot.l_file_id, self.model.snapshot.paths) if p in set(out.trashed)],
+            False,
+        )
+        if out.failed:
+            lines = "\n".join(f"{p}: {why}" for p, why in out.failed[:5])
+            self.show_message(
+                self.tr(
+                    "{0:,} files could not be moved to the trash and were left in place (nothing was deleted):\n{1}\n"
+                    "The drive may have no trash folder, or you may lack permission; delete them yourself if you are "
+                    "sure."
+                ).format(len(out.failed), lines),
+                "warning",
+            )
+        elif out.missing:
+            self.show_message(
+                self.tr("{0:,} marked files were already gone; the index has forgotten them.").format(len(out.missing)),
+                "info",
+            )
+        if out.results is not None:
+            self._apply_results(out.results)
+        self.trashFinished.emit(out)
+
+    def export_dialog(self) -> None:
+        path, _filt = QFileDialog.getSaveFileName(
+            self, self.tr("Export results"), os.path.expanduser("~/simscan-results.csv"),
+            self.tr("CSV (*.csv);;JSON (*.json);;HTML (*.html)"),
+        )
+        if path:
+            self.export(path)
+
+    def export(self, path: str, fmt: str | None = None) -> int:
+        """Write the shown groups (filters applied, in the shown order) to ``path``."""
+        fmt = fmt or Path(path).suffix.lower().lstrip(".") or "csv"
+        if fmt == "htm":
+            fmt = "html"
+        writer = WRITERS.get(fmt)
+        if writer is None:
+            self.show_message(self.tr("Unknown export format {0!r}: use .csv, .json or .html.").format(fmt), "warning")
+            return 0
+        visible = set(self.proxy.visible_groups().tolist())
+        order = [g for g in self.model._sorted if g in visible]
+        try:
+            n = writer(path, self.model.snapshot, order, self.model.marked)
+        except OSError as e:
+            self.show_message(self.tr("Could not write {0}: {1}").format(path, e.strerror or e), "error")
+            return 0
+        self.status_label.setText(self.tr("Exported {0:,} groups to {1}").format(len(order), path))
+        return n
+
+    def focus_search(self) -> None:
+        self.search_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_edit.selectAll()
+
+    def open_index_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Open an index"), str(self.index_path.parent), self.tr("simscan index (*.sqlite3 *.db);;All (*)")
+        )
+        if path:
+            self.set_index(Path(path))
+
+    def set_index(self, path: Path) -> None:
+        self.index_path = path
+        self.preferred_refs = []
+        self.load_results()
+
+    def about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        from simscan import __version__
+
+        QMessageBox.about(
+            self,
+            self.tr("About simscan"),
+            self.tr("simscan {0}\nFinds files with similar content: exact copies, the same text in another encoding, "
+                    "edited versions, excerpts and plagiarised passages.\nIndex: {1}").format(__version__,
+                                                                                             self.index_path),
+        )
+
+    def _context_menu(self, pos: Any) -> None:
+        if not self.view.indexAt(pos).isValid():
+            return
+        menu = QMenu(self)
+        for a in (self.act_open, self.act_reveal, self.act_copy, None, self.act_mark, self.act_make_ref,
+                  self.act_mark_dupes, None, self.act_trash):
+            menu.addSeparator() if a is None else menu.addAction(a)
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+
+    # ------------------------------------------------------------------ errors
+    def show_message(self, text: str, level: str = "error", action: str = "", callback: Any = None) -> None:
+        self.message.show_message(text, level, action, callback)
+        self.errorShown.emit(text)
+
+    def _on_job_failed(self, err: BaseException) -> None:
+        self._set_idle()
+        what, todo = dialogs.describe_error(err)
+        text = f"{what}\n{todo}" if todo else what
+        if isinstance(err, IndexCorrupt):
+            self.show_message(text, "error", self.tr("Start a Fresh Index"), self._fresh_index)
+        elif isinstance(err, SimscanError | OSError):
+            self.show_message(text, "error")
+        else:
+            self.show_message(text, "error")
+        self._update_actions()
+
+    def _fresh_index(self) -> None:
+        try:
+            moved = move_aside(self.index_path)
+        except OSError as e:
+            self.show_message(self.tr("Could not move the damaged index aside: {0}").format(e), "error")
+            return
+        self.show_message(
+            self.tr("The damaged index was kept as {0}. Press Scan to build a new one.").format(moved), "info"
+        )
+        self.results = None
+        self._set_snapshot(Snapshot.empty(self.threshold))
+
+    # ------------------------------------------------------------------ closing
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._closing = True
+        self.save_settings()
+        self._regroup_timer.stop()
+        self._search_timer.stop()
+        if not self.runner.shutdown(60_000):
+            event.ignore()
+            self._closing = False
+            return
+        super().closeEvent(event)
+
+    def window_icon(self) -> QIcon:
+        return self.windowIcon()

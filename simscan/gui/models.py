@@ -1,0 +1,897 @@
+"""Qt item models over immutable snapshots.  ``data()`` never touches SQLite or the disk.
+
+* :class:`Snapshot` — the groups of one grouping run, flattened into per-member columns
+  (numpy for vector work: sorting, filtering, totals; Python lists for the per-cell reads of
+  ``data()``, which are faster than numpy scalar indexing).  Built in a worker.
+* :class:`ResultsModel` — tree of groups → member files over a Snapshot.  Group rows carry
+  ``internalId`` 0; a member row carries ``1 + its group's snapshot index``, which stays valid
+  when the groups are re-sorted, so only group rows move on a sort.
+* :class:`ResultsProxy` — filtering (kind, path search) through precomputed masks and sorting
+  delegated to the source model (one numpy argsort instead of ~n·log n Python ``lessThan``
+  calls: 100,000 groups sort in milliseconds instead of seconds).
+* :class:`FolderModel` — the folders to scan, each optionally a reference folder; accepts
+  dropped folders (``text/uri-list``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QAbstractListModel,
+    QDateTime,
+    QLocale,
+    QMimeData,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QUrl,
+    Signal,
+)
+from PySide6.QtGui import QFont
+
+ModelIndex = QModelIndex | QPersistentModelIndex
+_ROOT = QModelIndex()  # the invalid index, a default argument (never mutated)
+
+#: Kind names of the similarity core, in the order of their codes.
+KINDS: tuple[str, ...] = ("exact", "content", "near", "contained")
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+#: Filter choices of the "Show" box: name → member kind codes shown.
+KIND_FILTERS: dict[str, frozenset[int]] = {
+    "all": frozenset(range(len(KINDS))),
+    "exact": frozenset({KIND_CODE["exact"], KIND_CODE["content"]}),
+    "similar": frozenset({KIND_CODE["near"]}),
+    "contained": frozenset({KIND_CODE["contained"]}),
+}
+
+SortRole = Qt.ItemDataRole.UserRole + 1  # raw number / string used for sorting
+PathRole = Qt.ItemDataRole.UserRole + 2  # member path (group rows: the reference's path)
+FileIdRole = Qt.ItemDataRole.UserRole + 3  # index file id (group rows: the reference's)
+IsGroupRole = Qt.ItemDataRole.UserRole + 4
+SimilarityRole = Qt.ItemDataRole.UserRole + 5  # float percent 0..100, or None
+MemberRole = Qt.ItemDataRole.UserRole + 6  # flattened member index (group rows: the reference's)
+
+COL_PATH, COL_SIMILARITY, COL_KIND, COL_SIZE, COL_MODIFIED, COL_ENCODING = range(6)
+
+#: Top-level rows handed to the view at a time (fetchMore).  A QTreeView lays out every
+#: top-level row it knows (index + flags + rowCount per row, each a Python call here, ~5 µs),
+#: so 100,000 groups at once cost ~2 s; 2,000 rows cost ~40 ms, and scrolling to the end
+#: fetches the next batch.
+FETCH_BATCH = 2000
+
+_F_ITEM = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_F_GROUP0 = _F_ITEM | Qt.ItemFlag.ItemIsUserCheckable
+_F_MEMBER = _F_ITEM | Qt.ItemFlag.ItemNeverHasChildren
+_F_MEMBER0 = _F_MEMBER | Qt.ItemFlag.ItemIsUserCheckable
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
+
+
+def _tr(text: str) -> str:
+    from PySide6.QtCore import QCoreApplication
+
+    return QCoreApplication.translate("ResultsModel", text)
+
+
+def format_size(n: int) -> str:
+    """Bytes as a short localised size ("1.2 MB"; decimal units like most file managers)."""
+    return QLocale().formattedDataSize(int(n), 1, QLocale.DataSizeFormat.DataSizeSIFormat)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Groups flattened: group ``g`` owns members ``g_start[g]:g_start[g+1]``, its reference first.
+
+    Sizes in bytes, mtimes in ns since the epoch, similarities in percent (0..100; NaN when
+    unknown, e.g. after "make reference" for a member never paired with the new reference).
+    ``threshold`` is the minimum similarity (percent) the groups were formed with.
+    """
+
+    threshold: float
+    g_start: np.ndarray  # int64[n+1]
+    g_kind: np.ndarray  # int8[n]: group kind code
+    g_min_sim: np.ndarray  # float64[n]: lowest member similarity (reference excluded)
+    g_reclaim: np.ndarray  # int64[n]: bytes of all members but the reference
+    g_mtime: np.ndarray  # int64[n]: newest member mtime
+    m_group: np.ndarray  # int64[m]
+    m_file_id: np.ndarray  # int64[m]
+    m_size: np.ndarray  # int64[m]
+    m_mtime: np.ndarray  # int64[m]
+    m_sim: np.ndarray  # float64[m]
+    m_kind: np.ndarray  # int8[m]
+    m_is_ref: np.ndarray  # bool[m]
+    paths: list[str] = field(repr=False)
+    folded: list[str] = field(repr=False)  # casefolded paths, for the search box
+    encodings: list[str | None] = field(repr=False)
+    is_text: list[bool] = field(repr=False)
+    # Python-list copies of the numeric columns for data() (list indexing beats numpy scalars).
+    l_start: list[int] = field(repr=False)
+    l_group: list[int] = field(repr=False)
+    l_file_id: list[int] = field(repr=False)
+    l_size: list[int] = field(repr=False)
+    l_mtime: list[int] = field(repr=False)
+    l_sim: list[float] = field(repr=False)
+    l_kind: list[int] = field(repr=False)
+    l_is_ref: list[bool] = field(repr=False)
+    l_g_kind: list[int] = field(repr=False)
+    l_g_min_sim: list[float] = field(repr=False)
+    l_g_reclaim: list[int] = field(repr=False)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.l_start) - 1
+
+    @property
+    def n_members(self) -> int:
+        return len(self.paths)
+
+    def group_size(self, g: int) -> int:
+        return self.l_start[g + 1] - self.l_start[g]
+
+    @staticmethod
+    def empty(threshold: float = 0.0) -> Snapshot:
+        return Snapshot.from_columns(threshold, [0], [], [], [], [], [], [], [], [], [], [])
+
+    @staticmethod
+    def from_groups(groups: Iterable[Any], threshold: float, preferred_refs: Iterable[int] = ()) -> Snapshot:
+        """Flatten ``simscan.similarity.Group`` objects (reference first, then by similarity,
+        highest first).  A file id in ``preferred_refs`` that is a member of a group becomes that
+        group's reference (the user's "make reference"), its members' similarities unknown."""
+        preferred = set(preferred_refs)
+        start = [0]
+        kind: list[int] = []
+        group: list[int] = []
+        fid: list[int] = []
+        size: list[int] = []
+        mtime: list[int] = []
+        sim: list[float] = []
+        mkind: list[int] = []
+        is_ref: list[bool] = []
+        paths: list[str] = []
+        enc: list[str | None] = []
+        text: list[bool] = []
+        for g, grp in enumerate(groups):
+            ref = grp.reference
+            others = [m for m in grp.members if m.file_id != ref.file_id]
+            others.sort(key=lambda m: (-m.similarity, m.path))
+            members = [ref, *others]
+            new_ref = next((m for m in members if m.file_id in preferred), None)
+            override = new_ref is not None and new_ref is not ref
+            if override:
+                members = [new_ref, *[m for m in members if m is not new_ref]]
+            kind.append(KIND_CODE.get(grp.kind, KIND_CODE["near"]))
+            for i, m in enumerate(members):
+                group.append(g)
+                fid.append(int(m.file_id))
+                size.append(int(m.size))
+                mtime.append(int(m.mtime_ns))
+                sim.append(100.0 if i == 0 else (math.nan if override else float(m.similarity)))
+                mkind.append(KIND_CODE.get(m.kind, KIND_CODE["near"]))
+                is_ref.append(i == 0)
+                paths.append(m.path)
+                enc.append(m.encoding)
+                text.append(bool(m.is_text))
+            start.append(len(paths))
+        return Snapshot.from_columns(threshold, start, kind, group, fid, size, mtime, sim, mkind, is_ref, paths, enc, text)
+
+    @staticmethod
+    def from_columns(
+        threshold: float,
+        start: list[int],
+        kind: list[int],
+        group: list[int],
+        fid: list[int],
+        size: list[int],
+        mtime: list[int],
+        sim: list[float],
+        mkind: list[int],
+        is_ref: list[bool],
+        paths: list[str],
+        enc: list[str | None],
+        text: list[bool] | None = None,
+    ) -> Snapshot:
+        text = text if text is not None else [True] * len(paths)
+        g_start = np.asarray(start, dtype=np.int64)
+        m_size = np.asarray(size, dtype=np.int64)
+        m_mtime = np.asarray(mtime, dtype=np.int64)
+        m_sim = np.asarray(sim, dtype=np.float64)
+        m_is_ref = np.asarray(is_ref, dtype=bool)
+        n = len(start) - 1
+        if n > 0:
+            heads = g_start[:-1]
+            reclaim = np.add.reduceat(np.where(m_is_ref, 0, m_size), heads)
+            newest = np.maximum.reduceat(m_mtime, heads)
+            # The reference's 100 % would hide the interesting number: the weakest member.
+            sim_wo_ref = np.where(m_is_ref, np.inf, np.nan_to_num(m_sim, nan=np.inf))
+            min_sim = np.minimum.reduceat(sim_wo_ref, heads)
+            min_sim = np.where(np.isinf(min_sim), np.nan, min_sim)
+        else:
+            reclaim = np.zeros(0, np.int64)
+            newest = np.zeros(0, np.int64)
+            min_sim = np.zeros(0, np.float64)
+        return Snapshot(
+            threshold=float(threshold),
+            g_start=g_start,
+            g_kind=np.asarray(kind, dtype=np.int8),
+            g_min_sim=min_sim,
+            g_reclaim=reclaim.astype(np.int64),
+            g_mtime=newest.astype(np.int64),
+            m_group=np.asarray(group, dtype=np.int64),
+            m_file_id=np.asarray(fid, dtype=np.int64),
+            m_size=m_size,
+            m_mtime=m_mtime,
+            m_sim=m_sim,
+            m_kind=np.asarray(mkind, dtype=np.int8),
+            m_is_ref=m_is_ref,
+            paths=paths,
+            folded=[p.casefold() for p in paths],
+            encodings=enc,
+            is_text=text,
+            l_start=list(start),
+            l_group=list(group),
+            l_file_id=list(fid),
+            l_size=list(size),
+            l_mtime=list(mtime),
+            l_sim=list(sim),
+            l_kind=list(mkind),
+            l_is_ref=list(is_ref),
+            l_g_kind=list(kind),
+            l_g_min_sim=min_sim.tolist(),
+            l_g_reclaim=reclaim.tolist(),
+        )
+
+    def group_of_file(self) -> dict[int, int]:
+        """file id → group index (first occurrence)."""
+        out: dict[int, int] = {}
+        for fid, g in zip(self.l_file_id, self.l_group):
+            out.setdefault(fid, g)
+        return out
+
+
+class ResultsModel(QAbstractItemModel):
+    """Groups → member files.  Check state (column 0) = marked for the trash; the group row's
+    check box shows whether none, some or all of its members are marked."""
+
+    marksChanged = Signal()
+
+    HEADERS = ("Path", "Similarity", "Kind", "Size", "Modified", "Encoding")
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._snap = Snapshot.empty()
+        self._sorted: list[int] = []  # every group, in sort order
+        self._order: list[int] = []  # row → snapshot group index (sorted, filtered)
+        self._pos: list[int] = []  # snapshot group index → row, -1 when filtered out
+        self._loaded = 0  # rows exposed to views so far (fetchMore)
+        self._group_filter: list[bool] | None = None  # per snapshot group; None shows all
+        self._marked: set[int] = set()  # file ids
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._sort: tuple[int, Qt.SortOrder] | None = None
+        self._locale = QLocale()
+
+    # -- snapshot ---------------------------------------------------------------------------
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snap
+
+    def set_snapshot(self, snap: Snapshot, group_filter: list[bool] | None = None) -> None:
+        """Swap in new results (a model reset), showing groups ``g`` with ``group_filter[g]``
+        (None: all).  Marks of files still present are kept.  Views normally go through
+        :meth:`ResultsProxy.set_snapshot`, which computes the filter."""
+        self.beginResetModel()
+        self._snap = snap
+        self._group_filter = group_filter
+        self._sorted = self._sorted_order(*self._sort) if self._sort is not None else list(range(snap.n_groups))
+        self._apply_filter()
+        present = set(snap.l_file_id)
+        self._marked &= present
+        self.endResetModel()
+        self.marksChanged.emit()
+
+    def set_group_filter(self, visible: list[bool] | None) -> None:
+        """Show only groups ``g`` with ``visible[g]`` (None: all).  A model reset."""
+        self.beginResetModel()
+        self._group_filter = visible
+        self._apply_filter()
+        self.endResetModel()
+
+    def _apply_filter(self) -> None:
+        vis = self._group_filter
+        self._order = self._sorted if vis is None else [g for g in self._sorted if vis[g]]
+        pos = [-1] * self._snap.n_groups
+        for row, g in enumerate(self._order):
+            pos[g] = row
+        self._pos = pos
+        self._loaded = min(FETCH_BATCH, len(self._order))
+
+    @property
+    def shown_groups(self) -> int:
+        """Groups passing the group filter (loaded into views or not)."""
+        return len(self._order)
+
+    def canFetchMore(self, parent: ModelIndex) -> bool:
+        return not parent.isValid() and self._loaded < len(self._order)
+
+    def fetchMore(self, parent: ModelIndex) -> None:
+        if parent.isValid():
+            return
+        self.ensure_loaded(self._loaded + FETCH_BATCH - 1)
+
+    def ensure_loaded(self, row: int) -> None:
+        """Expose top-level rows up to ``row`` (e.g. to select a group further down)."""
+        new = min(len(self._order), row + 1)
+        if new > self._loaded:
+            self.beginInsertRows(QModelIndex(), self._loaded, new - 1)
+            self._loaded = new
+            self.endInsertRows()
+
+    def group_at_row(self, row: int) -> int:
+        return self._order[row]
+
+    def row_of_group(self, g: int) -> int:
+        """Row of group ``g``, -1 when the filter hides it."""
+        return self._pos[g]
+
+    def member_of(self, index: ModelIndex) -> int:
+        """Flattened member index of a file row; of the reference for a group row; -1 if invalid."""
+        if not index.isValid():
+            return -1
+        iid = index.internalId()
+        if iid == 0:
+            return self._snap.l_start[self._order[index.row()]]
+        return self._snap.l_start[iid - 1] + index.row()
+
+    def group_of(self, index: ModelIndex) -> int:
+        if not index.isValid():
+            return -1
+        iid = index.internalId()
+        return self._order[index.row()] if iid == 0 else iid - 1
+
+    def group_index(self, g: int, column: int = 0, load: bool = False) -> QModelIndex:
+        """Index of group ``g`` (invalid when filtered out or, unless ``load``, not fetched yet)."""
+        row = self._pos[g]
+        if row < 0:
+            return QModelIndex()
+        if row >= self._loaded:
+            if not load:
+                return QModelIndex()
+            self.ensure_loaded(row)
+        return self.createIndex(row, column, 0)
+
+    def member_index(self, m: int, column: int = 0, load: bool = False) -> QModelIndex:
+        g = self._snap.l_group[m]
+        if not self.group_index(g, load=load).isValid():
+            return QModelIndex()
+        return self.createIndex(m - self._snap.l_start[g], column, g + 1)
+
+    # -- structure --------------------------------------------------------------------------
+    def index(self, row: int, column: int, parent: ModelIndex = _ROOT) -> QModelIndex:
+        if not self.hasIndex(row, column, parent):
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(row, column, 0)
+        return self.createIndex(row, column, self._order[parent.row()] + 1)
+
+    def parent(self, child: ModelIndex | None = None) -> Any:  # type: ignore[override]
+        if child is None:  # QObject.parent()
+            return super().parent()
+        if not child.isValid():
+            return QModelIndex()
+        iid = child.internalId()
+        if iid == 0:
+            return QModelIndex()
+        return self.createIndex(self._pos[iid - 1], 0, 0)
+
+    def rowCount(self, parent: ModelIndex = _ROOT) -> int:
+        if not parent.isValid():
+            return self._loaded
+        if parent.column() != 0 or parent.internalId() != 0:
+            return 0
+        return self._snap.group_size(self._order[parent.row()])
+
+    def columnCount(self, parent: ModelIndex = _ROOT) -> int:
+        return len(self.HEADERS)
+
+    def hasChildren(self, parent: ModelIndex = _ROOT) -> bool:
+        return self.rowCount(parent) > 0
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.HEADERS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return _tr(self.HEADERS[section])
+            if role == Qt.ItemDataRole.ToolTipRole and section == COL_SIZE:
+                return _tr("File size; for a group, the space freed by removing all but the reference")
+        return None
+
+    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        # Called for every laid-out row: precomputed constants, no enum arithmetic here.
+        if not index.isValid():
+            return _NO_FLAGS
+        if index.internalId() == 0:
+            return _F_GROUP0 if index.column() == 0 else _F_ITEM
+        return _F_MEMBER0 if index.column() == 0 else _F_MEMBER
+
+    # -- data -------------------------------------------------------------------------------
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        s = self._snap
+        iid = index.internalId()
+        col = index.column()
+        if iid == 0:
+            return self._group_data(self._order[index.row()], col, role)
+        m = s.l_start[iid - 1] + index.row()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_PATH:
+                return s.paths[m]
+            if col == COL_SIMILARITY:
+                v = s.l_sim[m]
+                return "" if math.isnan(v) else f"{v:.1f} %"
+            if col == COL_KIND:
+                return _tr("reference") if s.l_is_ref[m] else _tr(KINDS[s.l_kind[m]])
+            if col == COL_SIZE:
+                return format_size(s.l_size[m])
+            if col == COL_MODIFIED:
+                return self._locale.toString(
+                    QDateTime.fromMSecsSinceEpoch(s.l_mtime[m] // 1_000_000), QLocale.FormatType.ShortFormat
+                )
+            if col == COL_ENCODING:
+                return s.encodings[m] or (_tr("binary") if not s.is_text[m] else "")
+            return None
+        if role == SortRole:
+            return (s.paths[m], s.l_sim[m], s.l_kind[m], s.l_size[m], s.l_mtime[m], s.encodings[m] or "")[col]
+        if role == Qt.ItemDataRole.CheckStateRole and col == 0:
+            return Qt.CheckState.Checked if s.l_file_id[m] in self._marked else Qt.CheckState.Unchecked
+        if role == SimilarityRole:
+            v = s.l_sim[m]
+            return None if math.isnan(v) else v
+        if role == PathRole:
+            return s.paths[m]
+        if role == FileIdRole:
+            return s.l_file_id[m]
+        if role == MemberRole:
+            return m
+        if role == IsGroupRole:
+            return False
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if s.l_is_ref[m]:
+                return _tr("Reference (kept): {0}").format(s.paths[m])
+            return s.paths[m]
+        if role == Qt.ItemDataRole.FontRole and s.l_is_ref[m]:
+            return self._bold
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _group_data(self, g: int, col: int, role: int) -> Any:
+        s = self._snap
+        ref = s.l_start[g]
+        count = s.l_start[g + 1] - ref
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_PATH:
+                return _tr("{0}  ({1} files)").format(os.path.basename(s.paths[ref]) or s.paths[ref], count)
+            if col == COL_SIMILARITY:
+                v = s.l_g_min_sim[g]
+                return "" if math.isnan(v) else f"{v:.1f} %"
+            if col == COL_KIND:
+                return _tr(KINDS[s.l_g_kind[g]])
+            if col == COL_SIZE:
+                return format_size(s.l_g_reclaim[g])
+            return ""
+        if role == SortRole:
+            v = s.l_g_min_sim[g]
+            return (s.paths[ref], v, s.l_g_kind[g], s.l_g_reclaim[g], int(s.g_mtime[g]), "")[col]
+        if role == Qt.ItemDataRole.CheckStateRole and col == 0:
+            marked = sum(1 for f in s.l_file_id[ref : ref + count] if f in self._marked)
+            if marked == 0:
+                return Qt.CheckState.Unchecked
+            return Qt.CheckState.Checked if marked == count else Qt.CheckState.PartiallyChecked
+        if role == SimilarityRole:
+            v = s.l_g_min_sim[g]
+            return None if math.isnan(v) else v
+        if role == PathRole:
+            return s.paths[ref]
+        if role == FileIdRole:
+            return s.l_file_id[ref]
+        if role == MemberRole:
+            return ref
+        if role == IsGroupRole:
+            return True
+        if role == Qt.ItemDataRole.FontRole and col == COL_PATH:
+            return self._bold
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == COL_SIZE:
+                return _tr("{0} can be freed by removing all but the reference").format(format_size(s.l_g_reclaim[g]))
+            return _tr("Reference: {0}").format(s.paths[ref])
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def setData(self, index: ModelIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or role != Qt.ItemDataRole.CheckStateRole or index.column() != 0:
+            return False
+        state = Qt.CheckState(value) if not isinstance(value, Qt.CheckState) else value
+        s = self._snap
+        if index.internalId() == 0:
+            g = self._order[index.row()]
+            lo, hi = s.l_start[g], s.l_start[g + 1]
+            if state == Qt.CheckState.Unchecked:
+                self.set_marked(s.l_file_id[lo:hi], False)
+            else:
+                # Checking a group marks its copies, never its reference: the safe choice.
+                self.set_marked(s.l_file_id[lo + 1 : hi], True)
+            return True
+        m = s.l_start[index.internalId() - 1] + index.row()
+        self.set_marked([s.l_file_id[m]], state == Qt.CheckState.Checked)
+        return True
+
+    # -- marks ------------------------------------------------------------------------------
+    @property
+    def marked(self) -> frozenset[int]:
+        return frozenset(self._marked)
+
+    def is_marked(self, file_id: int) -> bool:
+        return file_id in self._marked
+
+    def set_marked(self, file_ids: Iterable[int], on: bool) -> None:
+        ids = set(file_ids)
+        if on:
+            self._marked |= ids
+        else:
+            self._marked -= ids
+        self._emit_marks(ids)
+
+    def toggle_marked(self, file_ids: Iterable[int]) -> None:
+        """Space on a selection: if any is unmarked mark them all, else unmark them all."""
+        ids = set(file_ids)
+        self.set_marked(ids, not ids <= self._marked)
+
+    def clear_marks(self) -> None:
+        ids = set(self._marked)
+        self._marked.clear()
+        self._emit_marks(ids)
+
+    def mark_all_but_reference(self, groups: Iterable[int] | None = None) -> None:
+        s = self._snap
+        gs = range(s.n_groups) if groups is None else groups
+        ids: list[int] = []
+        for g in gs:
+            ids.extend(s.l_file_id[s.l_start[g] + 1 : s.l_start[g + 1]])
+        self.set_marked(ids, True)
+
+    def _emit_marks(self, ids: set[int]) -> None:
+        if not ids:
+            return
+        s = self._snap
+        roles = [Qt.ItemDataRole.CheckStateRole]
+        if len(ids) > 200:
+            # Many rows: one signal per loaded group is cheaper than one per file.
+            if self._loaded:
+                self.dataChanged.emit(self.index(0, 0), self.index(self._loaded - 1, 0), roles)
+                for row in range(self._loaded):
+                    g = self._order[row]
+                    parent = self.createIndex(row, 0, 0)
+                    self.dataChanged.emit(self.index(0, 0, parent), self.index(s.group_size(g) - 1, 0, parent), roles)
+        else:
+            groups: set[int] = set()
+            for m, fid in enumerate(s.l_file_id):
+                if fid in ids:
+                    idx = self.member_index(m)
+                    if idx.isValid():
+                        self.dataChanged.emit(idx, idx, roles)
+                    groups.add(s.l_group[m])
+            for g in groups:
+                idx = self.group_index(g)
+                if idx.isValid():
+                    self.dataChanged.emit(idx, idx, roles)
+        self.marksChanged.emit()
+
+    def marked_members(self) -> list[int]:
+        """Flattened member indexes of marked files (each file once)."""
+        seen: set[int] = set()
+        out = []
+        for m, fid in enumerate(self._snap.l_file_id):
+            if fid in self._marked and fid not in seen:
+                seen.add(fid)
+                out.append(m)
+        return out
+
+    def fully_marked_groups(self) -> list[int]:
+        """Groups all of whose files are marked: trashing them would keep no copy."""
+        s = self._snap
+        out = []
+        for g in range(s.n_groups):
+            ids = s.l_file_id[s.l_start[g] : s.l_start[g + 1]]
+            if ids and all(f in self._marked for f in ids):
+                out.append(g)
+        return out
+
+    # -- sorting ----------------------------------------------------------------------------
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Re-order the groups (members stay reference first).  Vectorised: one argsort."""
+        self._sort = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        old_order = self._order
+        loaded = self._loaded
+        self._sorted = self._sorted_order(column, order)
+        self._apply_filter()
+        self._loaded = max(self._loaded, min(loaded, len(self._order)))
+        changed_from = []
+        changed_to = []
+        for pidx in self.persistentIndexList():
+            if not pidx.isValid():
+                continue
+            iid = pidx.internalId()
+            g = old_order[pidx.row()] if iid == 0 else iid - 1
+            row = self._pos[g]
+            changed_from.append(pidx)
+            if row < 0 or row >= self._loaded:
+                changed_to.append(QModelIndex())  # scrolled out of the fetched rows
+            elif iid == 0:
+                changed_to.append(self.createIndex(row, pidx.column(), 0))
+            else:
+                changed_to.append(self.createIndex(pidx.row(), pidx.column(), iid))
+        self.changePersistentIndexList(changed_from, changed_to)
+        self.layoutChanged.emit()
+
+    def _sorted_order(self, column: int, order: Qt.SortOrder) -> list[int]:
+        s = self._snap
+        n = s.n_groups
+        if n == 0:
+            return []
+        heads = s.g_start[:-1]
+        key: np.ndarray
+        if column == COL_PATH:
+            names = [s.folded[i] for i in s.l_start[:-1]]
+            idx = sorted(range(n), key=names.__getitem__)
+            key = np.empty(n, np.int64)
+            key[np.asarray(idx, dtype=np.int64)] = np.arange(n)
+        elif column == COL_SIMILARITY:
+            key = np.nan_to_num(s.g_min_sim, nan=-1.0)
+        elif column == COL_KIND:
+            key = s.g_kind.astype(np.int64)
+        elif column == COL_SIZE:
+            key = s.g_reclaim
+        elif column == COL_MODIFIED:
+            key = s.g_mtime
+        else:
+            encs = [s.encodings[i] or "" for i in s.l_start[:-1]]
+            idx = sorted(range(n), key=encs.__getitem__)
+            key = np.empty(n, np.int64)
+            key[np.asarray(idx, dtype=np.int64)] = np.arange(n)
+        del heads
+        if order == Qt.SortOrder.DescendingOrder:
+            # Stable descending: sort the negated rank so ties keep their original order.
+            ranks = np.argsort(np.argsort(key, kind="stable"), kind="stable")
+            perm = np.argsort(-ranks, kind="stable")
+        else:
+            perm = np.argsort(key, kind="stable")
+        return perm.tolist()
+
+
+class ResultsProxy(QSortFilterProxyModel):
+    """Filters by member kind and a path search; sorting is done by the source model.
+
+    Masks are computed once per filter change (numpy, plus one pass over the casefolded
+    paths).  A group is shown when at least one of its non-reference members is of a chosen
+    kind and, with a search text, when any of its files' paths contains the text
+    (case-insensitive); of a shown group, the reference and the members of the chosen kinds are
+    shown.  The group-level decision is handed to the source model (which then exposes only
+    shown groups, in batches): a proxy only sees the rows fetched so far, so filtering groups
+    here would find matches only among those.  Members are filtered here, by a list lookup.
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self.setDynamicSortFilter(False)
+        self.setSortRole(SortRole)
+        self._kinds = KIND_FILTERS["all"]
+        self._search = ""
+        self._g_vis: np.ndarray | None = None  # None: everything passes
+        self._m_vis: list[bool] | None = None
+
+    def setSourceModel(self, model: QAbstractItemModel) -> None:  # type: ignore[override]
+        assert isinstance(model, ResultsModel)
+        super().setSourceModel(model)
+
+    @property
+    def results(self) -> ResultsModel:
+        m = self.sourceModel()
+        assert isinstance(m, ResultsModel)
+        return m
+
+    @property
+    def active(self) -> bool:
+        return self._kinds != KIND_FILTERS["all"] or bool(self._search)
+
+    def set_snapshot(self, snap: Snapshot) -> None:
+        """New results, filtered as before (one model reset)."""
+        self._compute(snap)
+        self.results.set_snapshot(snap, self._group_list())
+
+    def set_filters(self, kinds: frozenset[int] | None = None, search: str | None = None) -> None:
+        if kinds is not None:
+            self._kinds = kinds
+        if search is not None:
+            self._search = search.strip().casefold()
+        self._compute(self.results.snapshot)
+        # The source resets (group filter), which also makes this proxy re-filter its members.
+        self.results.set_group_filter(self._group_list())
+
+    def _group_list(self) -> list[bool] | None:
+        return None if self._g_vis is None else self._g_vis.tolist()
+
+    def _compute(self, s: Snapshot) -> None:
+        if not self.active or s.n_groups == 0:
+            self._g_vis = None
+            self._m_vis = None
+            return
+        heads = s.g_start[:-1]
+        m_kind_ok = np.isin(s.m_kind, np.fromiter(self._kinds, dtype=np.int8))
+        g_ok = np.logical_or.reduceat(m_kind_ok & ~s.m_is_ref, heads)
+        if self._search:
+            q = self._search
+            m_match = np.fromiter((q in p for p in s.folded), dtype=bool, count=s.n_members)
+            g_ok &= np.logical_or.reduceat(m_match, heads)
+        self._g_vis = g_ok
+        self._m_vis = ((m_kind_ok | s.m_is_ref) & g_ok[s.m_group]).tolist()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: ModelIndex) -> bool:
+        m_vis = self._m_vis
+        if m_vis is None or not source_parent.isValid():
+            return True  # groups are filtered by the source model
+        src = self.results
+        return m_vis[src.snapshot.l_start[src.group_at_row(source_parent.row())] + source_row]
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.results.sort(column, order)
+
+    def visible_groups(self) -> np.ndarray:
+        """Snapshot indexes of the groups that pass the filter (int64)."""
+        s = self.results.snapshot
+        if self._g_vis is None or len(self._g_vis) != s.n_groups:
+            return np.arange(s.n_groups, dtype=np.int64)
+        return np.flatnonzero(self._g_vis)
+
+    def totals(self) -> tuple[int, int, int]:
+        """(groups, files, reclaimable bytes) of what the filter shows."""
+        s = self.results.snapshot
+        g = self.visible_groups()
+        if g.size == 0:
+            return 0, 0, 0
+        counts = s.g_start[g + 1] - s.g_start[g]
+        return int(g.size), int(counts.sum()), int(s.g_reclaim[g].sum())
+
+
+@dataclass(frozen=True)
+class Folder:
+    path: str
+    reference: bool = False
+
+
+class FolderModel(QAbstractListModel):
+    """Folders to scan.  Check state = reference folder (its files are the originals).
+    Folders can be dropped on it from a file manager (``text/uri-list``)."""
+
+    foldersChanged = Signal()
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._folders: list[Folder] = []
+
+    @property
+    def folders(self) -> list[Folder]:
+        return list(self._folders)
+
+    def set_folders(self, folders: Iterable[Folder]) -> None:
+        self.beginResetModel()
+        self._folders = []
+        seen: set[str] = set()
+        for f in folders:
+            if f.path not in seen:
+                seen.add(f.path)
+                self._folders.append(f)
+        self.endResetModel()
+        self.foldersChanged.emit()
+
+    def add(self, paths: Iterable[str], reference: bool = False) -> int:
+        """Add folders not yet listed (normalised absolute paths); returns how many were added."""
+        have = {f.path for f in self._folders}
+        new = []
+        for p in paths:
+            p = os.path.abspath(os.path.expanduser(p))
+            if p not in have:
+                have.add(p)
+                new.append(Folder(p, reference))
+        if new:
+            self.beginInsertRows(QModelIndex(), len(self._folders), len(self._folders) + len(new) - 1)
+            self._folders.extend(new)
+            self.endInsertRows()
+            self.foldersChanged.emit()
+        return len(new)
+
+    def remove_rows(self, rows: Iterable[int]) -> None:
+        for row in sorted(set(rows), reverse=True):
+            if 0 <= row < len(self._folders):
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self._folders[row]
+                self.endRemoveRows()
+        self.foldersChanged.emit()
+
+    def set_reference(self, row: int, on: bool) -> None:
+        self.setData(
+            self.index(row, 0), Qt.CheckState.Checked if on else Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole
+        )
+
+    def rowCount(self, parent: ModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self._folders)
+
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._folders):
+            return None
+        f = self._folders[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f.path
+        if role == Qt.ItemDataRole.CheckStateRole:
+            return Qt.CheckState.Checked if f.reference else Qt.CheckState.Unchecked
+        if role == Qt.ItemDataRole.ToolTipRole:
+            exists = os.path.isdir(f.path)
+            tip = _tr("Reference folder: its files are kept as the originals") if f.reference else _tr(
+                "Tick to make this a reference folder (its files are kept as the originals)"
+            )
+            return f"{f.path}\n{tip}" + ("" if exists else "\n" + _tr("This folder does not exist."))
+        return None
+
+    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.ItemIsDropEnabled
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsUserCheckable
+
+    def setData(self, index: ModelIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or role != Qt.ItemDataRole.CheckStateRole:
+            return False
+        state = Qt.CheckState(value) if not isinstance(value, Qt.CheckState) else value
+        row = index.row()
+        self._folders[row] = Folder(self._folders[row].path, state == Qt.CheckState.Checked)
+        self.dataChanged.emit(index, index, [Qt.ItemDataRole.CheckStateRole])
+        self.foldersChanged.emit()
+        return True
+
+    # -- drag and drop ----------------------------------------------------------------------
+    def supportedDropActions(self) -> Qt.DropAction:
+        return Qt.DropAction.CopyAction | Qt.DropAction.LinkAction
+
+    def mimeTypes(self) -> list[str]:
+        return ["text/uri-list"]
+
+    @staticmethod
+    def folders_in(mime: QMimeData) -> list[str]:
+        """Local folders among dropped URLs (a dropped file adds its folder)."""
+        out = []
+        for url in mime.urls() if mime.hasUrls() else []:
+            if not isinstance(url, QUrl) or not url.isLocalFile():
+                continue
+            p = url.toLocalFile()
+            if os.path.isdir(p):
+                out.append(p)
+            elif os.path.isfile(p):
+                out.append(os.path.dirname(p))
+        return out
+
+    def canDropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int, parent: ModelIndex) -> bool:
+        return bool(self.folders_in(data))
+
+    def dropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int, parent: ModelIndex) -> bool:
+        paths = self.folders_in(data)
+        if not paths:
+            return False
+        self.add(paths)
+        return True

@@ -1,0 +1,261 @@
+"""Side-by-side preview: the group's reference on the left, the selected file on the right,
+matching passages highlighted, scrolling in step.
+
+The comparison itself (``simscan.similarity.compare``) runs in a worker; this widget only
+shows its result.  What is shown is capped (:data:`TEXT_CAP` characters and
+:data:`RANGE_CAP` highlighted passages per side) so a multi-megabyte file appears at once.
+Scrolling in step follows the matches: the passage at the top of one side is brought to the
+top of the other; between matches the sides move proportionally.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QFontDatabase, QPalette, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QStackedWidget,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from simscan.gui.widgets import blend
+
+#: Characters shown per side (~150 printed pages).  Laying out more in a QPlainTextEdit takes
+#: longer than a user waits for a preview; the rest is summarised in a note.
+TEXT_CAP = 400_000
+#: Highlighted passages per side (extra selections are painted per visible block, but
+#: building them costs a few µs each on the GUI thread).
+RANGE_CAP = 5_000
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What the preview says about a file besides its text."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    encoding: str | None
+    is_text: bool
+    role: str  # "reference" / "selected"
+
+
+class PreviewPane(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        f = self.title.font()
+        f.setBold(True)
+        self.title.setFont(f)
+        self.info = QLabel()
+        self.info.setTextFormat(Qt.TextFormat.PlainText)
+        self.info.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.edit = QPlainTextEdit()
+        self.edit.setReadOnly(True)
+        self.edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.edit.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        lay.addWidget(self.title)
+        lay.addWidget(self.info)
+        lay.addWidget(self.edit, 1)
+        self.ranges: list[tuple[int, int]] = []
+        self.starts: list[int] = []
+
+    def set_header(self, title: str, path: str, info: str) -> None:
+        self.title.setText(title)
+        self.title.setToolTip(path)
+        self.info.setText(info)
+
+    def set_text(self, text: str, ranges: list[tuple[int, int]]) -> None:
+        self.edit.setPlainText(text)
+        n = len(text)
+        self.ranges = [(max(0, a), min(b, n)) for a, b in ranges[:RANGE_CAP] if a < n and b > a]
+        self.starts = [a for a, _ in self.ranges]
+        self._highlight()
+
+    def _highlight(self) -> None:
+        pal = self.palette()
+        fmt = QTextCharFormat()
+        # A tint of the theme's highlight over its base colour: readable in light and dark themes.
+        fmt.setBackground(blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Highlight), 0.35))
+        fmt.setForeground(pal.color(QPalette.ColorRole.Text))
+        doc = self.edit.document()
+        sels = []
+        for a, b in self.ranges:
+            c = QTextCursor(doc)
+            c.setPosition(a)
+            c.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
+            sel = QTextEdit.ExtraSelection()
+            sel.cursor = c  # type: ignore[attr-defined]
+            sel.format = fmt  # type: ignore[attr-defined]
+            sels.append(sel)
+        self.edit.setExtraSelections(sels)
+
+    def highlight_color(self) -> QColor:
+        pal = self.palette()
+        return blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Highlight), 0.35)
+
+    def top_position(self) -> int:
+        """Character offset at the top-left of the visible text."""
+        return self.edit.cursorForPosition(QPoint(2, 2)).position()
+
+    def scroll_to_position(self, pos: int) -> None:
+        """Put the line holding character ``pos`` at the top."""
+        doc = self.edit.document()
+        pos = max(0, min(pos, doc.characterCount() - 1))
+        block = doc.findBlock(pos)
+        if not block.isValid():
+            return
+        line = block.firstLineNumber()
+        layout = block.layout()
+        if layout is not None and layout.lineCount() > 1:
+            line += layout.lineForTextPosition(pos - block.position()).lineNumber()
+        self.edit.verticalScrollBar().setValue(line)
+
+
+class PreviewWidget(QStackedWidget):
+    """Page 0: a message ("select a file", "comparing…", an error); page 1: the two panes."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.message = QLabel()
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
+        self.note.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.note.hide()
+        self.left = PreviewPane()
+        self.right = PreviewPane()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.left)
+        split.addWidget(self.right)
+        split.setChildrenCollapsible(False)
+        lay.addWidget(self.summary)
+        lay.addWidget(split, 1)
+        lay.addWidget(self.note)
+        self.addWidget(self.message)
+        self.addWidget(page)
+        self._syncing = False
+        self.left.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.left, self.right, True))
+        self.right.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.right, self.left, False))
+        self.show_message(self.tr("Select a file to compare it with its group's reference."))
+
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.setCurrentIndex(0)
+
+    @staticmethod
+    def _describe(info: FileInfo) -> str:
+        from PySide6.QtCore import QDateTime, QLocale
+
+        from simscan.gui.models import format_size
+
+        when = QLocale().toString(QDateTime.fromMSecsSinceEpoch(info.mtime_ns // 1_000_000), QLocale.FormatType.ShortFormat)
+        enc = info.encoding or ("binary" if not info.is_text else "")
+        return " · ".join(x for x in (format_size(info.size), when, enc) if x)
+
+    def show_comparison(self, comp: Any, ref: FileInfo, sel: FileInfo) -> None:
+        """``comp``: a ``simscan.similarity.Comparison`` of (reference, selected)."""
+        pair = comp.pair
+        self.summary.setText(
+            self.tr(
+                "{kind}: {best:.1f} % similar — resemblance {r:.1f} %, {cb:.1f} % of the selected file is in the "
+                "reference, {ca:.1f} % of the reference is in the selected file."
+            ).format(
+                kind=self.tr(pair.kind).capitalize(),
+                best=pair.best,
+                r=pair.resemblance,
+                ca=pair.containment_a,
+                cb=pair.containment_b,
+            )
+        )
+        self.left.set_header(self.tr("Reference: {0}").format(ref.path), ref.path, self._describe(ref))
+        self.right.set_header(self.tr("Selected: {0}").format(sel.path), sel.path, self._describe(sel))
+        notes = []
+        if comp.text_a is None or comp.text_b is None:
+            # Binary: show what we know instead of bytes.
+            for pane, info, text in ((self.left, ref, comp.text_a), (self.right, sel, comp.text_b)):
+                if text is None:
+                    pane.set_text(self._metadata(info, pair), [])
+                else:
+                    pane.set_text(text[:TEXT_CAP], [])
+            notes.append(self.tr("Binary files are compared by their bytes; there is no text to show."))
+        else:
+            for pane, text, ranges in ((self.left, comp.text_a, comp.ranges_a), (self.right, comp.text_b, comp.ranges_b)):
+                pane.set_text(text[:TEXT_CAP], list(ranges))
+                if len(text) > TEXT_CAP:
+                    notes.append(
+                        self.tr("{0}: showing the first {1:,} of {2:,} characters.").format(
+                            pane.title.text(), TEXT_CAP, len(text)
+                        )
+                    )
+            if len(comp.ranges_a) > RANGE_CAP:
+                notes.append(self.tr("Only the first {0:,} matching passages are highlighted.").format(RANGE_CAP))
+            if getattr(comp, "truncated", False):
+                notes.append(self.tr("The files are long: matching passages were searched in their first part only."))
+        self.note.setText("\n".join(notes))
+        self.note.setVisible(bool(notes))
+        self.setCurrentIndex(1)
+
+    def _metadata(self, info: FileInfo, pair: Any) -> str:
+        from simscan.gui.models import format_size
+
+        lines = [
+            self.tr("Binary file"),
+            "",
+            self.tr("Path: {0}").format(info.path),
+            self.tr("Size: {0} ({1:,} bytes)").format(format_size(info.size), info.size),
+            self.tr("Modified: {0}").format(self._describe(info).split(" · ")[1]),
+            self.tr("Identical bytes: {0}").format(self.tr("yes") if pair.exact else self.tr("no")),
+            self.tr("Similarity: {0:.1f} %").format(pair.best),
+        ]
+        return "\n".join(lines)
+
+    def _sync(self, src: PreviewPane, dst: PreviewPane, src_is_a: bool) -> None:
+        if self._syncing or self.currentIndex() != 1:
+            return
+        self._syncing = True
+        try:
+            pos = src.top_position()
+            if src.ranges and dst.ranges:
+                i = bisect.bisect_right(src.starts, pos) - 1
+                if i >= 0 and pos < src.ranges[i][1] and i < len(dst.ranges):
+                    # Inside a matching passage: the same offset into its partner.
+                    target = dst.ranges[i][0] + (pos - src.ranges[i][0])
+                    dst.scroll_to_position(min(target, dst.ranges[i][1]))
+                    return
+                j = i + 1
+                if j < len(src.ranges) and j < len(dst.ranges):
+                    # Before the next passage: keep the same distance to its partner.
+                    dst.scroll_to_position(max(0, dst.ranges[j][0] - (src.ranges[j][0] - pos)))
+                    return
+            sb, db = src.edit.verticalScrollBar(), dst.edit.verticalScrollBar()
+            if sb.maximum() > 0:
+                db.setValue(round(sb.value() / sb.maximum() * db.maximum()))
+        finally:
+            self._syncing = False

@@ -1,0 +1,108 @@
+"""Screenshot of the window at work: ``python -m simscan.gui.screenshot OUT.png [ROOT]``.
+
+Starts the GUI with a temporary index and temporary settings, scans ROOT (default: the
+evaluation corpus next to the repository), selects an edited text so the preview shows its
+matching passages highlighted, and saves the window as a PNG.  Run it under a real X server
+for a faithful picture::
+
+    Xvfb :99 -screen 0 1600x1000x24 &
+    DISPLAY=:99 QT_QPA_PLATFORM=xcb python3 -m simscan.gui.screenshot resources/screenshot.png ROOT
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QTimer
+
+DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "shared" / "evalcorpus" / "corpus"
+
+
+def pick_member(win) -> int:
+    """A member worth showing: a text edited from its reference, neither a copy nor unrelated,
+    short enough that several highlighted passages are on screen."""
+    s = win.model.snapshot
+    best, best_score = -1, -1.0
+    for m in range(s.n_members):
+        if s.l_is_ref[m] or not s.is_text[m]:
+            continue
+        sim = s.l_sim[m]
+        if s.l_kind[m] not in (2, 3) or not 45.0 <= sim <= 92.0:
+            continue
+        ref = s.l_start[s.l_group[m]]
+        if not (1_000 <= s.l_size[m] <= 40_000 and 1_000 <= s.l_size[ref] <= 40_000):
+            continue
+        score = -abs(sim - 75.0) - (0 if s.l_kind[m] == 2 else 5) - (0 if s.paths[m].endswith(".txt") else 10)
+        if score > best_score:
+            best, best_score = m, score
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = Path(argv[0]).resolve()
+    root = Path(argv[1] if len(argv) > 1 else DEFAULT_ROOT).resolve()
+    tmp = Path(tempfile.mkdtemp(prefix="simscan-shot-"))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
+
+    from simscan.gui.app import ensure_app
+    from simscan.gui.mainwindow import MainWindow
+
+    app = ensure_app()
+    win = MainWindow(index_path=tmp / "index.sqlite3", roots=[str(root)], autoload=False)
+    win.resize(1560, 960)
+    win.threshold_slider.setValue(40)
+    win.show()
+    status = {"code": 1}
+
+    def fail(text: str) -> None:
+        print(f"screenshot: {text}", file=sys.stderr)
+        app.quit()
+
+    def on_loaded() -> None:
+        win.resultsLoaded.disconnect(on_loaded)
+        m = pick_member(win)
+        if m < 0:
+            fail("no edited text to show")
+            return
+        win.view.collapseAll()
+        win.select_member(m)
+        win.view.setFocus()
+
+    def on_preview() -> None:
+        win.previewShown.disconnect(on_preview)
+        # Let the layout and the highlight settle, scroll both sides to the first match, then grab.
+        def grab() -> None:
+            left = win.preview.left
+            if left.ranges:
+                left.scroll_to_position(max(0, left.ranges[0][0] - 80))
+            QTimer.singleShot(400, save)
+
+        QTimer.singleShot(300, grab)
+
+    def save() -> None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if win.grab().save(str(out)):
+            status["code"] = 0
+            print(f"screenshot: saved {out}")
+        else:
+            print(f"screenshot: could not write {out}", file=sys.stderr)
+        win.close()
+        app.quit()
+
+    win.resultsLoaded.connect(on_loaded)
+    win.previewShown.connect(on_preview)
+    win.errorShown.connect(lambda text: fail(text))
+    QTimer.singleShot(0, win.start_scan)
+    QTimer.singleShot(300_000, lambda: fail("timed out"))
+    app.exec()
+    return status["code"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Small widgets: the similarity bar delegate, the in-window message bar, a list view with a
+placeholder, and the results tree (Space marks, Enter opens).  Colours come from the palette,
+so light and dark themes both work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QApplication,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolButton,
+    QTreeView,
+    QWidget,
+)
+
+from simscan.gui.models import SimilarityRole
+
+
+def blend(a: QColor, b: QColor, t: float) -> QColor:
+    """``a`` moved a fraction ``t`` (0..1) towards ``b``: tints that follow the theme."""
+    return QColor(
+        round(a.red() + (b.red() - a.red()) * t),
+        round(a.green() + (b.green() - a.green()) * t),
+        round(a.blue() + (b.blue() - a.blue()) * t),
+    )
+
+
+class SimilarityBarDelegate(QStyledItemDelegate):
+    """Draws a percentage (``SimilarityRole``, 0..100) as a bar behind its text."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        value = index.data(SimilarityRole)
+        if value is None:
+            super().paint(painter, option, index)
+            return
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text = opt.text
+        opt.text = ""
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+
+        pal = opt.palette
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        base = pal.color(QPalette.ColorRole.Base)
+        accent = pal.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Highlight)
+        track_col = blend(base if not selected else pal.color(QPalette.ColorRole.Highlight), accent, 0.12)
+        bar_col = blend(base if not selected else pal.color(QPalette.ColorRole.Highlight), accent, 0.45)
+        r = QRectF(opt.rect).adjusted(3, 3, -3, -3)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(track_col)
+        painter.drawRoundedRect(r, 3, 3)
+        frac = max(0.0, min(1.0, float(value) / 100.0))
+        if frac > 0:
+            painter.setBrush(bar_col)
+            painter.drawRoundedRect(QRectF(r.left(), r.top(), max(4.0, r.width() * frac), r.height()), 3, 3)
+        painter.setPen(pal.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text))
+        painter.drawText(r.adjusted(4, 0, -4, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), text)
+        painter.restore()
+
+
+class MessageBar(QFrame):
+    """A dismissable message inside the window (errors with what to do; never a console
+    traceback).  Optional action button."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        self.setBackgroundRole(QPalette.ColorRole.AlternateBase)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 6, 6, 6)
+        self.icon = QLabel()
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextFormat(Qt.TextFormat.PlainText)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.action = QPushButton()
+        self.action.hide()
+        close = QToolButton()
+        close.setAutoRaise(True)
+        close.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton))
+        close.setToolTip(self.tr("Dismiss"))
+        close.clicked.connect(self.hide)
+        lay.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addWidget(self.text, 1)
+        lay.addWidget(self.action, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self._callback: Any = None
+        self.action.clicked.connect(self._run_action)
+        self.hide()
+
+    def show_message(self, text: str, level: str = "error", action: str = "", callback: Any = None) -> None:
+        icons = {
+            "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+            "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+            "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
+        }
+        size = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)
+        self.icon.setPixmap(self.style().standardIcon(icons.get(level, icons["info"])).pixmap(size, size))
+        self.text.setText(text)
+        self.level = level
+        self._callback = callback
+        self.action.setVisible(bool(action and callback))
+        self.action.setText(action)
+        self.show()
+
+    def _run_action(self) -> None:
+        cb = self._callback
+        self.hide()
+        if cb is not None:
+            cb()
+
+
+class PlaceholderListView(QListView):
+    """A list view that shows a hint when empty (e.g. "drop folders here")."""
+
+    def __init__(self, placeholder: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.placeholder = placeholder
+
+    def paintEvent(self, event: Any) -> None:
+        super().paintEvent(event)
+        model = self.model()
+        if model is not None and model.rowCount() == 0 and self.placeholder:
+            p = QPainter(self.viewport())
+            p.setPen(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+            p.drawText(
+                self.viewport().rect().adjusted(8, 8, -8, -8),
+                int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap),
+                self.placeholder,
+            )
+            p.end()
+
+
+class ResultsView(QTreeView):
+    """The results tree: Space toggles marks of the selected files, Enter opens the current
+    file; both as signals so the window decides what they do."""
+
+    markRequested = Signal()
+    openRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.placeholder = ""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key == Qt.Key.Key_Space and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            self.markRequested.emit()
+            event.accept()
+            return
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.openRequested.emit()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def event(self, e: QEvent) -> bool:
+        # Keep Space for marking even where the style would use it to toggle a check box.
+        if e.type() == QEvent.Type.ShortcutOverride and isinstance(e, QKeyEvent) and e.key() == Qt.Key.Key_Space:
+            e.accept()
+            return True
+        return super().event(e)
+
+    def paintEvent(self, event: Any) -> None:
+        super().paintEvent(event)
+        model = self.model()
+        if model is not None and model.rowCount() == 0 and self.placeholder:
+            p = QPainter(self.viewport())
+            p.setPen(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+            p.drawText(
+                self.viewport().rect().adjusted(24, 24, -24, -24),
+                int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap),
+                self.placeholder,
+            )
+            p.end()
