@@ -1,0 +1,133 @@
+"""``simscan scan / stats / problems`` through ``main([...])``: output, exit codes, the progress bar."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+from simscan.cli import EXIT_INDEX, EXIT_OK, EXIT_USAGE, main
+from simscan.cli.common import ProgressBar
+from simscan.cli.scan_cmds import parse_size
+from simscan.index import Index
+from simscan.progress import Progress
+from tests.helpers_tree import make_tree
+
+
+def test_scan_then_stats_and_problems(tmp_path: Path, capsys):
+    root = tmp_path / "t"
+    make_tree(root, 12)
+    os.mkfifo(root / "pipe")
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(root), "--index", str(idx), "--jobs", "1"]) == EXIT_OK
+    out, err = capsys.readouterr()
+    assert out == ""  # progress and summary go to stderr
+    assert "scanned 12 files" in err and "12 read" in err and "1 problems" in err
+    assert "simscan groups" in err and "simscan problems" in err
+    assert "\r" not in err  # stderr is not a terminal here: no progress bar
+
+    assert main(["scan", str(root), "--index", str(idx)]) == EXIT_OK
+    assert "0 read" in capsys.readouterr().err
+
+    assert main(["stats", "--index", str(idx), "--format", "json"]) == EXIT_OK
+    st = json.loads(capsys.readouterr().out)
+    assert st["files"] == 12 and st["last_scan"]["files_unchanged"] == 12 and st["index"] == str(idx)
+    assert main(["stats", "--index", str(idx)]) == EXIT_OK
+    assert "files:" in capsys.readouterr().out
+
+    assert main(["problems", "--index", str(idx)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.strip() == f"{root / 'pipe'}: named pipe (FIFO); skipped (never opened)"
+    assert main(["problems", "--index", str(idx), "--format", "json", "--all"]) == EXIT_OK
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 2 and all(x["path"] == str(root / "pipe") for x in lines)
+
+
+def test_quiet_prints_nothing(tmp_path: Path, capsys):
+    make_tree(tmp_path / "t", 3)
+    assert main(["scan", str(tmp_path / "t"), "--index", str(tmp_path / "i.db"), "--quiet"]) == EXIT_OK
+    assert capsys.readouterr() == ("", "")
+
+
+def test_options_reach_the_scanner(tmp_path: Path, capsys):
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"x" * 50)
+    (root / "b.md").write_bytes(b"y" * 5000)
+    (root / ".c.txt").write_bytes(b"z" * 50)
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(root), "--index", str(idx), "--include", "*.txt", "--no-hidden", "--quiet"]) == 0
+    with Index.open(idx, readonly=True) as ix:
+        assert [os.path.basename(p) for p in ix.files().paths] == ["a.txt"]
+    assert main(["scan", str(root), "--index", str(idx), "--min-size", "1k", "--exclude", "*.txt", "-q"]) == 0
+    with Index.open(idx, readonly=True) as ix:
+        assert [os.path.basename(p) for p in ix.files().paths] == ["b.md"]
+
+
+def test_usage_errors(tmp_path: Path, capsys):
+    assert main(["scan", str(tmp_path / "missing"), "--index", str(tmp_path / "i.db")]) == EXIT_USAGE
+    assert "no such file or folder" in capsys.readouterr().err
+    assert main(["scan", str(tmp_path), "--index", str(tmp_path / "i.db"), "--jobs", "0"]) == EXIT_USAGE
+    assert parse_size("10k") == 10_000 and parse_size("2MiB") == 2 << 20 and parse_size("1.5GB") == 1_500_000_000
+
+
+def test_stats_without_index_exits_3(tmp_path: Path, capsys):
+    assert main(["stats", "--index", str(tmp_path / "none.db")]) == EXIT_INDEX
+    err = capsys.readouterr().err
+    assert "no index" in err and "simscan scan" in err
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_index_from_environment(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("SIMSCAN_INDEX", str(tmp_path / "env.db"))
+    make_tree(tmp_path / "t", 2)
+    assert main(["scan", str(tmp_path / "t"), "-q"]) == EXIT_OK
+    assert (tmp_path / "env.db").exists()
+
+
+def test_second_scan_refuses_while_one_runs(tmp_path: Path, capsys):
+    make_tree(tmp_path / "t", 3)
+    idx = tmp_path / "i.db"
+    with Index.open(idx) as holder:
+        holder.scan_lock()  # as a running scan does
+        assert main(["scan", str(tmp_path / "t"), "--index", str(idx)]) == EXIT_INDEX
+        err = capsys.readouterr().err
+        assert "another scan" in err and str(idx) in err and "Traceback" not in err
+    assert main(["scan", str(tmp_path / "t"), "--index", str(idx), "-q"]) == EXIT_OK
+
+
+def test_corrupt_index_then_rebuild(tmp_path: Path, capsys):
+    make_tree(tmp_path / "t", 4)
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(tmp_path / "t"), "--index", str(idx), "-q"]) == EXIT_OK
+    with open(idx, "r+b") as f:  # smash the header and the first pages
+        f.write(os.urandom(8192))
+    junk = idx.read_bytes()
+    assert main(["scan", str(tmp_path / "t"), "--index", str(idx)]) == EXIT_INDEX
+    err = capsys.readouterr().err
+    assert str(idx) in err and "--rebuild" in err and "Traceback" not in err
+    assert main(["stats", "--index", str(idx)]) == EXIT_INDEX
+    capsys.readouterr()
+    assert main(["scan", str(tmp_path / "t"), "--index", str(idx), "--rebuild"]) == EXIT_OK
+    err = capsys.readouterr().err
+    assert "moved to" in err and "4 read" in err
+    aside = [
+        p for p in tmp_path.iterdir() if p.name.startswith("i.db.corrupt-") and not p.name.endswith(("-wal", "-shm"))
+    ]
+    assert len(aside) == 1 and aside[0].read_bytes() == junk  # kept, never deleted
+
+
+def test_progress_bar_draws_on_a_terminal():
+    buf = io.StringIO()
+    bar = ProgressBar(stream=buf, enabled=True)
+    bar(Progress("walk", files_done=120, current="/some/folder"))
+    bar(Progress("read", 50, 200, 5_000_000, 20_000_000, rate_bytes_s=2_500_000, eta_s=6.0, current="/x/y.txt"))
+    bar.finish()
+    text = buf.getvalue()
+    assert "120 files found" in text
+    assert "50/200 files" in text and "5.0 MB/20.0 MB" in text and "2.5 MB/s" in text and "ETA 6s" in text
+    assert text.endswith("\r\x1b[K")
+    quiet = io.StringIO()
+    ProgressBar(stream=quiet)(Progress("read", 1, 2))  # StringIO is not a terminal
+    assert quiet.getvalue() == ""

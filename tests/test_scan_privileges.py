@@ -1,0 +1,67 @@
+"""Unreadable files and folders, tested as an unprivileged user.
+
+The test suite may run as root (root reads everything), so the scan runs in a subprocess that
+drops to the ``nobody`` user first; the tree lives in a world-traversable folder under /tmp
+that the test removes afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from simscan.index import Index
+
+REPO = Path(__file__).resolve().parents[1]
+NOBODY = 65534
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to drop to another user")
+def test_unreadable_entries_as_nobody():
+    top = Path(tempfile.mkdtemp(prefix="simscan-perm-", dir="/tmp"))
+    try:
+        top.chmod(0o755)
+        root = top / "tree"
+        root.mkdir()
+        (root / "ok.txt").write_bytes(b"readable text file " * 20)
+        secret = root / "secret.txt"
+        secret.write_bytes(b"root only " * 20)
+        secret.chmod(0o600)  # owned by root
+        locked = root / "locked"
+        locked.mkdir(mode=0o700)
+        (locked / "inner.txt").write_bytes(b"inner " * 20)
+        idx_dir = top / "idx"
+        idx_dir.mkdir()
+        os.chown(idx_dir, NOBODY, NOBODY)
+        idx = idx_dir / "i.db"
+        code = (
+            "import os, sys\n"
+            "from pathlib import Path\n"
+            "from simscan.scanner import ScanRequest, run_scan\n"
+            # Python itself lives under /root here: import everything the scan needs, then drop root.
+            f"run_scan(ScanRequest([Path({str(root / 'ok.txt')!r})], index_path=Path({str(top / 'warm.db')!r}), jobs=1))\n"
+            f"os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
+            f"r = run_scan(ScanRequest([Path({str(root)!r})], index_path=Path({str(idx)!r}), jobs=1))\n"
+            "print(r.files_seen, r.files_read, r.files_failed, r.problems)\n"
+        )
+        env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(idx_dir))
+        out = subprocess.run(
+            [sys.executable, "-c", code], check=False, cwd="/", env=env, capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == ["2", "1", "1", "2"]
+        with Index.open(idx, readonly=True) as ix:
+            probs = dict(ix.problems())
+            assert [os.path.basename(p) for p in ix.files().paths] == ["ok.txt"]
+            assert ix.stats()["files_with_errors"] == 1
+        assert "Permission denied" in probs[str(secret)]
+        assert "folder cannot be read" in probs[str(locked)]
+        assert os.stat(idx).st_uid == NOBODY and (os.stat(idx).st_mode & 0o777) == 0o600
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
