@@ -231,3 +231,16 @@ def test_scan_lock_is_exclusive_across_processes(tmp_path: Path):
     with Index.open(p) as ix:
         ix.scan_lock()  # free again once the holder is gone
         ix.release_scan_lock()
+
+
+def test_files_by_ids_matches_the_full_snapshot(tmp_path: Path):
+    with Index.open(tmp_path / "i.db") as ix:
+        ids = ix.write_files(_records(8))
+        full = ix.files()
+        sub = ix.files_by_ids([int(ids[5]), int(ids[2]), 999])
+        assert list(sub.ids) == [ids[2], ids[5]]
+        for k, fid in enumerate(sub.ids):
+            j = list(full.ids).index(fid)
+            assert sub.raw_paths[k] == full.raw_paths[j] and sub.simhash[k] == full.simhash[j]
+            assert sub.checksum[k] == full.checksum[j] and sub.size[k] == full.size[j]
+        assert ix.file_count() == 8

@@ -506,31 +506,35 @@ class Index:
                     seen.add(row[0])
                     yield IndexedFile(*row)
 
+    _FILE_COLS = (
+        "id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash, fp_count, units"
+    )
+
     def files(self) -> FileTable:
         """Snapshot of the files with current fingerprints (no error, current algorithm version)."""
         rows = self._conn.execute(
-            "SELECT id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash,"
-            " fp_count, units FROM files WHERE error IS NULL AND algorithm_version = ? ORDER BY id",
+            f"SELECT {self._FILE_COLS} FROM files WHERE error IS NULL AND algorithm_version = ? ORDER BY id",
             (ALGORITHM_VERSION,),
         ).fetchall()
-        n = len(rows)
-        cols = list(zip(*rows)) if rows else [()] * 12
-        raw = list(cols[1])
-        return FileTable(
-            ids=np.fromiter(cols[0], np.int64, n),
-            paths=[os.fsdecode(p) for p in raw],
-            raw_paths=raw,
-            size=np.fromiter(cols[2], np.int64, n),
-            mtime_ns=np.fromiter(cols[3], np.int64, n),
-            is_text=np.fromiter(cols[4], bool, n),
-            encoding=list(cols[5]),
-            checksum=list(cols[6]),
-            partial=np.fromiter(cols[7], np.int64, n),
-            content_hash=list(cols[8]),
-            simhash=np.fromiter(cols[9], np.int64, n).view(np.uint64),
-            fp_count=np.fromiter(cols[10], np.int64, n),
-            units=np.fromiter(cols[11], np.int64, n),
-        )
+        return _table(rows)
+
+    def files_by_ids(self, ids: np.ndarray | Sequence[int]) -> FileTable:
+        """Like :meth:`files` for just these ids (ascending; unknown, failed or stale ids left out)."""
+        want = np.unique(np.asarray(ids, np.int64)).tolist()
+        rows: list[tuple[Any, ...]] = []
+        for chunk in _chunks(want):
+            q = (
+                f"SELECT {self._FILE_COLS} FROM files WHERE error IS NULL AND algorithm_version = ?"
+                f" AND id IN ({','.join('?' * len(chunk))})"
+            )
+            rows.extend(self._conn.execute(q, (ALGORITHM_VERSION, *chunk)).fetchall())
+        rows.sort(key=lambda r: r[0])
+        return _table(rows)
+
+    def file_count(self) -> int:
+        """Indexed files usable for similarity (same filter as :meth:`files`)."""
+        q = "SELECT count(*) FROM files WHERE error IS NULL AND algorithm_version = ?"
+        return int(self._conn.execute(q, (ALGORITHM_VERSION,)).fetchone()[0])
 
     def fingerprints(
         self, file_ids: np.ndarray | Sequence[int] | None = None, kind: str = "rolling"
@@ -650,6 +654,27 @@ class Index:
             "index_bytes": size,
             "last_scan": runs[0] if runs else None,
         }
+
+
+def _table(rows: list[tuple[Any, ...]]) -> FileTable:
+    n = len(rows)
+    cols = list(zip(*rows)) if rows else [()] * 12
+    raw = list(cols[1])
+    return FileTable(
+        ids=np.fromiter(cols[0], np.int64, n),
+        paths=[os.fsdecode(p) for p in raw],
+        raw_paths=raw,
+        size=np.fromiter(cols[2], np.int64, n),
+        mtime_ns=np.fromiter(cols[3], np.int64, n),
+        is_text=np.fromiter(cols[4], bool, n),
+        encoding=list(cols[5]),
+        checksum=list(cols[6]),
+        partial=np.fromiter(cols[7], np.int64, n),
+        content_hash=list(cols[8]),
+        simhash=np.fromiter(cols[9], np.int64, n).view(np.uint64),
+        fp_count=np.fromiter(cols[10], np.int64, n),
+        units=np.fromiter(cols[11], np.int64, n),
+    )
 
 
 def _chunks(seq: list[Any], n: int = _CHUNK) -> Iterator[list[Any]]:
