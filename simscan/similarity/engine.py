@@ -4,12 +4,14 @@ arrays and call the pure functions of ``core`` and ``grouping``."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from simscan.fingerprint import fingerprint_file
+from simscan.model import Fingerprints
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.similarity.arrays import popcount64
 from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_set
@@ -113,17 +115,42 @@ def query(
 ) -> list[Pair]:
     """Indexed files similar to the file at ``path`` (which need not be indexed).
 
-    The file is fingerprinted now; its fingerprints are looked up in the inverted index
-    (which holds a consistent sample of every file's fingerprints, see simscan.index.postings),
-    and every file found is scored by exact set arithmetic on its full stored fingerprints.
-    Common fingerprints (held by more files than the cut-off of ``find_pairs``, counted
-    among the files found) are dropped from both sets, as in ``find_pairs``; identical
-    copies are found by checksum in the same lookup.  The file itself (same path) is left
-    out.  Pairs have a = the queried file (a_id -1 unless indexed).  Raises OSError when the
+    The file is fingerprinted now, then :func:`query_fingerprints`.  Raises OSError when the
     file cannot be read.
     """
     qpath = os.path.abspath(os.fspath(path))
-    fp = fingerprint_file(qpath)
+    return query_fingerprints(index, fingerprint_file(qpath), qpath, min_similarity=min_similarity, params=params)
+
+
+def _file_count_bound(index: Any) -> int:
+    """An upper bound of the number of indexed files, in O(log n): the largest file id."""
+    try:
+        row = index.connection.execute("SELECT max(id) FROM files").fetchone()
+        return int(row[0] or 0)
+    except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
+        return int(index.stats().get("files", 0))
+
+
+def query_fingerprints(
+    index: Any,
+    fp: Fingerprints,
+    qpath: str,
+    *,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    params: SimilarityParams = DEFAULT_SIM_PARAMS,
+) -> list[Pair]:
+    """Indexed files similar to a fingerprinted file (``qpath``: its absolute path, for display
+    and to leave the file itself out).
+
+    The fingerprints are looked up in the inverted index (which holds a consistent sample of
+    every file's fingerprints, see simscan.index.postings), and every file found is scored
+    by exact set arithmetic on its full stored fingerprints.  Common fingerprints (posted
+    values held by more distinct contents than the cut-off of ``find_pairs``, the file count
+    bounded by the largest id) are dropped from both sets, as in ``find_pairs``.  Identical
+    copies are found in the same lookup (they share every fingerprint) and reported as
+    "exact"/"content"; files too short to have fingerprints cannot be found.  Pairs have a =
+    the queried file (a_id -1 unless it is indexed).
+    """
     qset = fingerprint_set(fp, SCORE_KIND)
     vals, fids = index.files_with_fingerprints(qset)
     if fids.size == 0:
@@ -133,18 +160,11 @@ def query(
     meta = _file_rows(index, cand)
     self_ids = {fid for fid, m in meta.items() if m[0] == qraw}
     a_id = min(self_ids) if self_ids else -1
-    n_files = int(index.stats().get("files", 0)) if not hasattr(index, "file_count") else int(index.file_count())
-    cutoff = params.common_cutoff(n_files)
+    cutoff = params.common_cutoff(_file_count_bound(index))
     # Document frequency over distinct contents: copies of one file count once.
-    content_of = {fid: m[4] for fid, m in meta.items()}
-    dv, df_keys = [], set()
-    for v, f in zip(vals.tolist(), fids.tolist()):
-        key = (v, content_of.get(f))
-        if key not in df_keys:
-            df_keys.add(key)
-            dv.append(v)
-    uv, dfc = np.unique(np.asarray(dv, np.uint64), return_counts=True)
-    # Only posted values are looked up, so "common" is judged on those (their df is exact).
+    fcontent = np.array([hash(meta[f][4]) if f in meta else f for f in fids.tolist()], np.int64)
+    pairs_vc = np.unique(np.stack((vals.view(np.int64), fcontent), axis=1), axis=0)
+    uv, dfc = np.unique(pairs_vc[:, 0].view(np.uint64), return_counts=True)
     common = uv[dfc > cutoff]
     keep_q = qset[~np.isin(qset, common)]
     cand = np.array(sorted(set(cand.tolist()) - self_ids), np.int64)
@@ -158,7 +178,7 @@ def query(
         if m is None:
             continue
         raw, size, is_text, ck, ch, sh = m
-        bset = b_all[~np.isin(b_all, common)]
+        bset = b_all[~np.isin(b_all, common)] if common.size else b_all
         inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
         union = keep_q.size + bset.size - inter
         r = 100.0 * inter / union if union else 0.0

@@ -1,0 +1,204 @@
+"""Scale of the similarity layer on synthetic, seeded data written through the index writer API.
+
+Usage: python3 benchmarks/similarity_scale.py [--files 100000] [--query-files 1000000] [--keep]
+
+Prints:
+1. pairs and groups over an index of ``--files`` files (target: <= 10 s for 100k), and
+   ``group_pairs`` alone (the GUI slider; target <= 1 s);
+2. the simhash k = 3 self-join over 1M values (target <= 30 s);
+3. one query against an index of ``--query-files`` files (target <= 50 ms);
+4. peak RSS of the process (target <= 1 GB).
+
+The synthetic collection (seeded): text-like files of 20-80 fingerprints; 15% are edited
+versions of another file (10-40% of their fingerprints replaced), 5% exact copies, 2%
+re-encodings (same content hash, other bytes), 1% empty files; 3% carry a 12-fingerprint
+"licence header" (a common block above the cut-off).  Indexes are written under /tmp and
+reused by later runs (``--keep``) since writing 1M files takes a while.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from simscan.fingerprint.simhash import simhash
+from simscan.index import FileRecord, Index
+from simscan.similarity import find_pairs, group_pairs, query
+from simscan.similarity.core import DEFAULT_MIN_SIMILARITY
+from simscan.similarity.simhash_tables import simhash_pairs
+
+TOP = np.uint64(1 << 63)
+LOW = np.uint64((1 << 63) - 1)
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False):
+    """Yield batches of FileRecord for files start..start+n (deterministic)."""
+    rng = np.random.default_rng(seed)
+    licence = rng.integers(0, 1 << 62, 12, dtype=np.uint64)
+    batch: list[FileRecord] = []
+    made: list[tuple[np.ndarray, int, bytes, bytes, int, int]] = []  # recent files to copy from
+    for i in range(start, start + n):
+        r = rng.random()
+        if made and r < 0.05:  # exact copy
+            fps, nroll, ck, ch, size, sh = made[int(rng.integers(len(made)))]
+        elif made and r < 0.07:  # re-encoded: same content hash and fingerprints, other bytes
+            fps, nroll, _, ch, size, sh = made[int(rng.integers(len(made)))]
+            ck = rng.bytes(16)
+            size += 2
+        elif r < 0.08:  # empty
+            fps, nroll, ck, ch, size, sh = np.zeros(0, np.uint64), 0, b"\0" * 16, b"\1" * 16, 0, 0
+        else:
+            if made and r < 0.23:  # edited version
+                base = made[int(rng.integers(len(made)))][0]
+                keep = rng.random(base.size) >= rng.uniform(0.1, 0.4)
+                roll = base[keep & (base < TOP)]
+                extra = rng.integers(0, 1 << 63, int((~keep).sum()), dtype=np.uint64)
+                roll = np.concatenate((roll, extra))
+            else:
+                roll = rng.integers(0, 1 << 63, int(rng.integers(15, 60)), dtype=np.uint64)
+            if rng.random() < 0.03:
+                roll = np.concatenate((roll, licence))
+            roll = np.unique(roll & LOW)
+            anch = np.unique(rng.integers(0, 1 << 63, max(1, roll.size // 3), dtype=np.uint64) | TOP)
+            fps = np.concatenate((roll, anch))
+            nroll = int(roll.size)
+            ck, ch = rng.bytes(16), rng.bytes(16)
+            size = int(roll.size * 66)
+            sh = int(rng.integers(0, 1 << 63)) * 2 if fast_simhash else simhash(fps)
+        if len(made) < 5000:
+            made.append((fps, nroll, ck, ch, size, sh))
+        else:
+            made[int(rng.integers(5000))] = (fps, nroll, ck, ch, size, sh)
+        path = f"/synthetic/d{i % 997:03d}/file{i:07d}.txt".encode()
+        batch.append(FileRecord(path=path, device=1, inode=i + 1, size=size, mtime_ns=1_600_000_000_000_000_000 + i,
+                                is_text=True, encoding="utf-8", checksum=ck, partial=int(i % 1000),
+                                content_hash=ch, simhash=sh, units=size, fps=fps, n_rolling=nroll))
+        if len(batch) == 20_000:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def build(path: Path, n: int, seed: int, fast_simhash: bool = False) -> float:
+    t = time.perf_counter()
+    with Index.open(path) as ix:
+        for batch in synth_records(n, seed, fast_simhash=fast_simhash):
+            # partial is a sort key only here; exact copies carry their base's checksum
+            ix.write_files(batch)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=100_000)
+    ap.add_argument("--query-files", type=int, default=1_000_000)
+    ap.add_argument("--simhash", type=int, default=1_000_000)
+    ap.add_argument("--dir", default=tempfile.gettempdir())
+    ap.add_argument("--keep", action="store_true", help="keep the generated indexes for the next run")
+    args = ap.parse_args()
+    d = Path(args.dir)
+
+    # 1. pairs and groups
+    p100 = d / f"simscan-scale-{args.files}.sqlite3"
+    if not p100.exists():
+        print(f"writing {args.files:,} synthetic files ... ", end="", flush=True)
+        print(f"{build(p100, args.files, 1):.1f} s")
+    with Index.open(p100, readonly=True) as ix:
+        t0 = time.perf_counter()
+        files = ix.files()
+        t1 = time.perf_counter()
+        pairs = find_pairs(ix, min_similarity=DEFAULT_MIN_SIMILARITY)
+        t2 = time.perf_counter()
+        groups = group_pairs(pairs, files, min_similarity=DEFAULT_MIN_SIMILARITY)
+        t3 = time.perf_counter()
+        groups50 = group_pairs(pairs, files, min_similarity=50)
+        t4 = time.perf_counter()
+        # The GUI slider: pairs found once at a low threshold, grouped at each slider position.
+        low = find_pairs(ix, min_similarity=1)
+        t5 = time.perf_counter()
+        slider = group_pairs(low, files, min_similarity=DEFAULT_MIN_SIMILARITY)
+        t6 = time.perf_counter()
+    print(f"[pairs+groups] {len(files):,} files: read table {t1 - t0:.2f} s; find_pairs {t2 - t1:.2f} s "
+          f"({len(pairs):,} pairs); group_pairs {t3 - t2:.2f} s ({len(groups):,} groups), at 50%: {t4 - t3:.2f} s "
+          f"({len(groups50):,} groups); pairs+groups total {t3 - t0:.2f} s (target <= 10 s; slider <= 1 s); "
+          f"peak RSS {rss_mb():.0f} MB")
+    print(f"[slider] find_pairs at 1%: {t5 - t4:.2f} s ({len(low):,} pairs); group_pairs of those at "
+          f"{DEFAULT_MIN_SIMILARITY:g}%: {t6 - t5:.2f} s ({len(slider):,} groups) (target <= 1 s)")
+    del pairs, groups, groups50, files, low, slider
+
+    # 2. simhash self-join
+    rng = np.random.default_rng(7)
+    n = args.simhash
+    vals = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+    # 1% planted near neighbours (1-3 bits flipped) so that there is something to find.
+    src = rng.integers(0, n, n // 100)
+    flips = np.zeros(src.size, np.uint64)
+    for _ in range(3):
+        flips |= np.uint64(1) << rng.integers(0, 64, src.size).astype(np.uint64)
+    vals[rng.integers(0, n, src.size)] = vals[src] ^ flips
+    t = time.perf_counter()
+    i, _, _ = simhash_pairs(vals, 3)
+    print(f"[simhash] k=3 self-join over {n:,} values: {time.perf_counter() - t:.2f} s, {i.size:,} pairs "
+          f"(target <= 30 s); peak RSS {rss_mb():.0f} MB")
+    del vals, i
+
+    # 3. query against a large index
+    pq = d / f"simscan-scale-{args.query_files}.sqlite3"
+    if not pq.exists():
+        print(f"writing {args.query_files:,} synthetic files (once; kept with --keep) ... ", end="", flush=True)
+        print(f"{build(pq, args.query_files, 2, fast_simhash=True):.1f} s")
+    with Index.open(pq, readonly=True) as ix:
+        # query(file): a real file fingerprinted at query time (included in the timing).
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            words = [f"w{int(x) % 100000}" for x in rng.integers(0, 1 << 40, 600)]
+            f.write(" ".join(words))
+            qpath = f.name
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            res = query(ix, qpath, min_similarity=DEFAULT_MIN_SIMILARITY)
+            times.append(time.perf_counter() - t)
+        # The lookup path with values that exist in the index (candidates found and scored).
+        from simscan.model import Fingerprints
+        from simscan.similarity.engine import query_fingerprints
+
+        ltimes = []
+        nq = args.query_files
+        for fid in (nq // 7, nq // 2, nq - 1000):
+            _ids, _offsets, values = ix.fingerprints([fid], kind="all")
+            fp = Fingerprints(size=1, checksum=b"q" * 16, partial=0, is_text=True, encoding="utf-8",
+                              content_hash=b"q" * 16, rolling=values[values < TOP], anchored=values[values >= TOP],
+                              simhash=0, units=1)
+            t = time.perf_counter()
+            res2 = query_fingerprints(ix, fp, "/query/file.txt", min_similarity=DEFAULT_MIN_SIMILARITY)
+            ltimes.append(time.perf_counter() - t)
+        os.unlink(qpath)
+    print(f"[query] {args.query_files:,}-file index: query(file) median {1000 * sorted(times)[2]:.1f} ms "
+          f"({len(res)} results); lookup+score of an indexed file's fingerprints "
+          f"{', '.join(f'{1000 * x:.1f}' for x in ltimes)} ms ({len(res2)} results) (target <= 50 ms)")
+    print(f"peak RSS {rss_mb():.0f} MB (target <= 1024 MB)")
+    if not args.keep:
+        for p in (p100, pq):
+            for s in ("", "-wal", "-shm", ".lock"):
+                try:
+                    os.unlink(f"{p}{s}")
+                except OSError:
+                    pass
+
+
+if __name__ == "__main__":
+    main()
