@@ -148,6 +148,7 @@ class MainWindow(QMainWindow):
         self.results: jobs.Results | None = None
         self.preferred_refs: list[int] = []
         self._closing = False
+        self._load_note = ""
         self.setWindowTitle(self.tr("simscan — similar files"))
         self.setAcceptDrops(True)
         last = self.settings.value("index/last", "", str)
@@ -550,9 +551,12 @@ class MainWindow(QMainWindow):
         self.scanFinished.emit(r)
 
     def _on_scan_cancelled(self) -> None:
-        self._set_idle(self.tr("Scan cancelled. What was read is kept; scan again to finish."))
-        self.scanFinished.emit(None)
+        note = self.tr("Scan cancelled. What was read is kept; scan again to finish.")
+        self._set_idle(note)
         self.load_results()
+        self._load_note = note
+        self.status_label.setText(note)
+        self.scanFinished.emit(None)
 
     def _on_progress(self, p: Progress) -> None:
         self.status_label.setText(describe_progress(p, self.tr))
@@ -595,10 +599,14 @@ class MainWindow(QMainWindow):
         self._set_busy(self.tr("Opening the index…"))
 
     def _on_loaded(self, results: jobs.Results) -> None:
+        note, self._load_note = self._load_note, ""
         self._set_idle(
-            self.tr("Index: {0} ({1:,} files)").format(results.index_path, results.n_files)
-            if results.exists
-            else self.tr("No index yet: add folders and press Scan.")
+            note
+            or (
+                self.tr("Index: {0} ({1:,} files)").format(results.index_path, results.n_files)
+                if results.exists
+                else self.tr("No index yet: add folders and press Scan.")
+            )
         )
         self._apply_results(results)
 

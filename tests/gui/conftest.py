@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtCore import QSettings
 
-from simscan.gui import workers  # noqa: E402
+from simscan.gui import workers
 
 
 @pytest.fixture(autouse=True)

@@ -30,9 +30,8 @@ def window(qtbot, tmp_path: Path):
 
 
 def scan(qtbot, win: MainWindow) -> None:
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
-        with qtbot.waitSignal(win.scanFinished, timeout=WAIT):
-            win.start_scan()
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT), qtbot.waitSignal(win.scanFinished, timeout=WAIT):
+        win.start_scan()
 
 
 def shown_groups(win: MainWindow) -> list[dict[str, float | str]]:
@@ -90,3 +89,333 @@ def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_pa
     sizes = sum((corpus / n).stat().st_size for n in g if n != "original.txt")
     assert win.proxy.totals() == (1, 5, sizes)
     assert "1 groups" in win.summary_label.text() or "1 group" in win.summary_label.text()
+
+
+def member_row(win: MainWindow, name: str) -> int:
+    s = win.model.snapshot
+    return next(m for m, p in enumerate(s.paths) if os.path.basename(p) == name)
+
+
+def test_threshold_slider_regroups_without_rescanning(qtbot, window, corpus, tmp_path):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    assert {"edited.txt", "excerpt.txt"} <= set(shown_groups(win)[0])
+    runs_before = Index.open(tmp_path / "index.sqlite3", readonly=True).runs()
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.threshold_slider.setValue(99)
+    shown = shown_groups(win)
+    assert sorted(map(sorted, shown)) == sorted(map(sorted, core_groups(tmp_path / "index.sqlite3", 99)))
+    # Copies stay grouped whatever the threshold; the edited text and the excerpt leave.
+    assert set(shown[0]) == {"original.txt", "copy.txt", "utf16.txt"}
+    assert win.model.snapshot.threshold == 99
+    assert Index.open(tmp_path / "index.sqlite3", readonly=True).runs() == runs_before  # no scan ran
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.threshold_slider.setValue(30)
+    assert {"edited.txt", "excerpt.txt"} <= set(shown_groups(win)[0])
+
+
+def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path):
+    big = tmp_path / "many"
+    for d in range(10):
+        sub = big / f"d{d:02d}"
+        sub.mkdir(parents=True)
+        for i in range(150):
+            (sub / f"f{i:03d}.txt").write_text(f"file {d} {i} " * (20 + i % 7))
+    total = 10 * 150
+    win = window(roots=[str(big)])
+    with qtbot.waitSignal(win.scanFinished, timeout=WAIT) as blocker:
+        win.start_scan()
+        assert win.act_cancel.isEnabled() and not win.act_scan.isEnabled()
+        win.cancel_work()
+    assert blocker.args == [None]  # reported as cancelled
+    assert "cancelled" in win.status_label.text().lower()
+    qtbot.waitUntil(lambda: not win.runner.busy("load"), timeout=WAIT)
+    with Index.open(tmp_path / "index.sqlite3", readonly=True) as idx:
+        assert len(idx.files()) < total
+    # Still usable: a new scan completes and indexes everything.
+    assert win.act_scan.isEnabled() and not win.act_cancel.isEnabled()
+    with qtbot.waitSignal(win.scanFinished, timeout=WAIT) as blocker:
+        win.start_scan()
+    assert blocker.args[0] is not None and not blocker.args[0].cancelled
+    with Index.open(tmp_path / "index.sqlite3", readonly=True) as idx:
+        assert len(idx.files()) == total
+
+
+def test_opening_the_window_shows_indexed_results_without_scanning(qtbot, window, corpus, tmp_path):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    first = shown_groups(win)
+    win.close()
+    runs = Index.open(tmp_path / "index.sqlite3", readonly=True).runs()
+    win2 = window(autoload=False)
+    with qtbot.waitSignal(win2.resultsLoaded, timeout=WAIT):
+        win2.load_results()
+    assert sorted(map(sorted, shown_groups(win2))) == sorted(map(sorted, first))
+    assert Index.open(tmp_path / "index.sqlite3", readonly=True).runs() == runs
+
+
+def test_settings_are_remembered(qtbot, window, corpus, tmp_path):
+    win = window(autoload=False)
+    win.folders.add([str(corpus)])
+    win.folders.set_reference(0, True)
+    win.exclude_edit.setText("*.tmp; build")
+    win.hidden_check.setChecked(True)
+    win.min_size_spin.setValue(4)
+    win.threshold_slider.setValue(77)
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
+    win.close()
+    assert list((tmp_path / "settings").rglob("*.ini")), "settings must go to the temporary location"
+    win2 = MainWindow(autoload=False)
+    qtbot.addWidget(win2)
+    assert [(f.path, f.reference) for f in win2.folders.folders] == [(str(corpus), True)]
+    assert win2.exclude_edit.text() == "*.tmp; build"
+    assert win2.hidden_check.isChecked() and win2.min_size_spin.value() == 4
+    assert win2.threshold_slider.value() == 77
+    assert win2.kind_combo.currentData() == "similar"
+    assert win2.index_path == tmp_path / "index.sqlite3"
+    req = win2.scan_request()
+    assert req.exclude == ["*.tmp", "build"] and req.hidden and req.min_size == 4000
+
+
+def test_reference_folder_decides_the_reference(qtbot, window, corpus, tmp_path):
+    refs = tmp_path / "originals"
+    refs.mkdir()
+    # The newest copy, but in a reference folder: it must become the reference.
+    (refs / "kept.txt").write_bytes((corpus / "original.txt").read_bytes())
+    win = window(roots=[str(corpus), str(refs)])
+    win.folders.set_reference(1, True)
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    g = shown_groups(win)[0]
+    assert g["kept.txt"][0] == "reference"
+    assert g["original.txt"] == ("exact", 100.0)
+
+
+def test_preview_highlights_matching_passages(qtbot, window, corpus):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        assert win.select_member(member_row(win, "edited.txt"))
+    pv = win.preview
+    assert pv.currentIndex() == 1
+    assert pv.left.edit.toPlainText() == (corpus / "original.txt").read_text()
+    assert pv.right.edit.toPlainText() == (corpus / "edited.txt").read_text()
+    assert pv.left.ranges and len(pv.left.ranges) == len(pv.right.ranges)
+    assert len(pv.left.edit.extraSelections()) == len(pv.left.ranges)
+    # Every highlighted passage on the left is the same text as its partner on the right,
+    # modulo white space (matching is on normalised text).
+    left, right = pv.left.edit.toPlainText(), pv.right.edit.toPlainText()
+    for (a0, a1), (b0, b1) in zip(pv.left.ranges, pv.right.ranges):
+        assert left[a0:a1].split() == right[b0:b1].split()
+    assert "%" in pv.summary.text()
+    # Scrolling in step: moving the left side moves the right side.
+    pv.resize(900, 300)
+    win.resize(1200, 700)
+    qtbot.wait(50)
+    sb_l, sb_r = pv.left.edit.verticalScrollBar(), pv.right.edit.verticalScrollBar()
+    assert sb_l.maximum() > 10
+    sb_l.setValue(sb_l.maximum() // 2)
+    assert sb_r.value() > 0
+    # The passage at the top on the left is at the top on the right too (same words).
+    top_l = pv.left.top_position()
+    i = next(k for k, (a0, a1) in enumerate(pv.left.ranges) if a1 > top_l)
+    a0, a1 = pv.left.ranges[i]
+    b0, b1 = pv.right.ranges[i]
+    top_r = pv.right.top_position()
+    assert b0 - 200 <= top_r <= b1
+
+
+def test_preview_of_a_file_gone_since_the_scan(qtbot, window, corpus):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    (corpus / "edited.txt").unlink()
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        win.select_member(member_row(win, "edited.txt"))
+    assert win.preview.currentIndex() == 0
+    assert "no longer exists" in win.preview.message.text()
+    assert "Scan again" in win.preview.message.text()
+
+
+def test_binary_files_show_metadata(qtbot, window, tmp_path):
+    root = tmp_path / "bin"
+    root.mkdir()
+    data = bytes(range(256)) * 64
+    (root / "a.bin").write_bytes(data)
+    (root / "b.bin").write_bytes(data)
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        win.select_member(member_row(win, "b.bin"))
+    assert win.preview.currentIndex() == 1
+    text = win.preview.right.edit.toPlainText()
+    assert "Binary file" in text and "16,384 bytes" in text
+
+
+def test_space_marks_and_trash_moves_exactly_the_marked_files(qtbot, window, corpus, tmp_path, monkeypatch):
+    asked = []
+
+    def confirm(parent, title, text, details="", danger=False):
+        asked.append((text, details, danger))
+        return True
+
+    monkeypatch.setattr(dialogs, "confirm", confirm)
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    # Space on two selected files marks them.
+    for name in ("copy.txt", "utf16.txt"):
+        win.select_member(member_row(win, name))
+        win.view.setFocus()
+        qtbot.keyClick(win.view, Qt.Key.Key_Space)
+    marked = {os.path.basename(win.model.snapshot.paths[m]) for m in win.model.marked_members()}
+    assert marked == {"copy.txt", "utf16.txt"}
+    # Space again unmarks; mark again.
+    qtbot.keyClick(win.view, Qt.Key.Key_Space)
+    assert len(win.model.marked) == 1
+    qtbot.keyClick(win.view, Qt.Key.Key_Space)
+    assert "2 marked" in win.summary_label.text()
+
+    before = {p.name for p in corpus.iterdir()}
+    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
+        qtbot.keyClick(win.view, Qt.Key.Key_Delete)
+    assert len(asked) == 1 and not asked[0][2]  # asked once; not every file of the group was marked
+    out = blocker.args[0]
+    assert sorted(os.path.basename(p) for p in out.trashed) == ["copy.txt", "utf16.txt"]
+    trash = tmp_path / "xdg-data" / "Trash" / "files"
+    assert sorted(p.name for p in trash.iterdir()) == ["copy.txt", "utf16.txt"]
+    assert {p.name for p in corpus.iterdir()} == before - {"copy.txt", "utf16.txt"}
+    assert (trash / "copy.txt").read_bytes() == (corpus / "original.txt").read_bytes()
+    # The index and the view forgot them; the rest is unchanged.
+    with Index.open(tmp_path / "index.sqlite3", readonly=True) as idx:
+        names = {os.path.basename(p) for p in idx.files().paths}
+    assert names == before - {"copy.txt", "utf16.txt"}
+    shown = shown_groups(win)
+    assert set(shown[0]) == {"original.txt", "edited.txt", "excerpt.txt"}
+    assert not win.model.marked
+
+
+def test_confirmation_warns_when_a_whole_group_is_marked(qtbot, window, corpus, monkeypatch):
+    asked = []
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append((a, k)) or False)
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(99)
+    scan(qtbot, win)
+    win.mark_all_but_reference()
+    assert {os.path.basename(win.model.snapshot.paths[m]) for m in win.model.marked_members()} == {
+        "copy.txt",
+        "utf16.txt",
+    }
+    win.select_member(member_row(win, "original.txt"))
+    win.toggle_mark_selection()  # now every file of the group is marked
+    assert win.model.fully_marked_groups() == [0]
+    win.trash_marked()
+    assert len(asked) == 1
+    (_parent, _title, _text, details), kw = asked[0][0], asked[0][1]
+    assert kw["danger"] is True and "EVERY file" in details and "original.txt" in details
+    # Declined: nothing moved, marks kept.
+    assert sorted(p.name for p in corpus.iterdir()) == sorted(
+        ["original.txt", "copy.txt", "utf16.txt", "edited.txt", "excerpt.txt", "other.txt"]
+    )
+    assert len(win.model.marked) == 3
+
+
+def test_trash_unavailable_is_reported_in_the_window(qtbot, window, corpus, monkeypatch, tmp_path):
+    from simscan.gui import jobs
+
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: True)
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(99)
+    scan(qtbot, win)
+    win.mark_all_but_reference()
+    # A data folder that cannot hold a trash (a file in its place): Qt's moveToTrash fails.
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("x")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocked))
+    monkeypatch.setattr(jobs, "trash_dir_ready", lambda: None)
+    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
+        win.trash_marked()
+    out = blocker.args[0]
+    assert not out.trashed and len(out.failed) == 2
+    assert (corpus / "copy.txt").exists() and (corpus / "utf16.txt").exists()
+    assert win.message.isVisible() and "could not be moved to the trash" in win.message.text.text()
+    assert "nothing was deleted" in win.message.text.text()
+
+
+def test_make_reference(qtbot, window, corpus):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    win.select_member(member_row(win, "copy.txt"))
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.make_reference()
+    g = shown_groups(win)[0]
+    assert g["copy.txt"][0] == "reference"
+    assert set(g) == {"original.txt", "copy.txt", "utf16.txt", "edited.txt", "excerpt.txt"}
+
+
+def test_filters_kind_and_search(qtbot, window, corpus):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("exact"))
+    assert set(shown_groups(win)[0]) == {"original.txt", "copy.txt", "utf16.txt"}
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("contained"))
+    assert set(shown_groups(win)[0]) == {"original.txt", "excerpt.txt"}
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("all"))
+    win.search_edit.setText("EXCERPT")
+    qtbot.waitUntil(lambda: not win._search_timer.isActive(), timeout=WAIT)
+    assert len(shown_groups(win)) == 1
+    win.search_edit.setText("no-such-file")
+    qtbot.waitUntil(lambda: win.proxy.rowCount() == 0, timeout=WAIT)
+    assert win.proxy.totals() == (0, 0, 0)
+    assert "0 groups" in win.summary_label.text()
+
+
+def test_unreadable_index_is_shown_with_a_way_out(qtbot, window, tmp_path):
+    bad = tmp_path / "index.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    win = window(autoload=False)
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT) as blocker:
+        win.load_results()
+    assert "damaged" in blocker.args[0]
+    assert win.message.isVisible() and win.message.action.isVisible()
+    win.message.action.click()  # "Start a fresh index": moves the damaged file aside
+    assert not bad.exists()
+    assert list(tmp_path.glob("index.sqlite3.corrupt*"))
+
+
+def test_open_reveal_copy(qtbot, window, corpus, monkeypatch):
+    from PySide6.QtGui import QGuiApplication
+
+    from simscan.gui import mainwindow
+
+    opened = []
+    monkeypatch.setattr(mainwindow, "open_url", lambda url: opened.append(url.toLocalFile()) or True)
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    win.select_member(member_row(win, "edited.txt"))
+    win.view.setFocus()
+    qtbot.keyClick(win.view, Qt.Key.Key_Return)
+    win.reveal_current()
+    assert opened == [str(corpus / "edited.txt"), str(corpus)]
+    win.copy_path()
+    assert QGuiApplication.clipboard().text() == str(corpus / "edited.txt")
+
+
+def test_folders_drag_and_drop(qtbot, window, tmp_path):
+    from PySide6.QtCore import QMimeData, QUrl
+
+    win = window(autoload=False)
+    a = tmp_path / "a"
+    a.mkdir()
+    (a / "f.txt").write_text("x")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(a)), QUrl.fromLocalFile(str(a / "f.txt")), QUrl("https://example.com/")])
+    assert win.folders.canDropMimeData(mime, Qt.DropAction.CopyAction, -1, -1, QModelIndex())
+    assert win.folders.dropMimeData(mime, Qt.DropAction.CopyAction, -1, -1, QModelIndex())
+    assert [f.path for f in win.folders.folders] == [str(a)]  # a dropped file adds its folder, once
