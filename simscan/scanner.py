@@ -55,6 +55,9 @@ BATCH_FILES = 256
 #: A task's byte budget; files at least this large are a task each (read in chunks, not whole).
 BATCH_BYTES = 8 << 20
 LARGE_FILE = 4 << 20
+#: Fingerprints kept per file at most (16 M = a 128 MB blob: ~1 GB of text or ~5 GB of binary with the
+#: default densities).  Beyond it a file keeps its checksums only; SQLite's blob limit is 1 GB anyway.
+MAX_FINGERPRINTS = 16 << 20
 #: Commit after this many files or seconds, whichever comes first.
 COMMIT_FILES = 4000
 COMMIT_SECONDS = 2.0
@@ -151,10 +154,20 @@ def _fingerprint_batch(datas: list[bytes]) -> list[Any]:
 def _payload(fp: Any) -> tuple[Any, ...]:
     import numpy as np
 
-    fps = np.concatenate((fp.rolling, fp.anchored)).astype("<u8", copy=False)
+    note = None
+    if fp.rolling.size + fp.anchored.size > MAX_FINGERPRINTS:
+        # Kept whole, such a set would cost hundreds of MB in every process and in the index.
+        note = (
+            f"too large for content fingerprints ({fp.rolling.size + fp.anchored.size:,} > {MAX_FINGERPRINTS:,}); "
+            "indexed by checksum only (exact copies are still found)"
+        )
+        fps, n_roll = b"", 0
+    else:
+        fps = np.concatenate((fp.rolling, fp.anchored)).astype("<u8", copy=False).tobytes()
+        n_roll = int(fp.rolling.size)
     return (
         fp.is_text, fp.encoding, fp.checksum, fp.partial, fp.content_hash, fp.simhash, fp.units,
-        fps.tobytes(), int(fp.rolling.size), fp.size,
+        fps, n_roll, fp.size, note,
     )  # fmt: skip
 
 
@@ -497,8 +510,10 @@ def _read_all(
                 continue
             import numpy as np
 
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
             read_ok += 1
+            if note:
+                writer.problem(path, note)
             counts["bytes_read"] = counts.get("bytes_read", 0) + nread
             writer.add(
                 FileRecord(

@@ -343,3 +343,19 @@ def test_unreadable_file_and_folder(tmp_path: Path):
     assert "Permission denied" in probs["secret.txt"] and "Permission denied" in probs["locked"]
     assert os.fsencode(locked / "inner.txt") in paths  # kept: its folder could not be listed this time
     assert r.files_removed == 0
+
+
+def test_file_with_too_many_fingerprints_keeps_its_checksum(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(scanner, "MAX_FINGERPRINTS", 10)
+    root = tmp_path / "t"
+    paths = make_tree(root, 3, min_size=3000, max_size=4000)
+    (root / "tiny.txt").write_bytes(b"short")
+    idx = tmp_path / "i.db"
+    r = scan(root, idx)
+    assert r.files_read == 4 and r.problems == 3
+    rows = indexed(idx)
+    for p in paths:
+        row = rows[os.fsencode(p)]
+        assert row["fps"].size == 0 and row["checksum"] == fingerprint_bytes(p.read_bytes()).checksum
+    with Index.open(idx, readonly=True) as ix:
+        assert all("checksum only" in reason for _, reason in ix.problems())
