@@ -359,3 +359,30 @@ def test_file_with_too_many_fingerprints_keeps_its_checksum(tmp_path: Path, monk
         assert row["fps"].size == 0 and row["checksum"] == fingerprint_bytes(p.read_bytes()).checksum
     with Index.open(idx, readonly=True) as ix:
         assert all("checksum only" in reason for _, reason in ix.problems())
+
+
+def test_a_dying_worker_costs_only_its_batch(tmp_path: Path, monkeypatch):
+    import multiprocessing
+    import signal
+
+    monkeypatch.setattr(scanner, "BATCH_FILES", 10)
+    monkeypatch.setattr(scanner, "INLINE_MAX_FILES", 0)
+    monkeypatch.setattr(scanner, "PROGRESS_RATE", 0)
+    root = tmp_path / "t"
+    make_tree(root, 400)
+    idx = tmp_path / "i.db"
+    killed = []
+
+    def sink(p: Progress) -> None:
+        if p.phase == "read" and p.files_done > 0 and not killed:
+            victims = [c for c in multiprocessing.active_children() if c.pid]
+            os.kill(victims[0].pid, signal.SIGKILL)  # as the OOM killer would
+            killed.append(victims[0].pid)
+
+    r = run_scan(ScanRequest([root], index_path=idx, jobs=2), progress=sink)
+    assert killed and not r.cancelled
+    assert r.files_failed > 0 and r.files_read + r.files_failed == 400 and r.files_read > 0
+    with Index.open(idx, readonly=True) as ix:
+        assert all("reading process died" in reason for _, reason in ix.problems())
+    r2 = scan(root, idx)
+    assert r2.files_read == r.files_failed and r2.files_unchanged == r.files_read
