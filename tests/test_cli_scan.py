@@ -131,3 +131,19 @@ def test_progress_bar_draws_on_a_terminal():
     quiet = io.StringIO()
     ProgressBar(stream=quiet)(Progress("read", 1, 2))  # StringIO is not a terminal
     assert quiet.getvalue() == ""
+
+
+def test_damage_inside_the_index_is_reported_not_a_traceback(tmp_path: Path, capsys):
+    make_tree(tmp_path / "t", 200)
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(tmp_path / "t"), "--index", str(idx), "-q"]) == EXIT_OK
+    size = idx.stat().st_size
+    assert size > 16 * 4096
+    with open(idx, "r+b") as f:  # keep the header, smash every page after the first two
+        f.seek(2 * 4096)
+        f.write(b"\xa5" * (size - 2 * 4096))
+    for cmd in (["stats"], ["problems"], ["scan", str(tmp_path / "t")]):
+        code = main([*cmd, "--index", str(idx)])
+        err = capsys.readouterr().err
+        assert code == EXIT_INDEX, (cmd, err)
+        assert str(idx) in err and "Traceback" not in err

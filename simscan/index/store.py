@@ -16,15 +16,16 @@ a stale lock behind.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 import numpy as np
@@ -132,6 +133,22 @@ class IndexedFile:
     mtime_ns: int
     algorithm_version: int
     error: str | None
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _sql_errors(fn: _F) -> _F:
+    """Report SQLite failures of an Index method as index errors (corrupt / locked / unavailable)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: Index, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise translate(e, self.path) from e
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _create_private(path: Path) -> None:
@@ -327,6 +344,7 @@ class Index:
                 self._lock_fd = None
 
     # ----------------------------------------------------------------- writes
+    @_sql_errors
     def write_files(self, records: Sequence[FileRecord], run_id: int | None = None) -> np.ndarray:
         """Insert or replace (by path) ``records`` in ONE transaction; returns their ids (same order).
 
@@ -433,6 +451,7 @@ class Index:
             out.update(self._conn.execute(q, chunk).fetchall())
         return out
 
+    @_sql_errors
     def remove_ids(self, ids: Sequence[int]) -> int:
         """Forget files by id (rows, fingerprints, postings) in one transaction; returns how many."""
         ids = [int(i) for i in ids]
@@ -445,6 +464,7 @@ class Index:
             c.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in ids])
             return c.total_changes - before
 
+    @_sql_errors
     def remove_paths(self, paths: Sequence[bytes | str | os.PathLike[str]]) -> int:
         """Forget these paths (e.g. after the GUI moved them to the trash); returns how many were indexed."""
         raw = [os.fsencode(p) for p in paths]
@@ -452,6 +472,7 @@ class Index:
             ids = list(self._ids_for_paths(raw).values())
             return self.remove_ids(ids)
 
+    @_sql_errors
     def rename_files(self, moves: Sequence[tuple[int, bytes, int, int]]) -> None:
         """Give indexed files a new path (``(id, new_path, device, inode)``) without touching their content rows."""
         if moves:
@@ -461,6 +482,7 @@ class Index:
                     [(p, d, i, fid) for fid, p, d, i in moves],
                 )
 
+    @_sql_errors
     def begin_run(self, roots: Sequence[bytes], options: dict[str, Any]) -> int:
         """Record a new scan run (call with the scan lock held); returns its id.
 
@@ -475,6 +497,7 @@ class Index:
             )
             return int(cur.lastrowid or 0)
 
+    @_sql_errors
     def finish_run(self, run_id: int, status: str, counts: dict[str, float]) -> None:
         cols = ("files_seen", "files_read", "files_unchanged", "files_removed", "bytes_read", "problems", "elapsed_s")
         with self.atomic() as c:
@@ -483,6 +506,7 @@ class Index:
                 (status, time.time(), *(counts.get(k, 0) for k in cols), run_id),
             )
 
+    @_sql_errors
     def add_problems(self, run_id: int, problems: Sequence[tuple[bytes, str]]) -> None:
         if problems:
             with self.atomic() as c:
@@ -510,6 +534,7 @@ class Index:
         "id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash, fp_count, units"
     )
 
+    @_sql_errors
     def files(self) -> FileTable:
         """Snapshot of the files with current fingerprints (no error, current algorithm version)."""
         rows = self._conn.execute(
@@ -518,6 +543,7 @@ class Index:
         ).fetchall()
         return _table(rows)
 
+    @_sql_errors
     def files_by_ids(self, ids: np.ndarray | Sequence[int]) -> FileTable:
         """Like :meth:`files` for just these ids (ascending; unknown, failed or stale ids left out)."""
         want = np.unique(np.asarray(ids, np.int64)).tolist()
@@ -531,11 +557,13 @@ class Index:
         rows.sort(key=lambda r: r[0])
         return _table(rows)
 
+    @_sql_errors
     def file_count(self) -> int:
         """Indexed files usable for similarity (same filter as :meth:`files`)."""
         q = "SELECT count(*) FROM files WHERE error IS NULL AND algorithm_version = ?"
         return int(self._conn.execute(q, (ALGORITHM_VERSION,)).fetchone()[0])
 
+    @_sql_errors
     def fingerprints(
         self, file_ids: np.ndarray | Sequence[int] | None = None, kind: str = "rolling"
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -573,6 +601,7 @@ class Index:
         values = np.frombuffer(b"".join(parts), "<u8").astype(np.uint64)
         return ids, offsets, values
 
+    @_sql_errors
     def files_with_fingerprints(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Inverted-index lookup: ``(values uint64[k], file_ids int64[k])`` sorted by value then id.
 
@@ -597,10 +626,12 @@ class Index:
         """Which of ``values`` the inverted index holds (the same rule for every file)."""
         return _postings.posted_mask(values, self.posting_shift)
 
+    @_sql_errors
     def last_run_id(self) -> int | None:
         row = self._conn.execute("SELECT max(id) FROM runs").fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
+    @_sql_errors
     def problems(self, last_run_only: bool = True) -> list[tuple[str, str]]:
         """``(path, reason)`` of the last scan (or of every scan), in the order they were met."""
         if last_run_only:
@@ -612,6 +643,7 @@ class Index:
             rows = self._conn.execute("SELECT path, reason FROM problems ORDER BY id")
         return [(os.fsdecode(p), r) for p, r in rows]
 
+    @_sql_errors
     def runs(self, limit: int = 10) -> list[dict[str, Any]]:
         cur = self._conn.execute("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
         names = [d[0] for d in cur.description]
@@ -623,6 +655,7 @@ class Index:
             out.append(d)
         return out
 
+    @_sql_errors
     def stats(self) -> dict[str, Any]:
         """Summary for people and tools: counts, sizes, the last scan."""
         c = self._conn
