@@ -59,12 +59,13 @@ SimilarityRole = Qt.ItemDataRole.UserRole + 5  # float percent 0..100, or None
 MemberRole = Qt.ItemDataRole.UserRole + 6  # flattened member index (group rows: the reference's)
 
 COL_PATH, COL_SIMILARITY, COL_KIND, COL_SIZE, COL_MODIFIED, COL_ENCODING = range(6)
+_N_COLUMNS = 6
 
 #: Top-level rows handed to the view at a time (fetchMore).  A QTreeView lays out every
 #: top-level row it knows (index + flags + rowCount per row, each a Python call here, ~5 µs),
-#: so 100,000 groups at once cost ~2 s; 2,000 rows cost ~40 ms, and scrolling to the end
+#: so 100,000 groups at once cost ~2 s; 1,000 rows cost ~25 ms, and scrolling to the end
 #: fetches the next batch.
-FETCH_BATCH = 2000
+FETCH_BATCH = 1000
 
 _F_ITEM = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _F_GROUP0 = _F_ITEM | Qt.ItemFlag.ItemIsUserCheckable
@@ -290,8 +291,8 @@ class ResultsModel(QAbstractItemModel):
         self._group_filter = group_filter
         self._sorted = self._sorted_order(*self._sort) if self._sort is not None else list(range(snap.n_groups))
         self._apply_filter()
-        present = set(snap.l_file_id)
-        self._marked &= present
+        if self._marked:
+            self._marked &= set(snap.l_file_id)
         self.endResetModel()
         self.marksChanged.emit()
 
@@ -305,10 +306,9 @@ class ResultsModel(QAbstractItemModel):
     def _apply_filter(self) -> None:
         vis = self._group_filter
         self._order = self._sorted if vis is None else [g for g in self._sorted if vis[g]]
-        pos = [-1] * self._snap.n_groups
-        for row, g in enumerate(self._order):
-            pos[g] = row
-        self._pos = pos
+        pos = np.full(self._snap.n_groups, -1, dtype=np.int64)
+        pos[np.asarray(self._order, dtype=np.int64)] = np.arange(len(self._order), dtype=np.int64)
+        self._pos = pos.tolist()
         self._loaded = min(FETCH_BATCH, len(self._order))
 
     @property
@@ -373,11 +373,18 @@ class ResultsModel(QAbstractItemModel):
 
     # -- structure --------------------------------------------------------------------------
     def index(self, row: int, column: int, parent: ModelIndex = _ROOT) -> QModelIndex:
-        if not self.hasIndex(row, column, parent):
+        # Bounds checked here rather than with hasIndex(), which would call rowCount and
+        # columnCount back through Python: index() runs for every laid-out row.
+        if row < 0 or not 0 <= column < _N_COLUMNS:
             return QModelIndex()
         if not parent.isValid():
-            return self.createIndex(row, column, 0)
-        return self.createIndex(row, column, self._order[parent.row()] + 1)
+            return self.createIndex(row, column, 0) if row < self._loaded else QModelIndex()
+        if parent.internalId() != 0 or parent.column() != 0:
+            return QModelIndex()
+        g = self._order[parent.row()]
+        if row >= self._snap.l_start[g + 1] - self._snap.l_start[g]:
+            return QModelIndex()
+        return self.createIndex(row, column, g + 1)
 
     def parent(self, child: ModelIndex | None = None) -> Any:  # type: ignore[override]
         if child is None:  # QObject.parent()
@@ -581,12 +588,11 @@ class ResultsModel(QAbstractItemModel):
                     self.dataChanged.emit(self.index(0, 0, parent), self.index(s.group_size(g) - 1, 0, parent), roles)
         else:
             groups: set[int] = set()
-            for m, fid in enumerate(s.l_file_id):
-                if fid in ids:
-                    idx = self.member_index(m)
-                    if idx.isValid():
-                        self.dataChanged.emit(idx, idx, roles)
-                    groups.add(s.l_group[m])
+            for m in np.flatnonzero(np.isin(s.m_file_id, np.fromiter(ids, np.int64, len(ids)))).tolist():
+                idx = self.member_index(m)
+                if idx.isValid():
+                    self.dataChanged.emit(idx, idx, roles)
+                groups.add(s.l_group[m])
             for g in groups:
                 idx = self.group_index(g)
                 if idx.isValid():
@@ -595,23 +601,20 @@ class ResultsModel(QAbstractItemModel):
 
     def marked_members(self) -> list[int]:
         """Flattened member indexes of marked files (each file once)."""
-        seen: set[int] = set()
-        out = []
-        for m, fid in enumerate(self._snap.l_file_id):
-            if fid in self._marked and fid not in seen:
-                seen.add(fid)
-                out.append(m)
-        return out
+        if not self._marked:
+            return []
+        s = self._snap
+        hit = np.flatnonzero(np.isin(s.m_file_id, np.fromiter(self._marked, np.int64, len(self._marked))))
+        _, first = np.unique(s.m_file_id[hit], return_index=True)
+        return hit[np.sort(first)].tolist()
 
     def fully_marked_groups(self) -> list[int]:
         """Groups all of whose files are marked: trashing them would keep no copy."""
         s = self._snap
-        out = []
-        for g in range(s.n_groups):
-            ids = s.l_file_id[s.l_start[g] : s.l_start[g + 1]]
-            if ids and all(f in self._marked for f in ids):
-                out.append(g)
-        return out
+        if not self._marked or s.n_groups == 0:
+            return []
+        marked = np.isin(s.m_file_id, np.fromiter(self._marked, np.int64, len(self._marked)))
+        return np.flatnonzero(np.logical_and.reduceat(marked, s.g_start[:-1])).tolist()
 
     # -- sorting ----------------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -667,12 +670,8 @@ class ResultsModel(QAbstractItemModel):
             key = np.empty(n, np.int64)
             key[np.asarray(idx, dtype=np.int64)] = np.arange(n)
         del heads
-        if order == Qt.SortOrder.DescendingOrder:
-            # Stable descending: sort the negated rank so ties keep their original order.
-            ranks = np.argsort(np.argsort(key, kind="stable"), kind="stable")
-            perm = np.argsort(-ranks, kind="stable")
-        else:
-            perm = np.argsort(key, kind="stable")
+        # Stable both ways: descending sorts the negated key, so ties keep snapshot order.
+        perm = np.argsort(-key if order == Qt.SortOrder.DescendingOrder else key, kind="stable")
         return perm.tolist()
 
 
