@@ -5,33 +5,50 @@ Source: U. Manber, "Finding Similar Files in a Large File System", USENIX Winter
 normalised Unicode code points for text, so the same text in any encoding yields the
 same units and therefore the same fingerprints.
 
+Definitions (a unit ``u`` is an integer; ``W`` the window, 50 by default)
+-------------------------------------------------------------------------
+* Selection hash of the window starting at ``i``:
+  ``H(i) = sum_{j<W} u[i+j] * P^(W-1-j) mod 2^32`` with ``P = 0x01000193`` (the FNV-32 prime).
+* The window is a *candidate* when ``(H(i) * C) mod 2^32 >= 2^32 - floor(2^32 / density)``,
+  ``C = 0x9E3779B1`` (Knuth's golden-ratio multiplier): the high bits of a product are well
+  mixed, and the top range excludes zero, so runs of NUL bytes never become candidates.
+  Binary files (bytes, even window) use the same hash modulo 2^19:
+  ``((H(i) * C) mod 2^19) * 2^13 >= 2^32 - floor(2^32 / density)``; 19 bits are plenty to
+  sample 1 window in 256, and they let the prefix sum below run two lanes at once.
+* Manber's no-overlap rule, greedily from the left: the first candidate is kept; after a
+  kept window starting at ``i``, the next kept one is the first candidate at or after
+  ``i + W``.  A run of 70 identical units gives one fingerprint, not 21.
+* The *value* of a kept window: its units paired into 64-bit words
+  ``w_k = u[i+2k] + 2^32 u[i+2k+1]`` (K = ceil(W/2) words, a zero unit pads an odd window),
+  ``fmix64(Q^K + sum_k w_k * Q^(K-1-k) mod 2^64)`` with ``Q = 0x100000001B3`` (the FNV-64
+  prime) and ``fmix64`` the MurmurHash3 64-bit finaliser; then the top bit is cleared
+  (rolling) or set (anchored).  32 bits decide
+  selection; 63 bits identify a fingerprint in the index, where 32 would collide too often
+  across millions of files.  The value depends only on the window's units, never on the
+  file, its size or the window's position.
+* Anchors ("approach 1"), a fixed set of strings; at each occurrence the W units that
+  follow are hashed with the same value function, with the same no-overlap rule among
+  anchored windows.  Text: the anchors are the unit bigrams ``(a, b)`` with
+  ``((a * P) XOR b) * 0x85EBCA6B mod 2^32 >= 2^32 - floor(2^32 / anchor_density)``; the
+  anchored window starts right after the bigram.  Binary: the anchors are the W-byte
+  strings whose mixed selection value ``H * C`` lies in the range of width
+  ``floor(2^32 / anchor_density)`` just below the rolling range; the anchored window is the
+  next W bytes.  This costs no extra pass over the bytes (the raw path's budget is about
+  one nanosecond per byte).  Neither set depends on a corpus or a language.
+
 How it is computed without a Python loop per unit
 -------------------------------------------------
-For a block of units ``u`` the window hash is the polynomial
-
-    H(i) = sum_{m=i}^{i+W-1} u[m] * P^(i+W-1-m)        (mod 2^32)
-
-With ``S`` the prefix sum of ``u[m] * P^-m`` (P is odd, so it has an inverse mod 2^32),
-``H(i) = P^(i+W-1) * (S[i+W] - S[i])``: one multiply, one cumulative sum, one subtract
-and one multiply per unit, all numpy passes over cache-sized blocks.  Offsets are local
-to a block, which is harmless: ``H`` depends only on the window's content.
-
-Selection ("approach 2"): a window is a candidate when ``H * C`` (C an odd mixing
-constant, folded into the power table) falls in the top ``2^32 / density`` values.  The
-high bits of a product are well mixed, and the top range excludes zero, so runs of NUL
-bytes (sparse files) never become candidates.  Manber's no-overlap rule is then applied:
-after a kept window, the next one may start only at its end.
-
-The *value* kept for a window is a 64-bit polynomial hash of the same window (mod 2^64,
-a different base, finished with the murmur3 64-bit mixer), computed only for the kept
-windows.  32 bits decide selection; 64 bits identify the fingerprint in the index, where
-2^32 would collide too often across millions of files.
-
-Anchored fingerprints ("approach 1"): the anchor set is every unit bigram whose mixed
-value falls in the top 1/``ANCHOR_DENSITY`` of the 32-bit range (a fixed, documented set
-that does not depend on a corpus or a language); at each occurrence the window of ``W``
-units that follows the anchor is hashed.  Anchored values have the top bit set, rolling
-values have it clear, so a fingerprint knows its kind wherever it is stored.
+For a block of units, with ``S`` the prefix sum of ``u[m] * P^-m`` (P is odd, so it has an
+inverse mod 2^32), ``H(i) = P^(i+W-1) * (S[i+W] - S[i])``: one multiply, one cumulative
+sum, one subtract, one multiply (by ``P^(i+W-1) * C``, from a table) and one compare per
+unit, in preallocated cache-sized buffers.  For bytes, ``u[m] * P^-m mod 2^19`` is below
+2^27, so 25 of them sum below 2^32: the even and odd units form the two 32-bit halves of
+one uint64 prefix sum (half as many sequential steps; a 64-bit subtraction takes care of
+the carries between halves), and the window sum at ``i`` is the sum of two neighbouring
+half-window differences.  Offsets are local to a block, which is
+harmless: ``H`` depends only on the window's content.  The greedy no-overlap choice is a
+pointer-doubling walk over the candidates (no Python loop per candidate); the 64-bit
+values are computed for the kept windows only.
 """
 
 from __future__ import annotations
@@ -51,8 +68,11 @@ _S33 = np.uint64(33)
 _TOP = np.uint64(1 << 63)
 _LOW63 = np.uint64((1 << 63) - 1)
 _ANCHOR_MIX = np.uint32(0x85EBCA6B)
+_BITS19 = 19
+_MASK19 = (1 << _BITS19) - 1
 
-#: Units processed per numpy pass.  128 Ki units keep the uint32 work arrays in L2.
+#: Units per numpy pass.  128 Ki units keep the uint32 work buffers (about 1.6 MB) in L2.
+#: Read when a hasher is created, so tests may lower it to force many block borders.
 BLOCK = 1 << 17
 
 
@@ -61,7 +81,8 @@ class ManberParams:
     """Parameters of the Manber fingerprints.
 
     window: units per window (Manber: 50 bytes).
-    density: keep about one window in ``density`` *before* the no-overlap rule.
+    density: a window is a candidate with probability 1/``density`` (before the no-overlap
+    rule, which thins overlapping candidates further).
     anchor_density: about one bigram type in ``anchor_density`` is an anchor.
     """
 
@@ -77,43 +98,39 @@ class ManberParams:
 
 
 def _powers(base: int, n: int, bits: int) -> np.ndarray:
-    """base^k mod 2^bits for k in [0, n), computed exactly with Python ints once."""
-    mask = (1 << bits) - 1
+    """base^k mod 2^bits for k in [0, n), computed exactly."""
     dtype = np.uint32 if bits == 32 else np.uint64
     out = np.empty(n, dtype=dtype)
-    # Doubling: fill the table by blocks, each block the previous one times base^len.
     out[0] = 1
     filled = 1
     with np.errstate(over="ignore"):
         while filled < n:
             step = min(filled, n - filled)
-            factor = dtype(pow(base, filled, 1 << bits) & mask)
-            out[filled : filled + step] = out[:step] * factor
+            out[filled : filled + step] = out[:step] * dtype(pow(base, filled, 1 << bits))
             filled += step
     return out
 
 
 class _Tables:
-    """Power tables shared by every fingerprinter in a process (read-only)."""
+    """Power tables shared by every hasher in a process (read-only)."""
 
-    def __init__(self, window: int) -> None:
-        n = BLOCK + window
-        inv = pow(_P32, -1, 1 << 32)
-        self.pinv = _powers(inv, n, 32)
+    def __init__(self, window: int, cap: int) -> None:
+        self.pinv = _powers(pow(_P32, -1, 1 << 32), cap, 32)
         with np.errstate(over="ignore"):
             # P^k * C: selection multiplies by C after the shift; fold it into the table.
-            self.pw_mix = _powers(_P32, n, 32) * np.uint32(_C32)
-        self.p64 = _powers(_P64, window, 64)[::-1].copy()  # P^(W-1-j) for window slot j
-        self.offsets = np.arange(window, dtype=np.intp)
+            self.pw_mix = _powers(_P32, cap, 32) * np.uint32(_C32)
+            # Bytes: the same modulo 2^19, the product shifted to the top of 32 bits.
+            self.pinv19 = _powers(pow(_P32, -1, 1 << 19), cap, 32) & np.uint32(_MASK19)
+            self.pw_mix19 = (self.pw_mix & np.uint32(_MASK19)) << np.uint32(32 - _BITS19)
 
 
-_TABLE_CACHE: dict[int, _Tables] = {}
+_TABLE_CACHE: dict[tuple[int, int], _Tables] = {}
 
 
-def _tables(window: int) -> _Tables:
-    t = _TABLE_CACHE.get(window)
+def _tables(window: int, cap: int) -> _Tables:
+    t = _TABLE_CACHE.get((window, cap))
     if t is None:
-        t = _TABLE_CACHE[window] = _Tables(window)
+        t = _TABLE_CACHE[(window, cap)] = _Tables(window, cap)
     return t
 
 
@@ -127,130 +144,320 @@ def _fmix64(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def window_values(units: np.ndarray, starts: np.ndarray, window: int) -> np.ndarray:
-    """The 64-bit value of the windows of ``units`` that start at ``starts`` (no kind bit)."""
+def window_values(units: np.ndarray, starts: np.ndarray, window: int, binary: bool = False) -> np.ndarray:
+    """The 64-bit value of the windows of ``units`` that start at ``starts`` (kind bit not set).
+
+    Text (``binary=False``): units are taken as uint32 code points, paired into
+    little-endian 64-bit words ``w_k = u[2k] + 2^32 u[2k+1]`` (a zero unit pads an odd
+    window).  Binary: the window's bytes, zero-padded to a multiple of 8, as little-endian
+    64-bit words.  Then ``h = Q^K + sum_k w_k Q^(K-1-k) mod 2^64`` for ``K`` words, and the
+    value is ``fmix64(h)``.  Each window is copied as one contiguous row, so the cost is a
+    few numpy passes over ``len(starts) x window`` units, not a Python loop per window.
+    """
     if starts.size == 0:
         return np.empty(0, dtype=np.uint64)
-    t = _tables(window)
-    win = units[starts[:, None] + t.offsets].astype(np.uint64)
+    units = np.ascontiguousarray(units)
+    if binary and units.dtype != np.uint8:
+        raise ValueError("binary windows are bytes")
+    unit_bytes = 1 if binary else 4
+    width = -(-window * unit_bytes // 8) * 8 // unit_bytes  # units per row, padded to words
+    kpow, bias = _value_powers(width * unit_bytes // 8)
+    n_rows = units.size - window + 1
+    if n_rows <= 0:
+        raise ValueError("window longer than the units")
+    st = units.strides[0]
+    rows_view = np.lib.stride_tricks.as_strided(units, shape=(n_rows, window), strides=(st, st), writeable=False)
+    out = np.empty(starts.size, dtype=np.uint64)
+    step = max(1, (1 << 15) // window)  # bounded (rows x window) temporaries
+    dtype = np.uint8 if binary else np.uint32
     with np.errstate(over="ignore"):
-        win += np.uint64(1)  # so that a window of NULs is not the zero polynomial
-        h = (win * t.p64).sum(axis=1, dtype=np.uint64)
-    return _fmix64(h)
+        for a in range(0, starts.size, step):
+            rows = rows_view[starts[a : a + step]]
+            if rows.dtype != dtype or width != window:
+                wide = np.zeros((rows.shape[0], width), dtype=dtype)
+                wide[:, :window] = rows
+                rows = wide
+            words = rows.view("<u8")
+            words *= kpow
+            np.add.reduce(words, axis=1, out=out[a : a + step])
+    out += bias
+    return _fmix64(out)
 
 
-def _pick_non_overlapping(cands: np.ndarray, first_allowed: int, window: int) -> np.ndarray:
-    """Greedy left-to-right choice of sorted candidates at least ``window`` apart.
+_P64_CACHE: dict[int, tuple[np.ndarray, np.uint64]] = {}
 
-    The greedy chain is c0, next(c0), next(next(c0)), ... with next(c) the first candidate
-    at or after c + window.  It is followed by pointer doubling: after round k the chain's
-    first 2^k picks are known and ``jump`` advances 2^k picks, so a block costs
-    O(candidates x log picks) numpy work and no Python loop per candidate, even for a long
-    run of one repeated unit whose every window is a candidate.
+
+def _value_powers(k: int) -> tuple[np.ndarray, np.uint64]:
+    """(Q^(K-1-j) for word j of a window, Q^K) mod 2^64 for K = k words."""
+    r = _P64_CACHE.get(k)
+    if r is None:
+        kpow = _powers(_P64, k, 64)[::-1].copy()
+        r = _P64_CACHE[k] = (kpow, np.uint64(pow(_P64, k, 1 << 64)))
+    return r
+
+
+def pick_non_overlapping(cands: np.ndarray, first_allowed: int, window: int) -> np.ndarray:
+    """Greedy left-to-right choice among sorted candidates: the first one at or after
+    ``first_allowed``, then repeatedly the first one at least ``window`` after the last.
+
+    Few candidates (sparse sampling): a plain loop over them.  Many: the greedy chain is
+    c0, next(c0), next(next(c0)), ... with next(c) the first candidate at or after
+    c + window; pointer doubling finds it (after round k the chain's first 2^k picks are
+    known and ``jump`` advances 2^k picks), O(candidates x log picks) numpy work even for
+    a long run of one repeated unit whose every window is a candidate.
     """
-    cands = cands[cands >= first_allowed]
+    if cands.size and cands[0] < first_allowed:
+        cands = cands[np.searchsorted(cands, first_allowed) :]
     n = cands.size
-    if n <= 1 or bool((np.diff(cands) >= window).all()):
+    if n <= 1:
+        return cands
+    if n <= _LOOP_MAX:
+        out = []
+        nxt = -1
+        for c in cands.tolist():
+            if c >= nxt:
+                out.append(c)
+                nxt = c + window
+        return np.array(out, dtype=cands.dtype) if len(out) < n else cands
+    if bool((np.diff(cands) >= window).all()):
         return cands
     jump = np.empty(n + 1, dtype=np.intp)
     jump[:n] = np.searchsorted(cands, cands + window)
     jump[n] = n  # past the end maps to itself
+    on = np.zeros(n + 1, dtype=bool)
     chain = np.zeros(1, dtype=np.intp)
+    on[0] = True
     while True:
         more = jump[chain]
         more = more[more < n]
         if more.size == 0:
             break
+        on[more] = True
         chain = np.concatenate((chain, more))
         jump = jump[jump]
-    chain.sort()
-    return cands[chain]
+    return cands[on[:n]]
+
+
+#: Below this many candidates a Python loop beats pointer doubling's numpy call overhead.
+_LOOP_MAX = 1024
 
 
 class ManberHasher:
-    """Streams units through the rolling hash, carrying windows across block borders.
+    """Streams units through the rolling hash, carrying windows across ``feed`` calls.
 
-    ``feed`` accepts blocks of any length (uint8 for bytes, uint32 for code points) and
-    never holds more than ``BLOCK + window`` units; ``finish`` returns the kept values.
+    ``feed`` accepts arrays of any length and unsigned dtype (uint8 bytes; uint8, uint16
+    or uint32 code points) and examines them in place, in overlapping blocks of ``BLOCK``
+    units; the last few units are copied as a carry so that windows spanning two feeds are
+    not lost.  Memory: a few block-sized buffers, whatever the input length.  ``finish``
+    returns the kept values.  ``binary`` selects the byte anchor set (input must then be
+    uint8).
+
+    ``ends`` (optional, sorted global unit offsets) makes one hasher serve many files
+    concatenated: a window or anchor that crosses an end is not a candidate, and every
+    kept value records the index of the file (segment) it lies in.  Since no candidate
+    crosses a border, the greedy no-overlap chain over the concatenation restarts in each
+    file exactly as it would alone.
     """
 
-    def __init__(self, params: ManberParams, dtype: type[np.unsignedinteger]) -> None:
+    def __init__(self, params: ManberParams, binary: bool = False, ends: np.ndarray | None = None) -> None:
         self.params = params
-        self.t = _tables(params.window)
-        self.dtype = np.dtype(dtype)
-        self._carry = np.empty(0, dtype=self.dtype)
-        self._pos = 0  # global position of _carry[0]
+        self.binary = binary
+        w = params.window
+        # Anchored window = the W units starting ``lead`` after the anchor's start.
+        self.lead = w if binary else 2
+        self.overlap = self.lead + w - 1
+        cap = max(BLOCK, 4 * (self.overlap + 2))
+        self.cap = cap
+        self.t = _tables(w, cap)
+        self._s = np.empty(cap + 2, dtype=np.uint32)
+        self._s[0] = 0
+        self._d = np.empty(cap, dtype=np.uint32)
+        self._mask = np.empty(cap, dtype=bool)
+        self._carry = np.empty(0, dtype=np.uint8 if binary else np.uint32)
+        # Bytes with an even window: the two-lane prefix sum (selection hash mod 2^19).
+        self._lanes = binary and w % 2 == 0
+        if self._lanes:
+            self._z = np.zeros(cap // 2 + 2, dtype=np.uint64)
+            self._zd = np.empty(cap // 2 + 2, dtype=np.uint64)
+            self._pad = np.empty(cap + 1, dtype=np.uint8)
+        self._pos = 0  # global position of the next unit fed
         self._next_roll = 0  # no-overlap rule: first global start allowed
         self._next_anchor = 0
-        # A window is kept when mixed hash >= threshold (top 1/density of the range).
-        self._roll_thr = np.uint32((1 << 32) - ((1 << 32) // params.density))
-        self._anchor_thr = np.uint32((1 << 32) - ((1 << 32) // params.anchor_density))
+        top = 1 << 32
+        self._roll_thr = np.uint32(top - top // params.density)
+        if binary:
+            # Binary anchors: windows whose selection hash lies just below the rolling range.
+            self._anchor_thr = np.uint32(max(0, top - top // params.density - top // params.anchor_density))
+        else:
+            self._anchor_thr = np.uint32(top - top // params.anchor_density)
+        self._ends = None if ends is None else np.asarray(ends, dtype=np.int64)
         self._rolling: list[np.ndarray] = []
         self._anchored: list[np.ndarray] = []
+        self._roll_owner: list[np.ndarray] = []
+        self._anchor_owner: list[np.ndarray] = []
         self.units = 0
 
     def feed(self, data: np.ndarray) -> None:
-        if data.dtype != self.dtype:
-            data = data.astype(self.dtype)
-        self.units += int(data.size)
-        view = data
-        while view.size:
-            room = BLOCK - self._carry.size + self.params.window - 1
-            take = view[:room]
-            view = view[room:]
-            block = np.concatenate((self._carry, take)) if self._carry.size else take
-            self._process(block)
+        n = int(data.size)
+        if n == 0:
+            return
+        ov = self.overlap
+        base = self._pos
+        if self._carry.size:
+            # The junction: windows and anchors that start in the carry end in ``data``.
+            junction = np.concatenate((self._carry, data[: ov + 1]))
+            self._select(junction, [self._block(junction, 0, junction.size)], base - self._carry.size)
+        step = self.cap - ov
+        found = []
+        last = max(n - ov, 1)
+        for a in range(0, last, step):
+            # Each block reports the starts before the next block's first unit only, so that
+            # the overlap is not reported twice; candidates are then picked once per feed.
+            found.append(self._block(data[a : a + self.cap], a, step if a + step < last else self.cap))
+        self._select(data, found, base)
+        keep = min(n, ov)
+        tail = data[n - keep :]
+        if n >= ov or not self._carry.size:
+            self._carry = tail.copy()
+        else:
+            self._carry = np.concatenate((self._carry, tail))[-ov:]
+        self._pos = base + n
+        self.units += n
 
-    def _process(self, block: np.ndarray, final: bool = False) -> None:
-        """Examine every window and anchor that ``block`` completes.
+    def _select(self, units: np.ndarray, found: list[tuple[np.ndarray, np.ndarray]], gpos: int) -> None:
+        """Apply the no-overlap rule to the candidates of ``units`` (local starts) and
+        hash the kept windows."""
+        w = self.params.window
+        roll = _cat([f[0] for f in found])
+        anch = _cat([f[1] for f in found])
+        roll = pick_non_overlapping(self._valid(roll, gpos, 0), self._next_roll - gpos, w)
+        if roll.size:
+            self._next_roll = gpos + int(roll[-1]) + w
+            self._rolling.append(window_values(units, roll, w, self.binary) & _LOW63)
+            if self._ends is not None:
+                self._roll_owner.append(np.searchsorted(self._ends, roll + gpos, side="right"))
+        lead = self.lead
+        anch = pick_non_overlapping(self._valid(anch, gpos, lead) + lead, self._next_anchor - gpos, w)
+        if anch.size:
+            self._next_anchor = gpos + int(anch[-1]) + w
+            self._anchored.append(window_values(units, anch, w, self.binary) | _TOP)
+            if self._ends is not None:
+                self._anchor_owner.append(np.searchsorted(self._ends, anch + gpos, side="right"))
 
-        Unless ``final``, the last ``window + 1`` units are carried into the next block;
-        starts examined twice are harmless, since the no-overlap position only grows.
-        """
+    def _valid(self, starts: np.ndarray, gpos: int, extra: int) -> np.ndarray:
+        """Drop windows (start + extra .. start + extra + W) that cross a file end."""
+        if self._ends is None or starts.size == 0:
+            return starts
+        g = starts + gpos
+        seg = np.searchsorted(self._ends, g, side="right")
+        ok = seg < self._ends.size
+        ok[ok] = self._ends[seg[ok]] >= g[ok] + extra + self.params.window
+        return starts[ok]
+
+    def _block(self, block: np.ndarray, off: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate rolling window starts and anchor positions in ``block`` that are below
+        ``limit`` (local to the block), as offsets from the block's owner plus ``off``."""
         w = self.params.window
         n = block.size
+        empty = np.empty(0, dtype=np.intp)
         if n < w:
-            self._carry = block if final else block.copy()
-            return
+            return empty, empty
         t = self.t
-        pos = self._pos
-        x = np.multiply(block, t.pinv[:n], dtype=np.uint32)
-        s = np.empty(n + 1, dtype=np.uint32)
-        s[0] = 0
-        np.cumsum(x, out=s[1:])
-        d = s[w:]
-        d -= s[: n - w + 1]
-        np.multiply(d, t.pw_mix[w - 1 : n], out=d)
-        starts = np.flatnonzero(d >= self._roll_thr)
-        picked = _pick_non_overlapping(starts, self._next_roll - pos, w)
-        if picked.size:
-            self._next_roll = pos + int(picked[-1]) + w
-            self._rolling.append(window_values(block, picked, w) & _LOW63)
-        # Anchor bigram at i (units i, i+1); its window starts at i + 2 and must fit.
-        m = n - w - 1
-        if m > 0:
-            a = block[:m].astype(np.uint32) * np.uint32(_P32)
-            a ^= block[1 : m + 1]
-            a *= _ANCHOR_MIX
-            at = np.flatnonzero(a >= self._anchor_thr) + 2
-            picked = _pick_non_overlapping(at, self._next_anchor - pos, w)
-            if picked.size:
-                self._next_anchor = pos + int(picked[-1]) + w
-                self._anchored.append(window_values(block, picked, w) | _TOP)
-        if not final:
-            keep = min(w + 1, n)
-            self._carry = block[n - keep :].copy()
-            self._pos = pos + n - keep
+        s, d = self._s, self._d
+        nw = min(n - w + 1, limit)
+        dv = d[:nw]
+        if self._lanes:
+            # Two 32-bit lanes in one uint64 prefix sum (see the module docstring): even
+            # and odd units, so that the sequential cumsum runs over n/2 elements.
+            if n & 1:
+                padded = self._pad[: n + 1]
+                padded[:n] = block
+                padded[n] = 0
+                block = padded
+            n2 = (n + 1) // 2
+            x = s[: 2 * n2]
+            np.multiply(block[: 2 * n2], t.pinv19[: 2 * n2], out=x, dtype=np.uint32)
+            z = self._z
+            np.cumsum(x.view(np.uint64), out=z[1 : n2 + 1])
+            k = w // 2
+            nk = n2 - k + 1
+            lanes = self._zd[:nk]
+            np.subtract(z[k : k + nk], z[:nk], out=lanes)
+            lv = lanes.view(np.uint32)
+            np.add(lv[:nw], lv[1 : nw + 1], out=dv)
+            np.multiply(dv, t.pw_mix19[w - 1 : w - 1 + nw], out=dv)
+        else:
+            np.multiply(block, t.pinv[:n], out=s[1 : n + 1], dtype=np.uint32)
+            np.cumsum(s[1 : n + 1], out=s[1 : n + 1])
+            np.subtract(s[w : w + nw], s[:nw], out=dv)
+            np.multiply(dv, t.pw_mix[w - 1 : w - 1 + nw], out=dv)
+        m = min(n - w - self.lead + 1, limit)  # anchors at [0, m) have their window inside
+        if self.binary:
+            np.greater_equal(dv, self._anchor_thr, out=self._mask[:nw])
+            both = np.flatnonzero(self._mask[:nw])
+            is_roll = dv[both] >= self._roll_thr
+            starts = both[is_roll]
+            at = both[~is_roll]
+            at = at[at < m]
+        else:
+            np.greater_equal(dv, self._roll_thr, out=self._mask[:nw])
+            starts = np.flatnonzero(self._mask[:nw])
+            at = self._anchors(block, m) if m > 0 else empty
+        if off:
+            starts += off
+            at += off
+        return starts, at
+
+    def _anchors(self, block: np.ndarray, m: int) -> np.ndarray:
+        """Sorted positions i < m of anchor bigrams in a text ``block``."""
+        d = self._d[:m]
+        np.multiply(block[:m], np.uint32(_P32), out=d, dtype=np.uint32)
+        np.bitwise_xor(d, block[1 : m + 1], out=d, dtype=np.uint32)
+        np.multiply(d, _ANCHOR_MIX, out=d)
+        np.greater_equal(d, self._anchor_thr, out=self._mask[:m])
+        return np.flatnonzero(self._mask[:m])
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """(rolling, anchored): sorted, distinct uint64 values.  The hasher is spent."""
-        if self._carry.size:
-            self._process(self._carry, final=True)
-            self._carry = np.empty(0, dtype=self.dtype)
         return _sorted_unique(self._rolling), _sorted_unique(self._anchored)
+
+    def finish_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """With ``ends``: (rolling values, their file index, anchored values, file index),
+        unsorted, with repeats.  The hasher is spent."""
+        assert self._ends is not None
+
+        def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+        return (
+            cat(self._rolling, np.uint64),
+            cat(self._roll_owner, np.intp),
+            cat(self._anchored, np.uint64),
+            cat(self._anchor_owner, np.intp),
+        )
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    parts = [p for p in parts if p.size]
+    if not parts:
+        return np.empty(0, dtype=np.intp)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 def _sorted_unique(parts: list[np.ndarray]) -> np.ndarray:
     if not parts:
         return np.empty(0, dtype=np.uint64)
-    return np.unique(np.concatenate(parts))
+    v = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
+    return sorted_unique(v)
+
+
+def sorted_unique(v: np.ndarray) -> np.ndarray:
+    """Sort ``v`` in place and return its distinct values (cheaper than np.unique)."""
+    v.sort()
+    if v.size > 1:
+        keep = np.empty(v.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(v[1:], v[:-1], out=keep[1:])
+        if not keep.all():
+            v = v[keep]
+    return v

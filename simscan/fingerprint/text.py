@@ -5,24 +5,34 @@ Decoding order (first that applies):
 2. UTF-16 without a BOM, recognised by NUL bytes on one parity only (ASCII-range text);
 3. otherwise NUL or many control bytes in the sample: binary;
 4. strict UTF-8 (the fast path; most text is UTF-8 or ASCII);
-5. chardet on a sample (up to ``SAMPLE`` bytes); below ``MIN_CONFIDENCE``: binary.
+5. chardet on a sample (up to ``SAMPLE`` bytes): its guess when it decodes the sample
+   (chardet's confidence is low for short Latin-1 text, so it is not used to say binary),
+   else cp1252, else Latin-1.  Binary is decided by NUL and control bytes (step 3).
 
 If a later part of a large file fails to decode with the sampled encoding, the file is
 decoded again from the start with a replacement policy (never a crash, never binary after
 the fact); the encoding is then recorded with a ``+replace`` suffix.
 
-Normalisation maps every code point through one table built once per process:
-NFKD (compatibility forms: full-width, ligatures), case folding, combining marks dropped
-(accents, and so composed/decomposed forms agree), format and control characters dropped,
-punctuation, symbols and every kind of white space and line ending turned into a space;
-runs of spaces collapsed to one, none at the start or end.  The result is a uint32 array of
-code points that is the same for the same words in any encoding, line-ending style, line
-wrapping, case or punctuation.  ``normalize_with_offsets`` also returns, for each unit, the
-index of the character of the decoded text it came from (used to show matching passages).
+Heavy normalisation (the fingerprint units) maps every code point through one table built
+once per process: NFKD (compatibility forms: full-width, ligatures), case folding,
+combining marks dropped (accents, and so composed/decomposed forms agree), format and
+control characters dropped, punctuation, symbols and every kind of white space and line
+ending turned into a space; then runs of spaces are collapsed to one, none at the start or
+end.  The result is a sequence of code points that is the same for the same words in any
+encoding, line-ending style, line wrapping, case or punctuation.
+``normalize_with_offsets`` also returns, for each unit, the index of the character of the
+decoded text it came from (a space stands for the first character of the run it replaces).
 
-The *light* form keeps case and punctuation and only unifies white space, line endings,
-format characters and Unicode composition: its hash decides whether two files hold the
-same text in a different encoding ("content" duplicates).
+The *light* form keeps case, punctuation and accents and only unifies white space, line
+endings and format/control characters (same collapsing rule): its XXH3-128 over UTF-8
+(``content_hash``) decides whether two files hold the same text in another encoding,
+line-ending style or wrapping ("content" duplicates).
+
+Speed: most text is ASCII or nearly so (English with curly quotes, code).  For such a chunk
+the few non-ASCII characters are mapped with the table, the rest is narrowed to bytes and
+mapped with ``bytes.translate`` (a C loop), and space runs are collapsed with
+``bytes.replace`` (each round halves every run); only other text takes the general numpy
+path.  Both paths produce identical units (tests compare them on random text).
 """
 
 from __future__ import annotations
@@ -35,9 +45,12 @@ from dataclasses import dataclass
 import numpy as np
 
 SAMPLE = 64 * 1024
-MIN_CONFIDENCE = 0.5
 _SPACE = 32
 _BMP = 0x10000
+#: Table entries with this bit set expand to several units (``_Table.expand``).
+_MULTI = np.uint32(1 << 31)
+#: The byte fast path is used when at most one unit in this many is non-ASCII.
+_SPARSE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +81,11 @@ def detect(sample: bytes) -> Detected:
             return Detected(True, enc, len(bom))
     if not sample:
         return Detected(True, "utf-8")
+    if sample.isascii() and b"\0" not in sample:
+        # Pure ASCII: text unless >1% control bytes (one C pass; small files are common).
+        if len(sample.translate(None, _NOT_CONTROL)) * 100 <= len(sample):
+            return Detected(True, "utf-8")
+        return Detected(False, None)
     arr = np.frombuffer(sample, dtype=np.uint8)
     nul = arr == 0
     if nul.any():
@@ -84,17 +102,28 @@ def detect(sample: bytes) -> Detected:
             return Detected(True, "utf-8")
     import chardet  # imported lazily: only non-UTF-8 text pays for it
 
+    # No NUL and few control bytes: text in some 8-bit or multi-byte encoding.  chardet's
+    # confidence is often low for short Latin-1/cp1252 text, so its guess is used whenever it
+    # decodes the sample, else cp1252 (the commonest legacy encoding), else Latin-1.
     guess = chardet.detect(sample)
-    enc = guess.get("encoding")
-    if not enc or (guess.get("confidence") or 0) < MIN_CONFIDENCE:
-        return Detected(False, None)
-    try:
-        name = codecs.lookup(enc).name
-    except LookupError:
-        return Detected(False, None)
-    if name == "ascii":  # chardet says ascii for bytes that failed UTF-8? be lenient
-        name = "cp1252"
-    return Detected(True, name)
+    for enc in (guess.get("encoding"), "cp1252", "latin-1"):
+        if not enc:
+            continue
+        try:
+            name = codecs.lookup(enc).name
+        except LookupError:
+            continue
+        if name == "ascii":  # chardet says ascii for bytes that failed UTF-8: be lenient
+            name = "cp1252"
+        try:
+            codecs.getincrementaldecoder(name)().decode(sample)
+        except UnicodeDecodeError:
+            continue
+        return Detected(True, name)
+    return Detected(False, None)  # pragma: no cover - Latin-1 decodes every byte
+
+
+_NOT_CONTROL = bytes(np.flatnonzero(~_CONTROL).tolist())
 
 
 def _utf16_without_bom(arr: np.ndarray, nul: np.ndarray) -> str | None:
@@ -126,32 +155,14 @@ def decode_chunks(chunks: Iterator[bytes], encoding: str, errors: str = "strict"
 # --------------------------------------------------------------------------- tables
 
 
-class _Table:
-    """Per-code-point mapping for the BMP: one output unit, none (0), or several."""
-
-    def __init__(self, heavy: bool) -> None:
-        single = np.zeros(_BMP, dtype=np.uint32)
-        multi = np.zeros(_BMP, dtype=bool)
-        expand: dict[int, tuple[int, ...]] = {}
-        for cp in range(_BMP):
-            out = _map_char(chr(cp), heavy) if not 0xD800 <= cp < 0xE000 else ""
-            if len(out) == 1:
-                single[cp] = ord(out)
-            elif len(out) > 1:
-                multi[cp] = True
-                expand[cp] = tuple(ord(c) for c in out)
-        self.single = single
-        self.multi = multi
-        self.expand = expand
-
-
 def _map_char(ch: str, heavy: bool) -> str:
+    """The normalised form of one character (see the module docstring); '' = dropped."""
     cat = unicodedata.category(ch)
     if ch.isspace() or cat in ("Zs", "Zl", "Zp"):
         return " "
-    if cat in ("Cc", "Cf", "Cs", "Co", "Cn"):
-        return "" if cat in ("Cc", "Cf") else ch
-    if not heavy:
+    if cat in ("Cc", "Cf"):
+        return ""
+    if cat in ("Cs", "Co", "Cn") or not heavy:
         return ch
     out = []
     for c in unicodedata.normalize("NFKD", ch).casefold():
@@ -165,6 +176,46 @@ def _map_char(ch: str, heavy: bool) -> str:
     return "".join(out)
 
 
+class _Table:
+    """Per-code-point mapping of the BMP in one uint32 array.
+
+    ``code[cp]`` is the single output unit, 0 when the character is dropped, or ``_MULTI``
+    (flag bit) when it expands to several units, listed in ``expand``.  ``ascii_map`` and
+    ``ascii_drop`` are the same mapping for the byte fast path (``bytes.translate``);
+    bytes 128..255 map to themselves there, so UTF-8 multi-byte sequences pass unchanged.
+    """
+
+    def __init__(self, heavy: bool) -> None:
+        code = np.zeros(_BMP, dtype=np.uint32)
+        expand: dict[int, tuple[int, ...]] = {}
+        for cp in range(_BMP):
+            out = _map_char(chr(cp), heavy)
+            if len(out) == 1:
+                code[cp] = ord(out)
+            elif len(out) > 1:
+                code[cp] = _MULTI
+                expand[cp] = tuple(ord(c) for c in out)
+        self.heavy = heavy
+        self.code = code
+        self.expand = expand
+        amap = bytearray(range(256))
+        drop = bytearray()
+        for b in range(128):
+            v = int(code[b])
+            assert v < 128, "ASCII maps to ASCII"
+            if v == 0:
+                drop.append(b)
+            else:
+                amap[b] = v
+        self.ascii_map = bytes(amap)
+        self.ascii_drop = bytes(drop)
+        # Mapping an already mapped ASCII unit again must not change it (the fast path maps
+        # the non-ASCII characters first, then everything through ascii_map).
+        for b in range(1, 128):
+            v = int(code[b])
+            assert v == 0 or int(code[v]) == v
+
+
 _TABLES: dict[bool, _Table] = {}
 
 
@@ -175,105 +226,221 @@ def _table(heavy: bool) -> _Table:
     return t
 
 
-def _astral(cp: np.ndarray, heavy: bool) -> list[tuple[int, ...]]:
-    """Mappings of code points outside the BMP (rare: emoji, historic scripts)."""
-    return [tuple(ord(c) for c in _map_char(chr(int(c)), heavy)) for c in cp]
+def _collapse_bytes(b: bytes) -> bytes:
+    """Runs of spaces to one space (one boolean compress; most text has some double spaces,
+    e.g. every CR LF and every punctuation mark followed by a space)."""
+    if b"  " not in b:
+        return b
+    a = np.frombuffer(b, dtype=np.uint8)
+    sp = a == _SPACE
+    keep = np.empty(a.size, dtype=bool)
+    keep[0] = True
+    np.logical_and(sp[1:], sp[:-1], out=keep[1:])
+    np.logical_not(keep[1:], out=keep[1:])
+    return a[keep].tobytes()
 
 
-def _map(units: np.ndarray, heavy: bool, want_offsets: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """Apply the table; returns mapped units (0 = dropped) and source indices if asked."""
-    t = _table(heavy)
-    bmp = units < _BMP
-    if bmp.all():
-        idx = units
-        mapped = t.single[idx]
-        special = t.multi[idx]
+def _map_general(units: np.ndarray, t: _Table, want_src: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Table mapping of code points (uint16 without surrogates, or uint32), expansions
+    applied, dropped units removed and space runs collapsed.  Returns (uint32 units,
+    source index per unit or None)."""
+    n = units.size
+    if units.dtype == np.uint16:
+        mapped = t.code.take(units)
+        special_mask = mapped >= _MULTI
     else:
-        idx = np.where(bmp, units, 0)
-        mapped = t.single[idx]
-        mapped[~bmp] = units[~bmp]
-        special = t.multi[idx] & bmp
-        special |= ~bmp
-    if not special.any():
-        return mapped, (np.arange(units.size, dtype=np.int64) if want_offsets else None)
-    # Some units map to zero or several units: expand them.
-    pos = np.flatnonzero(special)
-    reps: list[tuple[int, ...]] = []
-    for p in pos.tolist():
-        cp = int(units[p])
-        reps.append(t.expand[cp] if cp < _BMP else _astral(np.array([cp]), heavy)[0])
-    lengths = np.ones(units.size, dtype=np.int64)
-    lengths[pos] = [len(r) for r in reps]
-    src = np.repeat(np.arange(units.size, dtype=np.int64), lengths)
-    out = np.repeat(mapped, lengths)
-    starts = np.cumsum(lengths) - lengths
-    flat = [c for r in reps for c in r]
-    if flat:
-        fill = np.concatenate([starts[p] + np.arange(len(r)) for p, r in zip(pos.tolist(), reps) if r])
-        out[fill] = flat
-    return out, (src if want_offsets else None)
+        astral = units >= _BMP
+        if astral.any():
+            mapped = t.code.take(np.where(astral, 0, units))
+            mapped[astral] = _MULTI
+        else:
+            mapped = t.code.take(units)
+        special_mask = mapped >= _MULTI
+    src = np.arange(n, dtype=np.int64) if want_src else None
+    if special_mask.any():
+        pos = np.flatnonzero(special_mask)
+        reps: list[tuple[int, ...]] = []
+        for cp in units[pos].tolist():
+            if cp < _BMP:
+                reps.append(t.expand[cp])
+            else:
+                reps.append(tuple(ord(c) for c in _map_char(chr(cp), t.heavy)))
+        lengths = np.ones(n, dtype=np.int64)
+        lengths[pos] = [len(r) for r in reps]
+        mapped = np.repeat(mapped, lengths)
+        if src is not None:
+            src = np.repeat(src, lengths)
+        starts = np.cumsum(lengths) - lengths
+        flat = [c for r in reps for c in r]
+        if flat:
+            fill = np.concatenate([starts[p] + np.arange(len(r)) for p, r in zip(pos.tolist(), reps) if r])
+            mapped[fill] = flat
+        # Expansions to nothing leave their (repeated zero times) slot out already.
+    keep = mapped != 0
+    if not keep.all():
+        mapped = mapped[keep]
+        if src is not None:
+            src = src[keep]
+    sp = mapped == _SPACE
+    dup = sp[1:] & sp[:-1]
+    if dup.any():
+        keep = np.ones(mapped.size, dtype=bool)
+        keep[1:] = ~dup
+        mapped = mapped[keep]
+        if src is not None:
+            src = src[keep]
+    return mapped, src
+
+
+_EMPTY8 = np.empty(0, dtype=np.uint8)
 
 
 class Normalizer:
-    """Streams decoded text to normalised units, collapsing spaces across chunk borders."""
+    """Streams decoded text to normalised units, collapsing spaces across chunk borders.
+
+    ``feed(text)`` returns (units, src): units uint8 (fast path, all < 128) or uint32 code
+    points; src the index in the whole text fed so far of each unit's source character
+    (only with ``offsets=True``, else None).  ``feed_utf8`` returns the same units encoded
+    as UTF-8 bytes (used for the content hash).
+    """
 
     def __init__(self, heavy: bool = True, offsets: bool = False) -> None:
         self.heavy = heavy
         self.offsets = offsets
-        self._pending_space = False  # a space run seen after emitted text
+        self.t = _table(heavy)
+        self._pending = False  # a space run seen after emitted text, not yet output
+        self._pending_src = 0
         self._emitted = False
         self._consumed = 0  # characters of decoded text consumed so far
 
+    # -- the two mapping paths -------------------------------------------------------
+
+    def _map(self, text: str) -> tuple[np.ndarray | bytes, np.ndarray | None]:
+        """Units of one piece, collapsed but not yet joined to the previous piece."""
+        t = self.t
+        if not self.offsets:
+            if text.isascii():
+                return _collapse_bytes(text.encode("ascii").translate(t.ascii_map, t.ascii_drop)), None
+            u16 = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+            hi = np.flatnonzero(u16 >= 128)
+            if hi.size * _SPARSE <= u16.size:
+                vals = u16[hi]
+                m = t.code.take(vals)
+                # Fast only when every non-ASCII character maps to one ASCII unit (or none),
+                # for the light form to itself, and no surrogate (astral character) occurs.
+                if self.heavy:
+                    if bool((m < 128).all()):
+                        narrow = u16.astype(np.uint8)
+                        narrow[hi] = m
+                        return _collapse_bytes(narrow.tobytes().translate(t.ascii_map, t.ascii_drop)), None
+                else:
+                    # Light: non-ASCII characters map to themselves, except a few kinds of
+                    # space and format characters (NBSP, BOM ...): replaced in the string.
+                    changed = vals[m != vals]
+                    kinds = np.unique(changed) if changed.size else changed
+                    if kinds.size <= 4 and not ((kinds >= 0xD800) & (kinds < 0xE000)).any():
+                        for cp in kinds.tolist():
+                            rep = int(t.code[cp])
+                            text = text.replace(chr(cp), chr(rep) if rep else "")
+                        b = text.encode("utf-8")
+                        return _collapse_bytes(b.translate(t.ascii_map, t.ascii_drop)), None
+        else:
+            u16 = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+        if ((u16 >= 0xD800) & (u16 < 0xE000)).any():
+            units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        else:
+            units = u16
+        return _map_general(units, t, self.offsets)
+
+    # -- joining pieces ----------------------------------------------------------------
+
     def feed(self, text: str) -> tuple[np.ndarray, np.ndarray | None]:
-        units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        mapped, src = self._map(text)
         base = self._consumed
-        self._consumed += units.size
-        mapped, src = _map(units, self.heavy, self.offsets)
-        keep = mapped != 0
-        if not keep.all():
-            mapped = mapped[keep]
-            if src is not None:
-                src = src[keep]
-        if mapped.size == 0:
-            return mapped.astype(np.uint32), (src if src is None else src + base)
-        space = mapped == _SPACE
-        nonspace = np.flatnonzero(~space)
-        if nonspace.size == 0:
-            self._pending_space = self._pending_space or (self._emitted and bool(space.any()))
-            empty = np.empty(0, dtype=np.uint32)
-            return empty, (None if src is None else np.empty(0, dtype=np.int64))
-        # A non-space unit is preceded by one space when a space run lies before it in this
-        # chunk (or was pending from the last) and some text was emitted before the run.
-        before = np.zeros(nonspace.size, dtype=bool)
-        before[1:] = np.diff(nonspace) > 1
-        first = int(nonspace[0])
-        before[0] = self._emitted and (first > 0 or self._pending_space)
-        out_len = nonspace.size + int(np.count_nonzero(before))
-        slots = np.arange(nonspace.size, dtype=np.int64) + np.cumsum(before)
-        out = np.full(out_len, _SPACE, dtype=np.uint32)
-        out[slots] = mapped[nonspace]
-        out_src = None
-        if src is not None:
-            out_src = np.empty(out_len, dtype=np.int64)
-            out_src[slots] = src[nonspace]
-            # An inserted space stands for the white space just before the next word (or
-            # for that word's first character when the run ended the previous chunk).
-            word = nonspace[before]
-            prev = np.where(word > 0, word - 1, word)
-            out_src[slots[before] - 1] = src[prev]
-            out_src += base
+        self._consumed += len(text)
+        if isinstance(mapped, bytes):
+            joined = self._join_bytes(mapped)
+            if not self.heavy and not joined.isascii():  # the light fast path yields UTF-8
+                wide = joined.decode("utf-8", "surrogatepass").encode("utf-32-le", "surrogatepass")
+                return np.frombuffer(wide, dtype="<u4"), None
+            return np.frombuffer(joined, dtype=np.uint8), None
+        return self._join_array(mapped, src, base)
+
+    def feed_utf8(self, text: str) -> bytes:
+        """The normalised units of ``text`` as UTF-8 (no offsets)."""
+        mapped, _src = self._map(text)
+        self._consumed += len(text)
+        if isinstance(mapped, bytes):
+            return self._join_bytes(mapped)
+        out, _ = self._join_array(mapped, None, 0)
+        return (
+            out.astype("<u4", copy=False)
+            .tobytes()
+            .decode("utf-32-le", "surrogatepass")
+            .encode("utf-8", "surrogatepass")
+        )
+
+    def _join_bytes(self, b: bytes) -> bytes:
+        n = len(b)
+        if n == 0:
+            return b""
+        lead = b[0] == _SPACE
+        trail = b[-1] == _SPACE
+        if n == 1 and lead:
+            self._pending = self._pending or self._emitted
+            return b""
+        need = self._emitted and (self._pending or lead)
+        end = n - 1 if trail else n
+        if need:
+            out = b[:end] if lead else b" " + b[:end]
+        else:
+            out = b[1:end] if lead else b[:end]
         self._emitted = True
-        self._pending_space = bool(space[-1])
-        return out, out_src
+        self._pending = trail
+        return out
+
+    def _join_array(self, m: np.ndarray, src: np.ndarray | None, base: int) -> tuple[np.ndarray, np.ndarray | None]:
+        n = m.size
+        if n == 0:
+            return m.astype(np.uint32, copy=False), (None if src is None else src)
+        lead = bool(m[0] == _SPACE)
+        trail = bool(m[-1] == _SPACE)
+        if n == 1 and lead:
+            if not self._pending and self._emitted and src is not None:
+                self._pending_src = int(src[0]) + base
+            self._pending = self._pending or self._emitted
+            return m[:0], (None if src is None else src[:0])
+        need = self._emitted and (self._pending or lead)
+        end = n - 1 if trail else n
+        if need and lead:
+            out, osrc = m[:end], (None if src is None else src[:end] + base)
+            if src is not None and self._pending:
+                osrc[0] = self._pending_src
+        elif need:
+            out = np.empty(end + 1, dtype=m.dtype)
+            out[0] = _SPACE
+            out[1:] = m[:end]
+            osrc = None
+            if src is not None:
+                osrc = np.empty(end + 1, dtype=np.int64)
+                osrc[0] = self._pending_src
+                osrc[1:] = src[:end] + base
+        else:
+            out, osrc = m[int(lead) : end], (None if src is None else src[int(lead) : end] + base)
+        self._emitted = True
+        self._pending = trail
+        if trail and src is not None:
+            self._pending_src = int(src[-1]) + base
+        return out, osrc
 
 
 def normalize(text: str, heavy: bool = True) -> np.ndarray:
-    """Normalised units of a whole string (see the module docstring)."""
-    return Normalizer(heavy).feed(text)[0]
+    """Normalised units (uint32 code points) of a whole string (see the module docstring)."""
+    return Normalizer(heavy).feed(text)[0].astype(np.uint32)
 
 
 def normalize_with_offsets(text: str, heavy: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Normalised units and, per unit, the index in ``text`` of the character it came from."""
+    """Normalised units (uint32) and, per unit, the index in ``text`` of its source character."""
     units, src = Normalizer(heavy, offsets=True).feed(text)
     assert src is not None
-    return units, src
+    return units.astype(np.uint32, copy=False), src
