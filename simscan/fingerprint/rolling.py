@@ -200,11 +200,13 @@ def pick_non_overlapping(cands: np.ndarray, first_allowed: int, window: int) -> 
     """Greedy left-to-right choice among sorted candidates: the first one at or after
     ``first_allowed``, then repeatedly the first one at least ``window`` after the last.
 
-    Few candidates (sparse sampling): a plain loop over them.  Many: the greedy chain is
-    c0, next(c0), next(next(c0)), ... with next(c) the first candidate at or after
-    c + window; pointer doubling finds it (after round k the chain's first 2^k picks are
-    known and ``jump`` advances 2^k picks), O(candidates x log picks) numpy work even for
-    a long run of one repeated unit whose every window is a candidate.
+    Few candidates (sparse sampling): a plain loop over them.  Many (dense text sampling):
+    the candidates are cut into segments of ``_SEGMENT`` and the greedy chain is walked in
+    every segment at once (numpy over segments), each walk starting ``_WARMUP`` candidates
+    early: greedy chains started at different points merge after a few steps, so each
+    segment's picks are normally the true ones.  That is verified exactly (every recorded
+    pick must be the successor of the one before); if it fails (e.g. a periodic run whose
+    chains never merge), pointer doubling computes the chain exactly.
     """
     if cands.size and cands[0] < first_allowed:
         cands = cands[np.searchsorted(cands, first_allowed) :]
@@ -221,6 +223,42 @@ def pick_non_overlapping(cands: np.ndarray, first_allowed: int, window: int) -> 
         return np.array(out, dtype=cands.dtype) if len(out) < n else cands
     if bool((np.diff(cands) >= window).all()):
         return cands
+    picked = _segmented_chain(cands, window)
+    if picked is None:
+        picked = _doubling_chain(cands, window)
+    return cands[picked]
+
+
+def _segmented_chain(cands: np.ndarray, window: int) -> np.ndarray | None:
+    """Indices of the greedy chain, or None when the segment walks cannot be verified."""
+    n = cands.size
+    seg_start = np.arange(0, n, _SEGMENT)
+    seg_end = np.minimum(seg_start + _SEGMENT, n)
+    cur = np.maximum(seg_start - _WARMUP, 0)
+    cur[0] = 0
+    found = []
+    active = np.arange(seg_start.size)
+    while active.size:
+        keep = cur >= seg_start[active]
+        if keep.any():
+            found.append(cur[keep])
+        nxt = np.searchsorted(cands, cands[cur] + window)
+        go = nxt < seg_end[active]
+        active = active[go]
+        cur = nxt[go]
+    chain = np.concatenate(found)
+    chain.sort()
+    # Exact check: the chain starts at candidate 0 and each pick's successor is the next pick.
+    succ = np.searchsorted(cands, cands[chain] + window)
+    if chain[0] != 0 or not bool((succ[:-1] == chain[1:]).all()) or succ[-1] < n:
+        return None
+    return chain
+
+
+def _doubling_chain(cands: np.ndarray, window: int) -> np.ndarray:
+    """Indices of the greedy chain by pointer doubling: after round k the chain's first
+    2^k picks are known and ``jump`` advances 2^k picks (O(n log picks) numpy work)."""
+    n = cands.size
     jump = np.empty(n + 1, dtype=np.intp)
     jump[:n] = np.searchsorted(cands, cands + window)
     jump[n] = n  # past the end maps to itself
@@ -235,9 +273,12 @@ def pick_non_overlapping(cands: np.ndarray, first_allowed: int, window: int) -> 
         on[more] = True
         chain = np.concatenate((chain, more))
         jump = jump[jump]
-    return cands[on[:n]]
+    return np.flatnonzero(on[:n])
 
 
+#: Candidates per segment and warm-up candidates of the segmented greedy walk.
+_SEGMENT = 256
+_WARMUP = 128
 #: Below this many candidates a Python loop beats pointer doubling's numpy call overhead.
 _LOOP_MAX = 1024
 

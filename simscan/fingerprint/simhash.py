@@ -50,19 +50,22 @@ def _pack(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def simhash_segments(features: np.ndarray, owner: np.ndarray, k: int) -> np.ndarray:
-    """Simhash of each of ``k`` feature sets given as ``features`` sorted by ``owner``
-    (ints in [0, k)): the same values as :func:`simhash` per set, in one vectorised pass."""
+    """Simhash of each of ``k`` feature sets given as ``features`` with ``owner`` (ints in
+    [0, k), any order): the same values as :func:`simhash` per set, in a few vectorised
+    passes (per byte position, one histogram of (owner, byte value) pairs)."""
     out = np.zeros(k, dtype=np.uint64)
     if features.size == 0:
         return out
-    bits = np.unpackbits(
-        np.ascontiguousarray(features, dtype="<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little"
-    )
-    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-    who = owner[starts]
-    counts = np.add.reduceat(bits, starts, axis=0, dtype=np.int64)
-    n = np.diff(np.r_[starts, owner.size])
-    out[who] = _pack(counts, n)
+    b = np.ascontiguousarray(features, dtype="<u8").view(np.uint8).reshape(-1, 8)
+    key_base = np.asarray(owner, dtype=np.int64) * 256
+    counts = np.empty((k, 64), dtype=np.int64)
+    for j in range(8):
+        hist = np.bincount(key_base + b[:, j], minlength=k * 256).reshape(k, 256)
+        counts[:, 8 * j : 8 * j + 8] = hist @ _BITS
+    n = np.bincount(owner, minlength=k)
+    packed = _pack(counts, n)
+    has = n > 0
+    out[has] = packed[has]
     return out
 
 

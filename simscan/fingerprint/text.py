@@ -81,18 +81,15 @@ def detect(sample: bytes) -> Detected:
             return Detected(True, enc, len(bom))
     if not sample:
         return Detected(True, "utf-8")
-    if sample.isascii() and b"\0" not in sample:
-        # Pure ASCII: text unless >1% control bytes (one C pass; small files are common).
-        if len(sample.translate(None, _NOT_CONTROL)) * 100 <= len(sample):
-            return Detected(True, "utf-8")
-        return Detected(False, None)
-    arr = np.frombuffer(sample, dtype=np.uint8)
-    nul = arr == 0
-    if nul.any():
-        enc = _utf16_without_bom(arr, nul)
+    if b"\0" in sample:
+        arr = np.frombuffer(sample, dtype=np.uint8)
+        enc = _utf16_without_bom(arr, arr == 0)
         return Detected(True, enc) if enc else Detected(False, None)
-    if np.count_nonzero(_CONTROL[arr]) * 100 > arr.size:  # >1% control bytes
+    # More than 1% control bytes: binary (counted with one C pass: small files are common).
+    if len(sample.translate(None, _NOT_CONTROL)) * 100 > len(sample):
         return Detected(False, None)
+    if sample.isascii():
+        return Detected(True, "utf-8")
     try:
         sample.decode("utf-8")
         return Detected(True, "utf-8")
