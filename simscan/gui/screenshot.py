@@ -1,4 +1,4 @@
-"""Screenshot of the window at work: ``python -m simscan.gui.screenshot OUT.png [ROOT]``.
+"""Screenshot of the window at work: ``python -m simscan.gui.screenshot OUT.png [ROOT] [--dark]``.
 
 Starts the GUI with a temporary index and temporary settings, scans ROOT (default: the
 evaluation corpus next to the repository), selects an edited text so the preview shows its
@@ -40,8 +40,32 @@ def pick_member(win) -> int:
     return best
 
 
+def apply_dark_palette(app) -> None:
+    """Stand-in for a desktop in dark mode (Fusion with a dark palette), to check that nothing
+    in the window hard-codes light colours.  The window itself never sets a palette."""
+    from PySide6.QtGui import QColor, QPalette
+
+    app.setStyle("Fusion")
+    pal = QPalette()
+    role = QPalette.ColorRole
+    for r, c in (
+        (role.Window, "#2b2b2b"), (role.WindowText, "#e6e6e6"), (role.Base, "#1e1e1e"),
+        (role.AlternateBase, "#262626"), (role.Text, "#e6e6e6"), (role.Button, "#353535"),
+        (role.ButtonText, "#e6e6e6"), (role.Highlight, "#3d7bd9"), (role.HighlightedText, "#ffffff"),
+        (role.ToolTipBase, "#353535"), (role.ToolTipText, "#e6e6e6"), (role.PlaceholderText, "#9a9a9a"),
+        (role.Mid, "#4a4a4a"), (role.Dark, "#1a1a1a"), (role.Light, "#505050"),
+    ):
+        pal.setColor(r, QColor(c))
+    pal.setColor(QPalette.ColorGroup.Disabled, role.WindowText, QColor("#7a7a7a"))
+    pal.setColor(QPalette.ColorGroup.Disabled, role.Text, QColor("#7a7a7a"))
+    pal.setColor(QPalette.ColorGroup.Disabled, role.ButtonText, QColor("#7a7a7a"))
+    app.setPalette(pal)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    dark = "--dark" in argv
+    argv = [a for a in argv if a != "--dark"]
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
@@ -54,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     from simscan.gui.mainwindow import MainWindow
 
     app = ensure_app()
+    if dark:
+        apply_dark_palette(app)
     win = MainWindow(index_path=tmp / "index.sqlite3", roots=[str(root)], autoload=False)
     win.resize(1560, 960)
     win.threshold_slider.setValue(40)

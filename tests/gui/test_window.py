@@ -355,6 +355,18 @@ def test_make_reference(qtbot, window, corpus):
     g = shown_groups(win)[0]
     assert g["copy.txt"][0] == "reference"
     assert set(g) == {"original.txt", "copy.txt", "utf16.txt", "edited.txt", "excerpt.txt"}
+    # A copy as reference: every score stays what it was against the original.
+    assert g["original.txt"] == ("exact", 100.0) and g["utf16.txt"] == ("content", 100.0)
+    before = core_groups(win.index_path, 30)[0]
+    assert g["edited.txt"][1] == pytest.approx(before["edited.txt"][1])
+    # An edited version as reference: the original and its copies score as the edited file did.
+    win.select_member(member_row(win, "edited.txt"))
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.make_reference()
+    g = shown_groups(win)[0]
+    assert g["edited.txt"][0] == "reference"
+    for name in ("original.txt", "copy.txt", "utf16.txt"):
+        assert g[name][1] == pytest.approx(before["edited.txt"][1])
 
 
 def test_filters_kind_and_search(qtbot, window, corpus):
