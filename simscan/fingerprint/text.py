@@ -85,6 +85,11 @@ def detect(sample: bytes) -> Detected:
         arr = np.frombuffer(sample, dtype=np.uint8)
         enc = _utf16_without_bom(arr, arr == 0)
         return Detected(True, enc) if enc else Detected(False, None)
+    if b"\x1b$" in sample or b"\x1b(" in sample:
+        # ISO-2022 (7-bit CJK: escape sequences, SO/SI shifts): only chardet can tell.
+        det = _chardet(sample)
+        if det.is_text and det.encoding and det.encoding.startswith("iso2022"):
+            return det
     # More than 1% control bytes: binary (counted with one C pass: small files are common).
     if len(sample.translate(None, _NOT_CONTROL)) * 100 > len(sample):
         return Detected(False, None)
@@ -97,6 +102,10 @@ def detect(sample: bytes) -> Detected:
         # A sample cut inside a multi-byte sequence is still UTF-8.
         if e.start >= len(sample) - 3 and e.reason.startswith("unexpected end"):
             return Detected(True, "utf-8")
+    return _chardet(sample)
+
+
+def _chardet(sample: bytes) -> Detected:
     import chardet  # imported lazily: only non-UTF-8 text pays for it
 
     # No NUL and few control bytes: text in some 8-bit or multi-byte encoding.  chardet's
