@@ -90,7 +90,7 @@ def _file_rows(index: Any, ids: np.ndarray) -> dict[int, tuple]:
     """id -> (raw path, size, is_text, checksum, content_hash, simhash unsigned) for a few ids."""
     getter = getattr(index, "files_by_ids", None)
     out: dict[int, tuple] = {}
-    if getter is not None:  # pragma: no cover - used when the index offers it
+    if getter is not None:
         t = getter(ids)
         for k in range(len(t.ids)):
             out[int(t.ids[k])] = (t.raw_paths[k], int(t.size[k]), bool(t.is_text[k]), t.checksum[k],
