@@ -55,9 +55,12 @@ BATCH_FILES = 256
 #: A task's byte budget; files at least this large are a task each (read in chunks, not whole).
 BATCH_BYTES = 8 << 20
 LARGE_FILE = 4 << 20
-#: Fingerprints kept per file at most (16 M = a 128 MB blob: ~1 GB of text or ~5 GB of binary with the
-#: default densities).  Beyond it a file keeps its checksums only; SQLite's blob limit is 1 GB anyway.
-MAX_FINGERPRINTS = 16 << 20
+#: Fingerprints kept per file at most (8 M = a 64 MB blob: ~330 MB of text or ~2.3 GB of binary with the
+#: default densities, measured 24.5 and 3.5 per KB).  Beyond it a file keeps its checksums only: its set
+#: would cost hundreds of MB in each process that handles it; SQLite's blob limit is 1 GB anyway.
+MAX_FINGERPRINTS = 8 << 20
+#: Worker pools that may die (a worker killed, e.g. by the OOM killer) before the scan reads in-process.
+MAX_POOL_BREAKS = 3
 #: Commit after this many files or seconds, whichever comes first.
 COMMIT_FILES = 4000
 COMMIT_SECONDS = 2.0
@@ -471,6 +474,18 @@ def _make_pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
 
 
+def _workers_can_start() -> bool:
+    """False when a worker could not re-create ``__main__`` (e.g. a script fed on stdin): multiprocessing
+    re-runs the parent's main file in every worker that is not started by fork."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    if main is None or getattr(getattr(main, "__spec__", None), "name", None):
+        return True
+    path = getattr(main, "__file__", None)
+    return path is None or os.path.isfile(path)
+
+
 def _kill_pool(pool: ProcessPoolExecutor) -> None:
     procs = list(getattr(pool, "_processes", {}).values())  # no public terminate() before 3.14
     for p in procs:
@@ -528,43 +543,53 @@ def _read_all(
 
     throttle.report(Progress("read", 0, total_files, 0, total_bytes), force=True)
     jobs = max(1, req.jobs or os.cpu_count() or 1)
-    inline = jobs == 1 or (total_files <= INLINE_MAX_FILES and total_bytes <= INLINE_MAX_BYTES)
-    if inline:
-        for task in tasks:
-            if cancel.cancelled:
-                return True
-            handle(read_task(task))
-        return False
-
-    pool = _make_pool(jobs)
-    pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
     queue = deque(tasks)
+    small_job = total_files <= INLINE_MAX_FILES and total_bytes <= INLINE_MAX_BYTES
+    pool = None if jobs == 1 or small_job or not _workers_can_start() else _make_pool(jobs)
+    pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
     window = 3 * jobs
+    done_by_pool = breaks = 0
     try:
         while queue or pending:
             if cancel.cancelled:
                 return True
-            while queue and len(pending) < window:
-                t = queue.popleft()
-                pending.append((t, pool.submit(read_task, t)))
-            task, fut = pending[0]
+            if pool is None:
+                handle(read_task(queue.popleft()))  # in this process
+                continue
             try:
-                outcomes = fut.result(timeout=0.1)
+                while queue and len(pending) < window:
+                    t = queue.popleft()
+                    pending.append((t, pool.submit(read_task, t)))
+                outcomes = pending[0][1].result(timeout=0.1)
             except TimeoutError:
                 continue
             except BrokenProcessPool:
-                # A worker died (killed, out of memory): report its files, start fresh workers, go on.
-                for t, f in pending:
-                    if not f.done() or f.exception() is not None:
-                        handle([(slot, None, "the reading process died on this batch; skipped") for slot, _, _ in t[1]])
-                    else:
-                        handle(f.result())
-                pending.clear()
+                breaks += 1
                 _kill_pool(pool)
+                if done_by_pool == 0 or breaks >= MAX_POOL_BREAKS:
+                    # Workers cannot start here (or keep dying): finish in this process, losing nothing.
+                    for t, f in reversed(pending):
+                        if f.done() and f.exception() is None:
+                            handle(f.result())
+                        else:
+                            queue.appendleft(t)
+                    pending.clear()
+                    pool = None
+                    continue
+                # A worker died (killed, out of memory): report its batch, start fresh workers, go on.
+                for t, f in pending:
+                    if f.done() and f.exception() is None:
+                        handle(f.result())
+                    else:
+                        handle([(slot, None, "the reading process died on this batch; skipped") for slot, _, _ in t[1]])
+                pending.clear()
                 pool = _make_pool(jobs)
+                done_by_pool = 0
                 continue
             pending.popleft()
+            done_by_pool += 1
             handle(outcomes)
         return False
     finally:
-        _kill_pool(pool)
+        if pool is not None:
+            _kill_pool(pool)

@@ -386,3 +386,22 @@ def test_a_dying_worker_costs_only_its_batch(tmp_path: Path, monkeypatch):
         assert all("reading process died" in reason for _, reason in ix.problems())
     r2 = scan(root, idx)
     assert r2.files_read == r.files_failed and r2.files_unchanged == r.files_read
+
+
+def test_workers_that_cannot_start_fall_back_to_this_process(tmp_path: Path):
+    import subprocess
+    import sys
+
+    root = tmp_path / "t"
+    make_tree(root, 350)
+    # A script on stdin: multiprocessing could not re-import __main__ in a worker.
+    script = (
+        "from pathlib import Path\n"
+        "from simscan.scanner import ScanRequest, run_scan\n"
+        f"r = run_scan(ScanRequest([Path({str(root)!r})], index_path=Path({str(tmp_path / 'i.db')!r}), jobs=2))\n"
+        "print(r.files_read, r.problems)\n"
+    )
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, cwd=repo, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["350", "0"] and "Traceback" not in out.stderr

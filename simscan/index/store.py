@@ -411,7 +411,7 @@ class Index:
                 arrays = [np.ascontiguousarray(records[i].fps, dtype="<u8") for i in ok]
                 c.executemany(
                     "INSERT OR REPLACE INTO fingerprints(file_id, n_rolling, fps) VALUES (?,?,?)",
-                    [(int(ids[i]), int(records[i].n_rolling), a.tobytes()) for i, a in zip(ok, arrays)],
+                    [(int(ids[i]), int(records[i].n_rolling), memoryview(a)) for i, a in zip(ok, arrays)],
                 )
                 self._insert_postings(ids[ok], arrays)
         return ids
