@@ -81,6 +81,8 @@ APPLICATION = "simscan"
 #: Settle time (ms) of the threshold slider before regrouping: moves faster than this are
 #: merged into one regroup.  The histogram and the label follow every move at once.
 REGROUP_DELAY_MS = 120
+#: Settle time (ms) of the current row before its preview is computed.
+PREVIEW_DELAY_MS = 60
 
 
 def make_settings() -> QSettings:
@@ -339,6 +341,10 @@ class MainWindow(QMainWindow):
         self._regroup_timer.setSingleShot(True)
         self._regroup_timer.setInterval(REGROUP_DELAY_MS)
         self._regroup_timer.timeout.connect(self.regroup)
+        self._preview_timer = QTimer(self)
+        self._preview_timer.setSingleShot(True)
+        self._preview_timer.setInterval(PREVIEW_DELAY_MS)
+        self._preview_timer.timeout.connect(self._preview_current)
         bar.addWidget(self.search_edit, 3)
         bar.addWidget(QLabel(tr("Show:")))
         bar.addWidget(self.kind_combo)
@@ -725,6 +731,12 @@ class MainWindow(QMainWindow):
 
     def _on_current_changed(self, idx: QModelIndex) -> None:
         self._update_actions()
+        # Moving through the rows with the keyboard changes the current row many times a
+        # second: compare only where the user settles.
+        self._preview_timer.start()
+
+    def _preview_current(self) -> None:
+        idx = self.view.currentIndex()
         if not idx.isValid():
             return
         src = self.proxy.mapToSource(idx)
@@ -995,6 +1007,7 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self._regroup_timer.stop()
         self._search_timer.stop()
+        self._preview_timer.stop()
         if not self.runner.shutdown(60_000):
             event.ignore()
             self._closing = False

@@ -126,6 +126,9 @@ class JobRunner(QObject):
         old = self._latest.get(slot)
         if old is not None:
             old.cancel()
+            # Still queued (all threads busy)?  Then it never needs to run at all.
+            if self.pool.tryTake(old):
+                self._live.pop(id(old), None)
         job = Job(fn, slot)
         self._live[id(job)] = job
         self._latest[slot] = job
