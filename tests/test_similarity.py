@@ -128,10 +128,15 @@ def test_common_fingerprints_do_not_count(tmp_path: Path) -> None:
         (root / f"f{i:02d}.txt").write_text(text)
     paths = sorted(root.iterdir())
     t, ids, off, vals = table_from_paths(paths)
-    pairs = to_pairs(compute_pair_arrays(t, ids, off, vals, min_similarity=1, params=SimilarityParams(
-        common_min_df=50, simhash_k=0)), t)
+    strict = SimilarityParams(common_min_df=50, simhash_k=0)
+    pairs = to_pairs(compute_pair_arrays(t, ids, off, vals, min_similarity=DEFAULT_MIN_SIMILARITY, params=strict), t)
     names = {frozenset((Path(p.a_path).name, Path(p.b_path).name)) for p in pairs}
     assert names == {frozenset(("f00.txt", "f01.txt"))}
+    # Below the threshold only stray pairs remain: a window that crosses from the header into
+    # bodies that happen to start with the same letters (legitimately shared, but weak).
+    weak = to_pairs(compute_pair_arrays(t, ids, off, vals, min_similarity=0, params=strict), t)
+    assert all(p.best < DEFAULT_MIN_SIMILARITY for p in weak if p not in pairs)
+    assert len(weak) < 60
     # The header is common, so the pair scores on the bodies alone: f00's body is all in f01.
     assert pairs[0].containment_a == pytest.approx(100.0) and pairs[0].kind == "near"
     assert pairs[0].resemblance < 95
