@@ -131,3 +131,31 @@ def test_query_and_compare(tree: tuple[Path, Path], tmp_path: Path, capsys: pyte
     assert main(["compare", str(q), str(tmp_path / "nope")]) == 1
     assert "nope" in capsys.readouterr().err
     assert main(["query", str(tmp_path / "nope"), "--index", str(idx)]) == 1
+
+
+def test_scan_then_pairs_and_groups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """End to end through the scanner: copies, a re-encoding, an edit and an excerpt."""
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    base = words(21, 600)
+    (root / "a.txt").write_text(base)
+    (root / "sub" / "a_copy.txt").write_text(base)
+    (root / "a_utf16.txt").write_text(base, encoding="utf-16")
+    (root / "a_edit.txt").write_text(base[:2000] + " " + words(22, 40) + " " + base[2000:])
+    (root / "excerpt.txt").write_text(base[500:1800])
+    (root / "unrelated.txt").write_text(words(23, 500))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    kinds = {(Path(r["a"]).name, Path(r["b"]).name): r["kind"] for r in recs}
+    assert sorted(kinds.values()).count("exact") == 1 and sorted(kinds.values()).count("content") == 1
+    assert any(k == "near" and "a_edit.txt" in names for names, k in kinds.items())
+    assert any(k == "contained" and "excerpt.txt" in names for names, k in kinds.items())
+    assert not any("unrelated.txt" in names for names in kinds)
+    assert main(["groups", "--index", str(idx), "--format", "json", "--reference", str(root / "sub")]) == 0
+    (g,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert Path(g["reference"]).name == "a_copy.txt"
+    assert {Path(m["path"]).name for m in g["members"]} == {
+        "a.txt", "a_copy.txt", "a_utf16.txt", "a_edit.txt", "excerpt.txt"}

@@ -269,3 +269,29 @@ def test_popcount() -> None:
     rng = np.random.default_rng(5)
     x = rng.integers(0, 2**63, 1000, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, 1000, dtype=np.uint64)
     assert popcount64(x).tolist() == [int(v).bit_count() for v in x]
+
+
+def test_simhash_rescues_families_above_the_cut_off(tmp_path: Path) -> None:
+    """30 versions of one long text: every fingerprint is 'common' under a cut-off of 10, so
+    only the simhash tables can pair them; they are then scored on their full sets."""
+    root = tmp_path / "fam"
+    root.mkdir()
+    base = words(3, 3000).split(" ")
+    for i in range(30):
+        version = list(base)
+        version[100 + 50 * i] = "changed"  # one word differs per version
+        (root / f"v{i:02d}.txt").write_text(" ".join(version))
+    t, ids, off, vals = table_from_paths(sorted(root.iterdir()))
+    tight = SimilarityParams(common_min_df=10, common_fraction=0.0, simhash_k=3)
+    pa = compute_pair_arrays(t, ids, off, vals, min_similarity=50, params=tight)
+    assert pa.a.size > 30 * 29 // 4 and (pa.distance <= 3).all()
+    assert (pa.best >= 90).all()
+    no_simhash = SimilarityParams(common_min_df=10, common_fraction=0.0, simhash_k=0)
+    pb = compute_pair_arrays(t, ids, off, vals, min_similarity=50, params=no_simhash)
+    assert pb.a.size <= pa.a.size
+    # Without the cut-off every pair is found by the inverted index, with the same scores.
+    full = compute_pair_arrays(t, ids, off, vals, min_similarity=50, params=SimilarityParams(simhash_k=3))
+    assert full.a.size == 30 * 29 // 2
+    got = {(int(a), int(b)): float(r) for a, b, r in zip(pa.a, pa.b, pa.resemblance)}
+    ref = {(int(a), int(b)): float(r) for a, b, r in zip(full.a, full.b, full.resemblance)}
+    assert all(ref[k] == pytest.approx(v) for k, v in got.items())
