@@ -60,6 +60,7 @@ from simscan.gui.models import (
     COL_PATH,
     COL_SIMILARITY,
     COL_SIZE,
+    FETCH_BATCH,
     KIND_FILTERS,
     Folder,
     FolderModel,
@@ -627,7 +628,8 @@ class MainWindow(QMainWindow):
         self._update_summary()
         self._update_actions()
         if current is not None:
-            self.select_file(current)
+            # Keep the user's place, unless that would mean laying out thousands of rows.
+            self.select_file(current, max_row=5 * FETCH_BATCH)
         if not self.view.currentIndex().isValid():
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
         self.resultsLoaded.emit()
@@ -690,16 +692,20 @@ class MainWindow(QMainWindow):
         m = self.model.member_of(self.proxy.mapToSource(idx))
         return self.model.snapshot.l_file_id[m] if m >= 0 else None
 
-    def select_file(self, file_id: int) -> bool:
+    def select_file(self, file_id: int, max_row: int | None = None) -> bool:
         """Make the row of ``file_id`` current (fetching and expanding as needed)."""
         snap = self.model.snapshot
         try:
             m = snap.l_file_id.index(file_id)
         except ValueError:
             return False
-        return self.select_member(m)
+        return self.select_member(m, max_row)
 
-    def select_member(self, m: int) -> bool:
+    def select_member(self, m: int, max_row: int | None = None) -> bool:
+        """Make member ``m`` current; False when hidden by the filter (or below ``max_row``)."""
+        row = self.model.row_of_group(self.model.snapshot.l_group[m])
+        if row < 0 or (max_row is not None and row > max_row):
+            return False
         src = self.model.member_index(m, load=True)
         idx = self.proxy.mapFromSource(src)
         if not idx.isValid():
@@ -708,7 +714,7 @@ class MainWindow(QMainWindow):
         self.view.selectionModel().setCurrentIndex(
             idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
         )
-        self.view.scrollTo(idx)
+        self.view.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
         return True
 
     def selected_members(self) -> list[int]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtWidgets import QApplication
 
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
@@ -266,6 +267,8 @@ def test_space_marks_and_trash_moves_exactly_the_marked_files(qtbot, window, cor
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(30)
     scan(qtbot, win)
+    win.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is win, timeout=5000)  # for the Del shortcut
     # Space on two selected files marks them.
     for name in ("copy.txt", "utf16.txt"):
         win.select_member(member_row(win, name))

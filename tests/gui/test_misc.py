@@ -1,0 +1,116 @@
+"""Keyboard, progress text, the error hook, the empty state, the app entry points."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from simscan.gui import dialogs
+from simscan.gui.mainwindow import MainWindow, describe_progress
+from simscan.index import IndexLocked
+from simscan.progress import Progress
+
+
+def test_describe_progress_has_phase_files_mb_rate_eta():
+    text = describe_progress(
+        Progress("read", files_done=1234, files_total=5678, bytes_done=120_000_000, bytes_total=800_000_000,
+                 rate_bytes_s=45_000_000, eta_s=75)
+    )
+    assert text.startswith("Reading")
+    assert "1,234 of 5,678 files" in text and "120.0 MB of 800.0 MB" in text
+    assert "45.0 MB/s" in text and "1 min 15 s left" in text
+    assert describe_progress(Progress("walk", files_done=10)) == "Finding files · 10 files"
+
+
+def test_ctrl_f_focuses_search_and_escape_cancels(qtbot, tmp_path):
+    win = MainWindow(index_path=tmp_path / "i.sqlite3", autoload=False)
+    qtbot.addWidget(win)
+    win.show()
+    win.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is win, timeout=5000)  # window shortcuts need it
+    win.view.setFocus()
+    qtbot.keyClick(win.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert win.focusWidget() is win.search_edit
+    # Escape cancels a running scan.
+    (tmp_path / "d").mkdir()
+    for i in range(300):
+        (tmp_path / "d" / f"{i}.txt").write_text(f"text {i} " * 50)
+    win.folders.add([str(tmp_path / "d")])
+    with qtbot.waitSignal(win.scanFinished, timeout=30_000) as blocker:
+        win.start_scan()
+        qtbot.keyClick(win.view, Qt.Key.Key_Escape)
+    assert blocker.args == [None]
+    qtbot.waitUntil(lambda: not win.runner.busy("load"), timeout=30_000)
+
+
+def test_empty_index_shows_what_to_do(qtbot, tmp_path):
+    win = MainWindow(index_path=tmp_path / "missing.sqlite3", autoload=False)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.resultsLoaded, timeout=10_000):
+        win.load_results()
+    assert "No index yet" in win.status_label.text()
+    assert win.model.rowCount() == 0 and "press Scan" in win.view.placeholder
+    # Scanning with no folder explains instead of failing.
+    win.start_scan()
+    assert not win.message.isHidden() and "Add a folder" in win.message.text.text()
+    assert not win.runner.busy("scan")
+
+
+def test_missing_folder_is_explained(qtbot, tmp_path):
+    win = MainWindow(index_path=tmp_path / "i.sqlite3", roots=[str(tmp_path / "gone")], autoload=False)
+    qtbot.addWidget(win)
+    win.start_scan()
+    assert "do not exist" in win.message.text.text() and not win.runner.busy("scan")
+
+
+def test_index_errors_in_jobs_are_shown_in_the_window(qtbot, tmp_path):
+    win = MainWindow(index_path=tmp_path / "i.sqlite3", autoload=False)
+    qtbot.addWidget(win)
+    win._on_job_failed(IndexLocked("the index is busy.", "Wait for the other scan to finish."))
+    assert "busy" in win.message.text.text() and "Wait for the other scan" in win.message.text.text()
+
+
+def test_excepthook_shows_a_dialog_not_a_traceback(monkeypatch, capsys, qapp):
+    shown = []
+    monkeypatch.setattr(dialogs, "show_error", lambda parent, err, tb=None: shown.append(err))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    dialogs.install_excepthook()
+    try:
+        raise ValueError("boom")
+    except ValueError as e:
+        sys.excepthook(type(e), e, e.__traceback__)
+    assert [str(e) for e in shown] == ["boom"]
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and "Traceback" not in out.out
+
+
+def test_describe_error_says_what_to_do():
+    what, todo = dialogs.describe_error(FileNotFoundError(2, "No such file", "/x/y.txt"))
+    assert "/x/y.txt no longer exists" in what and "Scan again" in todo
+    what, todo = dialogs.describe_error(IndexLocked("locked!", "wait"))
+    assert (what, todo) == ("locked!", "wait")
+
+
+def test_cli_has_gui_command_without_importing_qt_until_run():
+    from simscan.cli import build_parser
+
+    args = build_parser().parse_args(["gui", "/tmp", "--index", "/tmp/x.sqlite3"])
+    assert args.roots == ["/tmp"] and args.index == "/tmp/x.sqlite3"
+
+
+def test_app_icon_loads(qapp):
+    from simscan.gui.app import app_icon
+
+    icon = app_icon()
+    assert not icon.isNull() and icon.availableSizes()
+
+
+@pytest.mark.parametrize("argv", [["--index", "/tmp/i.sqlite3", "/a", "/b"]])
+def test_gui_entry_point_arguments(argv):
+    from simscan.gui.app import build_parser
+
+    args = build_parser().parse_args(argv)
+    assert args.roots == ["/a", "/b"] and args.index == "/tmp/i.sqlite3"
