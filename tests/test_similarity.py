@@ -295,3 +295,21 @@ def test_simhash_rescues_families_above_the_cut_off(tmp_path: Path) -> None:
     got = {(int(a), int(b)): float(r) for a, b, r in zip(pa.a, pa.b, pa.resemblance)}
     ref = {(int(a), int(b)): float(r) for a, b, r in zip(full.a, full.b, full.resemblance)}
     assert all(ref[k] == pytest.approx(v) for k, v in got.items())
+
+
+def test_query_finds_copies_of_short_files(tmp_path: Path) -> None:
+    """A file too short for fingerprints is still matched with its copies (by checksum)."""
+    root = tmp_path / "short"
+    root.mkdir()
+    (root / "a.txt").write_text("Hello, world.\n")
+    (root / "b.txt").write_text("Hello, world.\n")
+    (root / "c.txt").write_text("Hello, world.\r\n", encoding="utf-16")
+    (root / "d.txt").write_text("Something else entirely.\n")
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    q = tmp_path / "q.txt"
+    q.write_text("Hello, world.\n")
+    with Index.open(idx, readonly=True) as ix:
+        res = query(ix, q)
+    assert {(Path(p.b_path).name, p.kind) for p in res} == {("a.txt", "exact"), ("b.txt", "exact"),
+                                                              ("c.txt", "content")}

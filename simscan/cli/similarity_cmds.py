@@ -211,7 +211,15 @@ def cmd_pairs(args: argparse.Namespace) -> int:
         pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar)
     bar.finish()
     write_pairs(pairs, args.format, _out())
+    _say_none(args, pairs, "pairs")
     return 0
+
+
+def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str) -> None:
+    """On text output, tell a person that nothing was found (stderr; machine formats stay empty)."""
+    if args.format == "text" and not results:
+        print(f"simscan: no {what} at {args.min_similarity:g}% or more "
+              "(lower it with --min-similarity, or scan more folders).", file=sys.stderr)
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
@@ -224,6 +232,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar)
     bar.finish()
     write_groups(groups, args.format, _out())
+    _say_none(args, groups, "groups")
     return 0
 
 
@@ -242,6 +251,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             except OSError as e:
                 raise FileProblem(f"cannot read {display_path(f)}: {e.strerror or e}") from None
     write_pairs(pairs, args.format, out)
+    _say_none(args, pairs, "similar files")
     return 0
 
 

@@ -122,6 +122,26 @@ def query(
     return query_fingerprints(index, fingerprint_file(qpath), qpath, min_similarity=min_similarity, params=params)
 
 
+#: A query whose lookup hits fewer posted values than this also looks for copies by checksum.
+MIN_POSTED_FOR_LOOKUP = 4
+
+
+def _copies(index: Any, fp: Fingerprints) -> np.ndarray:
+    """Ids of files with the same bytes or the same normalised text as ``fp``.
+
+    A full read of the files table (no column index on checksums): ~0.1 s per million files,
+    paid only by queries of short files."""
+    try:
+        rows = index.connection.execute(
+            "SELECT id FROM files WHERE error IS NULL AND ((size = ? AND checksum = ?) OR (is_text = ? AND"
+            " content_hash = ?))",
+            (fp.size, fp.checksum, int(fp.is_text), fp.content_hash),
+        ).fetchall()
+    except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
+        return np.empty(0, np.int64)
+    return np.array([r[0] for r in rows], np.int64)
+
+
 def _file_count_bound(index: Any) -> int:
     """An upper bound of the number of indexed files, in O(log n): the largest file id."""
     try:
@@ -153,10 +173,15 @@ def query_fingerprints(
     """
     qset = fingerprint_set(fp, SCORE_KIND)
     vals, fids = index.files_with_fingerprints(qset)
-    if fids.size == 0:
+    copies = np.empty(0, np.int64)
+    if vals.size < MIN_POSTED_FOR_LOOKUP:
+        # Few or no posted values (a short file): its copies might not be found through the
+        # sample, so look them up by checksum / content hash as well.
+        copies = _copies(index, fp)
+    if fids.size == 0 and copies.size == 0:
         return []
     qraw = os.fsencode(qpath)
-    cand = np.unique(fids)
+    cand = np.union1d(np.unique(fids), copies)
     meta = _file_rows(index, cand)
     self_ids = {fid for fid, m in meta.items() if m[0] == qraw}
     a_id = min(self_ids) if self_ids else -1
@@ -171,9 +196,11 @@ def query_fingerprints(
     if cand.size == 0:
         return []
     ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
+    csr_row = {fid: k for k, fid in enumerate(ids.tolist())}
     out: list[Pair] = []
-    for k, fid in enumerate(ids.tolist()):
-        b_all = values[offsets[k] : offsets[k + 1]]
+    for fid in cand.tolist():
+        k = csr_row.get(fid)
+        b_all = values[offsets[k] : offsets[k + 1]] if k is not None else values[:0]
         m = meta.get(fid)
         if m is None:
             continue
