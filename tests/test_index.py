@@ -244,3 +244,48 @@ def test_files_by_ids_matches_the_full_snapshot(tmp_path: Path):
             assert sub.raw_paths[k] == full.raw_paths[j] and sub.simhash[k] == full.simhash[j]
             assert sub.checksum[k] == full.checksum[j] and sub.size[k] == full.size[j]
         assert ix.file_count() == 8
+
+
+def test_deferred_postings_equal_immediate_ones(tmp_path: Path):
+    recs = _records(30)
+    with Index.open(tmp_path / "now.db") as now, Index.open(tmp_path / "later.db") as later:
+        ids = now.write_files(recs)
+        later_ids = later.write_files(recs[:20], defer_postings=True)
+        later.write_files(recs[20:], defer_postings=True)
+        assert list(later_ids) == list(ids[:20])
+        assert later.pending_postings() == 30 and _stored_postings(later) == set()
+        assert later.files_with_fingerprints(recs[0].fps)[0].size == 0  # not findable until posted
+        # Replacing and removing files that wait for their postings leaves nothing stale.
+        newer = FileRecord.from_fingerprints(
+            recs[3].path, 1, 77, 7, fingerprint_bytes(words(np.random.default_rng(5), 3000))
+        )
+        now.write_files([newer])
+        later.write_files([newer], defer_postings=True)
+        now.remove_paths([recs[4].path])
+        later.remove_paths([recs[4].path])
+        assert later.pending_postings() == 29
+        seen = []
+        assert later.post_pending(max_values=500, on_progress=lambda d, t: seen.append((d, t))) == 29
+        assert len(seen) > 2 and seen[-1] == (29, 29)  # several sorted passes
+        assert later.pending_postings() == 0
+        assert _stored_postings(later) == _stored_postings(now) != set()
+        assert later.post_pending() == 0
+
+
+def test_migration_from_version_1_keeps_everything(tmp_path: Path):
+    from simscan.index.schema import MIGRATIONS
+
+    p = tmp_path / "v1.db"
+    c = sqlite3.connect(p, isolation_level=None)
+    for stmt in MIGRATIONS[1]:
+        c.execute(stmt)
+    c.execute("PRAGMA user_version = 1")
+    c.execute(
+        "INSERT INTO files(id, path, device, inode, size, mtime_ns, algorithm_version) VALUES (1, x'2f61', 1, 2, 3, 4, ?)",
+        (ALGORITHM_VERSION,),
+    )
+    c.close()
+    with Index.open(p) as ix:
+        assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert ix.connection.execute("SELECT path FROM files").fetchall() == [(b"/a",)]
+        assert ix.pending_postings() == 0

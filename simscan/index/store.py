@@ -39,6 +39,8 @@ from simscan.model import ALGORITHM_VERSION, Fingerprints
 BUSY_TIMEOUT_MS = 10_000
 #: Rows per ``IN (...)`` list; below SQLite's historic 999-parameter limit.
 _CHUNK = 900
+#: Postings bound to SQLite per executemany call (bounds the Python ints alive at once).
+_POST_SLICE = 200_000
 _TOP = np.uint64(1 << 63)
 
 
@@ -262,11 +264,10 @@ class Index:
             if row is not None:
                 # Postings are derived data: rebuild them from the stored fingerprints.
                 self._conn.execute("DELETE FROM postings")
-                self.posting_shift = want
-                for fid, blob in self._conn.execute("SELECT file_id, fps FROM fingerprints").fetchall():
-                    self._insert_postings(np.full(1, fid, np.int64), [np.frombuffer(blob, "<u8")])
+                self._conn.execute("INSERT OR IGNORE INTO unposted(file_id) SELECT file_id FROM fingerprints")
             self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('posting_shift', ?)", (str(want),))
         self.posting_shift = want
+        self.post_pending()
 
     def close(self) -> None:
         self.release_scan_lock()
@@ -345,10 +346,14 @@ class Index:
 
     # ----------------------------------------------------------------- writes
     @_sql_errors
-    def write_files(self, records: Sequence[FileRecord], run_id: int | None = None) -> np.ndarray:
+    def write_files(
+        self, records: Sequence[FileRecord], run_id: int | None = None, *, defer_postings: bool = False
+    ) -> np.ndarray:
         """Insert or replace (by path) ``records`` in ONE transaction; returns their ids (same order).
 
         Old fingerprints and postings of replaced paths are removed.  Records must have distinct paths.
+        With ``defer_postings`` the new files enter the inverted index only at :meth:`post_pending`
+        (much cheaper for many batches: one sorted pass instead of one per batch).
         """
         if not records:
             return np.zeros(0, np.int64)
@@ -407,13 +412,17 @@ class Index:
             bad_ids = [int(ids[i]) for i, r in enumerate(records) if r.error]
             if bad_ids:
                 c.executemany("DELETE FROM fingerprints WHERE file_id = ?", [(i,) for i in bad_ids])
+                c.executemany("DELETE FROM unposted WHERE file_id = ?", [(i,) for i in bad_ids])
             if ok:
                 arrays = [np.ascontiguousarray(records[i].fps, dtype="<u8") for i in ok]
                 c.executemany(
                     "INSERT OR REPLACE INTO fingerprints(file_id, n_rolling, fps) VALUES (?,?,?)",
                     [(int(ids[i]), int(records[i].n_rolling), memoryview(a)) for i, a in zip(ok, arrays)],
                 )
-                self._insert_postings(ids[ok], arrays)
+                if defer_postings:
+                    c.executemany("INSERT OR IGNORE INTO unposted(file_id) VALUES (?)", [(int(ids[i]),) for i in ok])
+                else:
+                    self._insert_postings(ids[ok], arrays)
         return ids
 
     def _insert_postings(self, ids: np.ndarray, arrays: list[np.ndarray]) -> None:
@@ -427,17 +436,70 @@ class Index:
         m = _postings.posted_mask(allv, self.posting_shift)
         fp = allv[m].view(np.int64)
         owner = owner[m]
-        # Sorted by key: B-tree inserts then walk the tree in order (measured ~20 % faster than random order).
+        del allv, m
+        # Sorted by key, the B-tree is walked once in order; Python ints are made a slice at a time.
         order = np.lexsort((owner, fp))
-        self._conn.executemany(
-            "INSERT OR IGNORE INTO postings(fp, file_id) VALUES (?, ?)", zip(fp[order].tolist(), owner[order].tolist())
-        )
+        fp, owner = fp[order], owner[order]
+        for s in range(0, fp.size, _POST_SLICE):
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO postings(fp, file_id) VALUES (?, ?)",
+                zip(fp[s : s + _POST_SLICE].tolist(), owner[s : s + _POST_SLICE].tolist()),
+            )
+
+    @_sql_errors
+    def pending_postings(self) -> int:
+        """Files whose fingerprints are stored but not yet in the inverted index."""
+        return int(self._conn.execute("SELECT count(*) FROM unposted").fetchone()[0])
+
+    @_sql_errors
+    def post_pending(self, max_values: int = 8_000_000, on_progress: Callable[[int, int], None] | None = None) -> int:
+        """Add the deferred files to the inverted index, in sorted passes of at most ``max_values``
+        fingerprints (~16 bytes each in memory); each pass is one transaction.  Returns files posted.
+
+        ``on_progress(done, total)`` is called after each pass.
+        """
+        c = self._conn
+        total = self.pending_postings()
+        done = 0
+        while True:
+            with self.atomic():
+                ids: list[int] = []
+                arrays: list[np.ndarray] = []
+                n = 0
+                cur = c.execute(
+                    "SELECT u.file_id, f.fps FROM unposted u LEFT JOIN fingerprints f ON f.file_id = u.file_id"
+                    " ORDER BY u.file_id"
+                )
+                for fid, blob in cur:
+                    ids.append(fid)
+                    arr = np.frombuffer(blob, "<u8") if blob is not None else np.zeros(0, np.uint64)
+                    arrays.append(arr)
+                    n += arr.size
+                    if n >= max_values:
+                        break
+                cur.close()
+                if not ids:
+                    return done
+                self._insert_postings(np.asarray(ids, np.int64), arrays)
+                c.executemany("DELETE FROM unposted WHERE file_id = ?", [(i,) for i in ids])
+            done += len(ids)
+            if on_progress is not None:
+                on_progress(done, total)
 
     def _delete_postings(self, ids: Iterable[int]) -> None:
         c = self._conn
         rows: list[tuple[int, int]] = []
         for chunk in _chunks(list(ids)):
-            q = f"SELECT file_id, fps FROM fingerprints WHERE file_id IN ({','.join('?' * len(chunk))})"
+            marks = ",".join("?" * len(chunk))
+            # Files still waiting in ``unposted`` have no postings to delete.
+            waiting = {r[0] for r in c.execute(f"SELECT file_id FROM unposted WHERE file_id IN ({marks})", chunk)}
+            if waiting:
+                c.execute(f"DELETE FROM unposted WHERE file_id IN ({marks})", chunk)
+                chunk = [i for i in chunk if i not in waiting]
+                if not chunk:
+                    continue
+                marks = ",".join("?" * len(chunk))
+            q = f"SELECT file_id, fps FROM fingerprints WHERE file_id IN ({marks})"
             for fid, blob in c.execute(q, chunk):
                 vals = _postings.posted(np.frombuffer(blob, "<u8"), self.posting_shift).view(np.int64)
                 rows.extend((v, fid) for v in vals.tolist())
@@ -684,6 +746,7 @@ class Index:
             "files_needing_rescan": int(stale),
             "fingerprints": int(fps),
             "posting_sample": f"1/{1 << self.posting_shift}",
+            "files_waiting_for_postings": self.pending_postings(),
             "index_bytes": size,
             "last_scan": runs[0] if runs else None,
         }
