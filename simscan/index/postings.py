@@ -1,22 +1,24 @@
 """Which fingerprints enter the inverted index (``postings``): a value-sampled subset.
 
-Why a subset.  A text file of ~8.7 KB has ~216 fingerprints (133 rolling + 83 anchored with
-the default parameters), so 100,000 files have ~21.6 M.  Measured here (SQLite 3.40, WAL,
-synchronous=NORMAL, batches of 2,000 files sorted by fingerprint): a WITHOUT ROWID
-``(fp, file_id)`` B-tree takes ~750,000 rows/s and 17.6 bytes/row; a rowid table plus an index
-built afterwards ~820,000 rows/s overall and 37 bytes/row.  Posting every fingerprint would
-cost ~29 s of writer time for 100 k files - three times the whole scan budget (12,000 files/s)
-- and ~5 GB for 1 M files.
+Why a subset.  A text file of ~8.9 KB has ~186 fingerprints (109 rolling + 77 anchored with
+the fingerprinter's defaults of ALGORITHM_VERSION 3, ~21 per KB), so 100,000 such files have
+~18.6 M.  Measured here (SQLite 3.40, WAL, synchronous=NORMAL): a WITHOUT ROWID ``(fp, file_id)``
+B-tree costs ~1.5 us and 17.6 bytes per posting even when filled in one sorted pass (see the
+``unposted`` table in :mod:`simscan.index.schema`), so posting everything would cost ~28 s of
+writer time for 100 k files - three times the whole scan budget (12,000 files/s) - and ~3 GB for
+1 M files.
 
 Sampling by value (the same idea as Manber's "approach 2", and a *consistent* sample:
 Broder 1997, MMDS ch. 3): a fingerprint is posted when the top :data:`DEFAULT_SHIFT` bits of
 ``value * K`` (K odd, Knuth's 64-bit golden-ratio constant, so the decision does not reuse the
 bits that the fingerprinter's own selection or the rolling/anchored kind bit already fixed) are
 zero.  Two files that share a passage share the *same* posted values for it, so the lookup
-finds them; a pair sharing ``m`` fingerprints is missed with probability ``(1 - 2^-s)^m``:
-with s = 3 that is 0.03 % for m = 60 (a lightly edited 8 KB file shares more) and 3.5 % for
-m = 25 (an excerpt of ~1,000 characters).  Scores are never computed from postings: callers
-fetch the full fingerprint sets (:meth:`Index.fingerprints`) of the candidates.
+finds them; a pair sharing ``m`` fingerprints is missed with probability ``(1 - 2^-s)^m``.
+A 1,000-character excerpt carries ~20 fingerprints: missed 6.9 % of the time with s = 3
+(0.3 % with s = 2 at twice the cost, 27 % with s = 4); a lightly edited 8 KB file shares
+over 100 and is never missed.  s = 3 costs ~23 postings (~35 us) per 8.9 KB file.  Scores are
+never computed from postings: callers fetch the full fingerprint sets
+(:meth:`Index.fingerprints`) of the candidates.
 
 The shift is stored in the ``meta`` table; an index built with another shift has its postings
 rebuilt on the next writable open.
