@@ -28,8 +28,7 @@ from simscan.fingerprint.simhash import hamming, simhash
 
 M32 = (1 << 32) - 1
 M64 = (1 << 64) - 1
-P32, C32, Q64 = 0x01000193, 0x9E3779B1, 0x100000001B3
-ANCHOR_MIX = 0x85EBCA6B
+P32, C32, Q64, P2 = 0x01000193, 0x9E3779B1, 0x100000001B3, 0x5BD1E995
 
 
 # --------------------------------------------------------------------------- reference
@@ -45,12 +44,14 @@ def ref_fmix64(h: int) -> int:
 
 
 def ref_value(win: list[int], binary: bool) -> int:
-    if binary:
-        raw = bytes(win)
-        raw += bytes(-len(raw) % 8)
-    else:
-        raw = b"".join(u.to_bytes(4, "little") for u in win)
-        raw += bytes(-len(raw) % 8)
+    if not binary:
+        h1 = h2 = 0
+        for u in win:
+            h1 = (h1 * P32 + u) & M32
+            h2 = (h2 * P2 + u) & M32
+        return ref_fmix64(((h1 * C32) & M32) | (h2 << 32))
+    raw = bytes(win)
+    raw += bytes(-len(raw) % 8)
     words = [int.from_bytes(raw[i : i + 8], "little") for i in range(0, len(raw), 8)]
     h = 1
     for w in words:  # Horner: Q^K + sum w_k Q^(K-1-k)
@@ -83,16 +84,10 @@ def ref_fingerprints(units: list[int], window: int, density: int, anchor_density
     thr = top - top // density
     sel = [ref_select(units[i : i + window], binary) for i in range(n - window + 1)]
     roll = ref_greedy([i for i, v in enumerate(sel) if v >= thr], window)
-    if binary:
-        athr = thr - top // anchor_density
-        anchor_windows = [i + window for i, v in enumerate(sel) if athr <= v < thr and i + 2 * window <= n]
-    else:
-        athr = top - top // anchor_density
-        anchor_windows = []
-        for i in range(n - window - 1):
-            a = ((((units[i] * P32) & M32) ^ units[i + 1]) * ANCHOR_MIX) & M32
-            if a >= athr:
-                anchor_windows.append(i + 2)
+    # Anchors: windows whose mixed value lies just below the rolling range; the anchored
+    # window is the next one.
+    athr = thr - top // anchor_density
+    anchor_windows = [i + window for i, v in enumerate(sel) if athr <= v < thr and i + 2 * window <= n]
     anch = ref_greedy(anchor_windows, window)
     rv = sorted({ref_value(units[i : i + window], binary) & ((1 << 63) - 1) for i in roll})
     av = sorted({ref_value(units[i : i + window], binary) | (1 << 63) for i in anch})
@@ -183,6 +178,7 @@ def test_window_values_reference_and_dtype() -> None:
     text_vals = [ref_value(u[s : s + 50].tolist(), False) for s in starts]
     assert rolling.window_values(u, starts, 50).tolist() == text_vals
     assert rolling.window_values(u.astype(np.uint32), starts, 50).tolist() == text_vals
+    assert rolling.window_values(u.astype(np.uint32), starts[1:2], 50).tolist() == text_vals[1:2]
     assert rolling.window_values(u, starts, 50, binary=True).tolist() == [
         ref_value(u[s : s + 50].tolist(), True) for s in starts
     ]

@@ -18,23 +18,24 @@ Definitions (a unit ``u`` is an integer; ``W`` the window, 50 by default)
 * Manber's no-overlap rule, greedily from the left: the first candidate is kept; after a
   kept window starting at ``i``, the next kept one is the first candidate at or after
   ``i + W``.  A run of 70 identical units gives one fingerprint, not 21.
-* The *value* of a kept window: its units paired into 64-bit words
-  ``w_k = u[i+2k] + 2^32 u[i+2k+1]`` (K = ceil(W/2) words, a zero unit pads an odd window),
-  ``fmix64(Q^K + sum_k w_k * Q^(K-1-k) mod 2^64)`` with ``Q = 0x100000001B3`` (the FNV-64
-  prime) and ``fmix64`` the MurmurHash3 64-bit finaliser; then the top bit is cleared
-  (rolling) or set (anchored).  32 bits decide
-  selection; 63 bits identify a fingerprint in the index, where 32 would collide too often
-  across millions of files.  The value depends only on the window's units, never on the
-  file, its size or the window's position.
+* The *value* of a kept window (64 bits, then the top bit cleared for rolling, set for
+  anchored; 63 bits identify a fingerprint in the index, where 32 would collide too often
+  across millions of files).  Text: ``fmix64(M1 + 2^32 H2)`` with ``M1 = H(i) * C mod 2^32``
+  and ``H2`` the same polynomial with base ``P2 = 0x5BD1E995``, both read off prefix sums
+  computed in the same pass.  Binary: the window's bytes zero-padded to whole little-endian
+  64-bit words ``w_k``, ``fmix64(Q^K + sum_k w_k * Q^(K-1-k) mod 2^64)`` with
+  ``Q = 0x100000001B3`` (the FNV-64 prime), ``K`` words.  ``fmix64`` is the MurmurHash3
+  64-bit finaliser.
+* The value depends only on the window's units, never on the file, its size or the
+  window's position.
 * Anchors ("approach 1"), a fixed set of strings; at each occurrence the W units that
   follow are hashed with the same value function, with the same no-overlap rule among
-  anchored windows.  Text: the anchors are the unit bigrams ``(a, b)`` with
-  ``((a * P) XOR b) * 0x85EBCA6B mod 2^32 >= 2^32 - floor(2^32 / anchor_density)``; the
-  anchored window starts right after the bigram.  Binary: the anchors are the W-byte
-  strings whose mixed selection value ``H * C`` lies in the range of width
-  ``floor(2^32 / anchor_density)`` just below the rolling range; the anchored window is the
-  next W bytes.  This costs no extra pass over the bytes (the raw path's budget is about
-  one nanosecond per byte).  Neither set depends on a corpus or a language.
+  anchored windows.  The anchors are the W-unit strings whose mixed selection value lies
+  in the range of width ``floor(2^32 / anchor_density)`` just below the rolling range, so
+  they are found by the same compare as the rolling candidates, with no extra pass (the
+  raw path's budget is about one nanosecond per byte).  The set depends on no corpus or
+  language.  (Short anchors such as bigrams were measured too: on the evaluation corpus
+  anchors add little to rolling fingerprints either way.)
 
 How it is computed without a Python loop per unit
 -------------------------------------------------
@@ -46,9 +47,9 @@ unit, in preallocated cache-sized buffers.  For bytes, ``u[m] * P^-m mod 2^19`` 
 one uint64 prefix sum (half as many sequential steps; a 64-bit subtraction takes care of
 the carries between halves), and the window sum at ``i`` is the sum of two neighbouring
 half-window differences.  Offsets are local to a block, which is
-harmless: ``H`` depends only on the window's content.  The greedy no-overlap choice is a
-pointer-doubling walk over the candidates (no Python loop per candidate); the 64-bit
-values are computed for the kept windows only.
+harmless: ``H`` depends only on the window's content.  The greedy no-overlap choice walks
+all clusters of close candidates at once (``pick_indices``), never a Python loop per
+candidate; binary values are computed for the kept windows only.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ _S33 = np.uint64(33)
 _TOP = np.uint64(1 << 63)
 _LOW63 = np.uint64((1 << 63) - 1)
 _ANCHOR_MIX = np.uint32(0x85EBCA6B)
+_P2 = 0x5BD1E995  # second base of the text value hash (MurmurHash2's multiplier, odd)
 _BITS19 = 19
 _MASK19 = (1 << _BITS19) - 1
 
@@ -122,6 +124,9 @@ class _Tables:
             # Bytes: the same modulo 2^19, the product shifted to the top of 32 bits.
             self.pinv19 = _powers(pow(_P32, -1, 1 << 19), cap, 32) & np.uint32(_MASK19)
             self.pw_mix19 = (self.pw_mix & np.uint32(_MASK19)) << np.uint32(32 - _BITS19)
+            # Text values: the second polynomial hash, base P2.
+            self.pinv2 = _powers(pow(_P2, -1, 1 << 32), cap, 32)
+            self.pw2 = _powers(_P2, cap, 32)
 
 
 _TABLE_CACHE: dict[tuple[int, int], _Tables] = {}
@@ -147,41 +152,66 @@ def _fmix64(x: np.ndarray) -> np.ndarray:
 def window_values(units: np.ndarray, starts: np.ndarray, window: int, binary: bool = False) -> np.ndarray:
     """The 64-bit value of the windows of ``units`` that start at ``starts`` (kind bit not set).
 
-    Text (``binary=False``): units are taken as uint32 code points, paired into
-    little-endian 64-bit words ``w_k = u[2k] + 2^32 u[2k+1]`` (a zero unit pads an odd
-    window).  Binary: the window's bytes, zero-padded to a multiple of 8, as little-endian
-    64-bit words.  Then ``h = Q^K + sum_k w_k Q^(K-1-k) mod 2^64`` for ``K`` words, and the
-    value is ``fmix64(h)``.  Each window is copied as one contiguous row, so the cost is a
-    few numpy passes over ``len(starts) x window`` units, not a Python loop per window.
+    Text (``binary=False``): ``fmix64(M1 + 2^32 H2)`` with ``M1 = H(i) * C mod 2^32`` (the
+    mixed selection hash) and ``H2`` the same polynomial with base ``P2 = 0x5BD1E995``:
+    two independent 32-bit polynomial hashes, both from prefix sums (no per-window loop).
+    Binary: the window's bytes, zero-padded to a multiple of 8, as little-endian 64-bit
+    words ``w_k``; ``h = Q^K + sum_k w_k Q^(K-1-k) mod 2^64`` for ``K`` words, value
+    ``fmix64(h)``; each window is copied as one contiguous row (a few numpy passes).
     """
     if starts.size == 0:
         return np.empty(0, dtype=np.uint64)
+    starts = np.asarray(starts, dtype=np.intp)
+    if not binary:
+        lo = int(starts.min())
+        u = units[lo : int(starts.max()) + window]
+        if u.size < window:
+            raise ValueError("window longer than the units")
+        st = starts - lo
+        return _text_values(_prefix(u, _P32), _prefix(u, _P2), st, window)
     units = np.ascontiguousarray(units)
-    if binary and units.dtype != np.uint8:
+    if units.dtype != np.uint8:
         raise ValueError("binary windows are bytes")
-    unit_bytes = 1 if binary else 4
-    width = -(-window * unit_bytes // 8) * 8 // unit_bytes  # units per row, padded to words
-    kpow, bias = _value_powers(width * unit_bytes // 8)
+    width = -(-window // 8) * 8  # bytes per row, padded to whole words
+    kpow, bias = _value_powers(width // 8)
     n_rows = units.size - window + 1
     if n_rows <= 0:
         raise ValueError("window longer than the units")
-    st = units.strides[0]
-    rows_view = np.lib.stride_tricks.as_strided(units, shape=(n_rows, window), strides=(st, st), writeable=False)
+    rows_view = np.lib.stride_tricks.as_strided(units, shape=(n_rows, window), strides=(1, 1), writeable=False)
     out = np.empty(starts.size, dtype=np.uint64)
     step = max(1, (1 << 15) // window)  # bounded (rows x window) temporaries
-    dtype = np.uint8 if binary else np.uint32
     with np.errstate(over="ignore"):
         for a in range(0, starts.size, step):
             rows = rows_view[starts[a : a + step]]
-            if rows.dtype != dtype or width != window:
-                wide = np.zeros((rows.shape[0], width), dtype=dtype)
+            if width != window:
+                wide = np.zeros((rows.shape[0], width), dtype=np.uint8)
                 wide[:, :window] = rows
                 rows = wide
-            words = rows.view("<u8")
+            words = rows.view("<u8").copy()
             words *= kpow
             np.add.reduce(words, axis=1, out=out[a : a + step])
     out += bias
     return _fmix64(out)
+
+
+def _prefix(u: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """(S, powers): S[k] = sum_{m<k} u[m] base^-m and base^k, mod 2^32 (k up to len(u))."""
+    n = u.size
+    s = np.zeros(n + 1, dtype=np.uint32)
+    np.multiply(u, _powers(pow(base, -1, 1 << 32), n, 32), out=s[1:], dtype=np.uint32)
+    np.cumsum(s[1:], out=s[1:])
+    return s, _powers(base, n, 32)
+
+
+def _text_values(
+    p1: tuple[np.ndarray, np.ndarray], p2: tuple[np.ndarray, np.ndarray], st: np.ndarray, w: int
+) -> np.ndarray:
+    """Text window values at local starts ``st`` from the two prefix sums (see window_values)."""
+    (s1, pw1), (s2, pw2) = p1, p2
+    with np.errstate(over="ignore"):
+        m1 = (s1[st + w] - s1[st]) * pw1[st + w - 1] * np.uint32(_C32)
+        h2 = (s2[st + w] - s2[st]) * pw2[st + w - 1]
+    return _fmix64(m1.astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32)))
 
 
 _P64_CACHE: dict[int, tuple[np.ndarray, np.uint64]] = {}
@@ -197,62 +227,66 @@ def _value_powers(k: int) -> tuple[np.ndarray, np.uint64]:
 
 
 def pick_non_overlapping(cands: np.ndarray, first_allowed: int, window: int) -> np.ndarray:
-    """Greedy left-to-right choice among sorted candidates: the first one at or after
+    """The kept candidates (see :func:`pick_indices`)."""
+    return cands[pick_indices(cands, first_allowed, window)]
+
+
+def pick_indices(cands: np.ndarray, first_allowed: int, window: int) -> np.ndarray:
+    """Indices into ``cands`` of the greedy left-to-right choice among sorted candidates: the first one at or after
     ``first_allowed``, then repeatedly the first one at least ``window`` after the last.
 
-    Few candidates (sparse sampling): a plain loop over them.  Many (dense text sampling):
-    the candidates are cut into segments of ``_SEGMENT`` and the greedy chain is walked in
-    every segment at once (numpy over segments), each walk starting ``_WARMUP`` candidates
-    early: greedy chains started at different points merge after a few steps, so each
-    segment's picks are normally the true ones.  That is verified exactly (every recorded
-    pick must be the successor of the one before); if it fails (e.g. a periodic run whose
-    chains never merge), pointer doubling computes the chain exactly.
+    Few candidates: a plain loop.  Many: a *cluster* is a maximal run of candidates less
+    than ``window`` apart; the first candidate of every cluster is always kept (the last
+    pick before it is at least ``window`` away), and within clusters the chain is walked
+    for all clusters at once (one numpy step per pick of the longest cluster).  Clusters
+    are short at the default densities; a cluster still unfinished after ``_WALK_MAX``
+    steps (a long run of candidates, e.g. one repeated byte) is finished by pointer
+    doubling, so no input costs a Python loop per candidate.
     """
-    if cands.size and cands[0] < first_allowed:
-        cands = cands[np.searchsorted(cands, first_allowed) :]
+    first = int(np.searchsorted(cands, first_allowed)) if cands.size and cands[0] < first_allowed else 0
+    cands = cands[first:]
     n = cands.size
     if n <= 1:
-        return cands
+        return np.arange(first, first + n)
     if n <= _LOOP_MAX:
         out = []
         nxt = -1
-        for c in cands.tolist():
+        for i, c in enumerate(cands.tolist()):
             if c >= nxt:
-                out.append(c)
+                out.append(i)
                 nxt = c + window
-        return np.array(out, dtype=cands.dtype) if len(out) < n else cands
-    if bool((np.diff(cands) >= window).all()):
-        return cands
-    picked = _segmented_chain(cands, window)
-    if picked is None:
-        picked = _doubling_chain(cands, window)
-    return cands[picked]
+        return np.array(out, dtype=np.intp) + first
+    far = np.diff(cands) >= window
+    if bool(far.all()):
+        return np.arange(first, first + n)
+    starts = np.flatnonzero(far) + 1
+    picked = np.zeros(n, dtype=bool)
+    picked[0] = True
+    picked[starts] = True
+    ends = np.empty(starts.size + 1, dtype=np.intp)
+    ends[:-1] = starts
+    ends[-1] = n
+    cur = np.concatenate(([0], starts))
+    multi = ends - cur > 1
+    cur, ends = cur[multi], ends[multi]
+    steps = 0
+    while cur.size:
+        # next(i): the first candidate at or after cands[i] + window (searched only for the
+        # clusters still walking; they thin out geometrically).
+        cur = np.searchsorted(cands, cands[cur] + window)
+        inside = cur < ends
+        cur, ends = cur[inside], ends[inside]
+        picked[cur] = True
+        steps += 1
+        if steps >= _WALK_MAX and cur.size:
+            for c, e in zip(cur.tolist(), ends.tolist()):
+                picked[c + _doubling_chain(cands[c:e], window)] = True
+            break
+    return np.flatnonzero(picked) + first
 
 
-def _segmented_chain(cands: np.ndarray, window: int) -> np.ndarray | None:
-    """Indices of the greedy chain, or None when the segment walks cannot be verified."""
-    n = cands.size
-    seg_start = np.arange(0, n, _SEGMENT)
-    seg_end = np.minimum(seg_start + _SEGMENT, n)
-    cur = np.maximum(seg_start - _WARMUP, 0)
-    cur[0] = 0
-    found = []
-    active = np.arange(seg_start.size)
-    while active.size:
-        keep = cur >= seg_start[active]
-        if keep.any():
-            found.append(cur[keep])
-        nxt = np.searchsorted(cands, cands[cur] + window)
-        go = nxt < seg_end[active]
-        active = active[go]
-        cur = nxt[go]
-    chain = np.concatenate(found)
-    chain.sort()
-    # Exact check: the chain starts at candidate 0 and each pick's successor is the next pick.
-    succ = np.searchsorted(cands, cands[chain] + window)
-    if chain[0] != 0 or not bool((succ[:-1] == chain[1:]).all()) or succ[-1] < n:
-        return None
-    return chain
+#: Steps of the parallel cluster walk before long clusters are left to pointer doubling.
+_WALK_MAX = 64
 
 
 def _doubling_chain(cands: np.ndarray, window: int) -> np.ndarray:
@@ -276,9 +310,6 @@ def _doubling_chain(cands: np.ndarray, window: int) -> np.ndarray:
     return np.flatnonzero(on[:n])
 
 
-#: Candidates per segment and warm-up candidates of the segmented greedy walk.
-_SEGMENT = 256
-_WARMUP = 128
 #: Below this many candidates a Python loop beats pointer doubling's numpy call overhead.
 _LOOP_MAX = 1024
 
@@ -305,7 +336,7 @@ class ManberHasher:
         self.binary = binary
         w = params.window
         # Anchored window = the W units starting ``lead`` after the anchor's start.
-        self.lead = w if binary else 2
+        self.lead = w
         self.overlap = self.lead + w - 1
         cap = max(BLOCK, 4 * (self.overlap + 2))
         self.cap = cap
@@ -326,11 +357,11 @@ class ManberHasher:
         self._next_anchor = 0
         top = 1 << 32
         self._roll_thr = np.uint32(top - top // params.density)
-        if binary:
-            # Binary anchors: windows whose selection hash lies just below the rolling range.
-            self._anchor_thr = np.uint32(max(0, top - top // params.density - top // params.anchor_density))
-        else:
-            self._anchor_thr = np.uint32(top - top // params.anchor_density)
+        # Anchors: windows whose mixed selection hash lies just below the rolling range.
+        self._anchor_thr = np.uint32(max(0, top - top // params.density - top // params.anchor_density))
+        if not binary:
+            self._s2 = np.empty(cap + 2, dtype=np.uint32)
+            self._s2[0] = 0
         self._ends = None if ends is None else np.asarray(ends, dtype=np.int64)
         self._rolling: list[np.ndarray] = []
         self._anchored: list[np.ndarray] = []
@@ -365,47 +396,73 @@ class ManberHasher:
         self._pos = base + n
         self.units += n
 
-    def _select(self, units: np.ndarray, found: list[tuple[np.ndarray, np.ndarray]], gpos: int) -> None:
-        """Apply the no-overlap rule to the candidates of ``units`` (local starts) and
-        hash the kept windows."""
+    def _select(self, units: np.ndarray, found: list[tuple], gpos: int) -> None:
+        """Apply the no-overlap rule to the candidates of ``units`` (local starts, with
+        their values for text) and keep the picked windows' values."""
         w = self.params.window
-        roll = _cat([f[0] for f in found])
-        anch = _cat([f[1] for f in found])
-        roll = pick_non_overlapping(self._valid(roll, gpos, 0), self._next_roll - gpos, w)
-        if roll.size:
-            self._next_roll = gpos + int(roll[-1]) + w
-            self._rolling.append(window_values(units, roll, w, self.binary) & _LOW63)
+        for kind in (0, 1):
+            starts = _cat([f[2 * kind] for f in found])
+            vals = None if self.binary else _cat([f[2 * kind + 1] for f in found], np.uint64)
+            ok = self._valid(starts, gpos, self.lead if kind else 0)
+            if ok is not None:
+                starts = starts[ok]
+                vals = None if vals is None else vals[ok]
+            nxt = self._next_anchor if kind else self._next_roll
+            idx = pick_indices(starts, nxt - gpos, w)
+            if idx.size == 0:
+                continue
+            picked = starts[idx]
+            last = gpos + int(picked[-1]) + w
+            v = window_values(units, picked, w, True) if vals is None else vals[idx]
+            if kind:
+                self._next_anchor = last
+                self._anchored.append(v | _TOP)
+            else:
+                self._next_roll = last
+                self._rolling.append(v & _LOW63)
             if self._ends is not None:
-                self._roll_owner.append(np.searchsorted(self._ends, roll + gpos, side="right"))
-        lead = self.lead
-        anch = pick_non_overlapping(self._valid(anch, gpos, lead) + lead, self._next_anchor - gpos, w)
-        if anch.size:
-            self._next_anchor = gpos + int(anch[-1]) + w
-            self._anchored.append(window_values(units, anch, w, self.binary) | _TOP)
-            if self._ends is not None:
-                self._anchor_owner.append(np.searchsorted(self._ends, anch + gpos, side="right"))
+                # File index of each pick: count the ends at or before it (from the ends' side).
+                g = picked + gpos
+                first = np.searchsorted(self._ends, g[0], side="right")
+                cut = np.searchsorted(g, self._ends[first:], side="left")
+                owner = first + np.repeat(np.arange(cut.size + 1), np.diff(np.r_[0, cut, g.size]))
+                (self._anchor_owner if kind else self._roll_owner).append(owner)
 
-    def _valid(self, starts: np.ndarray, gpos: int, extra: int) -> np.ndarray:
-        """Drop windows (start + extra .. start + extra + W) that cross a file end."""
+    def _valid(self, starts: np.ndarray, gpos: int, back: int) -> np.ndarray | None:
+        """Mask of windows whose span (start - back .. start + W; ``back``: the anchor before
+        an anchored window) lies inside one file (None: no file ends given).  Searched from
+        the file ends' side: a few thousand ends, not every candidate."""
         if self._ends is None or starts.size == 0:
-            return starts
+            return None
         g = starts + gpos
-        seg = np.searchsorted(self._ends, g, side="right")
-        ok = seg < self._ends.size
-        ok[ok] = self._ends[seg[ok]] >= g[ok] + extra + self.params.window
-        return starts[ok]
+        w = self.params.window
+        ends = self._ends
+        lo = np.searchsorted(ends, g[0], side="right")
+        hi = np.searchsorted(ends, g[-1] + w + 1, side="left")
+        e = ends[lo : hi + 1] if hi < ends.size else ends[lo:]
+        ok = np.ones(starts.size, dtype=bool)
+        if e.size:
+            # Windows spanning end e start in (e - W, e + back).
+            a = np.searchsorted(g, e - w, side="right")
+            b = np.searchsorted(g, e + back, side="left")
+            span = b - a
+            if span.any():
+                idx = np.repeat(a, span) + (np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span))
+                ok[idx] = False
+        return ok
 
-    def _block(self, block: np.ndarray, off: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
-        """Candidate rolling window starts and anchor positions in ``block`` that are below
-        ``limit`` (local to the block), as offsets from the block's owner plus ``off``."""
+    def _block(self, block: np.ndarray, off: int, limit: int) -> tuple:
+        """Candidates in ``block`` whose windows start below ``limit`` (local): rolling window
+        starts, their values (text) or None, anchored window starts, their values or None;
+        starts as offsets from the block's owner (``off`` added)."""
         w = self.params.window
         n = block.size
         empty = np.empty(0, dtype=np.intp)
         if n < w:
-            return empty, empty
+            return empty, None, empty, None
         t = self.t
         s, d = self._s, self._d
-        nw = min(n - w + 1, limit)
+        nw = n - w + 1
         dv = d[:nw]
         if self._lanes:
             # Two 32-bit lanes in one uint64 prefix sum (see the module docstring): even
@@ -432,31 +489,31 @@ class ManberHasher:
             np.cumsum(s[1 : n + 1], out=s[1 : n + 1])
             np.subtract(s[w : w + nw], s[:nw], out=dv)
             np.multiply(dv, t.pw_mix[w - 1 : w - 1 + nw], out=dv)
-        m = min(n - w - self.lead + 1, limit)  # anchors at [0, m) have their window inside
-        if self.binary:
-            np.greater_equal(dv, self._anchor_thr, out=self._mask[:nw])
-            both = np.flatnonzero(self._mask[:nw])
-            is_roll = dv[both] >= self._roll_thr
-            starts = both[is_roll]
-            at = both[~is_roll]
-            at = at[at < m]
-        else:
-            np.greater_equal(dv, self._roll_thr, out=self._mask[:nw])
-            starts = np.flatnonzero(self._mask[:nw])
-            at = self._anchors(block, m) if m > 0 else empty
+        np.greater_equal(dv, self._anchor_thr, out=self._mask[:nw])
+        both = np.flatnonzero(self._mask[: min(nw, limit)])
+        is_roll = dv[both] >= self._roll_thr
+        starts = both[is_roll]
+        at = both[~is_roll]
+        # The anchored window follows its anchor and must lie inside the block.
+        at = at[at < nw - self.lead] + self.lead
+        rv = av = None
+        if not self.binary:
+            s2 = self._s2
+            np.multiply(block, t.pinv2[:n], out=s2[1 : n + 1], dtype=np.uint32)
+            np.cumsum(s2[1 : n + 1], out=s2[1 : n + 1])
+            rv = self._text_values(starts, s2, dv)
+            av = self._text_values(at, s2, d)
         if off:
             starts += off
             at += off
-        return starts, at
+        return starts, rv, at, av
 
-    def _anchors(self, block: np.ndarray, m: int) -> np.ndarray:
-        """Sorted positions i < m of anchor bigrams in a text ``block``."""
-        d = self._d[:m]
-        np.multiply(block[:m], np.uint32(_P32), out=d, dtype=np.uint32)
-        np.bitwise_xor(d, block[1 : m + 1], out=d, dtype=np.uint32)
-        np.multiply(d, _ANCHOR_MIX, out=d)
-        np.greater_equal(d, self._anchor_thr, out=self._mask[:m])
-        return np.flatnonzero(self._mask[:m])
+    def _text_values(self, st: np.ndarray, s2: np.ndarray, mixed: np.ndarray) -> np.ndarray:
+        """Values of text windows at local starts ``st`` (the same as ``window_values``)."""
+        w = self.params.window
+        with np.errstate(over="ignore"):
+            h2 = (s2[st + w] - s2[st]) * self.t.pw2[st + w - 1]
+        return _fmix64(mixed[st].astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32)))
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """(rolling, anchored): sorted, distinct uint64 values.  The hasher is spent."""
@@ -478,10 +535,10 @@ class ManberHasher:
         )
 
 
-def _cat(parts: list[np.ndarray]) -> np.ndarray:
-    parts = [p for p in parts if p.size]
+def _cat(parts: list, dtype: type = np.intp) -> np.ndarray:
+    parts = [p for p in parts if p is not None and p.size]
     if not parts:
-        return np.empty(0, dtype=np.intp)
+        return np.empty(0, dtype=dtype)
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 

@@ -29,6 +29,10 @@ def simhash(features: np.ndarray) -> int:
 _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int64)
 
 
+# _NIBBLE_BITS[v, k]: bit k of the nibble value v.
+_NIBBLE_BITS = _BITS[:16, :4].copy()
+
+
 def bit_counts(features: np.ndarray) -> np.ndarray:
     """For each of the 64 bit positions (little-endian), how many features have it set.
 
@@ -57,11 +61,15 @@ def simhash_segments(features: np.ndarray, owner: np.ndarray, k: int) -> np.ndar
     if features.size == 0:
         return out
     b = np.ascontiguousarray(features, dtype="<u8").view(np.uint8).reshape(-1, 8)
-    key_base = np.asarray(owner, dtype=np.int64) * 256
+    key_base = np.asarray(owner, dtype=np.int64) * 16
     counts = np.empty((k, 64), dtype=np.int64)
     for j in range(8):
-        hist = np.bincount(key_base + b[:, j], minlength=k * 256).reshape(k, 256)
-        counts[:, 8 * j : 8 * j + 8] = hist @ _BITS
+        col = b[:, j]
+        for half, vals in ((0, col & 15), (4, col >> 4)):
+            # Histogram of (owner, nibble) pairs: small tables (k x 16), so it stays cheap
+            # for thousands of files at once.
+            hist = np.bincount(key_base + vals, minlength=k * 16).reshape(k, 16)
+            counts[:, 8 * j + half : 8 * j + half + 4] = hist @ _NIBBLE_BITS
     n = np.bincount(owner, minlength=k)
     packed = _pack(counts, n)
     has = n > 0
