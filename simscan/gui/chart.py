@@ -141,3 +141,99 @@ class SimilarityHistogram(QWidget):
                 )
                 return True
         return super().event(e)
+
+
+class FolderSpaceChart(QWidget):
+    """Horizontal bars: the folders where removing copies would free the most space.  A click
+    on a bar searches the results for that folder."""
+
+    folderPicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[tuple[str, int, int]] = []
+        self.setMinimumHeight(120)
+        self.setMouseTracking(True)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip(self.tr("Folders holding the most duplicated space. Click one to show its groups."))
+
+    def sizeHint(self) -> QSize:
+        return QSize(260, 190)
+
+    @property
+    def rows(self) -> list[tuple[str, int, int]]:
+        return list(self._rows)
+
+    def set_rows(self, rows: list[tuple[str, int, int]]) -> None:
+        """rows: (folder, reclaimable bytes, files), largest first."""
+        self._rows = rows
+        self.update()
+
+    def _row_rects(self) -> list[QRectF]:
+        fm = QFontMetrics(self.font())
+        top = fm.height() + 8
+        h = max(fm.height() * 2 + 6, 10)
+        return [QRectF(6, top + i * h, self.width() - 12, h - 4) for i in range(len(self._rows))]
+
+    def paintEvent(self, event: Any) -> None:
+        from simscan.gui.models import format_size
+
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        text = pal.color(QPalette.ColorRole.WindowText)
+        muted = pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText)
+        bar = blend(pal.color(QPalette.ColorRole.Window), pal.color(QPalette.ColorRole.Highlight), 0.55)
+        fm = QFontMetrics(self.font())
+        p.setPen(text)
+        p.drawText(QRectF(6, 2, self.width() - 12, fm.height() + 2), int(Qt.AlignmentFlag.AlignLeft),
+                   self.tr("Duplicated space by folder"))
+        if not self._rows:
+            p.setPen(muted)
+            p.drawText(QRectF(self.rect()), int(Qt.AlignmentFlag.AlignCenter), self.tr("No copies found yet"))
+            p.end()
+            return
+        biggest = max(1, self._rows[0][1])
+        for (folder, size, files), r in zip(self._rows, self._row_rects()):
+            if r.bottom() > self.height():
+                break
+            label_h = fm.height()
+            bar_r = QRectF(r.left(), r.top() + label_h + 1, max(3.0, r.width() * size / biggest), r.height() - label_h - 2)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(bar)
+            p.drawRoundedRect(bar_r, 2, 2)
+            p.setPen(text)
+            value = f"{format_size(size)} · {files:,}"
+            vw = fm.horizontalAdvance(value) + 6
+            name = fm.elidedText(folder, Qt.TextElideMode.ElideLeft, int(r.width() - vw))
+            p.drawText(QRectF(r.left(), r.top(), r.width() - vw, label_h), int(Qt.AlignmentFlag.AlignLeft), name)
+            p.setPen(muted)
+            p.drawText(QRectF(r.right() - vw, r.top(), vw, label_h), int(Qt.AlignmentFlag.AlignRight), value)
+        p.end()
+
+    def _row_at(self, y: float) -> int:
+        for i, r in enumerate(self._row_rects()):
+            if r.top() <= y <= r.bottom():
+                return i
+        return -1
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        i = self._row_at(event.position().y())
+        if event.button() == Qt.MouseButton.LeftButton and 0 <= i < len(self._rows):
+            self.folderPicked.emit(self._rows[i][0])
+        super().mousePressEvent(event)
+
+    def event(self, e: Any) -> bool:
+        if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
+            from simscan.gui.models import format_size
+
+            i = self._row_at(e.pos().y())
+            if 0 <= i < len(self._rows):
+                folder, size, files = self._rows[i]
+                QToolTip.showText(
+                    e.globalPos(),
+                    self.tr("{0}\n{1} in {2:,} copies could be freed").format(folder, format_size(size), files),
+                    self,
+                )
+                return True
+        return super().event(e)

@@ -96,7 +96,9 @@ def group(
         return Snapshot.empty(threshold)
     with gc_paused():
         groups = group_pairs(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots))
-        return Snapshot.from_groups(groups, threshold, preferred, _pair_lookup(pairs, preferred))
+        snap = Snapshot.from_groups(groups, threshold, preferred, _pair_lookup(pairs, preferred))
+        _ = snap.folders  # computed here, off the GUI thread
+        return snap
 
 
 def _pair_lookup(pairs: Sequence[Pair], preferred: Sequence[int]) -> Callable[[int, int], float | None] | None:

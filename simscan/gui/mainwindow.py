@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QSplitter,
     QStyle,
+    QTabWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -51,7 +52,7 @@ from PySide6.QtWidgets import (
 
 from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
-from simscan.gui.chart import SimilarityHistogram
+from simscan.gui.chart import FolderSpaceChart, SimilarityHistogram
 from simscan.gui.export import WRITERS
 from simscan.gui.models import (
     COL_ENCODING,
@@ -262,6 +263,7 @@ class MainWindow(QMainWindow):
         self.folder_view.setTextElideMode(Qt.TextElideMode.ElideLeft)
         self.folder_view.setToolTip(tr("Tick a folder to make it a reference folder: its files are the originals."))
         ll.addWidget(self.folder_view, 1)
+        self.folder_view.setMinimumHeight(90)
         row = QHBoxLayout()
         b_add = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), tr("Add…"))
         b_add.clicked.connect(self.add_folder_dialog)
@@ -304,7 +306,13 @@ class MainWindow(QMainWindow):
 
         self.chart = SimilarityHistogram()
         self.chart.thresholdPicked.connect(lambda v: self.threshold_slider.setValue(int(v)))
-        ll.addWidget(self.chart)
+        self.folder_chart = FolderSpaceChart()
+        self.folder_chart.folderPicked.connect(lambda f: self.search_edit.setText(os.path.join(f, "")))
+        self.charts = QTabWidget()
+        self.charts.setDocumentMode(True)
+        self.charts.addTab(self.chart, tr("Similarity"))
+        self.charts.addTab(self.folder_chart, tr("Folders"))
+        ll.addWidget(self.charts, 1)
 
         # -- right: filter bar, results, preview
         right = QWidget()
@@ -625,6 +633,7 @@ class MainWindow(QMainWindow):
     def _set_snapshot(self, snap: Snapshot) -> None:
         current = self._current_file_id()
         self.proxy.set_snapshot(snap)
+        self.folder_chart.set_rows(snap.folders)
         self._update_summary()
         self._update_actions()
         if current is not None:

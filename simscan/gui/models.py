@@ -19,6 +19,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -127,6 +128,24 @@ class Snapshot:
     @property
     def n_groups(self) -> int:
         return len(self.l_start) - 1
+
+    @cached_property
+    def folders(self) -> list[tuple[str, int, int]]:
+        """:meth:`folder_space` computed once (workers touch it, so the GUI thread need not)."""
+        return self.folder_space()
+
+    def folder_space(self, top: int = 8) -> list[tuple[str, int, int]]:
+        """The folders holding the most reclaimable bytes: (folder, bytes, files), largest
+        first.  Reclaimable = files that are not their group's reference."""
+        copies = np.flatnonzero(~self.m_is_ref)
+        if copies.size == 0:
+            return []
+        dirs = [os.path.dirname(self.paths[i]) for i in copies.tolist()]
+        names, inv = np.unique(np.asarray(dirs, dtype=object), return_inverse=True)
+        size = np.bincount(inv, weights=self.m_size[copies].astype(np.float64), minlength=len(names))
+        count = np.bincount(inv, minlength=len(names))
+        order = np.argsort(-size, kind="stable")[:top]
+        return [(str(names[i]), int(size[i]), int(count[i])) for i in order.tolist()]
 
     @property
     def n_members(self) -> int:

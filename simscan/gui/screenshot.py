@@ -24,7 +24,7 @@ def pick_member(win) -> int:
     """A member worth showing: a text edited from its reference, neither a copy nor unrelated,
     short enough that several highlighted passages are on screen."""
     s = win.model.snapshot
-    best, best_score = -1, -1.0
+    best, best_score = -1, float("-inf")
     for m in range(s.n_members):
         if s.l_is_ref[m] or not s.is_text[m]:
             continue
@@ -34,7 +34,13 @@ def pick_member(win) -> int:
         ref = s.l_start[s.l_group[m]]
         if not (1_000 <= s.l_size[m] <= 40_000 and 1_000 <= s.l_size[ref] <= 40_000):
             continue
-        score = -abs(sim - 75.0) - (0 if s.l_kind[m] == 2 else 5) - (0 if s.paths[m].endswith(".txt") else 10)
+        # Partly matching (highlights and gaps both visible), prose (.txt), short (a few
+        # passages on one screen).
+        score = (
+            -abs(sim - 65.0)
+            - (0 if s.paths[m].endswith(".txt") else 10)
+            - abs(s.l_size[m] - 3_000) / 1_000
+        )
         if score > best_score:
             best, best_score = m, score
     return best

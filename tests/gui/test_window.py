@@ -90,6 +90,10 @@ def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_pa
     sizes = sum((corpus / n).stat().st_size for n in g if n != "original.txt")
     assert win.proxy.totals() == (1, 5, sizes)
     assert "1 groups" in win.summary_label.text() or "1 group" in win.summary_label.text()
+    # The per-folder picture: all copies are in one folder; clicking it searches for it.
+    assert win.folder_chart.rows == [(str(corpus), sizes, 4)]
+    win.folder_chart.folderPicked.emit(str(corpus))
+    assert win.search_edit.text() == str(corpus) + os.sep
 
 
 def member_row(win: MainWindow, name: str) -> int:
