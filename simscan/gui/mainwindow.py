@@ -392,7 +392,8 @@ class MainWindow(QMainWindow):
             hdr.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             hdr.resizeSection(col, w)
         hdr.setSortIndicator(COL_SIZE, Qt.SortOrder.DescendingOrder)
-        self.view.placeholder = tr("No results yet. Add folders on the left and press Scan.")
+        self._empty_text = tr("No results yet. Add folders on the left and press Scan.")
+        self.view.placeholder = self._empty_text
         self.model.marksChanged.connect(self._update_summary)
 
         self.preview = PreviewWidget()
@@ -539,6 +540,8 @@ class MainWindow(QMainWindow):
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Starting the scan…"))
+        self.view.placeholder = self.tr("Scanning… the results appear here when the scan finishes.")
+        self.view.viewport().update()
 
     def cancel_work(self) -> None:
         if self.runner.busy("scan"):
@@ -594,6 +597,8 @@ class MainWindow(QMainWindow):
     def _set_idle(self, text: str = "") -> None:
         self.status_label.setText(text)
         self.progress_bar.hide()
+        self.view.placeholder = self._empty_text
+        self.view.viewport().update()
         self._update_actions()
 
     # ------------------------------------------------------------------ loading and grouping
