@@ -405,3 +405,39 @@ def test_workers_that_cannot_start_fall_back_to_this_process(tmp_path: Path):
     out = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, cwd=repo, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["350", "0"] and "Traceback" not in out.stderr
+
+
+def test_scanned_files_are_never_modified_nor_their_times(tmp_path: Path):
+    root = tmp_path / "t"
+    paths = make_tree(root, 20, binary_every=4)
+    old = 1_500_000_000_000_000_000  # 2017: older than mtime, so a plain read would update atime
+    for p in paths:
+        os.utime(p, ns=(old, old + 5))
+    before = {p: (p.read_bytes(), os.stat(p).st_atime_ns, os.stat(p).st_mtime_ns) for p in paths}
+    for p in paths:  # reading them above moved atime: set it back
+        os.utime(p, ns=(old, old + 5))
+    scan(root, tmp_path / "i.db")
+    scan(root, tmp_path / "j.db", jobs=2)
+    for p in paths:
+        st = os.stat(p)
+        assert (st.st_atime_ns, st.st_mtime_ns) == (old, old + 5)
+        assert p.read_bytes() == before[p][0]
+
+
+def test_progress_reports_phases_in_order_with_totals(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(scanner, "PROGRESS_RATE", 0)
+    monkeypatch.setattr(scanner, "BATCH_FILES", 10)
+    root = tmp_path / "t"
+    paths = make_tree(root, 60)
+    reports: list[Progress] = []
+    run_scan(ScanRequest([root], index_path=tmp_path / "i.db", jobs=1), progress=reports.append)
+    phases = [p.phase for p in reports]
+    order = [ph for i, ph in enumerate(phases) if i == 0 or phases[i - 1] != ph]
+    assert order == ["walk", "read", "write", "done"]
+    read = [p for p in reports if p.phase == "read"]
+    total = sum(p.stat().st_size for p in paths)
+    assert all(p.files_total == 60 and p.bytes_total == total for p in read)
+    assert [p.files_done for p in read] == sorted(p.files_done for p in read)
+    assert read[-1].files_done == 60 and read[-1].bytes_done == total
+    assert any(p.current.endswith(".txt") for p in read)
+    assert any(p.eta_s is not None for p in read[1:])
