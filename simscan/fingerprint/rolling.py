@@ -420,6 +420,8 @@ class ManberHasher:
             else:
                 self._next_roll = last
                 self._rolling.append(v & _LOW63)
+            if self._ends is None:
+                self._compact()
             if self._ends is not None:
                 # File index of each pick: count the ends at or before it (from the ends' side).
                 g = picked + gpos
@@ -514,6 +516,21 @@ class ManberHasher:
         with np.errstate(over="ignore"):
             h2 = (s2[st + w] - s2[st]) * self.t.pw2[st + w - 1]
         return _fmix64(mixed[st].astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32)))
+
+    def _compact(self) -> None:
+        """Keep the stored values distinct once they pile up: memory then grows with the
+        number of distinct fingerprints (the result), not with the length of a repetitive
+        input."""
+        for parts in (self._rolling, self._anchored):
+            if len(parts) < 16:
+                continue
+            # Geometric: the new values must outnumber the merged ones, so that each value
+            # is merged O(log n) times.
+            new = sum(p.size for p in parts[1:])
+            if new > max(1 << 20, parts[0].size):
+                merged = _sorted_unique(parts)
+                parts.clear()
+                parts.append(merged)
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """(rolling, anchored): sorted, distinct uint64 values.  The hasher is spent."""

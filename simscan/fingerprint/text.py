@@ -232,18 +232,18 @@ def _table(heavy: bool) -> _Table:
     return t
 
 
-def _collapse_bytes(b: bytes) -> bytes:
-    """Runs of spaces to one space (one boolean compress; most text has some double spaces,
-    e.g. every CR LF and every punctuation mark followed by a space)."""
-    if b"  " not in b:
-        return b
+def _collapse_bytes(b: bytes) -> np.ndarray:
+    """Runs of spaces to one space, as a uint8 array (one boolean compress; most text has
+    some double spaces, e.g. every CR LF and every punctuation mark followed by a space)."""
     a = np.frombuffer(b, dtype=np.uint8)
-    sp = a == _SPACE
+    if b"  " not in b:
+        return a
     keep = np.empty(a.size, dtype=bool)
     keep[0] = True
+    sp = a == _SPACE
     np.logical_and(sp[1:], sp[:-1], out=keep[1:])
     np.logical_not(keep[1:], out=keep[1:])
-    return a[keep].tobytes()
+    return a[keep]
 
 
 def _map_general(units: np.ndarray, t: _Table, want_src: bool) -> tuple[np.ndarray, np.ndarray | None]:
@@ -321,7 +321,7 @@ class Normalizer:
 
     # -- the two mapping paths -------------------------------------------------------
 
-    def _map(self, text: str) -> tuple[np.ndarray | bytes, np.ndarray | None]:
+    def _map(self, text: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Units of one piece, collapsed but not yet joined to the previous piece."""
         t = self.t
         if not self.offsets:
@@ -364,20 +364,21 @@ class Normalizer:
         mapped, src = self._map(text)
         base = self._consumed
         self._consumed += len(text)
-        if isinstance(mapped, bytes):
-            joined = self._join_bytes(mapped)
-            if not self.heavy and not joined.isascii():  # the light fast path yields UTF-8
-                wide = joined.decode("utf-8", "surrogatepass").encode("utf-32-le", "surrogatepass")
+        if src is None and mapped.dtype == np.uint8:
+            joined = self._join_u8(mapped)
+            if not self.heavy and joined.size and int(joined.max()) >= 128:
+                # The light fast path yields UTF-8: back to code points.
+                wide = joined.tobytes().decode("utf-8", "surrogatepass").encode("utf-32-le", "surrogatepass")
                 return np.frombuffer(wide, dtype="<u4"), None
-            return np.frombuffer(joined, dtype=np.uint8), None
+            return joined, None
         return self._join_array(mapped, src, base)
 
-    def feed_utf8(self, text: str) -> bytes:
-        """The normalised units of ``text`` as UTF-8 (no offsets)."""
-        mapped, _src = self._map(text)
+    def feed_utf8(self, text: str) -> bytes | np.ndarray:
+        """The normalised units of ``text`` as UTF-8 (bytes-like; no offsets)."""
+        mapped, _ = self._map(text)
         self._consumed += len(text)
-        if isinstance(mapped, bytes):
-            return self._join_bytes(mapped)
+        if mapped.dtype == np.uint8:
+            return self._join_u8(mapped)
         out, _ = self._join_array(mapped, None, 0)
         return (
             out.astype("<u4", copy=False)
@@ -386,23 +387,30 @@ class Normalizer:
             .encode("utf-8", "surrogatepass")
         )
 
-    def _join_bytes(self, b: bytes) -> bytes:
-        n = len(b)
+    def _join_u8(self, b: np.ndarray) -> np.ndarray:
+        """Join a collapsed uint8 piece to what came before (one space between, none at the
+        start or end of the whole text)."""
+        n = b.size
         if n == 0:
-            return b""
+            return b
         lead = b[0] == _SPACE
         trail = b[-1] == _SPACE
         if n == 1 and lead:
             self._pending = self._pending or self._emitted
-            return b""
+            return b[:0]
         need = self._emitted and (self._pending or lead)
         end = n - 1 if trail else n
         if need:
-            out = b[:end] if lead else b" " + b[:end]
+            if lead:
+                out = b[:end]
+            else:
+                out = np.empty(end + 1, dtype=np.uint8)
+                out[0] = _SPACE
+                out[1:] = b[:end]
         else:
             out = b[1:end] if lead else b[:end]
         self._emitted = True
-        self._pending = trail
+        self._pending = bool(trail)
         return out
 
     def _join_array(self, m: np.ndarray, src: np.ndarray | None, base: int) -> tuple[np.ndarray, np.ndarray | None]:
