@@ -252,45 +252,37 @@ class _Plan:
 
 
 def _plan(index: Index, roots: Sequence[bytes], files: list[Entry], unreadable: Sequence[bytes]) -> _Plan:
-    from simscan.model import ALGORITHM_VERSION
-
-    old = {row.path: row for row in index.indexed_under(roots)}
-    seen: set[bytes] = set()
+    old = index.identities_under(roots)  # path -> (id, dev, ino, size, mtime_ns, current)
     to_read: list[tuple[Entry, int | None]] = []
     new_paths: list[Entry] = []
     unchanged = 0
     for e in files:
-        path, dev, ino, size, mtime = e
-        seen.add(path)
-        row = old.get(path)
+        row = old.pop(e[0], None)
         if row is None:
             new_paths.append(e)
-        elif (
-            row.device == dev and row.inode == ino and row.size == size and row.mtime_ns == mtime
-            and row.error is None and row.algorithm_version == ALGORITHM_VERSION
-        ):  # fmt: skip
+        elif row[1:5] == e[1:] and row[5]:
             unchanged += 1
         else:
-            to_read.append((e, row.id))
-    gone = {p: r for p, r in old.items() if p not in seen}
-    by_inode = {}
-    for r in gone.values():
-        if r.error is None and r.algorithm_version == ALGORITHM_VERSION:
-            by_inode.setdefault((r.device, r.inode, r.size, r.mtime_ns), r)
+            to_read.append((e, row[0]))
+    gone = old  # indexed under the roots, not found by this walk
+    by_key: dict[tuple[int, int, int, int], bytes] = {}
+    for p, r in gone.items():
+        if r[5]:
+            by_key.setdefault(r[1:5], p)
     renames: list[tuple[int, bytes, int, int]] = []
     for e in new_paths:
         path, dev, ino, size, mtime = e
-        r = by_inode.pop((dev, ino, size, mtime), None)
-        if r is not None:
-            renames.append((r.id, path, dev, ino))
-            del gone[r.path]
+        oldp = by_key.pop((dev, ino, size, mtime), None)
+        if oldp is not None:
+            renames.append((gone.pop(oldp)[0], path, dev, ino))
         else:
             to_read.append((e, None))
-    prot = [u if u.endswith(b"/") else u + b"/" for u in unreadable]
-    remove = [r.id for p, r in gone.items() if not any(p.startswith(u) for u in prot)]
-    # Read in walk order: deterministic ids and batches.
-    order = {e[0]: i for i, e in enumerate(files)}
-    to_read.sort(key=lambda t: order[t[0][0]])
+    prot = tuple(u if u.endswith(b"/") else u + b"/" for u in unreadable)
+    remove = [r[0] for p, r in gone.items() if not (prot and p.startswith(prot))]
+    if to_read and new_paths:
+        # Read in walk order: deterministic ids and batches.
+        order = {e[0]: i for i, e in enumerate(files)}
+        to_read.sort(key=lambda t: order[t[0][0]])
     return _Plan(to_read, renames, remove, unchanged)
 
 

@@ -108,6 +108,7 @@ def walk(
     """
     res = WalkResult()
     excl = _compile(opts.exclude)
+    has_excl = bool(opts.exclude)
     incl = _compile(opts.include) if opts.include else None
     real_roots = [os.path.realpath(r) for r in roots]
     seen_inodes: dict[tuple[int, int], bytes] = {}
@@ -200,7 +201,7 @@ def walk(
                 continue
             if path in opts.skip_paths:
                 continue
-            if _matches(excl, name, path):
+            if has_excl and _matches(excl, name, path):
                 res.skipped += 1
                 continue
             try:

@@ -123,20 +123,6 @@ class FileTable:
         return int(self.ids.size)
 
 
-@dataclass(frozen=True, slots=True)
-class IndexedFile:
-    """What the scanner needs to know about an indexed path to decide whether to re-read it."""
-
-    id: int
-    path: bytes
-    device: int
-    inode: int
-    size: int
-    mtime_ns: int
-    algorithm_version: int
-    error: str | None
-
-
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -577,20 +563,22 @@ class Index:
                 )
 
     # ----------------------------------------------------------------- reads
-    def indexed_under(self, roots: Sequence[bytes]) -> Iterator[IndexedFile]:
-        """Every indexed file at or below one of ``roots`` (absolute, normalised byte paths)."""
-        seen: set[int] = set()
+    @_sql_errors
+    def identities_under(self, roots: Sequence[bytes]) -> dict[bytes, tuple[int, int, int, int, int, int]]:
+        """Every indexed file at or below one of ``roots`` (absolute, normalised byte paths):
+        path -> (id, device, inode, size, mtime_ns, current) where ``current`` is 1 when the row
+        has fingerprints of this algorithm version and no error.  Plain tuples: a rescan of
+        100 k unchanged files spends most of its time here and in the walk."""
         q = (
-            "SELECT id, path, device, inode, size, mtime_ns, algorithm_version, error FROM files"
+            "SELECT path, id, device, inode, size, mtime_ns, (error IS NULL AND algorithm_version = ?) FROM files"
             " WHERE path = ? OR (path >= ? AND path < ?)"
         )
+        out: dict[bytes, tuple[int, int, int, int, int, int]] = {}
         for root in roots:
             prefix = root if root.endswith(b"/") else root + b"/"
-            upper = prefix[:-1] + b"0"  # b"0" sorts right after b"/"
-            for row in self._conn.execute(q, (root, prefix, upper)):
-                if row[0] not in seen:
-                    seen.add(row[0])
-                    yield IndexedFile(*row)
+            upper = prefix[:-1] + b"0"  # b"0" sorts right after b"/": the range is exactly "under root"
+            out.update((r[0], r[1:]) for r in self._conn.execute(q, (ALGORITHM_VERSION, root, prefix, upper)))
+        return out
 
     _FILE_COLS = (
         "id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash, fp_count, units"
@@ -827,7 +815,6 @@ __all__ = [
     "FileRecord",
     "FileTable",
     "Index",
-    "IndexedFile",
     "companion_paths",
     "corrupt",
     "default_index_path",
