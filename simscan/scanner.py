@@ -243,68 +243,6 @@ def read_task(task: Task) -> list[Outcome]:
 
 
 # --------------------------------------------------------------------------- planning
-@dataclass(slots=True)
-class _Plan:
-    to_read: list[tuple[Entry, int | None]]  # (entry, existing id)
-    renames: list[tuple[int, bytes, int, int]]
-    remove_ids: list[int]
-    unchanged: int
-
-
-def _plan(index: Index, roots: Sequence[bytes], files: list[Entry], unreadable: Sequence[bytes]) -> _Plan:
-    old = index.identities_under(roots)  # path -> (id, dev, ino, size, mtime_ns, current)
-    to_read: list[tuple[Entry, int | None]] = []
-    new_paths: list[Entry] = []
-    unchanged = 0
-    for e in files:
-        row = old.pop(e[0], None)
-        if row is None:
-            new_paths.append(e)
-        elif row[1:5] == e[1:] and row[5]:
-            unchanged += 1
-        else:
-            to_read.append((e, row[0]))
-    gone = old  # indexed under the roots, not found by this walk
-    by_key: dict[tuple[int, int, int, int], bytes] = {}
-    for p, r in gone.items():
-        if r[5]:
-            by_key.setdefault(r[1:5], p)
-    renames: list[tuple[int, bytes, int, int]] = []
-    for e in new_paths:
-        path, dev, ino, size, mtime = e
-        oldp = by_key.pop((dev, ino, size, mtime), None)
-        if oldp is not None:
-            renames.append((gone.pop(oldp)[0], path, dev, ino))
-        else:
-            to_read.append((e, None))
-    prot = tuple(u if u.endswith(b"/") else u + b"/" for u in unreadable)
-    remove = [r[0] for p, r in gone.items() if not (prot and p.startswith(prot))]
-    if to_read and new_paths:
-        # Read in walk order: deterministic ids and batches.
-        order = {e[0]: i for i, e in enumerate(files)}
-        to_read.sort(key=lambda t: order[t[0][0]])
-    return _Plan(to_read, renames, remove, unchanged)
-
-
-def _tasks(to_read: list[tuple[Entry, int | None]], follow: bool) -> list[Task]:
-    tasks: list[Task] = []
-    cur: list[tuple[int, bytes, int]] = []
-    cur_bytes = 0
-    for slot, (e, _) in enumerate(to_read):
-        size = e[3]
-        if size >= LARGE_FILE:
-            tasks.append((follow, [(slot, e[0], size)]))
-            continue
-        if cur and (len(cur) >= BATCH_FILES or cur_bytes + size > BATCH_BYTES):
-            tasks.append((follow, cur))
-            cur, cur_bytes = [], 0
-        cur.append((slot, e[0], size))
-        cur_bytes += size
-    if cur:
-        tasks.append((follow, cur))
-    return tasks
-
-
 def _normalise_roots(roots: Sequence[Path | str | bytes]) -> list[bytes]:
     out: list[bytes] = []
     for r in roots:
@@ -394,33 +332,66 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
     counts: dict[str, float] = {}
     status = "failed"
     try:
+        old = index.identities_under(roots)  # path -> (id, dev, ino, size, mtime_ns, current)
+        by_key: dict[tuple[int, int, int, int], bytes] = {r[1:5]: p for p, r in old.items() if r[5]}
+        reader = _Reader(req, writer, throttle, counts, first_scan=not old)
+        deferred: list[Entry] = []  # new paths that may be renames: decided once the walk is over
+        unchanged = 0
+        status = "running"
 
-        def on_dir(folder: bytes, found: int) -> None:
-            if cancel.cancelled:
+        def on_dir(folder: bytes, files: list[Entry], start: int) -> None:
+            nonlocal unchanged
+            for k in range(start, len(files)):
+                e = files[k]
+                row = old.pop(e[0], None)
+                if row is None:
+                    if e[1:] in by_key:
+                        deferred.append(e)
+                    else:
+                        reader.add(e, None)
+                elif row[1:5] == e[1:] and row[5]:
+                    unchanged += 1
+                else:
+                    reader.add(e, row[0])
+            if not reader.pump(cancel, block=False):
                 raise Cancelled
-            throttle.report(Progress("walk", files_done=found, current=os.fsdecode(folder)))
+            throttle.report(Progress("walk", files_done=len(files), current=os.fsdecode(folder)))
 
         try:
             walked = walk(roots, opts, on_dir)
         except Cancelled:
-            status = "cancelled"
-            counts["elapsed_s"] = time.monotonic() - t0
-            return _result(run_id, counts, True, index)
-        for p, r in walked.problems:
-            writer.problem(p, r)
-        throttle.report(Progress("walk", files_done=len(walked.files)), force=True)
-
-        plan = _plan(index, roots, walked.files, walked.unreadable_dirs)
-        with index.atomic():
-            index.rename_files(plan.renames)
-            index.remove_ids(plan.remove_ids)
-            writer.flush()
-        counts.update(
-            files_seen=len(walked.files), files_unchanged=plan.unchanged,
-            files_removed=len(plan.remove_ids), files_renamed=len(plan.renames),
-        )  # fmt: skip
-        status = "running"
-        cancelled = _read_all(req, plan, writer, throttle, cancel, counts)
+            walked = None
+        reader.walking = False
+        try:
+            if walked is not None:
+                for p, r in walked.problems:
+                    writer.problem(p, r)
+                throttle.report(Progress("walk", files_done=len(walked.files)), force=True)
+                # What the walk did not find again is gone, or renamed to one of the deferred paths.
+                gone = old
+                renames: list[tuple[int, bytes, int, int]] = []
+                for e in deferred:
+                    oldp = by_key.get(e[1:])
+                    if oldp is not None and oldp in gone:
+                        renames.append((gone.pop(oldp)[0], e[0], e[1], e[2]))
+                    else:
+                        reader.add(e, None)
+                prot = tuple(u if u.endswith(b"/") else u + b"/" for u in walked.unreadable_dirs)
+                remove = [r[0] for p, r in gone.items() if not (prot and p.startswith(prot))]
+                with index.atomic():
+                    index.rename_files(renames)
+                    index.remove_ids(remove)
+                    writer.flush()
+                counts.update(
+                    files_seen=len(walked.files), files_unchanged=unchanged,
+                    files_removed=len(remove), files_renamed=len(renames),
+                )  # fmt: skip
+                reader.report(force=True)
+                cancelled = not reader.pump(cancel, block=True)
+            else:
+                cancelled = True
+        finally:
+            reader.close()
         writer.flush()
         _post_pending(index, throttle)
         status = "cancelled" if cancelled else "done"
@@ -501,26 +472,138 @@ def _kill_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _read_all(
-    req: ScanRequest, plan: _Plan, writer: _Writer, throttle: Throttle, cancel: CancelToken, counts: dict[str, float]
-) -> bool:
-    """Fingerprint ``plan.to_read``; returns True when cancelled."""
-    to_read = plan.to_read
-    total_files = len(to_read)
-    total_bytes = sum(e[3] for e, _ in to_read)
-    tasks = _tasks(to_read, req.follow_links)
-    done_files = done_bytes = read_ok = failed = 0
-    current = ""
+class _Reader:
+    """Reads files as the walk finds them: batches tasks, runs them in worker processes (started
+    once there is enough work) or in this process, and hands finished files to the writer in the
+    order they were queued (deterministic ids)."""
 
-    def handle(outcomes: list[Outcome]) -> None:
-        nonlocal done_files, done_bytes, read_ok, failed, current
+    def __init__(
+        self, req: ScanRequest, writer: _Writer, throttle: Throttle, counts: dict[str, float], first_scan: bool
+    ) -> None:
+        self.follow = req.follow_links
+        self.jobs = max(1, req.jobs or os.cpu_count() or 1)
+        self.writer = writer
+        self.throttle = throttle
+        self.counts = counts
+        self.entries: list[tuple[Entry, int | None]] = []  # slot -> (entry, id of the row it replaces)
+        self.bytes_total = 0
+        self.queue: deque[Task] = deque()
+        self.cur: list[tuple[int, bytes, int]] = []
+        self.cur_bytes = 0
+        self.pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
+        self.pool: ProcessPoolExecutor | None = None
+        self.pool_allowed = self.jobs > 1 and _workers_can_start()
+        # A first scan will have plenty to read: start the workers while the walk goes on.
+        self.want_pool = first_scan
+        self.walking = True
+        self.done_files = self.done_bytes = self.read_ok = self.failed = 0
+        self.current = ""
+        self.done_by_pool = self.breaks = 0
+
+    # -- queueing
+    def add(self, e: Entry, old_id: int | None) -> None:
+        slot = len(self.entries)
+        self.entries.append((e, old_id))
+        size = e[3]
+        self.bytes_total += size
+        if size >= LARGE_FILE:
+            self.queue.append((self.follow, [(slot, e[0], size)]))
+            return
+        if self.cur and (len(self.cur) >= BATCH_FILES or self.cur_bytes + size > BATCH_BYTES):
+            self._close_task()
+        self.cur.append((slot, e[0], size))
+        self.cur_bytes += size
+
+    def _close_task(self) -> None:
+        if self.cur:
+            self.queue.append((self.follow, self.cur))
+            self.cur, self.cur_bytes = [], 0
+
+    def _need_pool(self) -> bool:
+        if self.pool is not None or not self.pool_allowed:
+            return False
+        return self.want_pool or len(self.entries) > INLINE_MAX_FILES or self.bytes_total > INLINE_MAX_BYTES
+
+    # -- running
+    def pump(self, cancel: CancelToken, block: bool) -> bool:
+        """Make progress; with ``block`` run until everything queued is done.  Returns False when cancelled."""
+        if not self.walking:
+            self._close_task()
+        while True:
+            if cancel.cancelled:
+                return False
+            if self._need_pool():
+                self.pool = _make_pool(self.jobs)
+                self.done_by_pool = 0
+            if self.pool is None:
+                # In this process: during the walk only when no pool can ever help (one job).
+                if not self.queue or (self.walking and self.pool_allowed):
+                    return True
+                self._handle(read_task(self.queue.popleft()))
+                if not block:
+                    return True
+                continue
+            try:
+                while self.queue and len(self.pending) < 3 * self.jobs:
+                    t = self.queue.popleft()
+                    self.pending.append((t, self.pool.submit(read_task, t)))
+                if not self.pending:
+                    return True
+                head = self.pending[0][1]
+                if not block and not head.done():
+                    return True
+                outcomes = head.result(timeout=0.1)
+            except TimeoutError:
+                continue
+            except BrokenProcessPool:
+                self._pool_broke()
+                continue
+            self.pending.popleft()
+            self.done_by_pool += 1
+            self._handle(outcomes)
+
+    def _pool_broke(self) -> None:
+        assert self.pool is not None
+        self.breaks += 1
+        _kill_pool(self.pool)
+        self.pool = None
+        pending, self.pending = list(self.pending), deque()
+        if self.done_by_pool == 0 or self.breaks >= MAX_POOL_BREAKS:
+            # Workers cannot start here (or keep dying): read in this process from now on, losing nothing.
+            self.pool_allowed = False
+            redo = []
+            for t, f in pending:
+                if f.done() and f.exception() is None:
+                    self._handle(f.result())
+                else:
+                    redo.append(t)
+            self.queue.extendleft(reversed(redo))
+            return
+        # A worker died (killed, out of memory): report its batch, start fresh workers, go on.
+        for t, f in pending:
+            if f.done() and f.exception() is None:
+                self._handle(f.result())
+            else:
+                self._handle([(slot, None, "the reading process died on this batch; skipped") for slot, _, _ in t[1]])
+        self.want_pool = True
+
+    def close(self) -> None:
+        if self.pool is not None:
+            _kill_pool(self.pool)
+            self.pool = None
+
+    # -- results
+    def _handle(self, outcomes: list[Outcome]) -> None:
+        import numpy as np
+
+        writer, counts = self.writer, self.counts
         for slot, key, payload in outcomes:
-            (path, dev, ino, size, mtime), old_id = to_read[slot]
-            done_files += 1
-            done_bytes += size
-            current = os.fsdecode(path)
+            (path, dev, ino, size, mtime), old_id = self.entries[slot]
+            self.done_files += 1
+            self.done_bytes += size
+            self.current = os.fsdecode(path)
             if key is None:
-                failed += 1
+                self.failed += 1
                 writer.problem(path, payload)
                 if payload.startswith("vanished"):
                     if old_id is not None:
@@ -528,10 +611,8 @@ def _read_all(
                 else:
                     writer.add(FileRecord(path, dev, ino, size, mtime, error=payload))
                 continue
-            import numpy as np
-
             is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
-            read_ok += 1
+            self.read_ok += 1
             if note:
                 writer.problem(path, note)
             counts["bytes_read"] = counts.get("bytes_read", 0) + nread
@@ -541,60 +622,16 @@ def _read_all(
                     np.frombuffer(fps, "<u8"), n_roll,
                 )
             )  # fmt: skip
-        counts["files_read"] = read_ok
-        counts["files_failed"] = failed
-        throttle.report(Progress("read", done_files, total_files, done_bytes, total_bytes, current=current))
+        counts["files_read"] = self.read_ok
+        counts["files_failed"] = self.failed
+        if not self.walking:
+            self.report()
         writer.maybe_flush()
 
-    throttle.report(Progress("read", 0, total_files, 0, total_bytes), force=True)
-    jobs = max(1, req.jobs or os.cpu_count() or 1)
-    queue = deque(tasks)
-    small_job = total_files <= INLINE_MAX_FILES and total_bytes <= INLINE_MAX_BYTES
-    pool = None if jobs == 1 or small_job or not _workers_can_start() else _make_pool(jobs)
-    pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
-    window = 3 * jobs
-    done_by_pool = breaks = 0
-    try:
-        while queue or pending:
-            if cancel.cancelled:
-                return True
-            if pool is None:
-                handle(read_task(queue.popleft()))  # in this process
-                continue
-            try:
-                while queue and len(pending) < window:
-                    t = queue.popleft()
-                    pending.append((t, pool.submit(read_task, t)))
-                outcomes = pending[0][1].result(timeout=0.1)
-            except TimeoutError:
-                continue
-            except BrokenProcessPool:
-                breaks += 1
-                _kill_pool(pool)
-                if done_by_pool == 0 or breaks >= MAX_POOL_BREAKS:
-                    # Workers cannot start here (or keep dying): finish in this process, losing nothing.
-                    for t, f in reversed(pending):
-                        if f.done() and f.exception() is None:
-                            handle(f.result())
-                        else:
-                            queue.appendleft(t)
-                    pending.clear()
-                    pool = None
-                    continue
-                # A worker died (killed, out of memory): report its batch, start fresh workers, go on.
-                for t, f in pending:
-                    if f.done() and f.exception() is None:
-                        handle(f.result())
-                    else:
-                        handle([(slot, None, "the reading process died on this batch; skipped") for slot, _, _ in t[1]])
-                pending.clear()
-                pool = _make_pool(jobs)
-                done_by_pool = 0
-                continue
-            pending.popleft()
-            done_by_pool += 1
-            handle(outcomes)
-        return False
-    finally:
-        if pool is not None:
-            _kill_pool(pool)
+    def report(self, force: bool = False) -> None:
+        self.throttle.report(
+            Progress(
+                "read", self.done_files, len(self.entries), self.done_bytes, self.bytes_total, current=self.current
+            ),
+            force=force,
+        )

@@ -99,12 +99,13 @@ def _inside(real: bytes, real_roots: Sequence[bytes]) -> bool:
 def walk(
     roots: Sequence[bytes],
     opts: WalkOptions,
-    on_dir: Callable[[bytes, int], None] | None = None,
+    on_dir: Callable[[bytes, list[Entry], int], None] | None = None,
 ) -> WalkResult:
     """List the regular files under ``roots`` (absolute, normalised byte paths) per ``opts``.
 
-    ``on_dir(folder, files_found_so_far)`` is called before each folder is listed (progress and
-    cancellation: it may raise to stop the walk).
+    ``on_dir(folder, files, start)`` is called after each folder is listed, with the list of files
+    found so far of which ``files[start:]`` are new (the scanner starts reading them while the walk
+    goes on; it may raise to stop the walk), and once more at the end if files are left unreported.
     """
     res = WalkResult()
     excl = _compile(opts.exclude)
@@ -177,10 +178,9 @@ def walk(
         else:
             res.problems.append((root, f"{_special_kind(st.st_mode)}; skipped"))
 
+    reported = 0
     while stack:
         folder = stack.pop()
-        if on_dir is not None:
-            on_dir(folder, len(res.files))
         try:
             dst = os.stat(folder)
             if (dst.st_dev, dst.st_ino) in seen_dirs:
@@ -229,4 +229,9 @@ def walk(
                 continue
             add_file(path, st)
         stack.extend(reversed(subdirs))
+        if on_dir is not None:
+            on_dir(folder, res.files, reported)
+            reported = len(res.files)
+    if on_dir is not None and reported < len(res.files):
+        on_dir(b"", res.files, reported)
     return res
