@@ -263,6 +263,10 @@ def test_fast_and_general_paths_agree() -> None:
             ref = " ".join(w for w in ref.split(" ") if w)
             assert general.tolist() == [ord(c) for c in ref]
             assert bytes(T.Normalizer(heavy).feed_utf8(text)) == ref.encode("utf-8", "surrogatepass")
+            if heavy:
+                pair_units, pair_light = T.PairNormalizer().feed(text)
+                assert pair_units.astype(np.uint32).tolist() == general.tolist()
+                assert bytes(pair_light) == bytes(T.Normalizer(False).feed_utf8(text))
             # Streaming in pieces gives the same units.
             nz = T.Normalizer(heavy)
             cuts = sorted(rng.integers(0, len(text) + 1, 5).tolist())

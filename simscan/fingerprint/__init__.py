@@ -177,8 +177,7 @@ def _fingerprint_text(
     full = xxhash.xxh3_128()
     content = xxhash.xxh3_128()
     hasher = ManberHasher(params.manber(True))
-    heavy = _text.Normalizer(heavy=True)
-    light = _text.Normalizer(heavy=False)
+    norm = _text.PairNormalizer()
     read = 0
 
     def raw() -> Iterator[bytes]:
@@ -192,8 +191,9 @@ def _fingerprint_text(
             yield chunk
 
     for piece in _text.decode_chunks(raw(), det.encoding, errors):
-        content.update(light.feed_utf8(piece))
-        hasher.feed(heavy.feed(piece)[0])
+        units, light = norm.feed(piece)
+        content.update(light)
+        hasher.feed(units)
     rolling, anchored = hasher.finish()
     return Fingerprints(
         size=read,
@@ -244,9 +244,9 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
             except UnicodeDecodeError:
                 text = body.decode(enc, "replace")
                 enc += "+replace"
-            units = _text.Normalizer(True).feed(text)[0]
+            units, light = _text.PairNormalizer().feed(text)
             meta["encoding"] = enc
-            meta["content_hash"] = xxhash.xxh3_128_digest(_text.Normalizer(False).feed_utf8(text))
+            meta["content_hash"] = xxhash.xxh3_128_digest(light)
         else:
             units = np.frombuffer(data, dtype=np.uint8)
             meta["encoding"] = None

@@ -172,26 +172,43 @@ def window_values(units: np.ndarray, starts: np.ndarray, window: int, binary: bo
     units = np.ascontiguousarray(units)
     if units.dtype != np.uint8:
         raise ValueError("binary windows are bytes")
-    width = -(-window // 8) * 8  # bytes per row, padded to whole words
-    kpow, bias = _value_powers(width // 8)
-    n_rows = units.size - window + 1
-    if n_rows <= 0:
+    if units.size < window:
         raise ValueError("window longer than the units")
-    rows_view = np.lib.stride_tricks.as_strided(units, shape=(n_rows, window), strides=(1, 1), writeable=False)
+    k = -(-window // 8)  # whole little-endian words per window, the last one zero-padded
+    kpow, bias = _value_powers(k)
+    # Words are read straight from the bytes at any offset (a uint64 view with a one-byte
+    # stride); windows too close to the end for the last 8-byte read are copied apart.
+    tail_ok = starts + 8 * k <= units.size
     out = np.empty(starts.size, dtype=np.uint64)
-    step = max(1, (1 << 15) // window)  # bounded (rows x window) temporaries
-    with np.errstate(over="ignore"):
-        for a in range(0, starts.size, step):
-            rows = rows_view[starts[a : a + step]]
-            if width != window:
-                wide = np.zeros((rows.shape[0], width), dtype=np.uint8)
-                wide[:, :window] = rows
-                rows = wide
-            words = rows.view("<u8").copy()
-            words *= kpow
-            np.add.reduce(words, axis=1, out=out[a : a + step])
+    if not bool(tail_ok.all()):
+        far = np.flatnonzero(~tail_ok)
+        padded = np.zeros(units.size + 8 * k, dtype=np.uint8)
+        padded[: units.size] = units
+        out[far] = _byte_window_words(padded, starts[far], window, k, kpow)
+        near = np.flatnonzero(tail_ok)
+        out[near] = _byte_window_words(units, starts[near], window, k, kpow)
+    else:
+        out[:] = _byte_window_words(units, starts, window, k, kpow)
     out += bias
     return _fmix64(out)
+
+
+def _byte_window_words(units: np.ndarray, starts: np.ndarray, window: int, k: int, kpow: np.ndarray) -> np.ndarray:
+    """sum_j w_j Q^(K-1-j) mod 2^64 over the K little-endian words of each window."""
+    n_words = units.size - 7
+    h = np.zeros(starts.size, dtype=np.uint64)
+    if starts.size == 0 or n_words <= 0:
+        return h
+    words = np.ndarray(shape=(n_words,), dtype="<u8", buffer=units.data, offset=0, strides=(1,))
+    last_bytes = window - 8 * (k - 1)
+    with np.errstate(over="ignore"):
+        for j in range(k):
+            w = words[starts + 8 * j]
+            if j == k - 1 and last_bytes < 8:
+                w &= np.uint64((1 << (8 * last_bytes)) - 1)
+            w *= kpow[j]
+            h += w
+    return h
 
 
 def _prefix(u: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:

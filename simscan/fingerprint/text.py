@@ -298,6 +298,50 @@ def _map_general(units: np.ndarray, t: _Table, want_src: bool) -> tuple[np.ndarr
     return mapped, src
 
 
+def _code_points(text: str, u16: np.ndarray | None = None) -> np.ndarray:
+    """The code points of ``text``: uint16 when it has no surrogates (astral characters),
+    else uint32."""
+    if u16 is None:
+        u16 = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+    if ((u16 >= 0xD800) & (u16 < 0xE000)).any():
+        return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    return u16
+
+
+def _sparse_non_ascii(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(UTF-16 units, positions of the non-ASCII ones, their values)."""
+    u16 = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+    hi = np.flatnonzero(u16 >= 128)
+    return u16, hi, u16[hi]
+
+
+def _map_fast(text: str, t: _Table, sparse: tuple | None) -> tuple[np.ndarray, None]:
+    """Mapped and collapsed units of ``text`` (not joined): uint8 from the byte fast path
+    (heavy: ASCII code points; light: UTF-8), else uint32 code points from numpy."""
+    if text.isascii():
+        return _collapse_bytes(text.encode("ascii").translate(t.ascii_map, t.ascii_drop)), None
+    u16, hi, vals = sparse if sparse is not None else _sparse_non_ascii(text)
+    if hi.size * _SPARSE <= u16.size:
+        m = t.code.take(vals)
+        # Fast only when every non-ASCII character maps to one ASCII unit (or none), for
+        # the light form to itself or a few kinds of space/format character.
+        if t.heavy:
+            if bool((m < 128).all()):
+                narrow = u16.astype(np.uint8)
+                narrow[hi] = m
+                return _collapse_bytes(narrow.tobytes().translate(t.ascii_map, t.ascii_drop)), None
+        else:
+            changed = vals[m != vals]
+            kinds = np.unique(changed) if changed.size else changed
+            if kinds.size <= 4 and not ((kinds >= 0xD800) & (kinds < 0xE000)).any():
+                for cp in kinds.tolist():
+                    rep = int(t.code[cp])
+                    text = text.replace(chr(cp), chr(rep) if rep else "")
+                return _collapse_bytes(text.encode("utf-8").translate(t.ascii_map, t.ascii_drop)), None
+    mapped, _ = _map_general(_code_points(text, u16), t, False)
+    return mapped, None
+
+
 _EMPTY8 = np.empty(0, dtype=np.uint8)
 
 
@@ -323,40 +367,9 @@ class Normalizer:
 
     def _map(self, text: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Units of one piece, collapsed but not yet joined to the previous piece."""
-        t = self.t
         if not self.offsets:
-            if text.isascii():
-                return _collapse_bytes(text.encode("ascii").translate(t.ascii_map, t.ascii_drop)), None
-            u16 = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
-            hi = np.flatnonzero(u16 >= 128)
-            if hi.size * _SPARSE <= u16.size:
-                vals = u16[hi]
-                m = t.code.take(vals)
-                # Fast only when every non-ASCII character maps to one ASCII unit (or none),
-                # for the light form to itself, and no surrogate (astral character) occurs.
-                if self.heavy:
-                    if bool((m < 128).all()):
-                        narrow = u16.astype(np.uint8)
-                        narrow[hi] = m
-                        return _collapse_bytes(narrow.tobytes().translate(t.ascii_map, t.ascii_drop)), None
-                else:
-                    # Light: non-ASCII characters map to themselves, except a few kinds of
-                    # space and format characters (NBSP, BOM ...): replaced in the string.
-                    changed = vals[m != vals]
-                    kinds = np.unique(changed) if changed.size else changed
-                    if kinds.size <= 4 and not ((kinds >= 0xD800) & (kinds < 0xE000)).any():
-                        for cp in kinds.tolist():
-                            rep = int(t.code[cp])
-                            text = text.replace(chr(cp), chr(rep) if rep else "")
-                        b = text.encode("utf-8")
-                        return _collapse_bytes(b.translate(t.ascii_map, t.ascii_drop)), None
-        else:
-            u16 = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
-        if ((u16 >= 0xD800) & (u16 < 0xE000)).any():
-            units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        else:
-            units = u16
-        return _map_general(units, t, self.offsets)
+            return _map_fast(text, self.t, None)
+        return _map_general(_code_points(text), self.t, True)
 
     # -- joining pieces ----------------------------------------------------------------
 
@@ -458,3 +471,29 @@ def normalize_with_offsets(text: str, heavy: bool = True) -> tuple[np.ndarray, n
     units, src = Normalizer(heavy, offsets=True).feed(text)
     assert src is not None
     return units.astype(np.uint32, copy=False), src
+
+
+class PairNormalizer:
+    """Heavy units and light UTF-8 of the same stream at once (shares the decoding work)."""
+
+    def __init__(self) -> None:
+        self.heavy = Normalizer(True)
+        self.light = Normalizer(False)
+
+    def feed(self, text: str) -> tuple[np.ndarray, bytes | np.ndarray]:
+        """(heavy units, light form as UTF-8 bytes-like) of the next piece."""
+        sparse = None if text.isascii() else _sparse_non_ascii(text)
+        hm, _ = _map_fast(text, self.heavy.t, sparse)
+        lm, _ = _map_fast(text, self.light.t, sparse)
+        units = self.heavy._join_u8(hm) if hm.dtype == np.uint8 else self.heavy._join_array(hm, None, 0)[0]
+        if lm.dtype == np.uint8:
+            light = self.light._join_u8(lm)
+        else:
+            out, _ = self.light._join_array(lm, None, 0)
+            light = (
+                out.astype("<u4", copy=False)
+                .tobytes()
+                .decode("utf-32-le", "surrogatepass")
+                .encode("utf-8", "surrogatepass")
+            )
+        return units, light
