@@ -340,7 +340,8 @@ class MainWindow(QMainWindow):
         self.threshold_slider = QSlider(Qt.Orientation.Horizontal)
         self.threshold_slider.setRange(int(jobs.PAIR_FLOOR), 100)
         self.threshold_slider.setPageStep(5)
-        self.threshold_slider.setValue(60)
+        # Default: the similarity layer's measured default threshold (the CLI's too).
+        self.threshold_slider.setValue(int(jobs.PAIR_FLOOR))
         self.threshold_slider.setToolTip(tr("Minimum similarity of a file to its group's reference"))
         self.threshold_slider.setMinimumWidth(140)
         self.threshold_label = QLabel()
@@ -444,7 +445,7 @@ class MainWindow(QMainWindow):
         self.exclude_edit.setText(s.value("scan/exclude", "", str))
         self.hidden_check.setChecked(s.value("scan/hidden", False, bool))
         self.min_size_spin.setValue(s.value("scan/min_size_kb", 0, int))
-        self.threshold_slider.setValue(s.value("results/threshold", 60, int))
+        self.threshold_slider.setValue(s.value("results/threshold", int(jobs.PAIR_FLOOR), int))
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
         for key, setter in (
@@ -676,7 +677,9 @@ class MainWindow(QMainWindow):
         marked = self.model.marked_members()
         snap = self.model.snapshot
         marked_bytes = sum(snap.l_size[m] for m in marked)
-        text = self.tr("{0:,} groups · {1:,} files · {2} reclaimable").format(groups, files, format_size(reclaim))
+        text = self.tr("{0:,} groups · {1:,} files · {2} reclaimable from exact copies ({3} counting similar files)").format(
+            groups, files, format_size(self.proxy.copy_bytes()), format_size(reclaim)
+        )
         if marked:
             text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
         self.summary_label.setText(text)

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -73,6 +74,24 @@ _F_GROUP0 = _F_ITEM | Qt.ItemFlag.ItemIsUserCheckable
 _F_MEMBER = _F_ITEM | Qt.ItemFlag.ItemNeverHasChildren
 _F_MEMBER0 = _F_MEMBER | Qt.ItemFlag.ItemIsUserCheckable
 _NO_FLAGS = Qt.ItemFlag.NoItemFlags
+
+
+_Py_IncRef = ctypes.pythonapi.Py_IncRef
+_Py_IncRef.argtypes = [ctypes.py_object]
+_Py_IncRef.restype = None
+
+
+def no_data() -> None:
+    """``None`` for a ``data()`` / ``headerData()`` override ("no value for this role").
+
+    PySide6 6.12.0 drops one reference to ``None`` each time C++ converts a ``None`` returned
+    by a Python ``data()`` override into an invalid QVariant (measured: ``sys.getrefcount(None)``
+    falls by exactly one per call through a proxy or ``QModelIndex.data``).  A view calls
+    data() millions of times, so the interpreter eventually aborts with "deallocating None".
+    Taking one extra reference per return compensates; an extra reference to None is harmless
+    if a later PySide6 fixes the bug (see tests/gui/test_models.py).
+    """
+    _Py_IncRef(None)
 
 
 def _tr(text: str) -> str:
@@ -474,7 +493,7 @@ class ResultsModel(QAbstractItemModel):
                 return _tr(self.HEADERS[section])
             if role == Qt.ItemDataRole.ToolTipRole and section == COL_SIZE:
                 return _tr("File size; for a group, the space freed by removing all but the reference")
-        return None
+        return no_data()
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
         # Called for every laid-out row: precomputed constants, no enum arithmetic here.
@@ -487,7 +506,7 @@ class ResultsModel(QAbstractItemModel):
     # -- data -------------------------------------------------------------------------------
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
-            return None
+            return no_data()
         s = self._snap
         iid = index.internalId()
         col = index.column()
@@ -510,14 +529,14 @@ class ResultsModel(QAbstractItemModel):
                 )
             if col == COL_ENCODING:
                 return s.encodings[m] or (_tr("binary") if not s.is_text[m] else "")
-            return None
+            return no_data()
         if role == SortRole:
             return (s.paths[m], s.l_sim[m], s.l_kind[m], s.l_size[m], s.l_mtime[m], s.encodings[m] or "")[col]
         if role == Qt.ItemDataRole.CheckStateRole and col == 0:
             return Qt.CheckState.Checked if s.l_file_id[m] in self._marked else Qt.CheckState.Unchecked
         if role == SimilarityRole:
             v = s.l_sim[m]
-            return None if math.isnan(v) else v
+            return no_data() if math.isnan(v) else v
         if role == PathRole:
             return s.paths[m]
         if role == FileIdRole:
@@ -534,7 +553,7 @@ class ResultsModel(QAbstractItemModel):
             return self._bold
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
+        return no_data()
 
     def _group_data(self, g: int, col: int, role: int) -> Any:
         s = self._snap
@@ -561,7 +580,7 @@ class ResultsModel(QAbstractItemModel):
             return Qt.CheckState.Checked if marked == count else Qt.CheckState.PartiallyChecked
         if role == SimilarityRole:
             v = s.l_g_min_sim[g]
-            return None if math.isnan(v) else v
+            return no_data() if math.isnan(v) else v
         if role == PathRole:
             return s.paths[ref]
         if role == FileIdRole:
@@ -578,7 +597,7 @@ class ResultsModel(QAbstractItemModel):
             return _tr("Reference: {0}").format(s.paths[ref])
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
+        return no_data()
 
     def setData(self, index: ModelIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         if not index.isValid() or role != Qt.ItemDataRole.CheckStateRole or index.column() != 0:
@@ -820,13 +839,24 @@ class ResultsProxy(QSortFilterProxyModel):
         return np.flatnonzero(self._g_vis)
 
     def totals(self) -> tuple[int, int, int]:
-        """(groups, files, reclaimable bytes) of what the filter shows."""
+        """(groups, files, bytes of all non-reference files) of what the filter shows."""
         s = self.results.snapshot
         g = self.visible_groups()
         if g.size == 0:
             return 0, 0, 0
         counts = s.g_start[g + 1] - s.g_start[g]
         return int(g.size), int(counts.sum()), int(s.g_reclaim[g].sum())
+
+    def copy_bytes(self) -> int:
+        """Bytes of the shown exact copies (same bytes or same text) of their reference:
+        space freed without losing any content."""
+        s = self.results.snapshot
+        if s.n_members == 0:
+            return 0
+        vis = np.zeros(s.n_groups, dtype=bool)
+        vis[self.visible_groups()] = True
+        copy = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & vis[s.m_group]
+        return int(s.m_size[copy].sum())
 
 
 @dataclass(frozen=True)
@@ -894,7 +924,7 @@ class FolderModel(QAbstractListModel):
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._folders):
-            return None
+            return no_data()
         f = self._folders[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return f.path
@@ -906,7 +936,7 @@ class FolderModel(QAbstractListModel):
                 "Tick to make this a reference folder (its files are kept as the originals)"
             )
             return f"{f.path}\n{tip}" + ("" if exists else "\n" + _tr("This folder does not exist."))
-        return None
+        return no_data()
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
         if not index.isValid():

@@ -176,3 +176,24 @@ def test_marks_and_check_states():
     # Marks survive a new snapshot for the files still present.
     model.set_snapshot(snap)
     assert len(model.marked) == snap.n_members - snap.n_groups
+
+
+def test_none_returned_from_data_keeps_its_references():
+    """Views call data() through C++ millions of times; PySide6 6.12 drops a reference to None
+    on each None it converts, which eventually aborts the interpreter.  The models compensate."""
+    import sys
+
+    model = ResultsModel()
+    proxy = ResultsProxy()
+    proxy.setSourceModel(model)
+    proxy.set_snapshot(synthetic(20))
+    folders = FolderModel()
+    folders.set_folders([Folder("/tmp")])
+    idx = proxy.index(0, 2)
+    before = sys.getrefcount(None)
+    for _ in range(5000):
+        proxy.data(idx, Qt.ItemDataRole.DecorationRole)  # a role the model has no value for
+        idx.data(Qt.ItemDataRole.BackgroundRole)
+        proxy.headerData(0, Qt.Orientation.Vertical, Qt.ItemDataRole.DisplayRole)
+        folders.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
+    assert sys.getrefcount(None) >= before
