@@ -265,7 +265,7 @@ def test_deferred_postings_equal_immediate_ones(tmp_path: Path):
         later.remove_paths([recs[4].path])
         assert later.pending_postings() == 29
         seen = []
-        assert later.post_pending(max_values=500, on_progress=lambda d, t: seen.append((d, t))) == 29
+        assert later.post_pending(max_values=60, on_progress=lambda d, t: seen.append((d, t))) == 29
         assert len(seen) > 2 and seen[-1] == (29, 29)  # several sorted passes
         assert later.pending_postings() == 0
         assert _stored_postings(later) == _stored_postings(now) != set()

@@ -411,18 +411,20 @@ class Index:
                     self._insert_postings(ids[ok], arrays)
         return ids
 
-    def _insert_postings(self, ids: np.ndarray, arrays: list[np.ndarray]) -> None:
-        if not arrays:
-            return
+    def _posted_pairs(self, ids: Sequence[int], arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The posted (fp as int64, file id) pairs of these files' fingerprint arrays."""
         lens = np.fromiter((a.size for a in arrays), np.int64, len(arrays))
-        if int(lens.sum()) == 0:
-            return
+        if not arrays or int(lens.sum()) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         allv = np.concatenate(arrays).astype(np.uint64, copy=False)
-        owner = np.repeat(np.asarray(ids, np.int64), lens)
         m = _postings.posted_mask(allv, self.posting_shift)
-        fp = allv[m].view(np.int64)
-        owner = owner[m]
-        del allv, m
+        return allv[m].view(np.int64), np.repeat(np.asarray(ids, np.int64), lens)[m]
+
+    def _insert_postings(self, ids: Sequence[int], arrays: list[np.ndarray]) -> None:
+        fp, owner = self._posted_pairs(ids, arrays)
+        self._insert_pairs(fp, owner)
+
+    def _insert_pairs(self, fp: np.ndarray, owner: np.ndarray) -> None:
         # Sorted by key, the B-tree is walked once in order; Python ints are made a slice at a time.
         order = np.lexsort((owner, fp))
         fp, owner = fp[order], owner[order]
@@ -438,35 +440,43 @@ class Index:
         return int(self._conn.execute("SELECT count(*) FROM unposted").fetchone()[0])
 
     @_sql_errors
-    def post_pending(self, max_values: int = 8_000_000, on_progress: Callable[[int, int], None] | None = None) -> int:
-        """Add the deferred files to the inverted index, in sorted passes of at most ``max_values``
-        fingerprints (~16 bytes each in memory); each pass is one transaction.  Returns files posted.
+    def post_pending(self, max_values: int = 4_000_000, on_progress: Callable[[int, int], None] | None = None) -> int:
+        """Add the deferred files to the inverted index in sorted passes, each one transaction of at
+        most ``max_values`` postings (~16 bytes each in memory; fingerprint blobs are read 4,096 files at
+        a time and only their posted values kept).  Returns the number of files posted.
 
         ``on_progress(done, total)`` is called after each pass.
         """
         c = self._conn
         total = self.pending_postings()
         done = 0
+        fetch = max(1, min(4096, max_values // 100))  # a file has ~25 postings: stay near max_values
         while True:
             with self.atomic():
                 ids: list[int] = []
-                arrays: list[np.ndarray] = []
+                fps: list[np.ndarray] = []
+                owners: list[np.ndarray] = []
                 n = 0
                 cur = c.execute(
                     "SELECT u.file_id, f.fps FROM unposted u LEFT JOIN fingerprints f ON f.file_id = u.file_id"
                     " ORDER BY u.file_id"
                 )
-                for fid, blob in cur:
-                    ids.append(fid)
-                    arr = np.frombuffer(blob, "<u8") if blob is not None else np.zeros(0, np.uint64)
-                    arrays.append(arr)
-                    n += arr.size
-                    if n >= max_values:
+                while n < max_values:
+                    rows = cur.fetchmany(fetch)
+                    if not rows:
                         break
+                    sub = [r[0] for r in rows]
+                    arrays = [np.frombuffer(r[1], "<u8") if r[1] is not None else np.zeros(0, np.uint64) for r in rows]
+                    fp, owner = self._posted_pairs(sub, arrays)
+                    ids.extend(sub)
+                    fps.append(fp)
+                    owners.append(owner)
+                    n += fp.size
                 cur.close()
                 if not ids:
                     return done
-                self._insert_postings(np.asarray(ids, np.int64), arrays)
+                if fps:
+                    self._insert_pairs(np.concatenate(fps), np.concatenate(owners))
                 c.executemany("DELETE FROM unposted WHERE file_id = ?", [(i,) for i in ids])
             done += len(ids)
             if on_progress is not None:
