@@ -122,7 +122,8 @@ def query(
     return query_fingerprints(index, fingerprint_file(qpath), qpath, min_similarity=min_similarity, params=params)
 
 
-#: A query whose lookup hits fewer posted values than this also looks for copies by checksum.
+#: A query file with fewer posted fingerprints than this also looks for copies by checksum
+#: (with 1 value in 8 posted: files of less than ~2 KB of text).
 MIN_POSTED_FOR_LOOKUP = 4
 
 
@@ -174,8 +175,9 @@ def query_fingerprints(
     qset = fingerprint_set(fp, SCORE_KIND)
     vals, fids = index.files_with_fingerprints(qset)
     copies = np.empty(0, np.int64)
-    if vals.size < MIN_POSTED_FOR_LOOKUP:
-        # Few or no posted values (a short file): its copies might not be found through the
+    posted = int(np.count_nonzero(index.posted_mask(qset))) if hasattr(index, "posted_mask") else qset.size
+    if posted < MIN_POSTED_FOR_LOOKUP:
+        # A short file has few or no posted values: its copies might not be found through the
         # sample, so look them up by checksum / content hash as well.
         copies = _copies(index, fp)
     if fids.size == 0 and copies.size == 0:
