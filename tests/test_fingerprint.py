@@ -28,7 +28,7 @@ from simscan.fingerprint.simhash import hamming, simhash
 
 M32 = (1 << 32) - 1
 M64 = (1 << 64) - 1
-P32, C32, Q64, P2 = 0x01000193, 0x9E3779B1, 0x100000001B3, 0x5BD1E995
+P32, C32, Q64 = 0x01000193, 0x9E3779B1, 0x100000001B3
 
 
 # --------------------------------------------------------------------------- reference
@@ -43,20 +43,23 @@ def ref_fmix64(h: int) -> int:
     return h
 
 
-def ref_value(win: list[int], binary: bool) -> int:
-    if not binary:
-        h1 = h2 = 0
-        for u in win:
-            h1 = (h1 * P32 + u) & M32
-            h2 = (h2 * P2 + u) & M32
-        return ref_fmix64(((h1 * C32) & M32) | (h2 << 32))
-    raw = bytes(win)
+def ref_bytes_hash(raw: bytes) -> int:
     raw += bytes(-len(raw) % 8)
     words = [int.from_bytes(raw[i : i + 8], "little") for i in range(0, len(raw), 8)]
     h = 1
     for w in words:  # Horner: Q^K + sum w_k Q^(K-1-k)
         h = (h * Q64 + w) & M64
-    return ref_fmix64(h)
+    return h
+
+
+def ref_value(win: list[int], binary: bool) -> int:
+    if binary:
+        return ref_fmix64(ref_bytes_hash(bytes(win)))
+    h1 = 0
+    for u in win:
+        h1 = (h1 * P32 + u) & M32
+    m1 = (h1 * C32) & M32
+    return ref_fmix64((ref_bytes_hash(bytes(u & 0xFF for u in win)) + (m1 << 32)) & M64)
 
 
 def ref_select(win: list[int], binary: bool) -> int:

@@ -20,12 +20,13 @@ Definitions (a unit ``u`` is an integer; ``W`` the window, 50 by default)
   ``i + W``.  A run of 70 identical units gives one fingerprint, not 21.
 * The *value* of a kept window (64 bits, then the top bit cleared for rolling, set for
   anchored; 63 bits identify a fingerprint in the index, where 32 would collide too often
-  across millions of files).  Text: ``fmix64(M1 + 2^32 H2)`` with ``M1 = H(i) * C mod 2^32``
-  and ``H2`` the same polynomial with base ``P2 = 0x5BD1E995``, both read off prefix sums
-  computed in the same pass.  Binary: the window's bytes zero-padded to whole little-endian
-  64-bit words ``w_k``, ``fmix64(Q^K + sum_k w_k * Q^(K-1-k) mod 2^64)`` with
-  ``Q = 0x100000001B3`` (the FNV-64 prime), ``K`` words.  ``fmix64`` is the MurmurHash3
-  64-bit finaliser.
+  across millions of files).  ``B``: the window's bytes (text: the low byte of each code
+  point) zero-padded to ``K`` whole little-endian 64-bit words ``w_k``,
+  ``B = Q^K + sum_k w_k * Q^(K-1-k) mod 2^64`` with ``Q = 0x100000001B3`` (the FNV-64
+  prime).  Binary: ``fmix64(B)``.  Text: ``fmix64(B + 2^32 (H(i) * C mod 2^32))``, so the
+  full code points count through the selection hash.  ``fmix64`` is the MurmurHash3 64-bit
+  finaliser.  Reading whole words at any byte offset costs a handful of gathers per kept
+  window, and the selection hash is already at hand.
 * The value depends only on the window's units, never on the file, its size or the
   window's position.
 * Anchors ("approach 1"), a fixed set of strings; at each occurrence the W units that
@@ -69,7 +70,6 @@ _S33 = np.uint64(33)
 _TOP = np.uint64(1 << 63)
 _LOW63 = np.uint64((1 << 63) - 1)
 _ANCHOR_MIX = np.uint32(0x85EBCA6B)
-_P2 = 0x5BD1E995  # second base of the text value hash (MurmurHash2's multiplier, odd)
 _BITS19 = 19
 _MASK19 = (1 << _BITS19) - 1
 
@@ -124,9 +124,6 @@ class _Tables:
             # Bytes: the same modulo 2^19, the product shifted to the top of 32 bits.
             self.pinv19 = _powers(pow(_P32, -1, 1 << 19), cap, 32) & np.uint32(_MASK19)
             self.pw_mix19 = (self.pw_mix & np.uint32(_MASK19)) << np.uint32(32 - _BITS19)
-            # Text values: the second polynomial hash, base P2.
-            self.pinv2 = _powers(pow(_P2, -1, 1 << 32), cap, 32)
-            self.pw2 = _powers(_P2, cap, 32)
 
 
 _TABLE_CACHE: dict[tuple[int, int], _Tables] = {}
@@ -152,63 +149,84 @@ def _fmix64(x: np.ndarray) -> np.ndarray:
 def window_values(units: np.ndarray, starts: np.ndarray, window: int, binary: bool = False) -> np.ndarray:
     """The 64-bit value of the windows of ``units`` that start at ``starts`` (kind bit not set).
 
-    Text (``binary=False``): ``fmix64(M1 + 2^32 H2)`` with ``M1 = H(i) * C mod 2^32`` (the
-    mixed selection hash) and ``H2`` the same polynomial with base ``P2 = 0x5BD1E995``:
-    two independent 32-bit polynomial hashes, both from prefix sums (no per-window loop).
-    Binary: the window's bytes, zero-padded to a multiple of 8, as little-endian 64-bit
-    words ``w_k``; ``h = Q^K + sum_k w_k Q^(K-1-k) mod 2^64`` for ``K`` words, value
-    ``fmix64(h)``; each window is copied as one contiguous row (a few numpy passes).
+    ``B(i)``: the window's bytes (text: the low byte of each code point), zero-padded to
+    ``K`` whole little-endian 64-bit words ``w_k``; ``B = Q^K + sum_k w_k Q^(K-1-k) mod 2^64``.
+    Binary value: ``fmix64(B)``.  Text value: ``fmix64(B + 2^32 M1 mod 2^64)`` with
+    ``M1 = H(i) * C mod 2^32``, the mixed selection hash over the full code points (so
+    windows that differ only above the low bytes still differ).  Words are read straight
+    from the bytes at any offset, a few numpy gathers per window, no Python loop.
     """
     if starts.size == 0:
         return np.empty(0, dtype=np.uint64)
     starts = np.asarray(starts, dtype=np.intp)
-    if not binary:
-        lo = int(starts.min())
-        u = units[lo : int(starts.max()) + window]
-        if u.size < window:
-            raise ValueError("window longer than the units")
-        st = starts - lo
-        return _text_values(_prefix(u, _P32), _prefix(u, _P2), st, window)
-    units = np.ascontiguousarray(units)
-    if units.dtype != np.uint8:
-        raise ValueError("binary windows are bytes")
+    if binary:
+        units = np.ascontiguousarray(units)
+        if units.dtype != np.uint8:
+            raise ValueError("binary windows are bytes")
+        return _fmix64(_bytes_hash(units, starts, window))
+    lo = int(starts.min())
+    u = units[lo : int(starts.max()) + window]
+    if u.size < window:
+        raise ValueError("window longer than the units")
+    st = starts - lo
+    s1, pw1 = _prefix(u, _P32)
+    with np.errstate(over="ignore"):
+        m1 = (s1[st + window] - s1[st]) * pw1[st + window - 1] * np.uint32(_C32)
+    return _text_value(_low_bytes(u), st, window, m1)
+
+
+def _low_bytes(u: np.ndarray) -> np.ndarray:
+    return u if u.dtype == np.uint8 else u.astype(np.uint8)  # astype keeps the low byte
+
+
+def _text_value(low: np.ndarray, starts: np.ndarray, window: int, m1: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        h = _bytes_hash(np.ascontiguousarray(low), starts, window)
+        h += m1.astype(np.uint64) << np.uint64(32)
+    return _fmix64(h)
+
+
+def _bytes_hash(units: np.ndarray, starts: np.ndarray, window: int) -> np.ndarray:
+    """B(i) of the windows of the bytes ``units`` at ``starts`` (see window_values)."""
     if units.size < window:
         raise ValueError("window longer than the units")
     k = -(-window // 8)  # whole little-endian words per window, the last one zero-padded
     kpow, bias = _value_powers(k)
-    # Words are read straight from the bytes at any offset (a uint64 view with a one-byte
-    # stride); windows too close to the end for the last 8-byte read are copied apart.
+    # Windows too close to the end for the last 8-byte read are read from a padded copy.
     tail_ok = starts + 8 * k <= units.size
-    out = np.empty(starts.size, dtype=np.uint64)
-    if not bool(tail_ok.all()):
+    if bool(tail_ok.all()):
+        out = _byte_window_words(units, starts, window, k, kpow)
+    else:
+        out = np.empty(starts.size, dtype=np.uint64)
         far = np.flatnonzero(~tail_ok)
         padded = np.zeros(units.size + 8 * k, dtype=np.uint8)
         padded[: units.size] = units
         out[far] = _byte_window_words(padded, starts[far], window, k, kpow)
         near = np.flatnonzero(tail_ok)
         out[near] = _byte_window_words(units, starts[near], window, k, kpow)
-    else:
-        out[:] = _byte_window_words(units, starts, window, k, kpow)
-    out += bias
-    return _fmix64(out)
+    with np.errstate(over="ignore"):
+        out += bias
+    return out
 
 
 def _byte_window_words(units: np.ndarray, starts: np.ndarray, window: int, k: int, kpow: np.ndarray) -> np.ndarray:
-    """sum_j w_j Q^(K-1-j) mod 2^64 over the K little-endian words of each window."""
-    n_words = units.size - 7
-    h = np.zeros(starts.size, dtype=np.uint64)
-    if starts.size == 0 or n_words <= 0:
-        return h
-    words = np.ndarray(shape=(n_words,), dtype="<u8", buffer=units.data, offset=0, strides=(1,))
+    """sum_j w_j Q^(K-1-j) mod 2^64 over the K little-endian words of each window.
+
+    Each window's 8K bytes are fetched as one fixed-size record (a void dtype with a
+    one-byte stride), i.e. one memcpy per window, then read as K words."""
+    width = 8 * k
+    n_rows = units.size - width + 1
+    if starts.size == 0 or n_rows <= 0:
+        return np.zeros(starts.size, dtype=np.uint64)
+    units = np.ascontiguousarray(units)
+    rows = np.ndarray(shape=(n_rows,), dtype=np.dtype((np.void, width)), buffer=units.data, strides=(1,))
+    words = rows[starts].view("<u8").reshape(-1, k)
     last_bytes = window - 8 * (k - 1)
     with np.errstate(over="ignore"):
-        for j in range(k):
-            w = words[starts + 8 * j]
-            if j == k - 1 and last_bytes < 8:
-                w &= np.uint64((1 << (8 * last_bytes)) - 1)
-            w *= kpow[j]
-            h += w
-    return h
+        if last_bytes < 8:
+            words[:, k - 1] &= np.uint64((1 << (8 * last_bytes)) - 1)
+        words *= kpow
+        return words.sum(axis=1, dtype=np.uint64)
 
 
 def _prefix(u: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
@@ -218,17 +236,6 @@ def _prefix(u: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
     np.multiply(u, _powers(pow(base, -1, 1 << 32), n, 32), out=s[1:], dtype=np.uint32)
     np.cumsum(s[1:], out=s[1:])
     return s, _powers(base, n, 32)
-
-
-def _text_values(
-    p1: tuple[np.ndarray, np.ndarray], p2: tuple[np.ndarray, np.ndarray], st: np.ndarray, w: int
-) -> np.ndarray:
-    """Text window values at local starts ``st`` from the two prefix sums (see window_values)."""
-    (s1, pw1), (s2, pw2) = p1, p2
-    with np.errstate(over="ignore"):
-        m1 = (s1[st + w] - s1[st]) * pw1[st + w - 1] * np.uint32(_C32)
-        h2 = (s2[st + w] - s2[st]) * pw2[st + w - 1]
-    return _fmix64(m1.astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32)))
 
 
 _P64_CACHE: dict[int, tuple[np.ndarray, np.uint64]] = {}
@@ -376,9 +383,7 @@ class ManberHasher:
         self._roll_thr = np.uint32(top - top // params.density)
         # Anchors: windows whose mixed selection hash lies just below the rolling range.
         self._anchor_thr = np.uint32(max(0, top - top // params.density - top // params.anchor_density))
-        if not binary:
-            self._s2 = np.empty(cap + 2, dtype=np.uint32)
-            self._s2[0] = 0
+
         self._ends = None if ends is None else np.asarray(ends, dtype=np.int64)
         self._rolling: list[np.ndarray] = []
         self._anchored: list[np.ndarray] = []
@@ -417,9 +422,10 @@ class ManberHasher:
         """Apply the no-overlap rule to the candidates of ``units`` (local starts, with
         their values for text) and keep the picked windows' values."""
         w = self.params.window
+        low = None
         for kind in (0, 1):
             starts = _cat([f[2 * kind] for f in found])
-            vals = None if self.binary else _cat([f[2 * kind + 1] for f in found], np.uint64)
+            vals = None if self.binary else _cat([f[2 * kind + 1] for f in found], np.uint32)
             ok = self._valid(starts, gpos, self.lead if kind else 0)
             if ok is not None:
                 starts = starts[ok]
@@ -430,7 +436,12 @@ class ManberHasher:
                 continue
             picked = starts[idx]
             last = gpos + int(picked[-1]) + w
-            v = window_values(units, picked, w, True) if vals is None else vals[idx]
+            if vals is None:
+                v = _fmix64(_bytes_hash(units, picked, w))
+            else:
+                if low is None:
+                    low = _low_bytes(units)
+                v = _text_value(low, picked, w, vals[idx])
             if kind:
                 self._next_anchor = last
                 self._anchored.append(v | _TOP)
@@ -515,24 +526,13 @@ class ManberHasher:
         at = both[~is_roll]
         # The anchored window follows its anchor and must lie inside the block.
         at = at[at < nw - self.lead] + self.lead
-        rv = av = None
-        if not self.binary:
-            s2 = self._s2
-            np.multiply(block, t.pinv2[:n], out=s2[1 : n + 1], dtype=np.uint32)
-            np.cumsum(s2[1 : n + 1], out=s2[1 : n + 1])
-            rv = self._text_values(starts, s2, dv)
-            av = self._text_values(at, s2, d)
+        # Text values need the mixed selection hash of the kept windows: keep it per candidate.
+        rv = None if self.binary else dv[starts]
+        av = None if self.binary else d[at]
         if off:
             starts += off
             at += off
         return starts, rv, at, av
-
-    def _text_values(self, st: np.ndarray, s2: np.ndarray, mixed: np.ndarray) -> np.ndarray:
-        """Values of text windows at local starts ``st`` (the same as ``window_values``)."""
-        w = self.params.window
-        with np.errstate(over="ignore"):
-            h2 = (s2[st + w] - s2[st]) * self.t.pw2[st + w - 1]
-        return _fmix64(mixed[st].astype(np.uint64) | (h2.astype(np.uint64) << np.uint64(32)))
 
     def _compact(self) -> None:
         """Keep the stored values distinct once they pile up: memory then grows with the
