@@ -6,3 +6,8 @@ Layers: ``app`` (QApplication, icon, error hook) → ``mainwindow`` (widgets, ac
 Everything slow — scanning, reading the index, grouping, comparing, trashing — runs in a worker;
 the GUI thread only swaps in finished snapshots.
 """
+
+from simscan.gui import compat as _compat
+
+# Before anything emits a signal: see compat (PySide6 6.12 drops a reference per emit()).
+_compat.install()

@@ -114,3 +114,23 @@ def test_gui_entry_point_arguments(argv):
 
     args = build_parser().parse_args(argv)
     assert args.roots == ["/a", "/b"] and args.index == "/tmp/i.sqlite3"
+
+
+def test_signals_do_not_leak_bool_references(qapp):
+    """PySide6 6.12 on CPython 3.11 dropped a reference to True per emit(); after a few
+    thousand signals the interpreter aborted.  simscan.gui installs a correction when needed."""
+    from PySide6.QtCore import QObject, Signal
+
+    from simscan.gui import compat
+
+    class S(QObject):
+        ping = Signal(object)
+
+    s = S()
+    s.ping.connect(lambda v: None)
+    before = sys.getrefcount(True), sys.getrefcount(False)
+    for _ in range(20_000):
+        s.ping.emit(1)
+    assert (sys.getrefcount(True), sys.getrefcount(False)) >= before
+    # With the correction installed, the probe no longer sees a leak.
+    assert not compat.emit_steals_bool_reference()
