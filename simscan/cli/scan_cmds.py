@@ -143,6 +143,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
             "run `simscan scan` again"
         )
     print(f"fingerprints: {st['fingerprints']:,} (inverted index samples {st['posting_sample']})")
+    if st.get("files_waiting_for_postings"):
+        print(
+            f"pending:      {st['files_waiting_for_postings']:,} files not yet in the inverted index "
+            "(a scan was stopped early; the next scan adds them)"
+        )
     last: dict[str, Any] | None = st["last_scan"]
     if last:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["started_at"]))
