@@ -22,7 +22,6 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QGuiApplication,
-    QIcon,
     QKeySequence,
 )
 from PySide6.QtWidgets import (
@@ -50,7 +49,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
 from simscan.gui.chart import FolderSpaceChart, SimilarityHistogram
 from simscan.gui.export import WRITERS
@@ -230,8 +228,7 @@ class MainWindow(QMainWindow):
         for a in (self.act_find, None, self.act_mark, self.act_mark_dupes, self.act_unmark_all, self.act_make_ref,
                   None, self.act_trash):
             m.addSeparator() if a is None else m.addAction(a)
-        m = mb.addMenu(tr("F&ile Actions"))
-        m.setTitle(tr("&Selection"))
+        m = mb.addMenu(tr("&Selection"))
         for a in (self.act_open, self.act_reveal, self.act_copy):
             m.addAction(a)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
@@ -947,8 +944,7 @@ class MainWindow(QMainWindow):
         if writer is None:
             self.show_message(self.tr("Unknown export format {0!r}: use .csv, .json or .html.").format(fmt), "warning")
             return 0
-        visible = set(self.proxy.visible_groups().tolist())
-        order = [g for g in self.model._sorted if g in visible]
+        order = self.model.shown_order()
         try:
             n = writer(path, self.model.snapshot, order, self.model.marked)
         except OSError as e:
@@ -1006,8 +1002,6 @@ class MainWindow(QMainWindow):
         text = f"{what}\n{todo}" if todo else what
         if isinstance(err, IndexCorrupt):
             self.show_message(text, "error", self.tr("Start a Fresh Index"), self._fresh_index)
-        elif isinstance(err, SimscanError | OSError):
-            self.show_message(text, "error")
         else:
             self.show_message(text, "error")
         self._update_actions()
@@ -1031,11 +1025,11 @@ class MainWindow(QMainWindow):
         self._regroup_timer.stop()
         self._search_timer.stop()
         self._preview_timer.stop()
+        # Jobs stop at their next check; a compare of a huge file may take a few seconds more.
+        self.hide()
         if not self.runner.shutdown(60_000):
             event.ignore()
             self._closing = False
+            self.show()
             return
         super().closeEvent(event)
-
-    def window_icon(self) -> QIcon:
-        return self.windowIcon()

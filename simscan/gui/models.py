@@ -389,6 +389,10 @@ class ResultsModel(QAbstractItemModel):
         self._pos = pos.tolist()
         self._loaded = min(FETCH_BATCH, len(self._order))
 
+    def shown_order(self) -> list[int]:
+        """Snapshot indexes of the groups the filter shows, in the shown order (fetched or not)."""
+        return list(self._order)
+
     @property
     def shown_groups(self) -> int:
         """Groups passing the group filter (loaded into views or not)."""
