@@ -274,9 +274,11 @@ def compute_pair_arrays(
     nr = rep_rows.size
     vals, owner = _gather(offsets, values, csr_row)
     full_size = np.bincount(owner, minlength=nr).astype(np.float64)
-    order = np.argsort(vals, kind="stable")
-    vals_s, owner_s = vals[order], owner[order]
-    del order
+    order = np.argsort(vals)  # stability not needed: ties are equal values
+    vals_s = vals[order]
+    del vals
+    owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64)
+    del owner, order
     starts, lengths = run_bounds(vals_s)
     cutoff = params.common_cutoff(nr)
     common_run = lengths > cutoff
@@ -292,7 +294,7 @@ def compute_pair_arrays(
     done = 0
     for pi, pj in pairs_in_runs(starts[usable], ul):
         _check(cancel)
-        oa, ob = owner_s[pi], owner_s[pj]
+        oa, ob = owner_s[pi].astype(np.int64), owner_s[pj].astype(np.int64)
         lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
         k, c = np.unique(lo * nr + hi, return_counts=True)
         key_parts.append(k)
