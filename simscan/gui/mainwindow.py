@@ -96,6 +96,26 @@ def open_url(url: QUrl) -> bool:
     return QDesktopServices.openUrl(url)
 
 
+def show_in_file_manager(path: str) -> bool:
+    """Ask the desktop's file manager to open the folder with ``path`` selected (the
+    freedesktop ``org.freedesktop.FileManager1.ShowItems`` D-Bus call: Files, Dolphin, Nemo,
+    Thunar…).  False when there is no session bus or no such service; the caller then opens
+    the folder instead."""
+    try:
+        from PySide6.QtDBus import QDBusConnection, QDBusMessage
+    except ImportError:
+        return False
+    bus = QDBusConnection.sessionBus()
+    if not bus.isConnected():
+        return False
+    msg = QDBusMessage.createMethodCall(
+        "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1", "org.freedesktop.FileManager1", "ShowItems"
+    )
+    msg.setArguments([[QUrl.fromLocalFile(path).toString()], ""])
+    reply = bus.call(msg, timeout=2000)
+    return reply.type() != QDBusMessage.MessageType.ErrorMessage
+
+
 PHASES = {
     "walk": "Finding files",
     "read": "Reading",
@@ -823,6 +843,8 @@ class MainWindow(QMainWindow):
         folder = os.path.dirname(p)
         if not os.path.isdir(folder):
             self.show_message(self._gone(folder), "warning")
+            return
+        if os.path.exists(p) and show_in_file_manager(p):
             return
         open_url(QUrl.fromLocalFile(folder))
 

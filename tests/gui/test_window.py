@@ -416,6 +416,7 @@ def test_open_reveal_copy(qtbot, window, corpus, monkeypatch):
 
     opened = []
     monkeypatch.setattr(mainwindow, "open_url", lambda url: opened.append(url.toLocalFile()) or True)
+    monkeypatch.setattr(mainwindow, "show_in_file_manager", lambda path: False)  # no file manager in tests
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(30)
     scan(qtbot, win)
