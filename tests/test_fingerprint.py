@@ -489,3 +489,17 @@ def test_deterministic_across_processes(tmp_path) -> None:
     assert len(outs) == 1
     fp = fingerprint_file(p)
     assert next(iter(outs)).split(" ")[0] == str(fp.simhash)
+
+
+def test_utf8_pieces_cut_at_character_borders() -> None:
+    rng = np.random.default_rng(21)
+    text = _random_text(rng, 3000)
+    data = text.encode("utf-8")
+    for size in (1, 2, 3, 5, 64, 1000):
+        chunks = [data[i : i + size] for i in range(0, len(data), size)]
+        pieces = list(T.utf8_pieces(iter(chunks)))
+        assert b"".join(p for p, _ in pieces) == data
+        assert "".join(t for _, t in pieces) == text
+        assert all(p.decode("utf-8") == t for p, t in pieces)
+    with pytest.raises(UnicodeDecodeError):
+        list(T.utf8_pieces(iter([data + "é".encode()[:1]])))

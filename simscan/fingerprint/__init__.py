@@ -40,8 +40,8 @@ class FingerprintParams:
     window: units per Manber window, 50 as in Manber (1994) and the product definition.
     text_density / binary_density: a window is a candidate with probability 1/density; the
     no-overlap rule then keeps about one per ``window + density`` units.
-    text_anchor_density: one unit bigram type in this many is an anchor (text).
-    binary_anchor_density: width of the binary anchor range, 1/this of the 32-bit range.
+    text_anchor_density / binary_anchor_density: a window is an anchor with probability
+    1/this (see ``rolling``: the range just below the rolling candidates).
     chunk_size: bytes read and decoded at once (memory per file is a few chunks).
 
     Why these values (``benchmarks/fingerprint_tuning.py`` on the evaluation corpus, 1999
@@ -58,7 +58,8 @@ class FingerprintParams:
     The exact all-window set arithmetic of the corpus (``j50_norm``) reaches 1.00 1.00 1.00
     0.80 0.46.  A 40-unit window at 1/32 measured 0.99 1.00 1.00 0.73 0.46 (AUC 0.90 / 0.76)
     but the product is defined on 50-unit windows.  Anchors add little on top of rolling
-    fingerprints (all: plagiarism_light AUC 0.84 vs 0.83); 1/64 keeps them cheap.
+    fingerprints (rolling + anchored at 1/256: 0.99 1.00 1.00 0.65 0.34, AUC 0.84 / 0.66;
+    at 1/64 the same within noise), so they are kept sparse: fewer values to store.
     Binary files are large and compared mostly as wholes, so they are sampled at 1/256
     (Manber's rate) for speed and index size; binary anchors are rarer still (1/4096).
     """
@@ -66,7 +67,7 @@ class FingerprintParams:
     window: int = 50
     text_density: int = 32
     binary_density: int = 256
-    text_anchor_density: int = 64
+    text_anchor_density: int = 256
     binary_anchor_density: int = 4096
     chunk_size: int = 1 << 20
 
@@ -190,10 +191,18 @@ def _fingerprint_text(
                 chunk, skip = chunk[skip:], max(0, skip - len(chunk))
             yield chunk
 
-    for piece in _text.decode_chunks(raw(), det.encoding, errors):
-        units, light = norm.feed(piece)
-        content.update(light)
-        hasher.feed(units)
+    if det.encoding == "utf-8" and errors == "strict":
+        # Pieces cut at character boundaries, so that each decoded piece comes with its
+        # exact UTF-8 bytes (the light form is then made from those bytes, not re-encoded).
+        for data, piece in _text.utf8_pieces(raw()):
+            units, light = norm.feed(piece, data)
+            content.update(light)
+            hasher.feed(units)
+    else:
+        for piece in _text.decode_chunks(raw(), det.encoding, errors):
+            units, light = norm.feed(piece)
+            content.update(light)
+            hasher.feed(units)
     rolling, anchored = hasher.finish()
     return Fingerprints(
         size=read,
@@ -244,7 +253,7 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
             except UnicodeDecodeError:
                 text = body.decode(enc, "replace")
                 enc += "+replace"
-            units, light = _text.PairNormalizer().feed(text)
+            units, light = _text.PairNormalizer().feed(text, body if enc == "utf-8" else None)
             meta["encoding"] = enc
             meta["content_hash"] = xxhash.xxh3_128_digest(light)
         else:

@@ -146,6 +146,32 @@ def _utf16_without_bom(arr: np.ndarray, nul: np.ndarray) -> str | None:
     return None
 
 
+def utf8_pieces(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, str]]:
+    """Strict UTF-8 decoding of byte chunks into (bytes, text) pieces cut at character
+    boundaries; raises UnicodeDecodeError on invalid or truncated input."""
+    carry = b""
+    for chunk in chunks:
+        data = carry + chunk if carry else bytes(chunk)
+        cut = len(data)
+        # Back up over an incomplete trailing sequence (at most 3 bytes).
+        for back in range(1, min(4, len(data)) + 1):
+            b = data[-back]
+            if b < 0x80:
+                break
+            if b >= 0xC0:
+                need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+                if need > back:
+                    cut = len(data) - back
+                break
+        carry = data[cut:]
+        if cut:
+            piece = data[:cut] if cut < len(data) else data
+            yield piece, piece.decode("utf-8")
+    if carry:
+        carry.decode("utf-8")  # raises: truncated sequence at the end
+        yield carry, carry.decode("utf-8")  # pragma: no cover - decode above raised
+
+
 def decode_chunks(chunks: Iterator[bytes], encoding: str, errors: str = "strict") -> Iterator[str]:
     """Incrementally decode byte chunks; raises UnicodeDecodeError when ``errors='strict'``."""
     dec = codecs.getincrementaldecoder(encoding)(errors=errors)
@@ -315,11 +341,13 @@ def _sparse_non_ascii(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return u16, hi, u16[hi]
 
 
-def _map_fast(text: str, t: _Table, sparse: tuple | None) -> tuple[np.ndarray, None]:
+def _map_fast(text: str, t: _Table, sparse: tuple | None, raw: bytes | None = None) -> tuple[np.ndarray, None]:
     """Mapped and collapsed units of ``text`` (not joined): uint8 from the byte fast path
-    (heavy: ASCII code points; light: UTF-8), else uint32 code points from numpy."""
+    (heavy: ASCII code points; light: UTF-8), else uint32 code points from numpy.
+    ``raw``: the UTF-8 bytes of ``text`` when at hand (saves encoding it again)."""
     if text.isascii():
-        return _collapse_bytes(text.encode("ascii").translate(t.ascii_map, t.ascii_drop)), None
+        b = raw if raw is not None else text.encode("ascii")
+        return _collapse_bytes(b.translate(t.ascii_map, t.ascii_drop)), None
     u16, hi, vals = sparse if sparse is not None else _sparse_non_ascii(text)
     if hi.size * _SPARSE <= u16.size:
         m = t.code.take(vals)
@@ -334,10 +362,17 @@ def _map_fast(text: str, t: _Table, sparse: tuple | None) -> tuple[np.ndarray, N
             changed = vals[m != vals]
             kinds = np.unique(changed) if changed.size else changed
             if kinds.size <= 4 and not ((kinds >= 0xD800) & (kinds < 0xE000)).any():
-                for cp in kinds.tolist():
-                    rep = int(t.code[cp])
-                    text = text.replace(chr(cp), chr(rep) if rep else "")
-                return _collapse_bytes(text.encode("utf-8").translate(t.ascii_map, t.ascii_drop)), None
+                if raw is not None:
+                    b = raw
+                    for cp in kinds.tolist():
+                        rep = int(t.code[cp])
+                        b = b.replace(chr(cp).encode("utf-8"), chr(rep).encode("utf-8") if rep else b"")
+                else:
+                    for cp in kinds.tolist():
+                        rep = int(t.code[cp])
+                        text = text.replace(chr(cp), chr(rep) if rep else "")
+                    b = text.encode("utf-8")
+                return _collapse_bytes(b.translate(t.ascii_map, t.ascii_drop)), None
     mapped, _ = _map_general(_code_points(text, u16), t, False)
     return mapped, None
 
@@ -480,11 +515,12 @@ class PairNormalizer:
         self.heavy = Normalizer(True)
         self.light = Normalizer(False)
 
-    def feed(self, text: str) -> tuple[np.ndarray, bytes | np.ndarray]:
-        """(heavy units, light form as UTF-8 bytes-like) of the next piece."""
+    def feed(self, text: str, raw: bytes | None = None) -> tuple[np.ndarray, bytes | np.ndarray]:
+        """(heavy units, light form as UTF-8 bytes-like) of the next piece; ``raw``: the
+        piece's exact UTF-8 bytes, when at hand."""
         sparse = None if text.isascii() else _sparse_non_ascii(text)
         hm, _ = _map_fast(text, self.heavy.t, sparse)
-        lm, _ = _map_fast(text, self.light.t, sparse)
+        lm, _ = _map_fast(text, self.light.t, sparse, raw)
         units = self.heavy._join_u8(hm) if hm.dtype == np.uint8 else self.heavy._join_array(hm, None, 0)[0]
         if lm.dtype == np.uint8:
             light = self.light._join_u8(lm)
