@@ -289,3 +289,17 @@ def test_migration_from_version_1_keeps_everything(tmp_path: Path):
         assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert ix.connection.execute("SELECT path FROM files").fetchall() == [(b"/a",)]
         assert ix.pending_postings() == 0
+
+
+def test_readonly_open_upgrades_an_older_index_first(tmp_path: Path):
+    from simscan.index.schema import MIGRATIONS
+
+    p = tmp_path / "v1.db"
+    c = sqlite3.connect(p, isolation_level=None)
+    for stmt in MIGRATIONS[1]:
+        c.execute(stmt)
+    c.execute("PRAGMA user_version = 1")
+    c.close()
+    with Index.open(p, readonly=True) as ix:
+        assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert ix.stats()["files"] == 0

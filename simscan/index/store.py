@@ -15,6 +15,7 @@ a stale lock behind.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import json
@@ -139,6 +140,18 @@ def _sql_errors(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+def _schema_version(path: Path) -> int:
+    """The file's ``user_version`` (large when it cannot be read: then the real open reports why)."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 1 << 30
+
+
 def _create_private(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
@@ -172,6 +185,10 @@ class Index:
         if readonly:
             if not p.exists():
                 raise IndexUnavailable(f"there is no index at {p}.", "Scan some folders first: `simscan scan FOLDER`.")
+            if _schema_version(p) < SCHEMA_VERSION:
+                # An index from an older simscan: upgrade it once (if we may write it), then read it.
+                with contextlib.suppress(IndexUnavailable):
+                    cls.open(p).close()
         else:
             try:
                 _create_private(p)
