@@ -441,3 +441,29 @@ def test_progress_reports_phases_in_order_with_totals(tmp_path: Path, monkeypatc
     assert read[-1].files_done == 60 and read[-1].bytes_done == total
     assert any(p.current.endswith(".txt") for p in read)
     assert any(p.eta_s is not None for p in read[1:])
+
+
+def test_file_that_grows_after_the_walk_is_stored_as_read(tmp_path: Path):
+    root = tmp_path / "t"
+    paths = make_tree(root, 5)
+    grower, shrinker = paths[1], paths[3]
+    idx = tmp_path / "i.db"
+    done = []
+
+    def sink(p: Progress) -> None:
+        if p.phase == "read" and not done:  # after the walk stat'ed them, before they are read
+            with open(grower, "ab") as f:
+                f.write(b" and more words at the end" * 50)
+            with open(shrinker, "r+b") as f:
+                f.truncate(100)
+            done.append(1)
+
+    r = run_scan(ScanRequest([root], index_path=idx, jobs=1), progress=sink)
+    assert done and r.files_read == 5 and r.problems == 0
+    rows = indexed(idx)
+    for p in (grower, shrinker):
+        data = p.read_bytes()
+        assert rows[os.fsencode(p)]["size"] == len(data)
+        assert rows[os.fsencode(p)]["checksum"] == fingerprint_bytes(data).checksum
+    r2 = scan(root, idx)
+    assert r2.files_read == 0 and r2.files_unchanged == 5  # what was stored is what is on disk
