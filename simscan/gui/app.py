@@ -40,7 +40,30 @@ def ensure_app(argv: Sequence[str] | None = None) -> QApplication:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("simscan")
     app.setWindowIcon(app_icon())
+    install_translations(app)
     return app
+
+
+def install_translations(app: QApplication) -> None:
+    """Qt's own strings (standard buttons, file dialogs) in the user's language, and simscan's
+    from ``simscan/gui/i18n/simscan_<locale>.qm`` when a translation has been added there."""
+    from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
+
+    if getattr(app, "_simscan_translators", None):
+        return
+    locale = QLocale.system()
+    loaded = []
+    qt = QTranslator(app)
+    if qt.load(locale, "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(qt)
+        loaded.append(qt)
+    ours = resources.files("simscan.gui") / "i18n"
+    if ours.is_dir():
+        own = QTranslator(app)
+        if own.load(locale, "simscan", "_", str(ours)):
+            app.installTranslator(own)
+            loaded.append(own)
+    app._simscan_translators = loaded or [None]  # type: ignore[attr-defined]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -239,6 +239,12 @@ def trash(
     return TrashOutcome(trashed, missing, failed, results)
 
 
+def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str]]:
+    """(path, reason) of the files the last scan could not read."""
+    with Index.open(index_path, readonly=True) as idx:
+        return idx.problems(last_run_only=True)
+
+
 @dataclass(frozen=True)
 class PreviewRequest:
     ref_path: str

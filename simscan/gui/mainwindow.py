@@ -577,10 +577,10 @@ class MainWindow(QMainWindow):
         )
         if r.problems:
             self.show_message(
-                self.tr("{0:,} files could not be read (see `simscan problems`); the rest were scanned.").format(
-                    r.problems
-                ),
+                self.tr("{0:,} files could not be read; the rest were scanned.").format(r.problems),
                 "warning",
+                self.tr("Show Problems"),
+                self.show_problems,
             )
         if outcome.results is not None:
             self._apply_results(outcome.results)
@@ -948,6 +948,34 @@ class MainWindow(QMainWindow):
         if out.results is not None:
             self._apply_results(out.results)
         self.trashFinished.emit(out)
+
+    def show_problems(self) -> None:
+        """List what the last scan could not read (read from the index in a worker)."""
+        path = self.index_path
+        self.runner.start(
+            "problems", lambda p, c: jobs.problems(path, p, c), finished=self._show_problems,
+            failed=self._on_job_failed,
+        )
+
+    def _show_problems(self, rows: list[tuple[str, str]]) -> None:
+        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit
+
+        dlg = QDialog(self)
+        dlg.setWindowTitle(self.tr("Files the last scan could not read"))
+        lay = QVBoxLayout(dlg)
+        lay.addWidget(QLabel(self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and "
+                                     "scan again to include them.").format(len(rows))))
+        text = QPlainTextEdit()
+        text.setReadOnly(True)
+        text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        text.setPlainText("\n".join(f"{p}\t{why}" for p, why in rows))
+        lay.addWidget(text, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dlg.reject)
+        lay.addWidget(buttons)
+        dlg.resize(760, 420)
+        self.problems_dialog = dlg
+        dlg.open()
 
     def export_dialog(self) -> None:
         path, _filt = QFileDialog.getSaveFileName(

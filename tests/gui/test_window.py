@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
@@ -441,3 +441,18 @@ def test_folders_drag_and_drop(qtbot, window, tmp_path):
     assert win.folders.canDropMimeData(mime, Qt.DropAction.CopyAction, -1, -1, QModelIndex())
     assert win.folders.dropMimeData(mime, Qt.DropAction.CopyAction, -1, -1, QModelIndex())
     assert [f.path for f in win.folders.folders] == [str(a)]  # a dropped file adds its folder, once
+
+
+def test_scan_problems_are_listed_in_the_window(qtbot, window, corpus):
+    os.mkfifo(corpus / "a-pipe")
+    (corpus / "broken-link").symlink_to(corpus / "nowhere")
+    win = window(roots=[str(corpus)])
+    scan(qtbot, win)
+    assert not win.message.isHidden() and "2 files could not be read" in win.message.text.text()
+    win.message.action.click()  # "Show Problems": read from the index in a worker, then a dialog
+    qtbot.waitUntil(lambda: getattr(win, "problems_dialog", None) is not None, timeout=WAIT)
+    text = win.problems_dialog.findChild(QPlainTextEdit).toPlainText()
+    assert "a-pipe" in text and "broken-link" in text
+    win.problems_dialog.close()
+    # The rest of the tree was scanned as usual.
+    assert "original.txt" in shown_groups(win)[0]
