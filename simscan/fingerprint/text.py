@@ -74,6 +74,21 @@ _CONTROL[:32] = True
 _CONTROL[[9, 10, 11, 12, 13, 27]] = False
 
 
+def detect_decode(data: bytes) -> tuple[Detected, str | None]:
+    """Detect and decode a whole (small) file: (detection, decoded text or None for
+    binary); the encoding gets a ``+replace`` suffix when strict decoding failed.  The
+    same result as :func:`detect` on the first ``SAMPLE`` bytes, then decoding."""
+    det = detect(data[:SAMPLE])
+    if not det.is_text:
+        return det, None
+    assert det.encoding is not None
+    body = data[det.bom_len :] if det.bom_len else data
+    try:
+        return det, body.decode(det.encoding)
+    except UnicodeDecodeError:
+        return Detected(True, det.encoding + "+replace", det.bom_len), body.decode(det.encoding, "replace")
+
+
 def detect(sample: bytes) -> Detected:
     """Decide text or binary, and the encoding, from the first bytes of a file."""
     for bom, enc in _BOMS:
@@ -85,7 +100,7 @@ def detect(sample: bytes) -> Detected:
         arr = np.frombuffer(sample, dtype=np.uint8)
         enc = _utf16_without_bom(arr, arr == 0)
         return Detected(True, enc) if enc else Detected(False, None)
-    if b"\x1b$" in sample or b"\x1b(" in sample:
+    if b"\x1b" in sample and (b"\x1b$" in sample or b"\x1b(" in sample):
         # ISO-2022 (7-bit CJK: escape sequences, SO/SI shifts): only chardet can tell.
         det = _chardet(sample)
         if det.is_text and det.encoding and det.encoding.startswith("iso2022"):
@@ -341,40 +356,103 @@ def _sparse_non_ascii(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return u16, hi, u16[hi]
 
 
-def _map_fast(text: str, t: _Table, sparse: tuple | None, raw: bytes | None = None) -> tuple[np.ndarray, None]:
-    """Mapped and collapsed units of ``text`` (not joined): uint8 from the byte fast path
-    (heavy: ASCII code points; light: UTF-8), else uint32 code points from numpy.
+def _fast_bytes(text: str, t: _Table, sparse: tuple | None, raw: bytes | None = None) -> bytes | None:
+    """The byte fast path: ``text`` mapped through the table, not yet collapsed (heavy:
+    ASCII code points; light: UTF-8), or None when the text needs the general path.
     ``raw``: the UTF-8 bytes of ``text`` when at hand (saves encoding it again)."""
     if text.isascii():
         b = raw if raw is not None else text.encode("ascii")
-        return _collapse_bytes(b.translate(t.ascii_map, t.ascii_drop)), None
+        return b.translate(t.ascii_map, t.ascii_drop)
     u16, hi, vals = sparse if sparse is not None else _sparse_non_ascii(text)
-    if hi.size * _SPARSE <= u16.size:
-        m = t.code.take(vals)
-        # Fast only when every non-ASCII character maps to one ASCII unit (or none), for
-        # the light form to itself or a few kinds of space/format character.
-        if t.heavy:
-            if bool((m < 128).all()):
-                narrow = u16.astype(np.uint8)
-                narrow[hi] = m
-                return _collapse_bytes(narrow.tobytes().translate(t.ascii_map, t.ascii_drop)), None
-        else:
-            changed = vals[m != vals]
-            kinds = np.unique(changed) if changed.size else changed
-            if kinds.size <= 4 and not ((kinds >= 0xD800) & (kinds < 0xE000)).any():
-                if raw is not None:
-                    b = raw
-                    for cp in kinds.tolist():
-                        rep = int(t.code[cp])
-                        b = b.replace(chr(cp).encode("utf-8"), chr(rep).encode("utf-8") if rep else b"")
-                else:
-                    for cp in kinds.tolist():
-                        rep = int(t.code[cp])
-                        text = text.replace(chr(cp), chr(rep) if rep else "")
-                    b = text.encode("utf-8")
-                return _collapse_bytes(b.translate(t.ascii_map, t.ascii_drop)), None
+    if hi.size * _SPARSE > u16.size:
+        return None
+    m = t.code.take(vals)
+    # Fast only when every non-ASCII character maps to one ASCII unit (or none), for the
+    # light form to itself or to a few kinds of space/format character.
+    if t.heavy:
+        if not bool((m < 128).all()):
+            return None
+        narrow = u16.astype(np.uint8)
+        narrow[hi] = m
+        return narrow.tobytes().translate(t.ascii_map, t.ascii_drop)
+    changed = vals[m != vals]
+    kinds = np.unique(changed) if changed.size else changed
+    if kinds.size > 4 or ((kinds >= 0xD800) & (kinds < 0xE000)).any():
+        return None
+    if raw is not None:
+        b = raw
+        for cp in kinds.tolist():
+            rep = int(t.code[cp])
+            b = b.replace(chr(cp).encode("utf-8"), chr(rep).encode("utf-8") if rep else b"")
+    else:
+        for cp in kinds.tolist():
+            rep = int(t.code[cp])
+            text = text.replace(chr(cp), chr(rep) if rep else "")
+        b = text.encode("utf-8")
+    return b.translate(t.ascii_map, t.ascii_drop)
+
+
+def _map_fast(text: str, t: _Table, sparse: tuple | None, raw: bytes | None = None) -> tuple[np.ndarray, None]:
+    """Mapped and collapsed units of ``text`` (not joined): uint8 from the byte fast path
+    (heavy: ASCII code points; light: UTF-8), else uint32 code points from numpy."""
+    b = _fast_bytes(text, t, sparse, raw)
+    if b is not None:
+        return _collapse_bytes(b), None
+    u16 = sparse[0] if sparse is not None else None
     mapped, _ = _map_general(_code_points(text, u16), t, False)
     return mapped, None
+
+
+def fast_pair_bytes(text: str, raw: bytes | None = None) -> tuple[bytes, bytes] | None:
+    """(heavy, light) byte fast-path forms of a whole text, each stripped of spaces at both
+    ends but not yet collapsed (see :func:`collapse_many`), or None when the text needs
+    the general path.  ``raw``: its UTF-8 bytes, when at hand."""
+    sparse = None if text.isascii() else _sparse_non_ascii(text)
+    h = _fast_bytes(text, _table(True), sparse)
+    if h is None:
+        return None
+    light = _fast_bytes(text, _table(False), sparse, raw)
+    if light is None:
+        return None
+    return h.strip(b" "), light.strip(b" ")
+
+
+def collapse_many(pieces: list[bytes], group_bytes: int = 1 << 18) -> tuple[list[np.ndarray], np.ndarray]:
+    """Collapse the space runs of many stripped pieces with a few numpy passes per group
+    of about ``group_bytes`` (cache-sized: big fresh arrays cost page faults).
+
+    Returns (parts, lengths): the collapsed pieces concatenated, as a list of uint8 arrays
+    (one per group, in order), and the length of each piece.  A group's pieces are joined
+    with NUL (never present after mapping), so a run never spans two pieces, and the NULs
+    are dropped in the same compress.
+    """
+    sizes = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
+    lengths = sizes.copy()
+    parts: list[np.ndarray] = []
+    bounds = np.searchsorted(
+        np.cumsum(sizes + 1), np.arange(group_bytes, int(sizes.sum()) + len(pieces) + group_bytes, group_bytes)
+    )
+    first = 0
+    for last in [*np.unique(bounds + 1).tolist(), len(pieces)]:
+        last = min(last, len(pieces))
+        if last <= first:
+            continue
+        group = pieces[first:last]
+        a = np.frombuffer(b"\0".join(group), dtype=np.uint8)
+        if a.size:
+            sp = a == _SPACE
+            dup = np.flatnonzero(sp[1:] & sp[:-1]) + 1
+            keep = a != 0
+            keep[dup] = False
+            parts.append(a[keep])
+            if dup.size:
+                starts = np.zeros(last - first, dtype=np.int64)
+                starts[1:] = np.cumsum(sizes[first : last - 1] + 1)
+                lengths[first:last] -= np.bincount(
+                    np.searchsorted(starts, dup, side="right") - 1, minlength=last - first
+                )
+        first = last
+    return parts, lengths
 
 
 _EMPTY8 = np.empty(0, dtype=np.uint8)
