@@ -122,7 +122,11 @@ def test_threshold_slider_regroups_without_rescanning(qtbot, window, corpus, tmp
     assert {"edited.txt", "excerpt.txt"} <= set(shown_groups(win)[0])
 
 
-def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path):
+def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path, monkeypatch):
+    import time
+
+    from simscan.gui import jobs
+
     big = tmp_path / "many"
     for d in range(10):
         sub = big / f"d{d:02d}"
@@ -130,12 +134,38 @@ def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path):
         for i in range(150):
             (sub / f"f{i:03d}.txt").write_text(f"file {d} {i} " * (20 + i % 7))
     total = 10 * 150
+    scan_and_load = jobs.scan_and_load
+
+    def held_at_first_read(request, threshold, roots, preferred, progress, cancel):
+        """The real scan, held at its first "read" report until the user presses Cancel, so the
+        cancel lands mid-scan however fast the machine reads."""
+        def sink(p):
+            progress(p)
+            deadline = time.monotonic() + 10
+            while p.phase == "read" and not cancel.cancelled and time.monotonic() < deadline:
+                time.sleep(0.005)
+
+        return scan_and_load(request, threshold, roots, preferred, sink, cancel)
+
+    monkeypatch.setattr(jobs, "scan_and_load", held_at_first_read)
     win = window(roots=[str(big)])
+    phases = []
+    on_progress = win._on_progress
+
+    def progress(p):  # the user presses Cancel once files are being read
+        phases.append(p.phase)
+        on_progress(p)
+        if p.phase == "read" and win.act_cancel.isEnabled():
+            win.act_cancel.trigger()
+
+    win._on_progress = progress
     with qtbot.waitSignal(win.scanFinished, timeout=WAIT) as blocker:
         win.start_scan()
         assert win.act_cancel.isEnabled() and not win.act_scan.isEnabled()
-        win.cancel_work()
     assert blocker.args == [None]  # reported as cancelled
+    assert "walk" in phases and "read" in phases
+    win._on_progress = on_progress
+    monkeypatch.setattr(jobs, "scan_and_load", scan_and_load)
     assert "cancelled" in win.status_label.text().lower()
     qtbot.waitUntil(lambda: not win.runner.busy("load"), timeout=WAIT)
     with Index.open(tmp_path / "index.sqlite3", readonly=True) as idx:
