@@ -18,6 +18,8 @@ Rules (documented for users):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -42,6 +44,49 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             return lab
 
 
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """The columns of a pair list that grouping needs (ids, best score, kind code)."""
+
+    a_id: np.ndarray
+    b_id: np.ndarray
+    best: np.ndarray
+    kind: np.ndarray
+
+
+_CACHE: list[tuple[Sequence[Pair], int, _Columns]] = []
+
+
+def _columns(pairs: Sequence[Pair]) -> _Columns:
+    """Columns of ``pairs``, remembered for the last list seen: the GUI regroups the same list
+    on every move of its threshold slider, and reading a million attributes costs more than
+    the grouping itself.  Keyed by the list object and its length (pair lists are not edited
+    in place)."""
+    if _CACHE and _CACHE[0][0] is pairs and _CACHE[0][1] == len(pairs):
+        return _CACHE[0][2]
+    m = len(pairs)
+    a_id = np.fromiter(map(attrgetter("a_id"), pairs), dtype=np.int64, count=m)
+    b_id = np.fromiter(map(attrgetter("b_id"), pairs), dtype=np.int64, count=m)
+    r = np.fromiter(map(attrgetter("resemblance"), pairs), dtype=np.float64, count=m)
+    ca = np.fromiter(map(attrgetter("containment_a"), pairs), dtype=np.float64, count=m)
+    cb = np.fromiter(map(attrgetter("containment_b"), pairs), dtype=np.float64, count=m)
+    names, inv = np.unique(np.array([p.kind for p in pairs], dtype=object).astype(str), return_inverse=True)
+    codes = np.array([_KIND_CODE.get(k, 2) for k in names.tolist()], dtype=np.int8)
+    cols = _Columns(a_id, b_id, np.maximum(r, np.maximum(ca, cb)), codes[inv] if m else np.empty(0, np.int8))
+    _CACHE[:] = [(pairs, m, cols)]
+    return cols
+
+
+def _rows(ids: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Row of each id of ``want`` in ``ids`` (-1 if absent)."""
+    if ids.size == 0:
+        return np.full(want.size, -1, np.int64)
+    order = np.argsort(ids, kind="stable")
+    pos = np.minimum(np.searchsorted(ids[order], want), ids.size - 1)
+    rows = order[pos]
+    return np.where(ids[rows] == want, rows, -1)
+
+
 def group_pairs(
     pairs: Sequence[Pair],
     files: FileTableLike,
@@ -53,16 +98,16 @@ def group_pairs(
 
     pairs: as from ``find_pairs`` (pairs naming files absent from ``files`` are ignored).
     files: the file table (for paths, sizes, times, encodings).  reference_roots: folders
-    whose files are preferred as references.  Pure: reads nothing but its arguments.
+    whose files are preferred as references.  Pure: reads nothing but its arguments (the
+    columns of the last pair list are cached, see ``_columns``).
     """
     n = len(files.paths)
     ids = np.asarray(files.ids, dtype=np.int64)
-    row_of = dict(zip(ids.tolist(), range(n)))
-    m = len(pairs)
-    pa = np.fromiter((row_of.get(p.a_id, -1) for p in pairs), dtype=np.int64, count=m)
-    pb = np.fromiter((row_of.get(p.b_id, -1) for p in pairs), dtype=np.int64, count=m)
-    best = np.fromiter((p.best for p in pairs), dtype=np.float64, count=m)
-    kind = np.fromiter((_KIND_CODE.get(p.kind, 2) for p in pairs), dtype=np.int8, count=m)
+    cols = _columns(pairs)
+    pa_all = _rows(ids, cols.a_id)
+    pa = pa_all
+    pb = _rows(ids, cols.b_id)
+    best, kind = cols.best, cols.kind
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best >= min_similarity) | (kind <= 1))
     idx = np.flatnonzero(ok)
     pa, pb, best, kind = pa[idx], pb[idx], best[idx], kind[idx]
@@ -71,7 +116,7 @@ def group_pairs(
     unit = _components(n, pa[same], pb[same])
 
     pref = under_roots(list(files.paths), tuple(reference_roots))
-    pathlen = np.fromiter((len(p) for p in files.paths), dtype=np.int64, count=n)
+    pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
     order = np.lexsort((ids, pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
@@ -81,7 +126,7 @@ def group_pairs(
     in_unit[pa[same]] = True
     in_unit[pb[same]] = True
 
-    # Edges between different units; keep the best pair per unit pair.
+    # Edges between different units, both directions, best first per source; one per unit pair.
     e = ~same
     ua, ub = unit[pa[e]], unit[pb[e]]
     eb, ep = best[e], idx[e]
@@ -91,32 +136,27 @@ def group_pairs(
     dst = np.concatenate((ub, ua))
     wb = np.concatenate((eb, eb))
     wp = np.concatenate((ep, ep))
-    # Sort by source, then by descending score: neighbours come best first.
-    o = np.lexsort((-wb, src))
-    src, dst, wb, wp = src[o], dst[o], wb[o], wp[o]
-    # Deduplicate (src, dst), keeping the best (first after the sort).
     if src.size:
-        dup_o = np.lexsort((-wb, dst, src))
-        keepmask = np.ones(src.size, dtype=bool)
-        s2, d2 = src[dup_o], dst[dup_o]
-        keepmask[dup_o[1:]] = (s2[1:] != s2[:-1]) | (d2[1:] != d2[:-1])
-        src, dst, wb, wp = src[keepmask], dst[keepmask], wb[keepmask], wp[keepmask]
+        # Grouped by source unit; duplicates (several pairs between two units) are skipped in
+        # the loop below, and members are ordered by score per group, so one integer sort is
+        # all the ordering needed.
+        o = np.argsort(src)
+        src, dst, wb, wp = src[o], dst[o], wb[o], wp[o]
 
-    # Participating units, in preference order of their best row.
-    part_rows = np.flatnonzero(in_unit)
+    # Participating units in preference order of their best row.
+    part = np.union1d(np.flatnonzero(in_unit), np.unique(src))
+    part = part[np.argsort(rank[part], kind="stable")]
     members_of: dict[int, list[int]] = {}
-    if part_rows.size:
-        pr = part_rows[np.argsort(rank[part_rows], kind="stable")]
-        for r, u in zip(pr.tolist(), unit[pr].tolist()):
-            members_of.setdefault(u, []).append(r)
-    units_with_edges = np.unique(src)
-    # Unit rank = rank of its best row.
-    cand = set(members_of) | set(units_with_edges.tolist())
-    unit_best: dict[int, int] = {u: (members_of[u][0] if u in members_of else u) for u in cand}
-    visit = sorted(cand, key=lambda u: rank[unit_best[u]])
-    starts = np.searchsorted(src, np.asarray(visit, dtype=np.int64)) if src.size else np.zeros(len(visit), np.int64)
-    ends = np.searchsorted(src, np.asarray(visit, dtype=np.int64), side="right") if src.size else starts
+    for r, u in zip(part.tolist(), unit[part].tolist()):
+        members_of.setdefault(u, []).append(r)
+    visit = list(members_of)  # insertion order = order of each unit's best row
+    vis = np.asarray(visit, dtype=np.int64)
+    starts = np.searchsorted(src, vis).tolist() if src.size else [0] * len(visit)
+    ends = np.searchsorted(src, vis, side="right").tolist() if src.size else [0] * len(visit)
     dst_l, wp_l = dst.tolist(), wp.tolist()
+    best_of = cols.best  # by original pair index
+    unit_l = unit.tolist()
+    a_rows = pa_all.tolist()  # by original pair index
 
     assigned: set[int] = set()
     paths = files.paths
@@ -127,11 +167,11 @@ def group_pairs(
     checksum = files.checksum
     id_l = ids.tolist()
     groups: list[Group] = []
-    for u, s, t in zip(visit, starts.tolist(), ends.tolist()):
+    for u, s, t in zip(visit, starts, ends):
         if u in assigned:
             continue
         neigh = [(dst_l[k], wp_l[k]) for k in range(s, t) if dst_l[k] not in assigned]
-        own = members_of.get(u, [u])
+        own = members_of[u]
         if len(own) < 2 and not neigh:
             continue
         assigned.add(u)
@@ -144,16 +184,18 @@ def group_pairs(
             kinds.add(k)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], 100.0, 100.0, 100.0, 0, k == "exact", k)
             mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, k, False, p))
-        for v, pi in neigh:
+        for v, pi in sorted(neigh, key=lambda x: -best_of[x[1]]):
+            if v in assigned:  # a second pair between the same two units
+                continue
             assigned.add(v)
-            src_pair = pairs[int(pi)]
+            src_pair = pairs[pi]
             # Orient the pair as (reference, member): the unit of pair.a is u or v.
-            forward = unit[row_of[src_pair.a_id]] == u
+            forward = unit_l[a_rows[pi]] == u
+            if forward:
+                ca, cb = src_pair.containment_a, src_pair.containment_b
+            else:
+                ca, cb = src_pair.containment_b, src_pair.containment_a
             for r in members_of.get(v, [v]):
-                if forward:
-                    ca, cb = src_pair.containment_a, src_pair.containment_b
-                else:
-                    ca, cb = src_pair.containment_b, src_pair.containment_a
                 p = Pair(
                     id_l[ref], id_l[r], paths[ref], paths[r], src_pair.resemblance, ca, cb,
                     src_pair.simhash_distance, False, src_pair.kind,
