@@ -313,3 +313,24 @@ def test_query_finds_copies_of_short_files(tmp_path: Path) -> None:
         res = query(ix, q)
     assert {(Path(p.b_path).name, p.kind) for p in res} == {("a.txt", "exact"), ("b.txt", "exact"),
                                                               ("c.txt", "content")}
+
+
+def test_group_pairs_duplicates_and_fresh_lists() -> None:
+    t = _fake_table(["/d/a", "/d/b", "/d/c"], mtimes=[1, 2, 3])
+    pairs = [
+        Pair(1, 2, "/d/a", "/d/b", 30, 40, 40, 5, False, "near"),
+        Pair(2, 1, "/d/b", "/d/a", 60, 70, 70, 5, False, "near"),  # the same two files again
+    ]
+    (g,) = group_pairs(pairs, t, min_similarity=20)
+    assert [(m.path, m.similarity) for m in g.members] == [("/d/a", 100.0), ("/d/b", 70.0)]
+    # Another list of the same length is read afresh (the column cache is per list object).
+    other = [
+        Pair(1, 3, "/d/a", "/d/c", 50, 50, 50, 5, False, "near"),
+        Pair(2, 3, "/d/b", "/d/c", 10, 10, 10, 5, False, "near"),
+    ]
+    (g,) = group_pairs(other, t, min_similarity=20)
+    assert [m.path for m in g.members] == ["/d/a", "/d/c"]
+    # Members are ordered by similarity, best first, after the reference.
+    many = [Pair(1, k, "/d/a", f"/d/{k}", 0, 0, s, 5, False, "near") for k, s in ((2, 30.0), (3, 90.0))]
+    (g,) = group_pairs(many, t, min_similarity=20)
+    assert [m.similarity for m in g.members] == [100.0, 90.0, 30.0]
