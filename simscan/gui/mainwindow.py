@@ -119,19 +119,25 @@ def show_in_file_manager(path: str) -> bool:
 PHASES = {
     "walk": "Finding files",
     "read": "Reading",
+    "write": "Updating the index",
     "done": "Finishing",
     "load": "Opening the index",
+    "exact": "Finding exact copies",
     "pairs": "Comparing",
-    "candidates": "Comparing",
-    "scores": "Comparing",
     "groups": "Grouping",
     "trash": "Moving to the trash",
 }
+#: Phases whose counts are files; the others count other units (pairs, postings): a percentage.
+FILE_PHASES = {"walk", "read", "done", "trash"}
 
 
 def describe_progress(p: Progress, tr: Any = lambda s: s) -> str:
     """One line for the status bar: phase, files, MB, rate, ETA."""
     parts = [tr(PHASES.get(p.phase, p.phase.capitalize()))]
+    if p.phase not in FILE_PHASES:
+        if p.files_total:
+            parts.append(f"{100 * p.files_done // max(1, p.files_total)} %")
+        return " · ".join(parts)
     if p.files_total:
         parts.append(tr("{0:,} of {1:,} files").format(p.files_done, p.files_total))
     elif p.files_done:
@@ -171,6 +177,7 @@ class MainWindow(QMainWindow):
         self.preferred_refs: list[int] = []
         self._closing = False
         self._load_note = ""
+        self._last_refs: tuple[str, ...] = ()
         self.setWindowTitle(self.tr("simscan — similar files"))
         self.setAcceptDrops(True)
         last = self.settings.value("index/last", "", str)
@@ -501,6 +508,11 @@ class MainWindow(QMainWindow):
 
     def _on_folders_changed(self) -> None:
         self._update_actions()
+        refs = tuple(self.reference_roots())
+        if refs != self._last_refs:
+            # Reference folders decide which file of a group is kept: regroup, no scan needed.
+            self._last_refs = refs
+            self._regroup_timer.start()
 
     def reference_roots(self) -> list[str]:
         return [f.path for f in self.folders.folders if f.reference]
@@ -678,12 +690,12 @@ class MainWindow(QMainWindow):
         if res is None or self.runner.busy("scan"):
             return
         args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs))
-        self.runner.start(
-            "group",
-            lambda _p, _c: jobs.group(*args),
-            finished=self._set_snapshot,
-            failed=self._on_job_failed,
-        )
+
+        def finished(snap: Snapshot) -> None:
+            if self.results is res:  # not if a scan, reload or trash replaced the results meanwhile
+                self._set_snapshot(snap)
+
+        self.runner.start("group", lambda _p, _c: jobs.group(*args), finished=finished, failed=self._on_job_failed)
 
     def _apply_filters(self) -> None:
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())

@@ -23,6 +23,8 @@ def test_describe_progress_has_phase_files_mb_rate_eta():
     assert "1,234 of 5,678 files" in text and "120.0 MB of 800.0 MB" in text
     assert "45.0 MB/s" in text and "1 min 15 s left" in text
     assert describe_progress(Progress("walk", files_done=10)) == "Finding files · 10 files"
+    # Phases counting other things than files show a percentage.
+    assert describe_progress(Progress("pairs", files_done=250, files_total=1000)) == "Comparing · 25 %"
 
 
 def test_ctrl_f_focuses_search_and_escape_cancels(qtbot, tmp_path):

@@ -228,6 +228,11 @@ def test_reference_folder_decides_the_reference(qtbot, window, corpus, tmp_path)
     g = shown_groups(win)[0]
     assert g["kept.txt"][0] == "reference"
     assert g["original.txt"] == ("exact", 100.0)
+    # Unticking the reference folder regroups at once (no scan): the oldest file is kept again.
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.folders.set_reference(1, False)
+    g = shown_groups(win)[0]
+    assert g["original.txt"][0] == "reference" and g["kept.txt"] == ("exact", 100.0)
 
 
 def test_preview_highlights_matching_passages(qtbot, window, corpus):
