@@ -503,3 +503,21 @@ def test_utf8_pieces_cut_at_character_borders() -> None:
         assert all(p.decode("utf-8") == t for p, t in pieces)
     with pytest.raises(UnicodeDecodeError):
         list(T.utf8_pieces(iter([data + "é".encode()[:1]])))
+
+
+@pytest.mark.parametrize("density,anchor_density", [(2, 3), (4, 8), (32, 256)])
+def test_fingerprint_many_dense_borders(density: int, anchor_density: int) -> None:
+    """Dense sampling puts candidates and anchors next to every file border."""
+    rng = np.random.default_rng(density)
+    params = FingerprintParams(
+        text_density=density,
+        text_anchor_density=anchor_density,
+        binary_density=density,
+        binary_anchor_density=anchor_density,
+    )
+    items = [_words(rng, int(n)).encode() for n in rng.integers(0, 120, 80)]
+    items += [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in rng.integers(0, 700, 30)]
+    order = rng.permutation(len(items))
+    many = fingerprint_many([items[i] for i in order], params)
+    for i, fp in zip(order, many):
+        assert _same(fp, fingerprint_bytes(items[i], params))

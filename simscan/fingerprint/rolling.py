@@ -467,7 +467,7 @@ class ManberHasher:
         g = starts + gpos
         w = self.params.window
         ends = self._ends
-        lo = np.searchsorted(ends, g[0], side="right")
+        lo = np.searchsorted(ends, g[0] - back, side="right")
         hi = np.searchsorted(ends, g[-1] + w + 1, side="left")
         e = ends[lo : hi + 1] if hi < ends.size else ends[lo:]
         ok = np.ones(starts.size, dtype=bool)
