@@ -52,7 +52,10 @@ def fingerprint_set(fp: Fingerprints, kind: str = SCORE_KIND) -> np.ndarray:
 
 
 def classify(resemblance: float, ca: float, cb: float, contained_ratio: float = 1.5) -> str:
-    return "contained" if max(ca, cb) >= contained_ratio * resemblance else "near"
+    """"contained" when the larger containment is at least ``contained_ratio`` times the
+    resemblance (and something is shared), else "near" (also for a pair sharing nothing)."""
+    m = max(ca, cb)
+    return "contained" if m > 0 and m >= contained_ratio * resemblance else "near"
 
 
 def pair_from_fingerprints(

@@ -351,7 +351,7 @@ def compute_pair_arrays(
     swap = cls.priority[fa] > cls.priority[fb]
     fa, fb = np.where(swap, fb, fa), np.where(swap, fa, fb)
     ca, cb = np.where(swap, cb, ca), np.where(swap, ca, cb)
-    contained = np.maximum(ca, cb) >= params.contained_ratio * r
+    contained = (np.maximum(ca, cb) >= params.contained_ratio * r) & (np.maximum(ca, cb) > 0)
     near = PairArrays(
         fa,
         fb,
