@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from simscan import scanner
 from simscan.index import Index
 from simscan.scanner import ScanRequest, run_scan
 from tests.helpers_tree import make_tree
@@ -24,7 +25,7 @@ from pathlib import Path
 import simscan.scanner as s
 s.COMMIT_FILES = 40          # many small commits, so the kill lands between and inside them
 s.COMMIT_SECONDS = 0.02
-s.BATCH_FILES = 20
+s.BATCH_FILES = {batch}
 s.INLINE_MAX_FILES = 0
 from simscan.scanner import ScanRequest, run_scan
 {call}
@@ -63,26 +64,30 @@ def _snapshot(idx: Path) -> dict[bytes, tuple]:
 
 
 @pytest.mark.slow
-def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path):
+def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path, monkeypatch):
+    # Batch independence has its own test (test_scan.py); this one is about crashes.
+    monkeypatch.setattr(scanner, "BATCH_FILES", 1)
     root = tmp_path / "tree"
-    make_tree(root, 3000, per_dir=100, binary_every=11)
+    make_tree(root, 2000, per_dir=100, binary_every=11)
     idx = tmp_path / "killed.db"
     call = f"run_scan(ScanRequest([Path({str(root)!r})], index_path=Path({str(idx)!r}), jobs=2))"
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_SCAN.format(call=call)], cwd=REPO, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_SCAN.format(call=call, batch=1)], cwd=REPO, start_new_session=True
+    )
     try:
         n = _wait_for_rows(idx, proc, 200)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the scanner, its fork server and its workers
         proc.wait(10)
-    assert 200 <= n < 3000
+    assert 200 <= n < 2000
     with sqlite3.connect(idx) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    r = run_scan(ScanRequest([root], index_path=idx, jobs=2))
-    assert r.files_seen == 3000 and r.files_read + r.files_unchanged == 3000 and r.files_unchanged >= n
+    r = run_scan(ScanRequest([root], index_path=idx, jobs=1))
+    assert r.files_seen == 2000 and r.files_read + r.files_unchanged == 2000 and r.files_unchanged >= n
     fresh = tmp_path / "fresh.db"
-    run_scan(ScanRequest([root], index_path=fresh, jobs=2))
+    run_scan(ScanRequest([root], index_path=fresh, jobs=1))
     a, b = _snapshot(idx), _snapshot(fresh)
-    assert a.keys() == b.keys() and len(a) == 3000
+    assert a.keys() == b.keys() and len(a) == 2000
     for path in a:
         assert a[path] == b[path], path
     with Index.open(idx, readonly=True) as ix:
@@ -98,7 +103,7 @@ def test_ctrl_c_in_the_cli_exits_130_and_keeps_work(tmp_path: Path):
         f"from simscan.cli import main; sys.exit(main(['scan', {str(root)!r}, '--index', {str(idx)!r}, '--jobs', '2']))"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_SCAN.format(call=call)], cwd=REPO, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", _SLOW_SCAN.format(call=call, batch=20)], cwd=REPO, stderr=subprocess.PIPE, text=True
     )
     try:
         n = _wait_for_rows(idx, proc, 100)
