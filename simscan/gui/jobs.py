@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from simscan.errors import SimscanError
 from simscan.gui.models import Snapshot
 from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
@@ -180,6 +181,7 @@ class TrashOutcome:
     missing: list[str]  # already gone (forgotten by the index too)
     failed: list[tuple[str, str]]  # (path, reason): left where they are
     results: Results | None
+    index_error: str = ""  # the files moved, but the index could not be told (a rescan fixes it)
 
 
 def trash_dir_ready() -> None:
@@ -230,13 +232,19 @@ def trash(
         else:
             failed.append((p, reason))
     gone = trashed + missing
-    if gone:
-        with Index.open(index_path) as idx:
-            idx.remove_paths([os.fsencode(p) for p in gone])
-    # Pairs are re-found rather than patched: copies of a file are paired with their class's
-    # representative only, so removing a representative changes which pairs exist.
-    results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken())
-    return TrashOutcome(trashed, missing, failed, results)
+    index_error = ""
+    results = None
+    try:
+        if gone:
+            with Index.open(index_path) as idx:
+                idx.remove_paths([os.fsencode(p) for p in gone])
+        # Pairs are re-found rather than patched: copies of a file are paired with their class's
+        # representative only, so removing a representative changes which pairs exist.
+        results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken())
+    except SimscanError as e:
+        # The files are in the trash either way; say so rather than fail the whole action.
+        index_error = str(e)
+    return TrashOutcome(trashed, missing, failed, results, index_error)
 
 
 def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str]]:

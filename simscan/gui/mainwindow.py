@@ -952,6 +952,12 @@ class MainWindow(QMainWindow):
                 ).format(len(out.failed), lines),
                 "warning",
             )
+        elif out.index_error:
+            self.show_message(
+                self.tr("The files were moved to the trash, but the index could not be updated:\n{0}\n"
+                        "They still show here until the next scan.").format(out.index_error),
+                "warning",
+            )
         elif out.missing:
             self.show_message(
                 self.tr("{0:,} marked files were already gone; the index has forgotten them.").format(len(out.missing)),
