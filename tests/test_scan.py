@@ -487,3 +487,33 @@ def test_stored_fingerprints_do_not_depend_on_batching(tmp_path: Path, monkeypat
         if row["simhash"] != ref.simhash or not np.array_equal(row["fps"], np.concatenate((ref.rolling, ref.anchored))):
             bad.append(p.name)
     assert bad == []
+
+
+def test_renamed_folder_is_not_read_again(tmp_path: Path):
+    root = tmp_path / "t"
+    make_tree(root, 60, per_dir=20)
+    idx = tmp_path / "i.db"
+    scan(root, idx)
+    before = indexed(idx)
+    os.rename(root / "d001", root / "moved")
+    r = scan(root, idx)
+    assert (r.files_read, r.files_renamed, r.files_removed, r.files_unchanged) == (0, 20, 0, 40)
+    after = indexed(idx)
+    for p, row in before.items():
+        q = p.replace(b"/d001/", b"/moved/")
+        assert after[q]["id"] == row["id"] and np.array_equal(after[q]["fps"], row["fps"])
+
+
+def test_other_algorithm_version_is_fingerprinted_again(tmp_path: Path):
+    root = tmp_path / "t"
+    make_tree(root, 10)
+    idx = tmp_path / "i.db"
+    scan(root, idx)
+    with Index.open(idx) as ix, ix.atomic() as c:
+        c.execute("UPDATE files SET algorithm_version = algorithm_version - 1 WHERE id <= 3")
+    with Index.open(idx, readonly=True) as ix:
+        assert len(ix.files()) == 7 and ix.stats()["files_needing_rescan"] == 3
+    r = scan(root, idx)
+    assert (r.files_read, r.files_unchanged) == (3, 7)
+    with Index.open(idx, readonly=True) as ix:
+        assert len(ix.files()) == 10 and ix.stats()["files_needing_rescan"] == 0
