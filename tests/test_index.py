@@ -303,3 +303,17 @@ def test_readonly_open_upgrades_an_older_index_first(tmp_path: Path):
     with Index.open(p, readonly=True) as ix:
         assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert ix.stats()["files"] == 0
+
+
+def test_problems_of_old_runs_are_pruned(tmp_path: Path, monkeypatch):
+    from simscan.index import store
+
+    monkeypatch.setattr(store, "KEEP_RUNS", 3)
+    with Index.open(tmp_path / "i.db") as ix:
+        for k in range(6):
+            rid = ix.begin_run([b"/r"], {})
+            ix.add_problems(rid, [(b"/r/x", f"problem {k}")])
+            ix.finish_run(rid, "done", {})
+        assert ix.problems() == [("/r/x", "problem 5")]
+        assert [r for _, r in ix.problems(last_run_only=False)] == ["problem 3", "problem 4", "problem 5"]
+        assert len(ix.runs(100)) == 6

@@ -38,6 +38,8 @@ from simscan.index.schema import MIGRATIONS, SCHEMA_VERSION
 from simscan.model import ALGORITHM_VERSION, Fingerprints
 
 BUSY_TIMEOUT_MS = 10_000
+#: Scan runs whose problems are kept (older runs keep their summary row only).
+KEEP_RUNS = 20
 #: Rows per ``IN (...)`` list; below SQLite's historic 999-parameter limit.
 _CHUNK = 900
 #: Postings bound to SQLite per executemany call (bounds the Python ints alive at once).
@@ -566,6 +568,11 @@ class Index:
         """
         with self.atomic() as c:
             c.execute("UPDATE runs SET status = 'killed' WHERE status = 'running'")
+            # Problems are re-found by every scan: keep those of the last KEEP_RUNS runs only.
+            c.execute(
+                "DELETE FROM problems WHERE run_id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                (KEEP_RUNS - 1,),
+            )
             cur = c.execute(
                 "INSERT INTO runs(started_at, status, roots, options) VALUES (?, 'running', ?, ?)",
                 (time.time(), json.dumps([os.fsdecode(r) for r in roots]), json.dumps(options, sort_keys=True)),
