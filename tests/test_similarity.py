@@ -334,3 +334,33 @@ def test_group_pairs_duplicates_and_fresh_lists() -> None:
     many = [Pair(1, k, "/d/a", f"/d/{k}", 0, 0, s, 5, False, "near") for k, s in ((2, 30.0), (3, 90.0))]
     (g,) = group_pairs(many, t, min_similarity=20)
     assert [m.similarity for m in g.members] == [100.0, 90.0, 30.0]
+
+
+def test_pair_budget_lowers_the_cut_off() -> None:
+    from simscan.similarity.core import budget_cutoff
+
+    lengths = np.array([2] * 10 + [10] * 5 + [40] * 3 + [80])  # pairs: 10, 225, 2340, (3160)
+    assert budget_cutoff(lengths, 50, 10**9) == 50
+    assert budget_cutoff(lengths, 50, 2575) == 50  # 10 + 225 + 2340: fits; 80 is over the cut-off
+    assert budget_cutoff(lengths, 50, 2574) == 10
+    assert budget_cutoff(lengths, 50, 235) == 10
+    assert budget_cutoff(lengths, 50, 234) == 2
+    assert budget_cutoff(lengths, 100, 10**9) == 100
+
+
+def test_pair_budget_on_files(tmp_path: Path) -> None:
+    """A budget too small for the shared header's posting lists drops the header, not the pair."""
+    root = tmp_path / "b"
+    root.mkdir()
+    header = words(70, 250)
+    for i in range(12):
+        body = words(71, 200) + (" " + words(72, 20) if i == 1 else "") if i < 2 else words(200 + i, 200)
+        (root / f"f{i:02d}.txt").write_text(header + "\n" + body)
+    t, ids, off, vals = table_from_paths(sorted(root.iterdir()))
+    tight = SimilarityParams(pair_budget=50, simhash_k=0)
+    pairs = to_pairs(compute_pair_arrays(t, ids, off, vals, min_similarity=DEFAULT_MIN_SIMILARITY, params=tight), t)
+    assert {frozenset((Path(p.a_path).name, Path(p.b_path).name)) for p in pairs} == {
+        frozenset(("f00.txt", "f01.txt"))}
+    loose = compute_pair_arrays(t, ids, off, vals, min_similarity=DEFAULT_MIN_SIMILARITY)
+    assert loose.a.size == 12 * 11 // 2  # with the default budget the header pairs everyone
+    assert pairs[0].kind == "near" and pairs[0].containment_a == pytest.approx(100.0)
