@@ -180,8 +180,14 @@ class MainWindow(QMainWindow):
         self._last_refs: tuple[str, ...] = ()
         self.setWindowTitle(self.tr("simscan — similar files"))
         self.setAcceptDrops(True)
+        # Which index: the one asked for, else $SIMSCAN_INDEX, else the last one used, else the default.
         last = self.settings.value("index/last", "", str)
-        self.index_path = Path(index_path) if index_path else (Path(last) if last else default_index_path())
+        if index_path:
+            self.index_path = Path(index_path)
+        elif os.environ.get("SIMSCAN_INDEX") or not last:
+            self.index_path = default_index_path()
+        else:
+            self.index_path = Path(last)
 
         self._build_actions()
         self._build_ui()

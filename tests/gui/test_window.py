@@ -193,7 +193,7 @@ def test_opening_the_window_shows_indexed_results_without_scanning(qtbot, window
     assert Index.open(tmp_path / "index.sqlite3", readonly=True).runs() == runs
 
 
-def test_settings_are_remembered(qtbot, window, corpus, tmp_path):
+def test_settings_are_remembered(qtbot, window, corpus, tmp_path, monkeypatch):
     win = window(autoload=False)
     win.folders.add([str(corpus)])
     win.folders.set_reference(0, True)
@@ -204,6 +204,7 @@ def test_settings_are_remembered(qtbot, window, corpus, tmp_path):
     win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
     win.close()
     assert list((tmp_path / "settings").rglob("*.ini")), "settings must go to the temporary location"
+    monkeypatch.delenv("SIMSCAN_INDEX")  # else $SIMSCAN_INDEX chooses the index
     win2 = MainWindow(autoload=False)
     qtbot.addWidget(win2)
     assert [(f.path, f.reference) for f in win2.folders.folders] == [(str(corpus), True)]
@@ -214,6 +215,10 @@ def test_settings_are_remembered(qtbot, window, corpus, tmp_path):
     assert win2.index_path == tmp_path / "index.sqlite3"
     req = win2.scan_request()
     assert req.exclude == ["*.tmp", "build"] and req.hidden and req.min_size == 4000
+    monkeypatch.setenv("SIMSCAN_INDEX", str(tmp_path / "from-env.sqlite3"))
+    win3 = MainWindow(autoload=False)
+    qtbot.addWidget(win3)
+    assert win3.index_path == tmp_path / "from-env.sqlite3"
 
 
 def test_reference_folder_decides_the_reference(qtbot, window, corpus, tmp_path):
