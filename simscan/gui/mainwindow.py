@@ -1002,12 +1002,16 @@ class MainWindow(QMainWindow):
         dlg.open()
 
     def export_dialog(self) -> None:
-        path, _filt = QFileDialog.getSaveFileName(
+        path, chosen = QFileDialog.getSaveFileName(
             self, self.tr("Export results"), os.path.expanduser("~/simscan-results.csv"),
             self.tr("CSV (*.csv);;JSON (*.json);;HTML (*.html)"),
         )
-        if path:
-            self.export(path)
+        if not path:
+            return
+        if not Path(path).suffix:  # no extension typed: take the chosen file type's
+            ext = next((e for e in ("csv", "json", "html") if f"*.{e}" in chosen), "csv")
+            path = f"{path}.{ext}"
+        self.export(path)
 
     def export(self, path: str, fmt: str | None = None) -> int:
         """Write the shown groups (filters applied, in the shown order) to ``path``."""

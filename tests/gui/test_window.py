@@ -496,3 +496,19 @@ def test_scan_problems_are_listed_in_the_window(qtbot, window, corpus):
     win.problems_dialog.close()
     # The rest of the tree was scanned as usual.
     assert "original.txt" in shown_groups(win)[0]
+
+
+def test_dropping_folders_on_the_window_adds_them(qtbot, window, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    win = window(autoload=False)
+    folder = tmp_path / "dropped"
+    folder.mkdir()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(folder))])
+    ev = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                    Qt.KeyboardModifier.NoModifier)
+    win.dropEvent(ev)
+    assert [f.path for f in win.folders.folders] == [str(folder)]
+    assert win.act_scan.isEnabled()
