@@ -41,7 +41,8 @@ def confirm(parent: QWidget | None, title: str, text: str, details: str = "", da
 def describe_error(err: BaseException) -> tuple[str, str]:
     """(what happened, what to do) for a person."""
     if isinstance(err, SimscanError):
-        return str(err.args[0]) if err.args else str(err), err.hint
+        what = str(err.args[0]) if err.args else str(err)
+        return what[:1].upper() + what[1:], err.hint  # core messages follow "simscan: " on the CLI
     if isinstance(err, PermissionError):
         return _tr("Permission denied: {0}").format(err.filename or err), _tr(
             "Check that you may read this file or folder."

@@ -1079,6 +1079,11 @@ class MainWindow(QMainWindow):
         what, todo = dialogs.describe_error(err)
         text = f"{what}\n{todo}" if todo else what
         if isinstance(err, IndexCorrupt):
+            # The core's hint names the CLI's --rebuild; here the button does the same.
+            text = what + "\n" + self.tr(
+                "Start a fresh index: the damaged file is kept beside it (renamed …corrupt-<time>) and your files "
+                "are not touched; then scan again."
+            )
             self.show_message(text, "error", self.tr("Start a Fresh Index"), self._fresh_index)
         else:
             self.show_message(text, "error")

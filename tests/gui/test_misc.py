@@ -93,7 +93,7 @@ def test_describe_error_says_what_to_do():
     what, todo = dialogs.describe_error(FileNotFoundError(2, "No such file", "/x/y.txt"))
     assert "/x/y.txt no longer exists" in what and "Scan again" in todo
     what, todo = dialogs.describe_error(IndexLocked("locked!", "wait"))
-    assert (what, todo) == ("locked!", "wait")
+    assert (what, todo) == ("Locked!", "wait")  # capitalised: on the CLI it follows "simscan: "
 
 
 def test_cli_has_gui_command_without_importing_qt_until_run():
