@@ -143,6 +143,19 @@ class Snapshot:
     l_g_kind: list[int] = field(repr=False)
     l_g_min_sim: list[float] = field(repr=False)
     l_g_reclaim: list[int] = field(repr=False)
+    # Per member: the similarity layer's Pair (reference, member) with the detailed scores, or
+    # None (the reference itself; a member re-expressed against a user-chosen reference).
+    pairs: list[Any] = field(default_factory=list, repr=False)
+
+    def scores_text(self, m: int) -> str:
+        """The detailed scores behind member ``m``'s percentage, for a tooltip."""
+        pair = self.pairs[m] if m < len(self.pairs) else None
+        if pair is None:
+            return ""
+        return _tr(
+            "Resemblance {0:.1f} % · {1:.1f} % of this file is in the reference · {2:.1f} % of the reference is "
+            "in this file · simhash distance {3}"
+        ).format(pair.resemblance, pair.containment_b, pair.containment_a, pair.simhash_distance)
 
     @property
     def n_groups(self) -> int:
@@ -218,7 +231,12 @@ class Snapshot:
             sim[i] = 100.0
         for i, v in overrides.items():
             sim[i] = v
-        return Snapshot.from_columns(
+        pairs = [getattr(m, "pair", None) for m in flat]
+        for i in start[:-1]:
+            pairs[i] = None
+        for i in overrides:
+            pairs[i] = None  # scored against another reference
+        snap = Snapshot.from_columns(
             threshold,
             start,
             [KIND_CODE.get(g.kind, near) for g in groups],
@@ -233,6 +251,8 @@ class Snapshot:
             [m.encoding for m in flat],
             [bool(m.is_text) for m in flat],
         )
+        snap.pairs.extend(pairs)
+        return snap
 
     @staticmethod
     def _rereference(
@@ -552,6 +572,8 @@ class ResultsModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if s.l_is_ref[m]:
                 return _tr("Reference (kept): {0}").format(s.paths[m])
+            if col == COL_SIMILARITY:
+                return s.scores_text(m) or s.paths[m]
             return s.paths[m]
         if role == Qt.ItemDataRole.FontRole and s.l_is_ref[m]:
             return self._bold

@@ -512,3 +512,20 @@ def test_dropping_folders_on_the_window_adds_them(qtbot, window, tmp_path):
     win.dropEvent(ev)
     assert [f.path for f in win.folders.folders] == [str(folder)]
     assert win.act_scan.isEnabled()
+
+
+def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp_path):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    s = win.model.snapshot
+    m = member_row(win, "excerpt.txt")
+    tip = win.model.member_index(m, COL_SIMILARITY).data(Qt.ItemDataRole.ToolTipRole)
+    with Index.open(tmp_path / "index.sqlite3", readonly=True) as idx:
+        pairs = find_pairs(idx, min_similarity=DEFAULT_MIN_SIMILARITY)
+    ids = {s.l_file_id[s.l_start[0]], s.l_file_id[m]}
+    (pair,) = [p for p in pairs if {p.a_id, p.b_id} == ids]
+    assert f"Resemblance {pair.resemblance:.1f} %" in tip
+    # The excerpt lies wholly inside the original: nearly all of it is found in the reference.
+    inside = pair.containment_a if pair.a_id == s.l_file_id[m] else pair.containment_b
+    assert f"{inside:.1f} % of this file is in the reference" in tip
