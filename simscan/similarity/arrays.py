@@ -37,7 +37,7 @@ def run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pairs_in_runs(
-    starts: np.ndarray, lengths: np.ndarray, max_pairs: int = 1 << 22
+    starts: np.ndarray, lengths: np.ndarray, max_pairs: int = 1 << 20
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """All (i, j) position pairs with i < j inside each run, in batches of about ``max_pairs``.
 

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simscan.progress import Cancelled, CancelToken
-from simscan.similarity.arrays import pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
 from simscan.similarity.types import FileTableLike, Pair
 
@@ -86,7 +86,7 @@ class SimilarityParams:
     pair_budget: most (file, file) incidences the posting lists may generate (each list of d
     files makes d(d-1)/2).  When the lists under the cut-off would exceed it, the cut-off is
     lowered until they fit (``budget_cutoff``), so time and memory stay bounded on any data:
-    2^25 incidences take ~5 s and at most ~0.5 GB of pair keys.  Real collections stay far
+    2^23 incidences take a few seconds and ~0.3 GB of pair keys at most.  Real collections stay far
     below it (100 k synthetic files: ~0.1 M).
     """
 
@@ -95,13 +95,16 @@ class SimilarityParams:
     simhash_k: int = DEFAULT_K
     contained_ratio: float = 1.5
     min_shared: int = 1
-    pair_budget: int = 1 << 25
+    pair_budget: int = 1 << 23
 
     def common_cutoff(self, n: int) -> int:
         return max(self.common_min_df, math.ceil(self.common_fraction * n))
 
 
 DEFAULT_SIM_PARAMS = SimilarityParams()
+
+#: Candidates scored at once (bounds the temporary arrays of scoring to ~100 MB).
+_SCORE_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,50 +325,79 @@ def compute_pair_arrays(
         lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
         k, c = np.unique(lo * nr + hi, return_counts=True)
         key_parts.append(k)
-        cnt_parts.append(c)
+        cnt_parts.append(c.astype(np.int32))
         done += int(pi.size)
         if report:
             report("pairs", done, total_pairs)
     if key_parts:
+        # Merge the per-batch counts: sort the keys once, sum the counts of equal keys.  Each
+        # temporary is freed as soon as possible (this is the peak of memory).
+        several = len(key_parts) > 1  # one batch is already sorted and distinct
         keys = np.concatenate(key_parts)
+        key_parts.clear()
         cnts = np.concatenate(cnt_parts)
-        if len(key_parts) > 1:
-            o = np.argsort(keys, kind="stable")
-            keys, cnts = keys[o], cnts[o]
-            st, _ = run_bounds(keys)
+        cnt_parts.clear()
+        if several:
+            o = np.argsort(keys)
+            keys = keys[o]
+            cnts = cnts[o]
+            del o
+            first = np.empty(keys.size, dtype=bool)
+            first[:1] = True
+            np.not_equal(keys[1:], keys[:-1], out=first[1:])
+            st = np.flatnonzero(first)
+            del first
             cnts = np.add.reduceat(cnts, st)
             keys = keys[st]
+            del st
     else:
         keys = np.empty(0, np.int64)
-        cnts = np.empty(0, np.int64)
+        cnts = np.empty(0, np.int32)
     del vals_s, owner_s, kept
 
     # --- simhash candidates among representatives that have fingerprints
     with_fp = np.flatnonzero(full_size > 0)
     hi_, hj_, _ = simhash_pairs(sim[rep_rows[with_fp]], params.simhash_k)
     skeys = np.minimum(with_fp[hi_], with_fp[hj_]) * nr + np.maximum(with_fp[hi_], with_fp[hj_])
-    new = ~np.isin(skeys, keys)
+    # keys are sorted (np.unique / merge above): membership by binary search, not np.isin,
+    # which hashes the whole large array.
+    if keys.size:
+        pos = np.minimum(np.searchsorted(keys, skeys), keys.size - 1)
+        new = keys[pos] != skeys
+    else:
+        new = np.ones(skeys.size, dtype=bool)
     keys = np.concatenate((keys, skeys[new]))
-    cnts = np.concatenate((cnts, np.zeros(int(new.sum()), np.int64)))
+    cnts = np.concatenate((cnts, np.zeros(int(new.sum()), np.int32)))
     _check(cancel)
 
-    ra, rb = keys // nr if nr else keys, keys % nr if nr else keys
-    r, ca, cb = _scores(cnts, kept_size[ra], kept_size[rb])
-    shared = cnts.astype(np.int64)
-    dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
-    close = np.flatnonzero(dist <= params.simhash_k)
-    if close.size:
-        from simscan.similarity.arrays import intersect_counts
-
-        full_inter = intersect_counts(offsets, values, csr_row[ra[close]], csr_row[rb[close]])
-        fr, fca, fcb = _scores(full_inter, full_size[ra[close]], full_size[rb[close]])
-        better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))
-        sel = close[better]
-        r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]
-        shared[sel] = full_inter[better]
-    best = np.maximum(r, np.maximum(ca, cb))
-    keep = (best >= min_similarity) & (best > 0) & (shared >= params.min_shared)
-    ra, rb, r, ca, cb, dist, best = ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], best[keep]
+    # Score in chunks, keeping only what passes: memory stays proportional to the chunk and
+    # the survivors, not to every candidate.
+    parts: list[tuple[np.ndarray, ...]] = []
+    for c0 in range(0, keys.size, _SCORE_CHUNK):
+        _check(cancel)
+        k = keys[c0 : c0 + _SCORE_CHUNK]
+        c = cnts[c0 : c0 + _SCORE_CHUNK]
+        ra, rb = k // nr, k % nr
+        r, ca, cb = _scores(c, kept_size[ra], kept_size[rb])
+        shared = c.astype(np.int64)
+        dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
+        close = np.flatnonzero(dist <= params.simhash_k)
+        if close.size:
+            full_inter = intersect_counts(offsets, values, csr_row[ra[close]], csr_row[rb[close]])
+            fr, fca, fcb = _scores(full_inter, full_size[ra[close]], full_size[rb[close]])
+            better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))
+            sel = close[better]
+            r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]
+            shared[sel] = full_inter[better]
+        best = np.maximum(r, np.maximum(ca, cb))
+        keep = (best >= min_similarity) & (best > 0) & (shared >= params.min_shared)
+        parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep]))
+    if parts:
+        ra, rb, r, ca, cb, dist = (np.concatenate(col) for col in zip(*parts))
+    else:
+        e = np.empty(0, np.int64)
+        ra, rb, dist = e, e.copy(), e.copy()
+        r, ca, cb = np.empty(0), np.empty(0), np.empty(0)
     fa, fb = rep_rows[ra], rep_rows[rb]
     # a = the preferred file of the two (older), so output reads "original -> copy".
     swap = cls.priority[fa] > cls.priority[fb]
