@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simscan.fingerprint import decode_bytes
+from simscan.fingerprint import FingerprintParams, decode_bytes, fingerprint_many
 from simscan.fingerprint import text as T
 from simscan.fingerprint.rolling import ManberHasher, ManberParams, window_values
 
@@ -265,8 +265,8 @@ def main() -> None:
     print("\nSimhash (64 bit): median Hamming distance per label, and recall at <=1% FP (distance <= t)")
     heavy = units_for(names, data, "heavy")
     feats: dict[str, list[int]] = {}
-    d16 = sets_cache.get(("heavy", 16)) or rolling_sets(heavy, 16)
-    feats["rolling 1/16, w=1"] = [int(weighted_simhash(s, np.ones(s.size))) for s in d16]
+    defaults = fingerprint_many([data[n] for n in names], FingerprintParams(chunk_size=1 << 26))
+    feats["default: rolling+anchored, w=1"] = [fp.simhash for fp in defaults]
     feats["every 50-window, w=1"] = []
     feats["word tf"] = []
     feats["word 3-gram, w=1"] = []
