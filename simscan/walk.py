@@ -22,6 +22,7 @@ Rules (the scan never opens a file here, it only stats it):
 from __future__ import annotations
 
 import fnmatch
+import operator
 import os
 import re
 import stat
@@ -90,6 +91,9 @@ def _special_kind(mode: int) -> str:
     if stat.S_ISBLK(mode):
         return "block device"
     return "special file"
+
+
+_by_name = operator.attrgetter("name")
 
 
 def _inside(real: bytes, real_roots: Sequence[bytes]) -> bool:
@@ -178,6 +182,13 @@ def walk(
         else:
             res.problems.append((root, f"{_special_kind(st.st_mode)}; skipped"))
 
+    # The loop below runs once per file of the tree: the common case is kept inline, with locals.
+    hidden, skip_paths, follow = opts.hidden, opts.skip_paths, opts.follow_links
+    min_size = opts.min_size
+    max_size = opts.max_size if opts.max_size is not None else SPARSE_MIN_BYTES
+    fast_max = min(max_size, SPARSE_MIN_BYTES - 1)
+    files_append = res.files.append
+    is_reg = stat.S_ISREG
     reported = 0
     while stack:
         folder = stack.pop()
@@ -187,7 +198,7 @@ def walk(
                 continue  # reached again through a followed link
             seen_dirs.add((dst.st_dev, dst.st_ino))
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_by_name)
         except OSError as e:
             res.problems.append((folder, f"folder cannot be read: {_reason(e)}"))
             res.unreadable_dirs.append(folder)
@@ -196,10 +207,10 @@ def walk(
         for entry in entries:
             name: bytes = entry.name  # type: ignore[assignment]
             path: bytes = entry.path  # type: ignore[assignment]
-            if not opts.hidden and name.startswith(b"."):
+            if not hidden and name.startswith(b"."):
                 res.skipped += 1
                 continue
-            if path in opts.skip_paths:
+            if path in skip_paths:
                 continue
             if has_excl and _matches(excl, name, path):
                 res.skipped += 1
@@ -218,7 +229,7 @@ def walk(
                     continue
                 else:
                     st = entry.stat(follow_symlinks=False)
-                    if not stat.S_ISREG(st.st_mode):
+                    if not is_reg(st.st_mode):
                         res.problems.append((path, f"{_special_kind(st.st_mode)}; skipped (never opened)"))
                         continue
             except OSError as e:
@@ -227,7 +238,11 @@ def walk(
             if incl is not None and not _matches(incl, name, path):
                 res.skipped += 1
                 continue
-            add_file(path, st)
+            size = st.st_size
+            if min_size <= size <= fast_max and st.st_nlink == 1 and not follow:
+                files_append((path, st.st_dev, st.st_ino, size, st.st_mtime_ns))
+            else:
+                add_file(path, st)  # size limits, hard links, followed links, sparse files
         stack.extend(reversed(subdirs))
         if on_dir is not None:
             on_dir(folder, res.files, reported)
