@@ -105,13 +105,21 @@ class Job(QRunnable):
 class JobRunner(QObject):
     """Starts jobs on a private pool, keeps them alive until their outcome arrives, and drops
     outcomes of superseded jobs of the same ``slot`` (e.g. a preview for a row no longer
-    selected): only the latest job per slot reports."""
+    selected): only the latest job per slot reports.
+
+    The callbacks connected to a job's signals refer to it by number, never by reference: a
+    job → signals → callback → job cycle runs through Qt's C++ connection list, which Python's
+    collector cannot see, so every job (and whatever its function captured: whole result sets)
+    would stay in memory for good.  Once its outcome is delivered the job also drops its
+    function.  (Python keeps a running job alive through ``run()``'s own reference to it.)
+    """
 
     def __init__(self, parent: QObject | None = None, max_threads: int = 4) -> None:
         super().__init__(parent)
         self.pool = make_pool(max_threads)
         self._live: dict[int, Job] = {}
-        self._latest: dict[str, Job] = {}
+        self._latest: dict[str, int] = {}
+        self._serial = 0
 
     def start(
         self,
@@ -123,60 +131,58 @@ class JobRunner(QObject):
         cancelled: Callable[[], None] | None = None,
         progress: Callable[[Progress], None] | None = None,
     ) -> Job:
-        old = self._latest.get(slot)
+        old_key = self._latest.get(slot)
+        old = self._live.get(old_key) if old_key is not None else None
         if old is not None:
             old.cancel()
             # Still queued (all threads busy)?  Then it never needs to run at all.
             if self.pool.tryTake(old):
-                self._live.pop(id(old), None)
+                self._drop(old_key)
+        self._serial += 1
+        key = self._serial
         job = Job(fn, slot)
-        self._live[id(job)] = job
-        self._latest[slot] = job
+        self._live[key] = job
+        self._latest[slot] = key
+        runner = self
 
-        def current() -> bool:
-            return self._latest.get(slot) is job
+        def deliver(callback: Callable[..., None] | None, *value: Any) -> None:
+            latest = runner._latest.get(slot) == key
+            runner._drop(key)
+            if latest:
+                del runner._latest[slot]
+                if callback is not None:
+                    callback(*value)
 
-        def done() -> None:
-            self._live.pop(id(job), None)
-            if self._latest.get(slot) is job:
-                del self._latest[slot]
-
-        def on_finished(value: Any) -> None:
-            latest = current()
-            done()
-            if latest and finished is not None:
-                finished(value)
-
-        def on_failed(err: BaseException) -> None:
-            latest = current()
-            done()
-            if latest and failed is not None:
-                failed(err)
-
-        def on_cancelled() -> None:
-            latest = current()
-            done()
-            if latest and cancelled is not None:
-                cancelled()
-
-        job.signals.finished.connect(on_finished)
-        job.signals.failed.connect(on_failed)
-        job.signals.cancelled.connect(on_cancelled)
+        job.signals.finished.connect(lambda v: deliver(finished, v))
+        job.signals.failed.connect(lambda e: deliver(failed, e))
+        job.signals.cancelled.connect(lambda: deliver(cancelled))
         if progress is not None:
-            job.signals.progress.connect(lambda p: progress(p) if current() else None)
+            job.signals.progress.connect(lambda p: progress(p) if runner._latest.get(slot) == key else None)
         self.pool.start(job)
         return job
+
+    def _drop(self, key: int | None) -> None:
+        job = self._live.pop(key, None) if key is not None else None
+        if job is not None:
+            job.fn = _spent  # release what the function captured (data, windows)
 
     def busy(self, slot: str) -> bool:
         return slot in self._latest
 
     def cancel(self, slot: str) -> None:
-        job = self._latest.get(slot)
+        key = self._latest.get(slot)
+        job = self._live.get(key) if key is not None else None
         if job is not None:
             job.cancel()
 
     def shutdown(self, timeout_ms: int = 30000) -> bool:
         """Cancel everything and wait for the pool; True when every job has returned."""
-        for job in list(self._live.values()):
+        for key, job in list(self._live.items()):
             job.cancel()
+            if self.pool.tryTake(job):  # queued, never started: nothing to wait for
+                self._drop(key)
         return self.pool.waitForDone(timeout_ms)
+
+
+def _spent(progress: Callable[[Progress], None], cancel: CancelToken) -> None:
+    """Stands in for a delivered job's function."""
