@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,24 @@ from simscan.similarity.grouping import group_pairs
 from simscan.similarity.types import Group, Pair
 
 
-def _reporter(progress: ProgressSink | None):
+@contextmanager
+def _snapshot(index: Any) -> Iterator[None]:
+    """One read transaction around several reads, so that the file table and the fingerprints
+    come from the same state of the index even while a scan commits (WAL readers see the
+    snapshot taken at their first read)."""
+    conn = getattr(index, "connection", None)
+    if conn is None or conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")  # nothing was written; ends the read snapshot
+
+
+def _reporter(progress: ProgressSink | None) -> Callable[[str, int, int], None] | None:
     if progress is None:
         return None
     throttle = Throttle(progress)
@@ -52,8 +70,9 @@ def find_pairs(
     files (see ``core``).  Sorted by best score, descending.  Returns [] when cancelled.
     """
     try:
-        files = index.files()
-        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+        with _snapshot(index):
+            files = index.files()
+            ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
         pa = compute_pair_arrays(
             files, ids, offsets, values, min_similarity=min_similarity, params=params, cancel=cancel,
             report=_reporter(progress),
@@ -72,9 +91,10 @@ def find_groups(
     cancel: CancelToken | None = None,
 ) -> list[Group]:
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled."""
-    files = index.files()
     try:
-        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+        with _snapshot(index):
+            files = index.files()
+            ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
         pa = compute_pair_arrays(
             files, ids, offsets, values, min_similarity=min_similarity, cancel=cancel, report=_reporter(progress)
         )
@@ -172,6 +192,11 @@ def query_fingerprints(
     "exact"/"content"; files too short to have fingerprints cannot be found.  Pairs have a =
     the queried file (a_id -1 unless it is indexed).
     """
+    with _snapshot(index):
+        return _query(index, fp, qpath, min_similarity, params)
+
+
+def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams) -> list[Pair]:
     qset = fingerprint_set(fp, SCORE_KIND)
     vals, fids = index.files_with_fingerprints(qset)
     copies = np.empty(0, np.int64)
