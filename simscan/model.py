@@ -16,9 +16,10 @@ class Fingerprints:
 
     size: bytes on disk.  checksum: XXH3-128 digest of the raw bytes (16 bytes).
     partial: XXH3-64 of size, head and tail (signed 64-bit).  is_text / encoding: how it was
-    decoded (encoding None for binary).  content_hash: XXH3-128 of the light normalised text
-    (same words, case and punctuation; white space, encoding and composition unified) or of
-    the raw bytes for binary files.  rolling / anchored: sorted distinct uint64 fingerprints
+    decoded (encoding None for binary; a "+replace" suffix when undecodable bytes were
+    replaced).  content_hash: XXH3-128 of the light normalised text as UTF-8 (same
+    characters, case and punctuation; encoding, line endings, white-space runs, line
+    wrapping and control/format characters unified) or of the raw bytes for binary files.  rolling / anchored: sorted distinct uint64 fingerprints
     (rolling have the top bit clear, anchored set).  simhash: unsigned 64-bit.
     units: normalised code points (text) or bytes (binary) that were fingerprinted.
     """
