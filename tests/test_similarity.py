@@ -364,3 +364,43 @@ def test_pair_budget_on_files(tmp_path: Path) -> None:
     loose = compute_pair_arrays(t, ids, off, vals, min_similarity=DEFAULT_MIN_SIMILARITY)
     assert loose.a.size == 12 * 11 // 2  # with the default budget the header pairs everyone
     assert pairs[0].kind == "near" and pairs[0].containment_a == pytest.approx(100.0)
+
+
+def test_find_pairs_reads_one_snapshot_while_a_scan_commits(tmp_path: Path) -> None:
+    """A writer commits between the reads of the file table and of the fingerprints: the pairs
+    still come from one state of the index."""
+    from simscan.fingerprint import fingerprint_file
+    from simscan.index import FileRecord
+
+    root = tmp_path / "t"
+    root.mkdir()
+    base = words(40, 400)
+    (root / "a.txt").write_text(base)
+    (root / "b.txt").write_text(base + " " + words(41, 30))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    (root / "c.txt").write_text(words(42, 400))
+
+    class Interleaved:
+        """The real index; after the file table is read, another connection rewrites b.txt."""
+
+        def __init__(self, ix: Index) -> None:
+            self.ix = ix
+
+        def __getattr__(self, name: str):
+            return getattr(self.ix, name)
+
+        def files(self):
+            table = self.ix.files()
+            st = os.stat(root / "c.txt")
+            rec = FileRecord.from_fingerprints(os.fsencode(root / "b.txt"), st.st_dev, st.st_ino, st.st_mtime_ns,
+                                               fingerprint_file(root / "c.txt"))
+            with Index.open(idx) as writer:
+                writer.write_files([rec])
+            return table
+
+    with Index.open(idx, readonly=True) as ix:
+        pairs = find_pairs(Interleaved(ix))
+    assert [(Path(p.a_path).name, Path(p.b_path).name) for p in pairs] == [("a.txt", "b.txt")]
+    with Index.open(idx, readonly=True) as ix:  # the next read sees the new state
+        assert find_pairs(ix) == []
