@@ -521,3 +521,12 @@ def test_fingerprint_many_dense_borders(density: int, anchor_density: int) -> No
     many = fingerprint_many([items[i] for i in order], params)
     for i, fp in zip(order, many):
         assert _same(fp, fingerprint_bytes(items[i], params))
+
+
+def test_detect_text_or_binary() -> None:
+    assert T.detect(b"plain text\twith tabs\r\n" * 50) == T.Detected(True, "utf-8")
+    assert not T.detect(b"abc\x01\x02\x03def" * 50).is_text  # many control bytes
+    assert not T.detect(bytes(range(256)) * 4).is_text  # NULs, not UTF-16
+    assert T.detect("é".encode("utf-16")).encoding == "utf-16-le"
+    assert T.detect("Grüße".encode("cp1252") * 30).is_text  # chardet unsure: still text
+    assert T.detect("日本語のテキスト".encode("iso2022_jp") * 5).encoding == "iso2022_jp"

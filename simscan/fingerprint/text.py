@@ -106,7 +106,7 @@ def detect(sample: bytes) -> Detected:
         if det.is_text and det.encoding and det.encoding.startswith("iso2022"):
             return det
     # More than 1% control bytes: binary (counted with one C pass: small files are common).
-    if len(sample.translate(None, _NOT_CONTROL)) * 100 > len(sample):
+    if sample.translate(_CONTROL_MAP).count(0) * 100 > len(sample):
         return Detected(False, None)
     if sample.isascii():
         return Detected(True, "utf-8")
@@ -144,7 +144,9 @@ def _chardet(sample: bytes) -> Detected:
     return Detected(False, None)  # pragma: no cover - Latin-1 decodes every byte
 
 
-_NOT_CONTROL = bytes(np.flatnonzero(~_CONTROL).tolist())
+# Control bytes to 0, every other byte to 1: counting zeros after one translate is cheaper
+# than deleting most bytes.
+_CONTROL_MAP = bytes((~_CONTROL).astype(np.uint8).tolist())
 
 
 def _utf16_without_bom(arr: np.ndarray, nul: np.ndarray) -> str | None:
