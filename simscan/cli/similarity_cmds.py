@@ -313,10 +313,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+_SCORES_EPILOG = """\
+scores (percent, 0-100):
+  resemblance     shared fingerprints / all fingerprints of the two files (Jaccard)
+  containment_a   share of a's fingerprints found in b ("how much of a is in b")
+  containment_b   share of b's fingerprints found in a
+  best            the largest of the three; the threshold applies to it
+  kind            exact (same bytes), content (same text in another encoding or line
+                  ending), near, contained (one file is largely an excerpt of the other)
+
+Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
+and only that one is paired with other files: a copy shares its scores.
+--format json prints one JSON object per line; csv is safe to open in a spreadsheet."""
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pairs", help="list pairs of similar files in the index",
-                       description="List every pair of indexed files whose best score is at least P percent. "
-                       "n identical files are listed as n-1 pairs against one of them.")
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_SCORES_EPILOG,
+                       description="List every pair of indexed files whose best score is at least P percent.")
     _add_common(p)
     p.set_defaults(func=cmd_pairs)
 
@@ -329,7 +343,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_groups)
 
     p = sub.add_parser("query", help="find indexed files similar to given files",
-                       description="Find files in the index similar to FILE (which need not be indexed).")
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_SCORES_EPILOG,
+                       description="Find files in the index similar to FILE (which need not be indexed); "
+                       "a is the queried file.")
     p.add_argument("files", nargs="+", metavar="FILE")
     _add_common(p)
     p.set_defaults(func=cmd_query)
