@@ -74,6 +74,8 @@ MAX_POOL_BREAKS = 3
 #: fsync with synchronous=NORMAL), and a crash loses at most this much work.
 COMMIT_FILES = 4000
 COMMIT_SECONDS = 2.0
+#: ... or once this many bytes of fingerprints wait (large files: keeps the writer's memory bounded).
+COMMIT_BYTES = 32 << 20
 #: Below this much work, fingerprint in this process: starting the fork server and two workers
 #: measured 0.22 s here, about what 300 small files take to fingerprint in one process.
 INLINE_MAX_FILES = 300
@@ -304,16 +306,22 @@ class _Writer:
         self.remove: list[int] = []
         self.last = time.monotonic()
         self.n_problems = 0
+        self.fp_bytes = 0
 
     def add(self, rec: FileRecord) -> None:
         self.records.append(rec)
+        self.fp_bytes += rec.fps.nbytes
 
     def problem(self, path: bytes, reason: str) -> None:
         self.problems.append((path, reason))
         self.n_problems += 1
 
     def maybe_flush(self) -> None:
-        if len(self.records) >= COMMIT_FILES or time.monotonic() - self.last >= COMMIT_SECONDS:
+        if (
+            len(self.records) >= COMMIT_FILES
+            or self.fp_bytes >= COMMIT_BYTES
+            or time.monotonic() - self.last >= COMMIT_SECONDS
+        ):
             self.flush()
 
     def flush(self) -> None:
@@ -324,6 +332,7 @@ class _Writer:
                 self.index.remove_ids(self.remove)
             self.records, self.problems, self.remove = [], [], []
         self.last = time.monotonic()
+        self.fp_bytes = 0
 
 
 def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToken, t0: float) -> ScanResult:

@@ -44,6 +44,8 @@ KEEP_RUNS = 20
 _CHUNK = 900
 #: Postings bound to SQLite per executemany call (bounds the Python ints alive at once).
 _POST_SLICE = 200_000
+#: Fingerprint blobs held at once while collecting postings.
+_BLOB_HOLD = 8 << 20
 _TOP = np.uint64(1 << 63)
 
 
@@ -480,17 +482,25 @@ class Index:
                     "SELECT u.file_id, f.fps FROM unposted u LEFT JOIN fingerprints f ON f.file_id = u.file_id"
                     " ORDER BY u.file_id"
                 )
+                sub: list[int] = []
+                arrays: list[np.ndarray] = []
+                held = 0
                 while n < max_values:
-                    rows = cur.fetchmany(fetch)
-                    if not rows:
+                    row = cur.fetchone()
+                    if row is not None:
+                        sub.append(row[0])
+                        arrays.append(np.frombuffer(row[1], "<u8") if row[1] is not None else np.zeros(0, np.uint64))
+                        held += arrays[-1].nbytes
+                    # Keep only the posted values of every few files (or few MB of blobs): bounded memory.
+                    if row is None or len(sub) >= fetch or held >= _BLOB_HOLD:
+                        fp, owner = self._posted_pairs(sub, arrays)
+                        ids.extend(sub)
+                        fps.append(fp)
+                        owners.append(owner)
+                        n += fp.size
+                        sub, arrays, held = [], [], 0
+                    if row is None:
                         break
-                    sub = [r[0] for r in rows]
-                    arrays = [np.frombuffer(r[1], "<u8") if r[1] is not None else np.zeros(0, np.uint64) for r in rows]
-                    fp, owner = self._posted_pairs(sub, arrays)
-                    ids.extend(sub)
-                    fps.append(fp)
-                    owners.append(owner)
-                    n += fp.size
                 cur.close()
                 if not ids:
                     return done
