@@ -12,9 +12,12 @@ Definitions (a unit ``u`` is an integer; ``W`` the window, 50 by default)
 * The window is a *candidate* when ``(H(i) * C) mod 2^32 >= 2^32 - floor(2^32 / density)``,
   ``C = 0x9E3779B1`` (Knuth's golden-ratio multiplier): the high bits of a product are well
   mixed, and the top range excludes zero, so runs of NUL bytes never become candidates.
-  Binary files (bytes, even window) use the same hash modulo 2^19:
-  ``((H(i) * C) mod 2^19) * 2^13 >= 2^32 - floor(2^32 / density)``; 19 bits are plenty to
-  sample 1 window in 256, and they let the prefix sum below run two lanes at once.
+  Binary files (bytes, even window) select on the window's even-offset bytes (0, 2, ...,
+  W-2) modulo 2^19: ``E(i) = sum_{j<W/2} u[i+2j] * P^(W-2-2j) mod 2^19``, candidate when
+  ``((E(i) * C) mod 2^19) * 2^13 >= 2^32 - floor(2^32 / density)``.  Selection only has to
+  be a fixed function of the window's content (the value below hashes all W bytes); 19
+  bits are plenty to sample 1 window in 256, and this form lets the prefix sum run two
+  lanes at once with no further pass.
 * Manber's no-overlap rule, greedily from the left: the first candidate is kept; after a
   kept window starting at ``i``, the next kept one is the first candidate at or after
   ``i + W``.  A run of 70 identical units gives one fingerprint, not 21.
@@ -46,8 +49,8 @@ sum, one subtract, one multiply (by ``P^(i+W-1) * C``, from a table) and one com
 unit, in preallocated cache-sized buffers.  For bytes, ``u[m] * P^-m mod 2^19`` is below
 2^27, so 25 of them sum below 2^32: the even and odd units form the two 32-bit halves of
 one uint64 prefix sum (half as many sequential steps; a 64-bit subtraction takes care of
-the carries between halves), and the window sum at ``i`` is the sum of two neighbouring
-half-window differences.  Offsets are local to a block, which is
+the carries between halves), whose differences, read as 32-bit numbers, are exactly the
+even-offset sums ``E`` of the windows starting at 0, 1, 2, ... in order.  Offsets are local to a block, which is
 harmless: ``H`` depends only on the window's content.  The greedy no-overlap choice walks
 all clusters of close candidates at once (``pick_indices``), never a Python loop per
 candidate; binary values are computed for the kept windows only.
@@ -504,18 +507,19 @@ class ManberHasher:
                 block = padded
             n2 = (n + 1) // 2
             x = s[: 2 * n2]
-            np.multiply(block[: 2 * n2], t.pinv19[: 2 * n2], out=x, dtype=np.uint32)
+            np.copyto(x, block[: 2 * n2])  # widening copy + multiply: cheaper than a mixed-type multiply
+            np.multiply(x, t.pinv19[: 2 * n2], out=x)
             z = self._z
             np.cumsum(x.view(np.uint64), out=z[1 : n2 + 1])
             k = w // 2
             nk = n2 - k + 1
             lanes = self._zd[:nk]
             np.subtract(z[k : k + nk], z[:nk], out=lanes)
-            lv = lanes.view(np.uint32)
-            np.add(lv[:nw], lv[1 : nw + 1], out=dv)
-            np.multiply(dv, t.pw_mix19[w - 1 : w - 1 + nw], out=dv)
+            # lanes.view: at index i, the sum over the window's bytes 0, 2, ..., W-2.
+            np.multiply(lanes.view(np.uint32)[:nw], t.pw_mix19[w - 2 : w - 2 + nw], out=dv)
         else:
-            np.multiply(block, t.pinv[:n], out=s[1 : n + 1], dtype=np.uint32)
+            np.copyto(s[1 : n + 1], block)
+            np.multiply(s[1 : n + 1], t.pinv[:n], out=s[1 : n + 1])
             np.cumsum(s[1 : n + 1], out=s[1 : n + 1])
             np.subtract(s[w : w + nw], s[:nw], out=dv)
             np.multiply(dv, t.pw_mix[w - 1 : w - 1 + nw], out=dv)
