@@ -84,6 +84,21 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
+class _KnownFiles:
+    """An index whose ``files()`` is the table already read: find_pairs reads it again
+    otherwise (~0.5 s for 200,000 files).  Everything else goes to the index."""
+
+    def __init__(self, index: Index, files: FileTable) -> None:
+        self._index = index
+        self._files = files
+
+    def files(self) -> FileTable:
+        return self._files
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+
 def _check(cancel: CancelToken) -> None:
     if cancel.cancelled:
         raise Cancelled()
@@ -144,7 +159,9 @@ def load(
         with Index.open(index_path, readonly=True) as idx:
             files = idx.files()
             _check(cancel)
-            pairs = find_pairs(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel)
+            pairs = find_pairs(
+                _KnownFiles(idx, files), min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel
+            )
         _check(cancel)
         progress(Progress("groups", files_done=0, files_total=len(pairs)))
         snap = group(files, pairs, threshold, reference_roots, preferred)
