@@ -72,7 +72,6 @@ _M2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 _TOP = np.uint64(1 << 63)
 _LOW63 = np.uint64((1 << 63) - 1)
-_ANCHOR_MIX = np.uint32(0x85EBCA6B)
 _BITS19 = 19
 _MASK19 = (1 << _BITS19) - 1
 
@@ -88,12 +87,13 @@ class ManberParams:
     window: units per window (Manber: 50 bytes).
     density: a window is a candidate with probability 1/``density`` (before the no-overlap
     rule, which thins overlapping candidates further).
-    anchor_density: about one bigram type in ``anchor_density`` is an anchor.
+    anchor_density: a window is an anchor with probability 1/``anchor_density``.
+    (The file-level defaults are in ``simscan.fingerprint.FingerprintParams``.)
     """
 
     window: int = 50
-    density: int = 16
-    anchor_density: int = 64
+    density: int = 32
+    anchor_density: int = 256
 
     def __post_init__(self) -> None:
         if self.window < 2:
@@ -259,8 +259,9 @@ def pick_non_overlapping(cands: np.ndarray, first_allowed: int, window: int) -> 
 
 
 def pick_indices(cands: np.ndarray, first_allowed: int, window: int) -> np.ndarray:
-    """Indices into ``cands`` of the greedy left-to-right choice among sorted candidates: the first one at or after
-    ``first_allowed``, then repeatedly the first one at least ``window`` after the last.
+    """Indices into ``cands`` (sorted) of Manber's no-overlap choice: greedily from the
+    left, the first candidate at or after ``first_allowed``, then repeatedly the first one
+    at least ``window`` after the last one kept.
 
     Few candidates: a plain loop.  Many: a *cluster* is a maximal run of candidates less
     than ``window`` apart; the first candidate of every cluster is always kept (the last
@@ -348,8 +349,8 @@ class ManberHasher:
     or uint32 code points) and examines them in place, in overlapping blocks of ``BLOCK``
     units; the last few units are copied as a carry so that windows spanning two feeds are
     not lost.  Memory: a few block-sized buffers, whatever the input length.  ``finish``
-    returns the kept values.  ``binary`` selects the byte anchor set (input must then be
-    uint8).
+    returns the kept values.  ``binary``: bytes (input must then be uint8), selected and
+    valued as described in the module docstring.
 
     ``ends`` (optional, sorted global unit offsets) makes one hasher serve many files
     concatenated: a window or anchor that crosses an end is not a candidate, and every
