@@ -14,7 +14,7 @@ from test_similarity_support import index_tree, words
 from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, Pair, find_groups, find_pairs, group_pairs, query
 from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
-from simscan.similarity.compare import SCORE_KIND
+from simscan.similarity.compare import SCORE_KIND, fingerprint_set
 from simscan.similarity.core import SimilarityParams, compute_pair_arrays, to_pairs
 from simscan.similarity.memory import table_from_paths
 
@@ -404,3 +404,26 @@ def test_find_pairs_reads_one_snapshot_while_a_scan_commits(tmp_path: Path) -> N
     assert [(Path(p.a_path).name, Path(p.b_path).name) for p in pairs] == [("a.txt", "b.txt")]
     with Index.open(idx, readonly=True) as ix:  # the next read sees the new state
         assert find_pairs(ix) == []
+
+
+def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
+    """A short query has (almost) no posted fingerprints; it is still found in a long file."""
+    root = tmp_path / "long"
+    root.mkdir()
+    book = words(50, 3000)
+    (root / "book.txt").write_text(book)
+    for i in range(5):
+        (root / f"other{i}.txt").write_text(words(60 + i, 500))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    q = tmp_path / "excerpt.txt"
+    q.write_text(book[5000:5400])
+    from simscan.fingerprint import fingerprint_file
+    from simscan.similarity.engine import MIN_POSTED_FOR_LOOKUP
+
+    with Index.open(idx, readonly=True) as ix:
+        qs = fingerprint_set(fingerprint_file(q))
+        assert qs.size > 0 and int(ix.posted_mask(qs).sum()) < MIN_POSTED_FOR_LOOKUP
+        res = query(ix, q, min_similarity=0)
+    assert [Path(p.b_path).name for p in res] == ["book.txt"]
+    assert res[0].containment_a > 50 and res[0].kind == "contained"
