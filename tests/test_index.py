@@ -317,3 +317,21 @@ def test_problems_of_old_runs_are_pruned(tmp_path: Path, monkeypatch):
         assert ix.problems() == [("/r/x", "problem 5")]
         assert [r for _, r in ix.problems(last_run_only=False)] == ["problem 3", "problem 4", "problem 5"]
         assert len(ix.runs(100)) == 6
+
+
+def test_posting_job_in_slices_equals_one_pass(tmp_path: Path):
+    recs = _records(40)
+    with Index.open(tmp_path / "a.db") as a, Index.open(tmp_path / "b.db") as b:
+        a.write_files(recs)
+        ids = b.write_files(recs, defer_postings=True)
+        job = b.posting_job(ids[:30].tolist(), slice_rows=7)
+        assert job.step() and job.step()
+        # Another connection forgets one of the job's files half-way through the job.
+        with Index.open(tmp_path / "b.db") as other:
+            other.remove_paths([recs[2].path])
+        assert job.remaining > 7
+        job.finish()
+        assert b.pending_postings() == 10
+        b.post_pending()
+        a.remove_paths([recs[2].path])
+        assert _stored_postings(a) == _stored_postings(b) != set()

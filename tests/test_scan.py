@@ -513,3 +513,33 @@ def test_other_algorithm_version_is_fingerprinted_again(tmp_path: Path):
     assert (r.files_read, r.files_unchanged) == (3, 7)
     with Index.open(idx, readonly=True) as ix:
         assert len(ix.files()) == 10 and ix.stats()["files_needing_rescan"] == 0
+
+
+def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(scanner, "POST_JOB_FILES", 10)  # many small posting jobs during the read phase
+    monkeypatch.setattr(scanner, "BATCH_FILES", 5)
+    monkeypatch.setattr(scanner, "COMMIT_FILES", 10)
+    monkeypatch.setattr(scanner, "INLINE_MAX_FILES", 0)
+    jobs = []
+    real_job = Index.posting_job
+
+    def counted(self, ids, slice_rows=40_000):  # the real job, in small slices, counted
+        jobs.append(len(ids))
+        return real_job(self, ids, slice_rows=7)
+
+    monkeypatch.setattr(Index, "posting_job", counted)
+    root = tmp_path / "t"
+    make_tree(root, 200)
+    idx = tmp_path / "i.db"
+    r = scan(root, idx, jobs=2)
+    assert r.files_read == 200 and len(jobs) >= 2
+    rows = indexed(idx)
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.pending_postings() == 0
+        stored = {
+            (int(np.int64(v).view(np.uint64)), f) for v, f in ix.connection.execute("SELECT fp, file_id FROM postings")
+        }
+    ref = set()
+    for row in rows.values():
+        ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
+    assert stored == ref

@@ -516,20 +516,20 @@ class Index:
         rows: list[tuple[int, int]] = []
         for chunk in _chunks(list(ids)):
             marks = ",".join("?" * len(chunk))
-            # Files still waiting in ``unposted`` have no postings to delete.
-            waiting = {r[0] for r in c.execute(f"SELECT file_id FROM unposted WHERE file_id IN ({marks})", chunk)}
-            if waiting:
-                c.execute(f"DELETE FROM unposted WHERE file_id IN ({marks})", chunk)
-                chunk = [i for i in chunk if i not in waiting]
-                if not chunk:
-                    continue
-                marks = ",".join("?" * len(chunk))
+            # A file still waiting in ``unposted`` may have part of its postings (a posting job stopped
+            # half-way by a crash), so its postings are deleted like any other's.
+            c.execute(f"DELETE FROM unposted WHERE file_id IN ({marks})", chunk)
             q = f"SELECT file_id, fps FROM fingerprints WHERE file_id IN ({marks})"
             for fid, blob in c.execute(q, chunk):
                 vals = _postings.posted(np.frombuffer(blob, "<u8"), self.posting_shift).view(np.int64)
                 rows.extend((v, fid) for v in vals.tolist())
         if rows:
             c.executemany("DELETE FROM postings WHERE fp = ? AND file_id = ?", rows)
+
+    def posting_job(self, ids: Sequence[int], slice_rows: int = 40_000) -> PostingJob:
+        """Post these (deferred) files in small steps that a caller interleaves with other work;
+        see :class:`PostingJob`."""
+        return PostingJob(self, list(ids), slice_rows)
 
     def _ids_for_paths(self, paths: Sequence[bytes]) -> dict[bytes, int]:
         out: dict[bytes, int] = {}
@@ -784,6 +784,76 @@ class Index:
         }
 
 
+class PostingJob:
+    """Puts a set of deferred files into the inverted index a slice at a time.
+
+    The files' posted pairs are sorted once; each :meth:`step` inserts the next contiguous
+    fingerprint range in its own short transaction, so a scan can post during the moments it
+    waits for its workers and the B-tree is still walked in key order.  :meth:`finish` takes the
+    files off ``unposted`` and drops the pairs of files that another connection removed meanwhile.
+    A crash between steps leaves the files in ``unposted``; the next pass re-inserts their pairs
+    (``INSERT OR IGNORE``).  The caller must not rewrite these files before :meth:`finish`.
+    """
+
+    def __init__(self, index: Index, ids: list[int], slice_rows: int) -> None:
+        self._index = index
+        self.path = index.path  # for the error messages of _sql_errors
+        self.ids = ids
+        self._slice = max(1, slice_rows)
+        fps: list[np.ndarray] = []
+        owners: list[np.ndarray] = []
+        c = index.connection
+        for chunk in _chunks(ids):
+            rows = c.execute(
+                f"SELECT file_id, fps FROM fingerprints WHERE file_id IN ({','.join('?' * len(chunk))})", chunk
+            ).fetchall()
+            fp, owner = index._posted_pairs([r[0] for r in rows], [np.frombuffer(r[1], "<u8") for r in rows])
+            fps.append(fp)
+            owners.append(owner)
+        fp = np.concatenate(fps) if fps else np.zeros(0, np.int64)
+        owner = np.concatenate(owners) if owners else np.zeros(0, np.int64)
+        order = np.lexsort((owner, fp))
+        self._fp, self._owner = fp[order], owner[order]
+        self._pos = 0
+
+    @property
+    def remaining(self) -> int:
+        return int(self._fp.size - self._pos)
+
+    @_sql_errors
+    def step(self) -> bool:
+        """Insert the next slice (one transaction); True while slices remain."""
+        end = min(self._fp.size, self._pos + self._slice)
+        if end > self._pos:
+            with self._index.atomic() as c:
+                c.executemany(
+                    "INSERT OR IGNORE INTO postings(fp, file_id) VALUES (?, ?)",
+                    zip(self._fp[self._pos : end].tolist(), self._owner[self._pos : end].tolist()),
+                )
+            self._pos = end
+        return self._pos < self._fp.size
+
+    @_sql_errors
+    def finish(self) -> None:
+        while self.step():
+            pass
+        with self._index.atomic() as c:
+            gone: set[int] = set(self.ids)
+            for chunk in _chunks(self.ids):
+                gone.difference_update(
+                    r[0] for r in c.execute(f"SELECT id FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+                )
+            if gone:
+                stale = np.isin(self._owner, np.fromiter(gone, np.int64, len(gone)))
+                c.executemany(
+                    "DELETE FROM postings WHERE fp = ? AND file_id = ?",
+                    zip(self._fp[stale].tolist(), self._owner[stale].tolist()),
+                )
+            c.executemany("DELETE FROM unposted WHERE file_id = ?", [(i,) for i in self.ids])
+        self._fp = self._owner = np.zeros(0, np.int64)
+        self._pos = 0
+
+
 def _table(rows: list[tuple[Any, ...]]) -> FileTable:
     n = len(rows)
     cols = list(zip(*rows)) if rows else [()] * 12
@@ -859,6 +929,7 @@ __all__ = [
     "FileRecord",
     "FileTable",
     "Index",
+    "PostingJob",
     "companion_paths",
     "corrupt",
     "default_index_path",
