@@ -61,7 +61,9 @@ def table_from_fingerprints(
     return table, ids, offsets, values.astype(np.uint64)
 
 
-def table_from_paths(paths: Sequence[str | os.PathLike[str]], kind: str = SCORE_KIND):
+def table_from_paths(
+    paths: Sequence[str | os.PathLike[str]], kind: str = SCORE_KIND
+) -> tuple[MemoryFileTable, np.ndarray, np.ndarray, np.ndarray]:
     """Fingerprint files now and build the table (mtimes from the files)."""
     ps = [os.path.abspath(os.fspath(p)) for p in paths]
     fps = [fingerprint_file(p) for p in ps]
