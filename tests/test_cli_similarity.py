@@ -159,3 +159,14 @@ def test_scan_then_pairs_and_groups(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert Path(g["reference"]).name == "a_copy.txt"
     assert {Path(m["path"]).name for m in g["members"]} == {
         "a.txt", "a_copy.txt", "a_utf16.txt", "a_edit.txt", "excerpt.txt"}
+
+
+def test_stale_fingerprints_are_reported(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    _, idx = tree
+    with sqlite3.connect(idx) as c:  # as if an older simscan had fingerprinted two files
+        c.execute("UPDATE files SET algorithm_version = 0 WHERE id IN (SELECT id FROM files LIMIT 2)")
+    assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "2 indexed files were fingerprinted by an older version" in err

@@ -209,10 +209,22 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
         pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar)
-    bar.finish()
+        bar.finish()
+        _warn_stale(index)
     write_pairs(pairs, args.format, _out())
     _say_none(args, pairs, "pairs")
     return 0
+
+
+def _warn_stale(index: Any) -> None:
+    """Files fingerprinted by an older simscan are left out until rescanned: say so (stderr)."""
+    try:
+        stale = int(index.stats().get("files_needing_rescan", 0))
+    except Exception:  # noqa: BLE001 - a hint must never fail the command
+        return
+    if stale:
+        print(f"simscan: {stale:,} indexed files were fingerprinted by an older version and are left out; "
+              "run `simscan scan` on their folders again to include them.", file=sys.stderr)
 
 
 def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str) -> None:
@@ -230,7 +242,8 @@ def cmd_groups(args: argparse.Namespace) -> int:
     roots = [os.path.abspath(r) for r in args.reference]
     with open_index_from_args(args, readonly=True) as index:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar)
-    bar.finish()
+        bar.finish()
+        _warn_stale(index)
     write_groups(groups, args.format, _out())
     _say_none(args, groups, "groups")
     return 0
@@ -250,6 +263,7 @@ def cmd_query(args: argparse.Namespace) -> int:
                 pairs.extend(query(index, f, min_similarity=args.min_similarity))
             except OSError as e:
                 raise FileProblem(f"cannot read {display_path(f)}: {e.strerror or e}") from None
+        _warn_stale(index)
     write_pairs(pairs, args.format, out)
     _say_none(args, pairs, "similar files")
     return 0
