@@ -27,6 +27,12 @@ s.COMMIT_FILES = 40          # many small commits, so the kill lands between and
 s.COMMIT_SECONDS = 0.02
 s.BATCH_FILES = {batch}
 s.INLINE_MAX_FILES = 0
+import time
+_flush = s._Writer.flush
+def _slow_flush(self):       # >= 20 ms per commit: the scan lasts long enough to be interrupted,
+    _flush(self)             # however fast fingerprinting becomes
+    time.sleep(0.02)
+s._Writer.flush = _slow_flush
 from simscan.scanner import ScanRequest, run_scan
 {call}
 """
