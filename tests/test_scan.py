@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -289,6 +290,13 @@ def test_postings_follow_the_scanned_content(tmp_path: Path):
 def test_concurrent_reader_while_scanning(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(scanner, "COMMIT_FILES", 20)
     monkeypatch.setattr(scanner, "BATCH_FILES", 20)
+    flush = scanner._Writer.flush
+
+    def slow_flush(self) -> None:  # the scan must still be running while the reader reads
+        flush(self)
+        time.sleep(0.02)
+
+    monkeypatch.setattr(scanner._Writer, "flush", slow_flush)
     root = tmp_path / "t"
     make_tree(root, 300)
     idx = tmp_path / "i.db"
@@ -314,6 +322,7 @@ def test_concurrent_reader_while_scanning(tmp_path: Path, monkeypatch):
     t.join()
     assert not errors and result[0].files_read == 300
     assert seen == sorted(seen)  # snapshots only grow while the scan adds files
+    assert any(0 < n < 300 for n in seen)  # and some were taken in the middle of it
     with Index.open(idx, readonly=True) as ro:
         assert len(ro.files()) == 300
 
