@@ -358,8 +358,15 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
     counts: dict[str, float] = {}
     status = "failed"
     try:
-        old = index.identities_under(roots)  # path -> (id, dev, ino, size, mtime_ns, current)
-        by_key: dict[tuple[int, int, int, int], bytes] = {r[1:5]: p for p, r in old.items() if r[5]}
+        old = index.identities_under(roots)  # path -> (path, id, dev, ino, size, mtime_ns, current)
+        by_key: dict[tuple[int, int, int, int], bytes] | None = None  # identity -> path, made when first needed
+
+        def keys() -> dict[tuple[int, int, int, int], bytes]:
+            nonlocal by_key
+            if by_key is None:
+                by_key = {r[2:6]: p for p, r in old.items() if r[6]}
+            return by_key
+
         reader = _Reader(req, writer, throttle, counts, first_scan=not old)
         deferred: list[Entry] = []  # new paths that may be renames: decided once the walk is over
         unchanged = 0
@@ -371,14 +378,14 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 e = files[k]
                 row = old.pop(e[0], None)
                 if row is None:
-                    if e[1:] in by_key:
+                    if e[1:] in keys():
                         deferred.append(e)
                     else:
                         reader.add(e, None)
-                elif row[1:5] == e[1:] and row[5]:
+                elif row[2] == e[1] and row[3] == e[2] and row[4] == e[3] and row[5] == e[4] and row[6]:
                     unchanged += 1
                 else:
-                    reader.add(e, row[0])
+                    reader.add(e, row[1])
             if not reader.pump(cancel, block=False):
                 raise Cancelled
             throttle.report(Progress("walk", files_done=len(files), current=os.fsdecode(folder)))
@@ -397,13 +404,13 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 gone = old
                 renames: list[tuple[int, bytes, int, int]] = []
                 for e in deferred:
-                    oldp = by_key.get(e[1:])
+                    oldp = keys().get(e[1:])
                     if oldp is not None and oldp in gone:
-                        renames.append((gone.pop(oldp)[0], e[0], e[1], e[2]))
+                        renames.append((gone.pop(oldp)[1], e[0], e[1], e[2]))
                     else:
                         reader.add(e, None)
                 prot = tuple(u if u.endswith(b"/") else u + b"/" for u in walked.unreadable_dirs)
-                remove = [r[0] for p, r in gone.items() if not (prot and p.startswith(prot))]
+                remove = [r[1] for p, r in gone.items() if not (prot and p.startswith(prot))]
                 with index.atomic():
                     index.rename_files(renames)
                     index.remove_ids(remove)

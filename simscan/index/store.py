@@ -608,20 +608,20 @@ class Index:
 
     # ----------------------------------------------------------------- reads
     @_sql_errors
-    def identities_under(self, roots: Sequence[bytes]) -> dict[bytes, tuple[int, int, int, int, int, int]]:
+    def identities_under(self, roots: Sequence[bytes]) -> dict[bytes, tuple[bytes, int, int, int, int, int, int]]:
         """Every indexed file at or below one of ``roots`` (absolute, normalised byte paths):
-        path -> (id, device, inode, size, mtime_ns, current) where ``current`` is 1 when the row
-        has fingerprints of this algorithm version and no error.  Plain tuples: a rescan of
-        100 k unchanged files spends most of its time here and in the walk."""
+        path -> (path, id, device, inode, size, mtime_ns, current) where ``current`` is 1 when the
+        row has fingerprints of this algorithm version and no error.  The rows as SQLite returns
+        them: a rescan of 100 k unchanged files spends most of its time here and in the walk."""
         q = (
             "SELECT path, id, device, inode, size, mtime_ns, (error IS NULL AND algorithm_version = ?) FROM files"
             " WHERE path = ? OR (path >= ? AND path < ?)"
         )
-        out: dict[bytes, tuple[int, int, int, int, int, int]] = {}
+        out: dict[bytes, tuple[bytes, int, int, int, int, int, int]] = {}
         for root in roots:
             prefix = root if root.endswith(b"/") else root + b"/"
             upper = prefix[:-1] + b"0"  # b"0" sorts right after b"/": the range is exactly "under root"
-            out.update((r[0], r[1:]) for r in self._conn.execute(q, (ALGORITHM_VERSION, root, prefix, upper)))
+            out.update((r[0], r) for r in self._conn.execute(q, (ALGORITHM_VERSION, root, prefix, upper)))
         return out
 
     _FILE_COLS = (
