@@ -390,12 +390,12 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 raise Cancelled
             throttle.report(Progress("walk", files_done=len(files), current=os.fsdecode(folder)))
 
-        try:
-            walked = walk(roots, opts, on_dir)
-        except Cancelled:
-            walked = None
-        reader.walking = False
-        try:
+        try:  # from here on the workers must be stopped whatever happens (Ctrl-C, index errors, bugs)
+            try:
+                walked = walk(roots, opts, on_dir)
+            except Cancelled:
+                walked = None
+            reader.walking = False
             if walked is not None:
                 for p, r in walked.problems:
                     writer.problem(p, r)
