@@ -149,15 +149,17 @@ def _open(path: bytes, follow: bool) -> int:
 
 
 def _read_small(fd: int, size: int) -> bytes:
-    parts = []
-    want = size + 1
-    while True:
-        b = os.read(fd, max(want, 65536))
-        if not b:
-            break
-        parts.append(b)
-        want = 65536
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    """The whole file.  A first read that returns exactly the stat'ed size of a larger request is
+    taken as the end (saves one system call per file); a file that changes meanwhile is caught by
+    the fstat after reading."""
+    first = os.read(fd, max(size + 1, 65536))
+    if len(first) == size:
+        return first
+    parts = [first]
+    while first:
+        first = os.read(fd, 1 << 20)
+        parts.append(first)
+    return b"".join(parts)
 
 
 def _fingerprint_batch(datas: list[bytes]) -> list[Any]:
