@@ -11,6 +11,11 @@ failing.  The file is created with mode 0600 (SQLite gives the -wal/-shm files t
 Scans are serialised by an exclusive ``flock`` on ``<index>.lock`` (:meth:`Index.scan_lock`):
 the kernel drops it when the process dies, even by ``kill -9``, so a crashed scan never leaves
 a stale lock behind.
+
+Write costs, measured on 8,000 files of the scan benchmark (8.7 KB of text each, ~186
+fingerprints): :meth:`Index.write_files` in batches of 4,000 with postings deferred takes
+17.7 us per file (files row 4.2, fingerprint blob 3.5, commit 5.2); posting them afterwards
+(:meth:`Index.post_pending`, ~23 postings per file) 18.5 us per file.
 """
 
 from __future__ import annotations
