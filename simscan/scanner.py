@@ -508,6 +508,10 @@ def _kill_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _task_bytes(task: Task) -> int:
+    return sum(item[2] for item in task[1])
+
+
 class _Reader:
     """Reads files as the walk finds them: batches tasks, runs them in worker processes (started
     once there is enough work) or in this process, and hands finished files to the writer in the
@@ -524,6 +528,7 @@ class _Reader:
         self.entries: list[tuple[Entry, int | None]] = []  # slot -> (entry, id of the row it replaces)
         self.bytes_total = 0
         self.queue: deque[Task] = deque()
+        self.reorder = False
         self.cur: list[tuple[int, bytes, int]] = []
         self.cur_bytes = 0
         self.pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
@@ -545,6 +550,7 @@ class _Reader:
         self.bytes_total += size
         if size >= LARGE_FILE:
             self.queue.append((self.follow, [(slot, e[0], size)]))
+            self.reorder = True
             return
         if self.cur and (len(self.cur) >= BATCH_FILES or self.cur_bytes + size > BATCH_BYTES):
             self._close_task()
@@ -581,6 +587,11 @@ class _Reader:
                     return True
                 continue
             try:
+                if self.reorder:
+                    # Largest tasks first (LPT scheduling): a big file started last would leave the other
+                    # workers idle while it finishes.  Stable, so the order stays deterministic.
+                    self.queue = deque(sorted(self.queue, key=_task_bytes, reverse=True))
+                    self.reorder = False
                 while self.queue and len(self.pending) < 3 * self.jobs:
                     t = self.queue.popleft()
                     self.pending.append((t, self.pool.submit(read_task, t)))
