@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="scan folders into the index (only new and changed files are read)",
         description="Walk ROOTs and fingerprint every new or changed file into the index. Files are "
         "never modified. Problems with single files are listed by `simscan problems`.",
+        epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
+        "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
+        "problems in single files), 2 bad arguments, 3 the index cannot be used (corrupt: see --rebuild; "
+        "another scan is running), 130 interrupted (finished work is kept).",
     )
     p.add_argument("roots", nargs="+", metavar="ROOT", type=Path, help="folder or file to scan")
     add_index_option(p)
@@ -52,8 +56,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--include", action="append", default=[], metavar="GLOB", help="only scan files matching GLOB; repeatable"
     )
     p.add_argument("--no-hidden", dest="hidden", action="store_false", help="skip names starting with '.'")
-    p.add_argument("--min-size", type=parse_size, default=0, metavar="N", help="skip files smaller than N bytes")
-    p.add_argument("--max-size", type=parse_size, default=None, metavar="N", help="skip files larger than N bytes")
+    p.add_argument(
+        "--min-size",
+        type=parse_size,
+        default=0,
+        metavar="N",
+        help="skip files smaller than N (bytes; 10k, 2MB, 1GiB also work)",
+    )
+    p.add_argument(
+        "--max-size",
+        type=parse_size,
+        default=None,
+        metavar="N",
+        help="skip files larger than N (bytes; 10k, 2MB, 1GiB also work)",
+    )
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPUs)")
     p.add_argument(
         "--follow-links", action="store_true", help="follow symbolic links (never to places outside the ROOTs)"
