@@ -246,8 +246,12 @@ def test_cancel_keeps_finished_work_and_next_scan_completes(tmp_path: Path, monk
     assert r.cancelled and 30 <= r.files_read < 100
     kept = len(indexed(idx))
     assert kept >= 30
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.pending_postings() == kept  # a cancel skips the posting pass ...
     r2 = scan(root, idx)
     assert not r2.cancelled and r2.files_read == 100 - kept and r2.files_unchanged == kept
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.pending_postings() == 0  # ... which the next scan does
     with Index.open(idx, readonly=True) as ix:
         assert ix.runs(2)[1]["status"] == "cancelled"
 
