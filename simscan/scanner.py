@@ -374,8 +374,11 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         unchanged = 0
         status = "running"
 
+        found = 0
+
         def on_dir(folder: bytes, files: list[Entry], start: int) -> None:
-            nonlocal unchanged
+            nonlocal unchanged, found
+            found += len(files) - start
             for k in range(start, len(files)):
                 e = files[k]
                 row = old.pop(e[0], None)
@@ -390,18 +393,18 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                     reader.add(e, row[1])
             if not reader.pump(cancel, block=False):
                 raise Cancelled
-            throttle.report(Progress("walk", files_done=len(files), current=os.fsdecode(folder)))
+            throttle.report(Progress("walk", files_done=found, current=os.fsdecode(folder)))
 
         try:  # from here on the workers must be stopped whatever happens (Ctrl-C, index errors, bugs)
             try:
-                walked = walk(roots, opts, on_dir)
+                walked = walk(roots, opts, on_dir, keep=False)  # classified as found: no list of the tree
             except Cancelled:
                 walked = None
             reader.walking = False
             if walked is not None:
                 for p, r in walked.problems:
                     writer.problem(p, r)
-                throttle.report(Progress("walk", files_done=len(walked.files)), force=True)
+                throttle.report(Progress("walk", files_done=walked.found), force=True)
                 # What the walk did not find again is gone, or renamed to one of the deferred paths.
                 gone = old
                 renames: list[tuple[int, bytes, int, int]] = []
@@ -418,7 +421,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                     index.remove_ids(remove)
                     writer.flush()
                 counts.update(
-                    files_seen=len(walked.files), files_unchanged=unchanged,
+                    files_seen=walked.found, files_unchanged=unchanged,
                     files_removed=len(remove), files_renamed=len(renames),
                 )  # fmt: skip
                 reader.report(force=True)
@@ -539,7 +542,7 @@ class _Reader:
         self.writer = writer
         self.throttle = throttle
         self.counts = counts
-        self.entries: list[tuple[Entry, int | None]] = []  # slot -> (entry, id of the row it replaces)
+        self.entries: list[tuple[Entry, int | None] | None] = []  # slot -> (entry, id of the row it replaces)
         self.bytes_total = 0
         self.queue: deque[Task] = deque()
         self.reorder = False
@@ -685,7 +688,8 @@ class _Reader:
 
         writer, counts = self.writer, self.counts
         for slot, key, payload in outcomes:
-            (path, dev, ino, size, mtime), old_id = self.entries[slot]
+            (path, dev, ino, size, mtime), old_id = self.entries[slot]  # type: ignore[misc]
+            self.entries[slot] = None  # handled once: let it go (memory follows the work in flight)
             self.done_files += 1
             self.done_bytes += size
             self.current = os.fsdecode(path)

@@ -59,6 +59,8 @@ class WalkResult:
     #: Paths left out by the options (hidden, globs, size limits): indexed ones under the roots are forgotten.
     skipped: int = 0
     links_skipped: int = 0
+    #: Regular files found (``len(files)`` unless the walk was told not to keep them).
+    found: int = 0
 
 
 def _compile(globs: Sequence[str]) -> tuple[re.Pattern[bytes] | None, re.Pattern[bytes] | None]:
@@ -104,12 +106,15 @@ def walk(
     roots: Sequence[bytes],
     opts: WalkOptions,
     on_dir: Callable[[bytes, list[Entry], int], None] | None = None,
+    keep: bool = True,
 ) -> WalkResult:
     """List the regular files under ``roots`` (absolute, normalised byte paths) per ``opts``.
 
     ``on_dir(folder, files, start)`` is called after each folder is listed, with the list of files
     found so far of which ``files[start:]`` are new (the scanner starts reading them while the walk
     goes on; it may raise to stop the walk), and once more at the end if files are left unreported.
+    With ``keep=False`` the list is emptied after each call (memory stays proportional to one
+    folder, not the tree); ``WalkResult.found`` counts the files either way.
     """
     res = WalkResult()
     excl = _compile(opts.exclude)
@@ -247,6 +252,13 @@ def walk(
         if on_dir is not None:
             on_dir(folder, res.files, reported)
             reported = len(res.files)
+            if not keep:
+                res.found += reported
+                res.files.clear()
+                reported = 0
     if on_dir is not None and reported < len(res.files):
         on_dir(b"", res.files, reported)
+    res.found += len(res.files)
+    if not keep:
+        res.files.clear()
     return res
