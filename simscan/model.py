@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 #: Bump when fingerprints of the same bytes would change: stored ones are then recomputed.
-ALGORITHM_VERSION = 7
+ALGORITHM_VERSION = 8
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import xxhash
 
 from simscan.fingerprint import text as _text
 from simscan.fingerprint.checksum import PARTIAL_SAMPLE, partial_checksum, tail_offset
-from simscan.fingerprint.rolling import ManberHasher, ManberParams
+from simscan.fingerprint.rolling import ManberHasher, ManberParams, anchored_levels, nested_level, nested_levels
 from simscan.fingerprint.simhash import simhash, simhash_segments
 from simscan.model import Fingerprints
 
@@ -67,15 +67,34 @@ class FingerprintParams:
     window: int = 50
     text_density: int = 32
     binary_density: int = 256
-    text_anchor_density: int = 256
+    text_anchor_density: int = 2
     binary_anchor_density: int = 4096
+    text_anchor_length: int = 8
+    level_base: int = 512
+    max_level: int = 6
     chunk_size: int = 1 << 20
 
-    def manber(self, is_text: bool) -> ManberParams:
+    def text_level(self, units: int) -> int:
+        """Level of the nested anchored fingerprints of a text of ``units`` normalised units: 0
+        below ``level_base`` units, then one more per doubling, at most ``max_level``.  Units,
+        not bytes, so that the same text in any encoding or line-ending style gets one level."""
+        return nested_level(units, self.level_base, self.max_level)
+
+    def text_levels(self, units: np.ndarray) -> np.ndarray:
+        """:meth:`text_level` of many unit counts (int64 array)."""
+        return nested_levels(units, self.level_base, self.max_level)
+
+    def manber(self, is_text: bool, level: int = 0) -> ManberParams:
+        """Hasher parameters; text: nested anchors from ``level`` up, raised with the units fed
+        by a single stream (see ``rolling.ManberParams``)."""
         return ManberParams(
             window=self.window,
             density=self.text_density if is_text else self.binary_density,
             anchor_density=self.text_anchor_density if is_text else self.binary_anchor_density,
+            anchor_length=self.text_anchor_length if is_text else 0,
+            anchor_level=level if is_text else 0,
+            level_base=self.level_base if is_text else 0,
+            max_level=self.max_level if is_text else 0,
         )
 
 
@@ -300,7 +319,8 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
             lengths = np.array([u.size for u in group[1]], dtype=np.int64)
             parts = group[1]
         ends = np.cumsum(lengths)
-        hasher = ManberHasher(params.manber(is_text), binary=not is_text, ends=ends)
+        levels = params.text_levels(lengths)
+        hasher = ManberHasher(params.manber(is_text, int(levels.min())), binary=not is_text, ends=ends)
         # Fed in pieces of about a block: the hasher carries windows across feeds.
         batch: list[np.ndarray] = []
         held = 0
@@ -315,6 +335,10 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         rv, ro, av, ao = hasher.finish_segments()
         k = len(idx)
         rv, ro = _dedupe_by_owner(rv, ro)
+        if is_text and av.size:
+            # One hasher at the finest level of the batch: each file keeps its own level.
+            keep = anchored_levels(av) >= levels[ao]
+            av, ao = av[keep], ao[keep]
         av, ao = _dedupe_by_owner(av, ao)
         rb = np.searchsorted(ro, np.arange(k + 1))
         ab = np.searchsorted(ao, np.arange(k + 1))

@@ -87,19 +87,57 @@ class ManberParams:
     window: units per window (Manber: 50 bytes).
     density: a window is a candidate with probability 1/``density`` (before the no-overlap
     rule, which thins overlapping candidates further).
-    anchor_density: a window is an anchor with probability 1/``anchor_density``.
+    anchor_density: a position is an anchor with probability 1/``anchor_density``.
+    anchor_length: 0 for the *sparse* anchored rule (the anchor is a W-unit string, the
+    no-overlap rule applies among anchored windows; binary files); k > 0 for the *nested*
+    rule (text): the anchor is a k-unit string, every occurrence counts, and the anchored
+    window is kept when its level is at least ``anchor_level`` (see the module docstring).
+    anchor_level: 0..32, the lowest level kept under the nested rule (ignored by the sparse rule).
+    level_base / max_level: with ``level_base`` > 0, a single stream (no ``ends``) raises its
+    level with the units fed, to ``nested_level(units, level_base, max_level)``, dropping the
+    anchored values below it (nested: what remains is what that level keeps).
     (The file-level defaults are in ``simscan.fingerprint.FingerprintParams``.)
     """
 
     window: int = 50
     density: int = 32
     anchor_density: int = 256
+    anchor_length: int = 0
+    anchor_level: int = 0
+    level_base: int = 0
+    max_level: int = 0
 
     def __post_init__(self) -> None:
         if self.window < 2:
             raise ValueError("window must be at least 2 units")
         if self.density < 1 or self.anchor_density < 1:
             raise ValueError("densities must be at least 1")
+        if self.anchor_length < 0 or not 0 <= self.anchor_level <= 32 or not 0 <= self.max_level <= 32:
+            raise ValueError("anchor_length must be >= 0, anchor_level and max_level in 0..32")
+        if self.level_base < 0:
+            raise ValueError("level_base must be >= 0")
+
+    @property
+    def nested(self) -> bool:
+        return self.anchor_length > 0
+
+
+def nested_level(units: int, base: int, max_level: int) -> int:
+    """Level of a text of ``units`` normalised units: 0 below ``base`` units, then one more per
+    doubling, at most ``max_level`` (``base`` 0: always 0)."""
+    if base <= 0:
+        return 0
+    return min(max_level, (max(int(units), 0) // base).bit_length())
+
+
+def nested_levels(units: np.ndarray, base: int, max_level: int) -> np.ndarray:
+    """:func:`nested_level` of many unit counts (int64 array)."""
+    u = np.maximum(np.asarray(units, dtype=np.int64), 0)
+    if base <= 0:
+        return np.zeros(u.shape, np.int64)
+    q = u // base
+    lv = np.where(q > 0, np.frexp(q.astype(np.float64))[1], 0)  # bit length, exact below 2^53
+    return np.minimum(lv, max_level).astype(np.int64)
 
 
 def _powers(base: int, n: int, bits: int) -> np.ndarray:
@@ -187,6 +225,51 @@ def _text_value(low: np.ndarray, starts: np.ndarray, window: int, m1: np.ndarray
         h = _bytes_hash(np.ascontiguousarray(low), starts, window)
         h += m1.astype(np.uint64) << np.uint64(32)
     return _fmix64(h)
+
+
+# Bijection of 63-bit integers (odd multiplies mod 2^63 and a self-inverse xor-shift), so
+# that the level field of a nested anchored value is recoverable yet the value looks random
+# to every consumer (simhash bit counts, the index's value sample).
+_MASK63 = (1 << 63) - 1
+_A63 = 0x9E3779B97F4A7C15 & _MASK63 | 1
+_B63 = 0xC2B2AE3D27D4EB4F & _MASK63 | 1
+_A63_INV = np.uint64(pow(_A63, -1, 1 << 63))
+_B63_INV = np.uint64(pow(_B63, -1, 1 << 63))
+_S32 = np.uint64(32)
+_S31 = np.uint64(31)
+
+
+def nested_anchored_value(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Value of nested anchored windows: ``2^63 | perm63(g * 2^31 + (x >> 33))`` with ``x`` the
+    text window value (``window_values``) and ``g`` the window's mixed selection hash."""
+    with np.errstate(over="ignore"):
+        y = (g.astype(np.uint64) << _S31) | (x >> np.uint64(33))
+        y *= np.uint64(_A63)
+        y &= _LOW63
+        y ^= y >> _S32
+        y *= np.uint64(_B63)
+        y &= _LOW63
+    return y | _TOP
+
+
+def anchored_selection(values: np.ndarray) -> np.ndarray:
+    """The mixed selection hash ``g`` (uint64 below 2^32) of nested anchored values (inverse of
+    :func:`nested_anchored_value`)."""
+    with np.errstate(over="ignore"):
+        y = np.asarray(values, dtype=np.uint64) & _LOW63
+        y = y * _B63_INV
+        y &= _LOW63
+        y ^= y >> _S32
+        y *= _A63_INV
+        y &= _LOW63
+    return y >> _S31
+
+
+def anchored_levels(values: np.ndarray) -> np.ndarray:
+    """Level (0..32, int64) of nested anchored values: leading zero bits of the 32-bit ``g``.
+    A file at level t keeps exactly its anchored windows of level >= t."""
+    g = anchored_selection(values)
+    return 32 - np.frexp(g.astype(np.float64))[1].astype(np.int64)  # frexp is exact below 2^53
 
 
 def _bytes_hash(units: np.ndarray, starts: np.ndarray, window: int) -> np.ndarray:
@@ -364,7 +447,8 @@ class ManberHasher:
         self.binary = binary
         w = params.window
         # Anchored window = the W units starting ``lead`` after the anchor's start.
-        self.lead = w
+        self.nested = params.nested and not binary
+        self.lead = params.anchor_length if self.nested else w
         self.overlap = self.lead + w - 1
         cap = max(BLOCK, 4 * (self.overlap + 2))
         self.cap = cap
@@ -387,6 +471,12 @@ class ManberHasher:
         self._roll_thr = np.uint32(top - top // params.density)
         # Anchors: windows whose mixed selection hash lies just below the rolling range.
         self._anchor_thr = np.uint32(max(0, top - top // params.density - top // params.anchor_density))
+        # Nested rule: an anchor's mixed k-unit hash is below this; a window's level is >= the
+        # file's when its mixed selection hash is below 2^(32 - level).
+        self._nest_anchor_thr = np.uint64(top // params.anchor_density)
+        self._level = params.anchor_level
+        self._level_thr = np.uint64(top >> params.anchor_level)
+        self._adaptive = self.nested and params.level_base > 0 and ends is None
 
         self._ends = None if ends is None else np.asarray(ends, dtype=np.int64)
         self._rolling: list[np.ndarray] = []
@@ -421,6 +511,19 @@ class ManberHasher:
             self._carry = np.concatenate((self._carry, tail))[-ov:]
         self._pos = base + n
         self.units += n
+        if self._adaptive:
+            self._raise_level(max(self.params.anchor_level, nested_level(self._pos, self.params.level_base,
+                                                                         self.params.max_level)))
+
+    def _raise_level(self, level: int) -> None:
+        """Keep from now on only anchored windows of level >= ``level``, and drop the kept ones
+        below it (the nested rule makes the result what that level alone would keep)."""
+        if level <= self._level:
+            return
+        self._level = level
+        self._level_thr = np.uint64((1 << 32) >> level)
+        parts = [p[anchored_levels(p) >= level] for p in self._anchored]
+        self._anchored[:] = [p for p in parts if p.size]
 
     def _select(self, units: np.ndarray, found: list[tuple], gpos: int) -> None:
         """Apply the no-overlap rule to the candidates of ``units`` (local starts, with
@@ -434,8 +537,11 @@ class ManberHasher:
             if ok is not None:
                 starts = starts[ok]
                 vals = None if vals is None else vals[ok]
-            nxt = self._next_anchor if kind else self._next_roll
-            idx = pick_indices(starts, nxt - gpos, w)
+            if kind and self.nested:
+                idx = np.arange(starts.size)  # every occurrence: no no-overlap rule
+            else:
+                nxt = self._next_anchor if kind else self._next_roll
+                idx = pick_indices(starts, nxt - gpos, w)
             if idx.size == 0:
                 continue
             picked = starts[idx]
@@ -448,7 +554,7 @@ class ManberHasher:
                 v = _text_value(low, picked, w, vals[idx])
             if kind:
                 self._next_anchor = last
-                self._anchored.append(v | _TOP)
+                self._anchored.append(nested_anchored_value(v, vals[idx]) if self.nested else v | _TOP)
             else:
                 self._next_roll = last
                 self._rolling.append(v & _LOW63)
@@ -524,6 +630,8 @@ class ManberHasher:
             np.cumsum(s[1 : n + 1], out=s[1 : n + 1])
             np.subtract(s[w : w + nw], s[:nw], out=dv)
             np.multiply(dv, t.pw_mix[w - 1 : w - 1 + nw], out=dv)
+        if self.nested:
+            return self._block_nested(nw, limit, off)
         np.greater_equal(dv, self._anchor_thr, out=self._mask[:nw])
         both = np.flatnonzero(self._mask[: min(nw, limit)])
         is_roll = dv[both] >= self._roll_thr
@@ -538,6 +646,31 @@ class ManberHasher:
             starts += off
             at += off
         return starts, rv, at, av
+
+    def _block_nested(self, nw: int, limit: int, off: int) -> tuple:
+        """``_block`` for the nested anchored rule (text): rolling candidates as usual; anchored
+        windows start ``k`` after an anchor that starts below ``limit``, and qualify by level
+        first (cheap: the selection hash is at hand), then by the anchor before them."""
+        k = self.lead
+        d, s, t = self._d, self._s, self.t
+        dv = d[:nw]
+        roll = np.flatnonzero(dv[: min(nw, limit)] >= self._roll_thr)
+        hi = min(nw, limit + k)
+        if self._level_thr >= np.uint64(1 << 32):
+            at = np.arange(k, hi)
+        else:
+            at = np.flatnonzero(dv[k:hi] < self._level_thr) + k
+        if at.size:
+            a0 = at - k
+            with np.errstate(over="ignore"):
+                hk = (s[a0 + k] - s[a0]) * t.pw_mix[a0 + k - 1]
+            at = at[hk.astype(np.uint64) < self._nest_anchor_thr]
+        rv = dv[roll]
+        av = d[at]
+        if off:
+            roll += off
+            at += off
+        return roll, rv, at, av
 
     def _compact(self) -> None:
         """Keep the stored values distinct once they pile up: memory then grows with the

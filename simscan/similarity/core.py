@@ -54,6 +54,7 @@ import numpy as np
 
 from simscan.progress import Cancelled, CancelToken
 from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.levels import file_levels, level_counts, value_levels
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
 from simscan.similarity.types import FileTableLike, Pair
 
@@ -64,7 +65,7 @@ from simscan.similarity.types import FileTableLike, Pair
 #: 0.63 plagiarism_light / 0.25 plagiarism_heavy, and "similar" starts to drop above 20.
 #: 15 is the lowest round value that keeps false positives under 1% with a margin (12 sits at
 #: the edge on a small development split).
-DEFAULT_MIN_SIMILARITY = 15.0
+DEFAULT_MIN_SIMILARITY = 12.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,17 +301,23 @@ def compute_pair_arrays(
     rep_rows, csr_row = rep_rows[has], csr_row[has]
     nr = rep_rows.size
     vals, owner = _gather(offsets, values, csr_row)
-    full_size = np.bincount(owner, minlength=nr).astype(np.float64)
+    # Set sizes per level (see ``levels``): a pair is sized at the coarser level of the two.
+    rep_text = np.asarray(files.is_text, dtype=bool)[rep_rows]
+    flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
+    vlevel = value_levels(vals, rep_text[owner])
+    full_size = level_counts(vlevel, owner, nr).astype(np.float64)
     order = np.argsort(vals)  # stability not needed: ties are equal values
     vals_s = vals[order]
     del vals
     owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64)
+    vlevel = vlevel[order]
     del owner, order
     starts, lengths = run_bounds(vals_s)
     cutoff = budget_cutoff(lengths, params.common_cutoff(nr), params.pair_budget)
     common_run = lengths > cutoff
     kept = np.repeat(~common_run, lengths)
-    kept_size = np.bincount(owner_s[kept], minlength=nr).astype(np.float64)
+    kept_size = level_counts(vlevel[kept], owner_s[kept], nr).astype(np.float64)
+    del vlevel
     _check(cancel)
 
     usable = ~common_run & (lengths >= 2)
@@ -356,7 +363,7 @@ def compute_pair_arrays(
     del vals_s, owner_s, kept
 
     # --- simhash candidates among representatives that have fingerprints
-    with_fp = np.flatnonzero(full_size > 0)
+    with_fp = np.flatnonzero(full_size[:, 0] > 0)
     hi_, hj_, _ = simhash_pairs(sim[rep_rows[with_fp]], params.simhash_k)
     skeys = np.minimum(with_fp[hi_], with_fp[hj_]) * nr + np.maximum(with_fp[hi_], with_fp[hj_])
     # keys are sorted (np.unique / merge above): membership by binary search, not np.isin,
@@ -378,13 +385,15 @@ def compute_pair_arrays(
         k = keys[c0 : c0 + _SCORE_CHUNK]
         c = cnts[c0 : c0 + _SCORE_CHUNK]
         ra, rb = k // nr, k % nr
-        r, ca, cb = _scores(c, kept_size[ra], kept_size[rb])
+        lv = np.maximum(flevel[ra], flevel[rb])
+        r, ca, cb = _scores(c, kept_size[ra, lv], kept_size[rb, lv])
         shared = c.astype(np.int64)
         dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
         close = np.flatnonzero(dist <= params.simhash_k)
         if close.size:
             full_inter = intersect_counts(offsets, values, csr_row[ra[close]], csr_row[rb[close]])
-            fr, fca, fcb = _scores(full_inter, full_size[ra[close]], full_size[rb[close]])
+            lc = lv[close]
+            fr, fca, fcb = _scores(full_inter, full_size[ra[close], lc], full_size[rb[close], lc])
             better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))
             sel = close[better]
             r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]

@@ -1,0 +1,230 @@
+"""Size-dependent, nested anchored fingerprints: measure level schedules on the evaluation corpus.
+
+For every file of ``$SIMSCAN_EVALCORPUS`` (default /work/shared/evalcorpus) this computes, in
+memory and independently of the fingerprinter's own code paths, the rolling fingerprints
+(``fingerprint_many``, unchanged) and the anchored fingerprints of several candidate rules:
+
+* anchors: the ``k``-unit strings whose mixed selection hash lies in a range of width
+  ``2^32 / a`` (every occurrence; no no-overlap rule);
+* the anchored window: the ``W`` units that follow the anchor;
+* its level ``lvl``: leading zero bits of the window's mixed selection hash (a function of the
+  window's content alone, so of the stored value); a file of ``s`` bytes keeps the anchored
+  windows with ``lvl >= t(s)``;
+* a pair (A, B) is scored at ``t = max(t(a), t(b))``: shared = |A ∩ B| (rolling + anchored),
+  set sizes = rolling sizes + the anchored values with ``lvl >= t``.
+
+Common values (held by more than 50 distinct contents) are dropped as ``find_pairs`` does.
+Printed per schedule: recall per label at the best threshold with <= 1% false positives on
+``unrelated``, ROC AUC, the FP rate and recall at fixed thresholds, and fingerprints per file.
+
+Run: ``python3 benchmarks/fingerprint_levels.py`` (about a minute).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from simscan.fingerprint import FingerprintParams, decode_bytes, fingerprint_many
+from simscan.fingerprint import text as T
+from simscan.fingerprint.rolling import window_values
+
+ROOT = Path(os.environ.get("SIMSCAN_EVALCORPUS", "/work/shared/evalcorpus"))
+LABELS = ["exact", "near_duplicate", "similar", "plagiarism_light", "plagiarism_heavy"]
+MAX_FP = 0.01
+W = 50
+P32 = 0x01000193
+C32 = 0x9E3779B1
+TOP = np.uint64(1 << 63)
+
+
+def sel_hash(u: np.ndarray, k: int) -> np.ndarray:
+    """Mixed selection hash (H * C mod 2^32) of every k-unit string of ``u`` (slow but plain)."""
+    n = u.size - k + 1
+    if n <= 0:
+        return np.empty(0, np.uint32)
+    h = np.zeros(n, np.uint64)
+    mask = np.uint64(0xFFFFFFFF)
+    with np.errstate(over="ignore"):
+        for j in range(k):
+            h = (h * np.uint64(P32) + u[j : j + n].astype(np.uint64)) & mask
+        return ((h * np.uint64(C32)) & mask).astype(np.uint32)
+
+
+def clz32(x: np.ndarray) -> np.ndarray:
+    """Leading zero bits of 32-bit values (frexp is exact on integers below 2^53)."""
+    return 32 - np.frexp(x.astype(np.float64))[1].astype(np.int64)
+
+
+def anchored_candidates(u: np.ndarray, k: int, a: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, levels) of every anchored window (anchor = k-unit string with mixed hash < 2^32/a)."""
+    if u.size < k + W:
+        return np.empty(0, np.uint64), np.empty(0, np.int64)
+    hk = sel_hash(u, k)
+    anchors = np.flatnonzero(hk.astype(np.uint64) < np.uint64((1 << 32) // a))
+    starts = anchors + k
+    starts = starts[starts + W <= u.size]
+    if starts.size == 0:
+        return np.empty(0, np.uint64), np.empty(0, np.int64)
+    g = sel_hash(u, W)[starts]
+    v = window_values(u, starts, W) | TOP
+    lv = clz32(g)
+    # distinct values (a value always has the same level)
+    v, idx = np.unique(v, return_index=True)
+    return v, lv[idx]
+
+
+def geometric(s0: int, tmax: int) -> list[tuple[int, int]]:
+    """Level t for sizes in [s0 2^(t-1), s0 2^t): each doubling of the size one level coarser."""
+    return [(s0 << t, t) for t in range(tmax)] + [(1 << 62, tmax)]
+
+
+def level_of(size: int, schedule: list[tuple[int, int]]) -> int:
+    """schedule: [(size limit in bytes, level), ...] ascending, last limit = inf."""
+    for lim, t in schedule:
+        if size < lim:
+            return t
+    return schedule[-1][1]
+
+
+def evaluate(scores: dict[str, np.ndarray]) -> tuple[dict[str, tuple[float, float]], float]:
+    neg = np.sort(scores["unrelated"])[::-1]
+    allowed = int(np.floor(MAX_FP * neg.size))
+    thr = neg[allowed] if allowed < neg.size else -np.inf
+    out = {}
+    for lab in LABELS:
+        pos = scores[lab]
+        rec = float(np.mean(pos > thr))
+        gt = (pos[:, None] > neg[None, :]).mean()
+        eq = (pos[:, None] == neg[None, :]).mean()
+        out[lab] = (rec, float(gt + 0.5 * eq))
+    return out, float(thr)
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    pairs = []
+    with open(ROOT / "truth.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            pairs.append((row["file_a"], row["file_b"], row["label"]))
+    names = sorted({p[0] for p in pairs} | {p[1] for p in pairs})
+    data = {n: (ROOT / "corpus" / n).read_bytes() for n in names}
+    idx = {n: i for i, n in enumerate(names)}
+    sizes = np.array([len(data[n]) for n in names])
+    fps = fingerprint_many([data[n] for n in names], FingerprintParams(chunk_size=1 << 26))
+    rolling = [fp.rolling for fp in fps]
+    old_anch = [fp.anchored for fp in fps]
+    content = [fp.content_hash for fp in fps]
+    units = []
+    for n, fp in zip(names, fps):
+        dec = decode_bytes(data[n])
+        units.append(T.normalize(dec.text) if dec.text is not None else None)
+    print(f"{len(names)} files, {len(pairs)} pairs, loaded in {time.perf_counter() - t0:.0f} s")
+
+    variants: list[tuple[str, int, int, list[tuple[int, int]]]] = []
+    inf = 1 << 62
+    variants.append(("k8 a2 t0/4/6 (4k/64k)", 8, 2, [(4096, 0), (65536, 4), (inf, 6)]))
+    for k in (8, 4):
+        for s0 in (256, 512, 1024):
+            for tmax in (5, 6):
+                variants.append((f"k{k} a2 geo {s0} max{tmax}", k, 2, geometric(s0, tmax)))
+    only = os.environ.get("ONLY")
+    cand_cache: dict[tuple[int, int], list] = {}
+
+    def score_all(sets_fn) -> dict[str, np.ndarray]:
+        sc: dict[str, list[float]] = defaultdict(list)
+        for a_, b_, lab in pairs:
+            i, j = idx[a_], idx[b_]
+            if content[i] == content[j]:
+                sc[lab].append(1.0)
+                continue
+            inter, na, nb = sets_fn(i, j)
+            if na == 0 or nb == 0:
+                sc[lab].append(0.0)
+                continue
+            sc[lab].append(max(inter / (na + nb - inter), inter / na, inter / nb))
+        return {k_: np.array(v) for k_, v in sc.items()}
+
+    def common_of(allsets: list[np.ndarray]) -> np.ndarray:
+        seen = {}
+        for s, c in zip(allsets, content):
+            seen.setdefault(c, s)
+        v, cnt = np.unique(np.concatenate(list(seen.values())), return_counts=True)
+        return v[cnt > 50]
+
+    def report(name: str, sc: dict[str, np.ndarray], counts: str) -> None:
+        res, thr = evaluate(sc)
+        cells = " ".join(f"{res[lab][0]:.3f}/{res[lab][1]:.3f}" for lab in LABELS)
+        neg = sc["unrelated"]
+        fixed = " ".join(
+            f"@{p}:{np.mean(neg >= p / 100):.4f}|{np.mean(sc['plagiarism_light'] >= p / 100):.2f}|"
+            f"{np.mean(sc['plagiarism_heavy'] >= p / 100):.2f}|{np.mean(sc['similar'] >= p / 100):.2f}"
+            for p in (10, 15, 20, 25)
+        )
+        print(f"{name:22s} {cells}  thr={thr:.3f}  {counts}\n{'':22s} FP|light|heavy|similar {fixed}", flush=True)
+
+    print(f"{'variant':22s} " + " ".join(f"{lab[:11]:>11s}" for lab in LABELS) + "  (recall@<=1%FP / AUC)")
+    # baseline: rolling + old anchored
+    base = [np.union1d(r, a_) for r, a_ in zip(rolling, old_anch)]
+    com = common_of(base)
+    bsets = [s[~np.isin(s, com)] for s in base]
+
+    def base_fn(i, j):
+        return np.intersect1d(bsets[i], bsets[j], assume_unique=True).size, bsets[i].size, bsets[j].size
+
+    sm = (sizes >= 1000) & (sizes < 3000)
+    mid = (sizes >= 6000) & (sizes < 12000)
+    report(
+        "today (v7)",
+        score_all(base_fn),
+        f"fps 1-3KB med {np.median([base[i].size for i in np.flatnonzero(sm)]):.0f} "
+        f"6-12KB per KB {np.mean([base[i].size / sizes[i] * 1000 for i in np.flatnonzero(mid)]):.1f}",
+    )
+    for name, k, a, sched in variants:
+        if only and only not in name:
+            continue
+        key = (k, a)
+        if key not in cand_cache:
+            cand_cache[key] = [anchored_candidates(u, k, a) if u is not None else (np.empty(0, np.uint64),
+                                                                                  np.empty(0, np.int64))
+                               for u in units]
+        cands = cand_cache[key]
+        lvl = np.array([level_of(int(s), sched) for s in sizes])
+        stored = [v[lv >= t] for (v, lv), t in zip(cands, lvl)]
+        stored_lv = [lv[lv >= t] for (v, lv), t in zip(cands, lvl)]
+        allsets = [np.union1d(r, s) for r, s in zip(rolling, stored)]
+        com = common_of(allsets)
+        rs = [r[~np.isin(r, com)] for r in rolling]
+        keep = [~np.isin(s, com) for s in stored]
+        av = [s[m] for s, m in zip(stored, keep)]
+        al = [lv_[m] for lv_, m in zip(stored_lv, keep)]
+
+        def fn(i, j, rs=rs, av=av, al=al, lvl=lvl):
+            t = max(lvl[i], lvl[j])
+            inter = np.intersect1d(rs[i], rs[j], assume_unique=True).size
+            inter += np.intersect1d(av[i], av[j], assume_unique=True).size
+            na = rs[i].size + int(np.count_nonzero(al[i] >= t))
+            nb = rs[j].size + int(np.count_nonzero(al[j] >= t))
+            return inter, na, nb
+
+        tot = [r.size + s.size for r, s in zip(rolling, stored)]
+        big = sizes >= 500_000
+        counts = (
+            f"fps 1-3KB med {np.median([tot[i] for i in np.flatnonzero(sm)]):.0f} "
+            f"6-12KB per KB {np.mean([tot[i] / sizes[i] * 1000 for i in np.flatnonzero(mid)]):.1f} "
+            f">=500KB per KB {np.mean([tot[i] / sizes[i] * 1000 for i in np.flatnonzero(big)]):.2f}"
+        )
+        report(name, score_all(fn), counts)
+    print(f"{time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
