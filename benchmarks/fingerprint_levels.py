@@ -121,21 +121,25 @@ def main() -> None:
     sizes = np.array([len(data[n]) for n in names])
     fps = fingerprint_many([data[n] for n in names], FingerprintParams(chunk_size=1 << 26))
     rolling = [fp.rolling for fp in fps]
-    old_anch = [fp.anchored for fp in fps]
+    # ALGORITHM_VERSION 7: sparse anchors for text too (W-unit anchors, no-overlap rule, 1/256).
+    v7 = FingerprintParams(chunk_size=1 << 26, text_anchor_density=256, text_anchor_length=0)
+    old_anch = [fp.anchored for fp in fingerprint_many([data[n] for n in names], v7)]
     content = [fp.content_hash for fp in fps]
     units = []
     for n, fp in zip(names, fps):
         dec = decode_bytes(data[n])
         units.append(T.normalize(dec.text) if dec.text is not None else None)
+    nunits = np.array([fp.units for fp in fps])
     print(f"{len(names)} files, {len(pairs)} pairs, loaded in {time.perf_counter() - t0:.0f} s")
 
     variants: list[tuple[str, int, int, list[tuple[int, int]]]] = []
-    inf = 1 << 62
-    variants.append(("k8 a2 t0/4/6 (4k/64k)", 8, 2, [(4096, 0), (65536, 4), (inf, 6)]))
-    for k in (8, 4):
-        for s0 in (256, 512, 1024):
-            for tmax in (5, 6):
-                variants.append((f"k{k} a2 geo {s0} max{tmax}", k, 2, geometric(s0, tmax)))
+    for s0 in (256, 512):
+        variants.append((f"k8 a2 geo {s0} max6", 8, 2, geometric(s0, 6)))
+    variants.append(("k4 a2 geo 512 max6", 4, 2, geometric(512, 6)))
+    # Dense below 4 k units, then straight to 1/64 and 1/128 (and 1/256).
+    knee = [(512, 0), (1024, 1), (2048, 2), (4096, 3), (16384, 5)]
+    variants.append(("k8 a2 knee 0-3,5,6", 8, 2, [*knee, (1 << 62, 6)]))
+    variants.append(("k8 a2 knee 0-3,5,6,7", 8, 2, [*knee, (65536, 6), (1 << 62, 7)]))
     only = os.environ.get("ONLY")
     cand_cache: dict[tuple[int, int], list] = {}
 
@@ -197,7 +201,7 @@ def main() -> None:
                                                                                   np.empty(0, np.int64))
                                for u in units]
         cands = cand_cache[key]
-        lvl = np.array([level_of(int(s), sched) for s in sizes])
+        lvl = np.array([level_of(int(n), sched) for n in nunits])
         stored = [v[lv >= t] for (v, lv), t in zip(cands, lvl)]
         stored_lv = [lv[lv >= t] for (v, lv), t in zip(cands, lvl)]
         allsets = [np.union1d(r, s) for r, s in zip(rolling, stored)]

@@ -108,18 +108,13 @@ def ref_nested(units: list[int], window: int, anchor_density: int, k: int, level
     return sorted(out)
 
 
-def ref_level(n: int, base: int, max_level: int) -> int:
-    """0 below ``base`` units, one more level per doubling, at most ``max_level``."""
-    if base == 0:
-        return 0
-    level = 0
-    while level < max_level and n >= base * 2**level:
-        level += 1
-    return level
+def ref_level(n: int, limits: tuple[int, ...]) -> int:
+    """The number of limits that ``n`` units reach."""
+    return sum(1 for lim in limits if n >= lim)
 
 
 def ref_for(units: list[int], p: rolling.ManberParams, binary: bool):
-    level = max(p.anchor_level, ref_level(len(units), p.level_base, p.max_level))
+    level = max(p.anchor_level, ref_level(len(units), p.level_units))
     return ref_fingerprints(units, p.window, p.density, p.anchor_density, binary, p.anchor_length, level)
 
 
@@ -175,7 +170,9 @@ SMALL = [
     ),
     (
         "text-nested-adaptive",
-        rolling.ManberParams(window=20, density=4, anchor_density=2, anchor_length=5, level_base=40, max_level=5),
+        rolling.ManberParams(
+            window=20, density=4, anchor_density=2, anchor_length=5, level_units=(40, 80, 80, 300, 1000)
+        ),
         False,
     ),
     ("bin", rolling.ManberParams(window=50, density=4, anchor_density=8), True),
@@ -240,8 +237,8 @@ def test_nested_levels_are_subsets() -> None:
     u = T.normalize(units)
     sets = {}
     for lv in range(8):
-        # level_base 0: the level stays as given whatever the length.
-        h = rolling.ManberHasher(replace(DEFAULT_PARAMS.manber(True, lv), level_base=0))
+        # No level limits: the level stays as given whatever the length.
+        h = rolling.ManberHasher(replace(DEFAULT_PARAMS.manber(True, lv), level_units=()))
         h.feed(u)
         sets[lv] = h.finish()
     for lv in range(1, 8):
@@ -256,8 +253,8 @@ def test_nested_levels_are_subsets() -> None:
 def test_text_level_schedule() -> None:
     p = DEFAULT_PARAMS
     sizes = [0, 1, 511, 512, 1023, 1024, 4095, 4096, 8900, 32767, 32768, 1 << 20, 1 << 40]
-    expected = [ref_level(n, p.level_base, p.max_level) for n in sizes]
-    assert expected == [0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 6, 6, 6]
+    expected = [ref_level(n, p.level_units) for n in sizes]
+    assert expected == [0, 0, 0, 1, 1, 2, 3, 5, 5, 6, 6, 7, 7]
     assert [p.text_level(s) for s in sizes] == expected
     assert p.text_levels(np.array(sizes)).tolist() == expected
     # A text keeps the anchored windows of its unit count's level, streamed or in a batch.
@@ -267,7 +264,7 @@ def test_text_level_schedule() -> None:
         fp = fingerprint_bytes(data)
         u = T.normalize(data.decode())
         assert fp.units == u.size
-        h = rolling.ManberHasher(replace(p.manber(True, p.text_level(u.size)), level_base=0))
+        h = rolling.ManberHasher(replace(p.manber(True, p.text_level(u.size)), level_units=()))
         h.feed(u)
         assert fp.anchored.tolist() == h.finish()[1].tolist()
         assert fp.anchored.size and rolling.anchored_levels(fp.anchored).min() >= p.text_level(u.size)

@@ -40,13 +40,39 @@ class FingerprintParams:
     window: units per Manber window, 50 as in Manber (1994) and the product definition.
     text_density / binary_density: a window is a candidate with probability 1/density; the
     no-overlap rule then keeps about one per ``window + density`` units.
-    text_anchor_density / binary_anchor_density: a window is an anchor with probability
-    1/this (see ``rolling``: the range just below the rolling candidates).
+    text_anchor_density / binary_anchor_density: a position is an anchor with probability
+    1/this.
+    text_anchor_length: units per text anchor (the *nested* rule of ``rolling``: every
+    occurrence, the following window kept by level); binary files use the *sparse* rule
+    (W-unit anchors just below the rolling range, no-overlap rule).
+    level_units: a text of u normalised units has level ``t(u)`` = the number of these limits
+    it reaches, and keeps the anchored windows of level >= t(u) (probability 2^-t each): levels
+    0-3 by doubling from 512 units (a text below 4,096 units keeps 1 anchor occurrence in 2
+    to 1 in 16: about 120-250 anchored fingerprints, whatever its length), then level 5 (1 in
+    64) from 4,096 units, 6 (1 in 128) from 16,384 and 7 (1 in 256, Manber's rate) from 65,536.
     chunk_size: bytes read and decoded at once (memory per file is a few chunks).
 
-    Why these values (``benchmarks/fingerprint_tuning.py`` on the evaluation corpus, 1999
-    labelled pairs; score = max(Jaccard, containments) of rolling sets; recall at <=1% false
-    positives on ``unrelated``, for exact / near_duplicate / similar / plagiarism_light /
+    Anchored fingerprints (ALGORITHM_VERSION 8, ``benchmarks/fingerprint_levels.py`` and
+    ``benchmarks/accuracy.py``; recall at <=1% false positives on ``unrelated`` / ROC AUC for
+    plagiarism_light and plagiarism_heavy; exact, near_duplicate and similar stay 1.00 in all):
+
+    * version 7 (sparse text anchors, 1/256 with the no-overlap rule): 0.65 / 0.84, 0.33 / 0.66;
+      a 1-3 KB answer had a median of 15 fingerprints;
+    * nested, 8-unit anchors at 1/2, levels by doubling from 512 units up to 1/128:
+      0.80 / 0.98, 0.38 / 0.85 (a 1-3 KB answer: ~180 fingerprints);
+    * the same from 256 units: 0.80 / 0.96, 0.39 / 0.81 (cheaper, weaker ranking);
+    * 4-unit anchors: 0.78 / 0.98, 0.35 / 0.84; every W-unit string as anchor (a shared passage
+      then needs 100 units; levels by byte size, 2 to 64): 0.72 / 0.94, 0.31 / 0.78;
+    * chosen (``level_units`` above): the same accuracy as doubling from 512 (every
+      plagiarism pair of the corpus is below 4,096 units) at fewer fingerprints for longer
+      texts: an 8 KB English text has ~211 (93 rolling + 118 anchored; version 7: ~119),
+      1 MiB ~10,900 (version 7: ~10,600).  The posting sample of the index costs ~1.5 us per
+      posted value, so 8 KB files are kept within 2x of version 7.
+    Exact set arithmetic over all 50-unit windows reaches about 0.84 / 0.54 on this corpus.
+
+    Rolling density (``benchmarks/fingerprint_tuning.py``, 1999 labelled pairs; score =
+    max(Jaccard, containments) of rolling sets; recall at <=1% false positives on
+    ``unrelated``, for exact / near_duplicate / similar / plagiarism_light /
     plagiarism_heavy):
 
     * text 1/4:   0.97 0.99 0.90 0.35 0.10 -- dense sampling plus the no-overlap rule makes
@@ -57,9 +83,9 @@ class FingerprintParams:
     * text 1/256: 0.95 1.00 0.96 0.29 0.10 -- a student answer gets only ~3 fingerprints.
     The exact all-window set arithmetic of the corpus (``j50_norm``) reaches 1.00 1.00 1.00
     0.80 0.46.  A 40-unit window at 1/32 measured 0.99 1.00 1.00 0.73 0.46 (AUC 0.90 / 0.76)
-    but the product is defined on 50-unit windows.  Anchors add little on top of rolling
-    fingerprints (rolling + anchored at 1/256: 0.99 1.00 1.00 0.65 0.34, AUC 0.84 / 0.66;
-    at 1/64 the same within noise), so they are kept sparse: fewer values to store.
+    but the product is defined on 50-unit windows.  Denser rolling sampling cannot help
+    short texts because of the no-overlap rule (issue 2 requires it); the nested anchors,
+    which have no such rule, are where short texts get their evidence.
     Binary files are large and compared mostly as wholes, so they are sampled at 1/256
     (Manber's rate) for speed and index size; binary anchors are rarer still (1/4096).
     """
@@ -70,19 +96,22 @@ class FingerprintParams:
     text_anchor_density: int = 2
     binary_anchor_density: int = 4096
     text_anchor_length: int = 8
-    level_base: int = 512
-    max_level: int = 6
+    level_units: tuple[int, ...] = (512, 1024, 2048, 4096, 4096, 16384, 65536)
     chunk_size: int = 1 << 20
 
+    @property
+    def max_level(self) -> int:
+        return len(self.level_units)
+
     def text_level(self, units: int) -> int:
-        """Level of the nested anchored fingerprints of a text of ``units`` normalised units: 0
-        below ``level_base`` units, then one more per doubling, at most ``max_level``.  Units,
-        not bytes, so that the same text in any encoding or line-ending style gets one level."""
-        return nested_level(units, self.level_base, self.max_level)
+        """Level of the nested anchored fingerprints of a text of ``units`` normalised units: how
+        many of ``level_units`` it reaches.  Units, not bytes, so that the same text in any
+        encoding or line-ending style gets one level."""
+        return nested_level(units, self.level_units)
 
     def text_levels(self, units: np.ndarray) -> np.ndarray:
         """:meth:`text_level` of many unit counts (int64 array)."""
-        return nested_levels(units, self.level_base, self.max_level)
+        return nested_levels(units, self.level_units)
 
     def manber(self, is_text: bool, level: int = 0) -> ManberParams:
         """Hasher parameters; text: nested anchors from ``level`` up, raised with the units fed
@@ -93,8 +122,7 @@ class FingerprintParams:
             anchor_density=self.text_anchor_density if is_text else self.binary_anchor_density,
             anchor_length=self.text_anchor_length if is_text else 0,
             anchor_level=level if is_text else 0,
-            level_base=self.level_base if is_text else 0,
-            max_level=self.max_level if is_text else 0,
+            level_units=self.level_units if is_text else (),
         )
 
 

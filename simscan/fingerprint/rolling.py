@@ -32,14 +32,35 @@ Definitions (a unit ``u`` is an integer; ``W`` the window, 50 by default)
   window, and the selection hash is already at hand.
 * The value depends only on the window's units, never on the file, its size or the
   window's position.
-* Anchors ("approach 1"), a fixed set of strings; at each occurrence the W units that
-  follow are hashed with the same value function, with the same no-overlap rule among
-  anchored windows.  The anchors are the W-unit strings whose mixed selection value lies
-  in the range of width ``floor(2^32 / anchor_density)`` just below the rolling range, so
-  they are found by the same compare as the rolling candidates, with no extra pass (the
-  raw path's budget is about one nanosecond per byte).  The set depends on no corpus or
-  language.  (Short anchors such as bigrams were measured too: on the evaluation corpus
-  anchors add little to rolling fingerprints either way.)
+* Anchors ("approach 1"): a fixed set of strings; at an occurrence, the W units that follow
+  are hashed.  Two rules, chosen by ``ManberParams.anchor_length``:
+
+  - *Nested* (text, ``anchor_length`` = k > 0).  The anchors are the k-unit strings whose
+    mixed hash ``(H_k * C) mod 2^32`` (``H_k`` the selection hash over k units) is below
+    ``floor(2^32 / anchor_density)`` (k = 8 and 1/2 by default: half of all 8-grams, chosen by
+    value, so the set depends on no corpus or language).  At EACH occurrence (no no-overlap
+    rule: Manber's approach 1 has none) the window of W units that starts right after the
+    anchor is taken.  Its *level* is the number of leading zero bits of its own mixed
+    selection hash ``g = H * C mod 2^32`` (0..32; level >= t with probability 2^-t).  A text
+    at level ``t`` keeps the anchored windows of level >= t, so a coarser level keeps a
+    subset of a finer one, and a value shared by two files passes both files' levels.  The
+    level of a text grows with its length in normalised units (``FingerprintParams.
+    level_units``; units, not bytes, so every encoding of a text gets the same level).  A
+    stream does not know its length in advance: it raises its level as units arrive and
+    drops the kept values below the new level, which leaves exactly what the final level
+    keeps (nesting).  Value: ``2^63 | perm63(g * 2^31 + (x >> 33))`` with ``x`` the text
+    value of the window (above) and ``perm63`` a bijection of 63-bit integers (odd multiplies
+    mod 2^63 around a self-inverse xor-shift): still 63 bits of identity, random-looking to
+    the simhash and to the index's value sample, and ``g`` - hence the level - is recovered
+    from any stored value (``anchored_levels``), which the similarity layer needs to size
+    a pair's sets at the coarser of the two levels.  The level is tested before the value
+    is computed (``g`` is at hand for every window), so coarse levels cost little.
+  - *Sparse* (binary; text with ``anchor_length`` 0).  The anchors are the W-unit strings
+    whose mixed selection value lies in the range of width ``floor(2^32 / anchor_density)``
+    just below the rolling range, found by the same compare as the rolling candidates with
+    no extra pass (the raw path's budget is about one nanosecond per byte); the anchored
+    window follows the anchor, with the no-overlap rule among anchored windows; value as a
+    rolling one with the top bit set.
 
 How it is computed without a Python loop per unit
 -------------------------------------------------
@@ -58,6 +79,7 @@ candidate; binary values are computed for the kept windows only.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,8 +115,8 @@ class ManberParams:
     rule (text): the anchor is a k-unit string, every occurrence counts, and the anchored
     window is kept when its level is at least ``anchor_level`` (see the module docstring).
     anchor_level: 0..32, the lowest level kept under the nested rule (ignored by the sparse rule).
-    level_base / max_level: with ``level_base`` > 0, a single stream (no ``ends``) raises its
-    level with the units fed, to ``nested_level(units, level_base, max_level)``, dropping the
+    level_units: ascending unit counts; when not empty, a single stream (no ``ends``) raises
+    its level with the units fed, to ``nested_level(units, level_units)``, dropping the
     anchored values below it (nested: what remains is what that level keeps).
     (The file-level defaults are in ``simscan.fingerprint.FingerprintParams``.)
     """
@@ -104,40 +126,33 @@ class ManberParams:
     anchor_density: int = 256
     anchor_length: int = 0
     anchor_level: int = 0
-    level_base: int = 0
-    max_level: int = 0
+    level_units: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.window < 2:
             raise ValueError("window must be at least 2 units")
         if self.density < 1 or self.anchor_density < 1:
             raise ValueError("densities must be at least 1")
-        if self.anchor_length < 0 or not 0 <= self.anchor_level <= 32 or not 0 <= self.max_level <= 32:
-            raise ValueError("anchor_length must be >= 0, anchor_level and max_level in 0..32")
-        if self.level_base < 0:
-            raise ValueError("level_base must be >= 0")
+        if self.anchor_length < 0 or not 0 <= self.anchor_level <= 32 or len(self.level_units) > 32:
+            raise ValueError("anchor_length must be >= 0, anchor_level in 0..32, at most 32 level limits")
+        if list(self.level_units) != sorted(self.level_units):
+            raise ValueError("level_units must be ascending")
 
     @property
     def nested(self) -> bool:
         return self.anchor_length > 0
 
 
-def nested_level(units: int, base: int, max_level: int) -> int:
-    """Level of a text of ``units`` normalised units: 0 below ``base`` units, then one more per
-    doubling, at most ``max_level`` (``base`` 0: always 0)."""
-    if base <= 0:
-        return 0
-    return min(max_level, (max(int(units), 0) // base).bit_length())
+def nested_level(units: int, limits: tuple[int, ...]) -> int:
+    """Level of a text of ``units`` normalised units: how many of the ascending ``limits`` it
+    reaches (0 below the first; ``()``: always 0)."""
+    return bisect.bisect_right(limits, int(units))
 
 
-def nested_levels(units: np.ndarray, base: int, max_level: int) -> np.ndarray:
+def nested_levels(units: np.ndarray, limits: tuple[int, ...]) -> np.ndarray:
     """:func:`nested_level` of many unit counts (int64 array)."""
-    u = np.maximum(np.asarray(units, dtype=np.int64), 0)
-    if base <= 0:
-        return np.zeros(u.shape, np.int64)
-    q = u // base
-    lv = np.where(q > 0, np.frexp(q.astype(np.float64))[1], 0)  # bit length, exact below 2^53
-    return np.minimum(lv, max_level).astype(np.int64)
+    lim = np.asarray(limits, dtype=np.int64)
+    return np.searchsorted(lim, np.asarray(units, dtype=np.int64), side="right").astype(np.int64)
 
 
 def _powers(base: int, n: int, bits: int) -> np.ndarray:
@@ -476,7 +491,7 @@ class ManberHasher:
         self._nest_anchor_thr = np.uint64(top // params.anchor_density)
         self._level = params.anchor_level
         self._level_thr = np.uint64(top >> params.anchor_level)
-        self._adaptive = self.nested and params.level_base > 0 and ends is None
+        self._adaptive = self.nested and bool(params.level_units) and ends is None
 
         self._ends = None if ends is None else np.asarray(ends, dtype=np.int64)
         self._rolling: list[np.ndarray] = []
@@ -489,6 +504,11 @@ class ManberHasher:
         n = int(data.size)
         if n == 0:
             return
+        if self._adaptive:
+            # The text has at least the units fed so far plus these: its final level is at least
+            # theirs, so windows below it need not even be valued.
+            p = self.params
+            self._raise_level(max(p.anchor_level, nested_level(self._pos + n, p.level_units)))
         ov = self.overlap
         base = self._pos
         if self._carry.size:
@@ -511,9 +531,6 @@ class ManberHasher:
             self._carry = np.concatenate((self._carry, tail))[-ov:]
         self._pos = base + n
         self.units += n
-        if self._adaptive:
-            self._raise_level(max(self.params.anchor_level, nested_level(self._pos, self.params.level_base,
-                                                                         self.params.max_level)))
 
     def _raise_level(self, level: int) -> None:
         """Keep from now on only anchored windows of level >= ``level``, and drop the kept ones

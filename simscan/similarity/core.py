@@ -33,11 +33,14 @@ reads the arrays from the index.  Steps (all vectorised with numpy):
    containment_a = |A∩B| / |A|, containment_b = |A∩B| / |B|, in percent; exact set
    arithmetic on the stored fingerprints, resemblance symmetric.  The sets are the rolling
    *and* anchored fingerprints together (``compare.SCORE_KIND = "all"``): both are consistent
-   samples (chosen by content alone), and together they give short files more evidence.
-   Measured on the evaluation corpus (ROC AUC against unrelated pairs, plagiarism
-   light / heavy): all 0.844 / 0.670, rolling only 0.833 / 0.664, anchored only 0.721 / 0.572;
-   at the default threshold rolling-only finds a few more heavy cases (0.32 vs 0.25 recall) at
-   a higher false-positive rate (0.79% vs 0.57%).
+   samples (chosen by content alone).  Text files keep their anchored fingerprints at a
+   *level* that grows with their length (nested: a coarser level keeps a subset, see
+   ``simscan.fingerprint.rolling``), so a pair is compared at the coarser level of its two
+   files (``levels``): |A∩B| is the stored intersection (a shared value passes both levels),
+   and |A|, |B| count the rolling values plus the anchored values of at least that level.
+   Both sets are then samples taken by the same rule, and the scores exact set arithmetic on
+   them.  Measured on the evaluation corpus (ALGORITHM_VERSION 8, ROC AUC against unrelated
+   pairs, plagiarism light / heavy): 0.982 / 0.849 (version 7, sparse anchors: 0.837 / 0.664).
 
 Exact classes, representatives and the reference rules of groups never read file contents:
 everything above is a function of the index columns.
@@ -60,12 +63,13 @@ from simscan.similarity.types import FileTableLike, Pair
 
 #: Default threshold of ``pairs`` / ``groups`` (percent, compared with a pair's best score).
 #: Chosen on the evaluation corpus with benchmarks/accuracy.py (fingerprints of ALGORITHM_VERSION
-#: 3): the false-positive rate on ``unrelated`` pairs is 2.3% at 10, 0.91% at 12, 0.57% at 15
-#: and 20, 0.11% at 25; recall at 15 is 1.00 exact / 1.00 near_duplicate / 1.00 similar /
-#: 0.63 plagiarism_light / 0.25 plagiarism_heavy, and "similar" starts to drop above 20.
-#: 15 is the lowest round value that keeps false positives under 1% with a margin (12 sits at
-#: the edge on a small development split).
-DEFAULT_MIN_SIMILARITY = 12.0
+#: 8): the false-positive rate on ``unrelated`` pairs (882) is 1.47% at 10, 1.13% at 11, 0.68% at
+#: 12, 0.57% at 13 and 14, 0.45% at 15 and 20; recall at 13 is 1.00 exact / 1.00 near_duplicate /
+#: 1.00 similar / 0.79 plagiarism_light / 0.35 plagiarism_heavy (at 15: 0.77 / 0.33), and
+#: "similar" starts to drop above 20.  13 is the lowest value whose false-positive rate stays
+#: clearly under 1% (12 sits one step above the drop to 11, which exceeds 1%).
+#: (Version 7 used 15: 0.79% false positives, recall 0.64 / 0.32.)
+DEFAULT_MIN_SIMILARITY = 13.0
 
 
 @dataclass(frozen=True, slots=True)
