@@ -254,7 +254,7 @@ def test_text_level_schedule() -> None:
     p = DEFAULT_PARAMS
     sizes = [0, 1, 511, 512, 1023, 1024, 4095, 4096, 8900, 32767, 32768, 1 << 20, 1 << 40]
     expected = [ref_level(n, p.level_units) for n in sizes]
-    assert expected == [0, 0, 0, 1, 1, 2, 3, 5, 5, 6, 6, 7, 7]
+    assert expected == [0, 0, 0, 1, 1, 2, 3, 5, 6, 7, 7, 7, 7]
     assert [p.text_level(s) for s in sizes] == expected
     assert p.text_levels(np.array(sizes)).tolist() == expected
     # A text keeps the anchored windows of its unit count's level, streamed or in a batch.

@@ -96,7 +96,7 @@ class FingerprintParams:
     text_anchor_density: int = 2
     binary_anchor_density: int = 4096
     text_anchor_length: int = 8
-    level_units: tuple[int, ...] = (512, 1024, 2048, 4096, 4096, 16384, 65536)
+    level_units: tuple[int, ...] = (512, 1024, 2048, 4096, 4096, 8192, 16384)
     chunk_size: int = 1 << 20
 
     @property
@@ -363,7 +363,7 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         rv, ro, av, ao = hasher.finish_segments()
         k = len(idx)
         rv, ro = _dedupe_by_owner(rv, ro)
-        if is_text and av.size:
+        if is_text and params.text_anchor_length > 0 and av.size:
             # One hasher at the finest level of the batch: each file keeps its own level.
             keep = anchored_levels(av) >= levels[ao]
             av, ao = av[keep], ao[keep]

@@ -472,6 +472,7 @@ class ManberHasher:
         self._s[0] = 0
         self._d = np.empty(cap, dtype=np.uint32)
         self._mask = np.empty(cap, dtype=bool)
+        self._shift = np.empty(cap, dtype=np.uint32) if self.nested else None
         self._carry = np.empty(0, dtype=np.uint8 if binary else np.uint32)
         # Bytes with an even window: the two-lane prefix sum (selection hash mod 2^19).
         self._lanes = binary and w % 2 == 0
@@ -671,12 +672,27 @@ class ManberHasher:
         k = self.lead
         d, s, t = self._d, self._s, self.t
         dv = d[:nw]
-        roll = np.flatnonzero(dv[: min(nw, limit)] >= self._roll_thr)
         hi = min(nw, limit + k)
-        if self._level_thr >= np.uint64(1 << 32):
-            at = np.arange(k, hi)
-        else:
-            at = np.flatnonzero(dv[k:hi] < self._level_thr) + k
+        roll_width = (1 << 32) - int(self._roll_thr)
+        level_width = int(self._level_thr)
+        if roll_width + level_width < 1 << 32:
+            # One compare finds both kinds: shifted by the rolling range's width r (mod 2^32),
+            # the rolling range [2^32 - r, 2^32) and the level range [0, L) become [0, r + L).
+            shifted = self._shift[:hi]
+            with np.errstate(over="ignore"):
+                np.add(dv[:hi], np.uint32(roll_width), out=shifted)
+            both = np.flatnonzero(np.less(shifted, np.uint32(roll_width + level_width), out=self._mask[:hi]))
+            is_roll = shifted[both] < np.uint32(roll_width)
+            roll = both[is_roll]
+            roll = roll[roll < limit]
+            at = both[~is_roll]
+            at = at[at >= k]
+        else:  # overlapping ranges (level 0 or a very dense rolling rule)
+            roll = np.flatnonzero(dv[: min(nw, limit)] >= self._roll_thr)
+            if level_width >= 1 << 32:
+                at = np.arange(k, hi)
+            else:
+                at = np.flatnonzero(dv[k:hi] < self._level_thr) + k
         if at.size:
             a0 = at - k
             with np.errstate(over="ignore"):
