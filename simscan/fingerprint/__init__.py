@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import xxhash
 
 from simscan.fingerprint import text as _text
 from simscan.fingerprint.checksum import PARTIAL_SAMPLE, partial_checksum, tail_offset
-from simscan.fingerprint.rolling import ManberHasher, ManberParams, anchored_levels, nested_level, nested_levels
+from simscan.fingerprint.rolling import ManberHasher, ManberParams, nested_level, nested_levels
 from simscan.fingerprint.simhash import simhash, simhash_segments
 from simscan.model import Fingerprints
 
@@ -48,8 +48,9 @@ class FingerprintParams:
     level_units: a text of u normalised units has level ``t(u)`` = the number of these limits
     it reaches, and keeps the anchored windows of level >= t(u) (probability 2^-t each): levels
     0-3 by doubling from 512 units (a text below 4,096 units keeps 1 anchor occurrence in 2
-    to 1 in 16: about 120-250 anchored fingerprints, whatever its length), then level 5 (1 in
-    64) from 4,096 units, 6 (1 in 128) from 16,384 and 7 (1 in 256, Manber's rate) from 65,536.
+    to 1 in 16: about 120-250 anchored fingerprints, whatever its length: short answers and
+    snippets, where the rolling rule gives a handful), then level 5 (1 in 64) from 4,096
+    units, 6 (1 in 128) from 8,192 and 7 (1 in 256, Manber's rate) from 16,384.
     chunk_size: bytes read and decoded at once (memory per file is a few chunks).
 
     Anchored fingerprints (ALGORITHM_VERSION 8, ``benchmarks/fingerprint_levels.py`` and
@@ -63,11 +64,13 @@ class FingerprintParams:
     * the same from 256 units: 0.80 / 0.96, 0.39 / 0.81 (cheaper, weaker ranking);
     * 4-unit anchors: 0.78 / 0.98, 0.35 / 0.84; every W-unit string as anchor (a shared passage
       then needs 100 units; levels by byte size, 2 to 64): 0.72 / 0.94, 0.31 / 0.78;
-    * chosen (``level_units`` above): the same accuracy as doubling from 512 (every
-      plagiarism pair of the corpus is below 4,096 units) at fewer fingerprints for longer
-      texts: an 8 KB English text has ~211 (93 rolling + 118 anchored; version 7: ~119),
-      1 MiB ~10,900 (version 7: ~10,600).  The posting sample of the index costs ~1.5 us per
-      posted value, so 8 KB files are kept within 2x of version 7.
+    * chosen (``level_units`` above): the same accuracy as doubling from 512 (0.79 / 0.98,
+      0.35 / 0.85 through the CLI; every plagiarism pair of the corpus is below 4,096 units) at
+      fewer fingerprints for longer texts, which the scan pays for (index blobs, and ~1.5 us
+      per posted value): English text files of 1-16 KB (uniform) get 215 per file on average
+      (doubling from 512 up to 1/256: 289; 1/64 from 4,096 then 1/128 from 16,384: 261;
+      straight to 1/256 at 4,096: 174; version 7: 134).  An 8 KB text has ~211 (93 rolling +
+      118 anchored; version 7: ~119), 8.9 KB ~172 (v7 ~129), 1 MiB ~10,900 (v7 ~10,600).
     Exact set arithmetic over all 50-unit windows reaches about 0.84 / 0.54 on this corpus.
 
     Rolling density (``benchmarks/fingerprint_tuning.py``, 1999 labelled pairs; score =
@@ -346,27 +349,13 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         else:
             lengths = np.array([u.size for u in group[1]], dtype=np.int64)
             parts = group[1]
-        ends = np.cumsum(lengths)
-        levels = params.text_levels(lengths)
-        hasher = ManberHasher(params.manber(is_text, int(levels.min())), binary=not is_text, ends=ends)
-        # Fed in pieces of about a block: the hasher carries windows across feeds.
-        batch: list[np.ndarray] = []
-        held = 0
-        for part in parts:
-            batch.append(part)
-            held += part.size
-            if held >= hasher.cap:
-                hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
-                batch, held = [], 0
-        if held:
-            hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
-        rv, ro, av, ao = hasher.finish_segments()
+        if is_text and params.text_anchor_length > 0:
+            levels = params.text_levels(lengths)
+        else:
+            levels = np.zeros(lengths.size, np.int64)
+        rv, ro, av, ao = _hash_by_level(parts, lengths, levels, params.manber(is_text), not is_text)
         k = len(idx)
         rv, ro = _dedupe_by_owner(rv, ro)
-        if is_text and params.text_anchor_length > 0 and av.size:
-            # One hasher at the finest level of the batch: each file keeps its own level.
-            keep = anchored_levels(av) >= levels[ao]
-            av, ao = av[keep], ao[keep]
         av, ao = _dedupe_by_owner(av, ao)
         rb = np.searchsorted(ro, np.arange(k + 1))
         ab = np.searchsorted(ao, np.arange(k + 1))
@@ -386,6 +375,50 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
                 units=int(lengths[f]),
             )
     return out  # type: ignore[return-value]
+
+
+def _hash_segments(
+    parts: Sequence[np.ndarray], lengths: np.ndarray, mp: ManberParams, binary: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One hasher over files whose units are ``parts`` concatenated (``lengths`` per file):
+    (rolling values, file index, anchored values, file index), unsorted."""
+    hasher = ManberHasher(mp, binary=binary, ends=np.cumsum(lengths))
+    # Fed in pieces of about a block: the hasher carries windows across feeds.
+    batch: list[np.ndarray] = []
+    held = 0
+    for part in parts:
+        batch.append(part)
+        held += part.size
+        if held >= hasher.cap:
+            hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
+            batch, held = [], 0
+    if held:
+        hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
+    return hasher.finish_segments()
+
+
+def _hash_by_level(
+    parts: Sequence[np.ndarray], lengths: np.ndarray, levels: np.ndarray, mp: ManberParams, binary: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_hash_segments` with each file at its own anchored level: one hasher per level,
+    so that no file pays for the candidates of a finer level than its own (a batch mixes
+    1 KB and 16 KB files).  Owners are non-decreasing in the result."""
+    distinct = np.unique(levels)
+    if distinct.size <= 1:
+        lv = int(distinct[0]) if distinct.size else 0
+        return _hash_segments(parts, lengths, replace(mp, anchor_level=lv), binary)
+    flat = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    starts = (np.cumsum(lengths) - lengths).tolist()
+    out: list[tuple[np.ndarray, ...]] = []
+    for lv in distinct.tolist():
+        sub = np.flatnonzero(levels == lv)
+        pieces = [flat[starts[i] : starts[i] + int(lengths[i])] for i in sub.tolist()]
+        rv, ro, av, ao = _hash_segments(pieces, lengths[sub], replace(mp, anchor_level=lv), binary)
+        out.append((rv, sub[ro], av, sub[ao]))
+    rv, ro, av, ao = (np.concatenate(col) for col in zip(*out))
+    r_order = np.argsort(ro, kind="stable")
+    a_order = np.argsort(ao, kind="stable")
+    return rv[r_order], ro[r_order], av[a_order], ao[a_order]
 
 
 def _dedupe_by_owner(values: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
