@@ -66,12 +66,18 @@ class FingerprintParams:
       then needs 100 units; levels by byte size, 2 to 64): 0.72 / 0.94, 0.31 / 0.78;
     * chosen (``level_units`` above): the same accuracy as doubling from 512 (0.79 / 0.98,
       0.35 / 0.85 through the CLI; every plagiarism pair of the corpus is below 4,096 units) at
-      fewer fingerprints for longer texts, which the scan pays for (index blobs, and ~1.5 us
-      per posted value): English text files of 1-16 KB (uniform) get 215 per file on average
-      (doubling from 512 up to 1/256: 289; 1/64 from 4,096 then 1/128 from 16,384: 261;
-      straight to 1/256 at 4,096: 174; version 7: 134).  An 8 KB text has ~211 (93 rolling +
-      118 anchored; version 7: ~119), 8.9 KB ~172 (v7 ~129), 1 MiB ~10,900 (v7 ~10,600).
-    Exact set arithmetic over all 50-unit windows reaches about 0.84 / 0.54 on this corpus.
+      fewer fingerprints for longer texts, which the scan pays for (fingerprinting, index
+      blobs, ~1.5 us per posted value).  On the scan benchmark's 1-16 KB files
+      (``benchmarks/scan_speed.py``; fingerprints per file, ``fingerprint_many`` files/s on one
+      core): chosen 201, 7,900/s; doubling from 512 up to 1/256: 270, 7,000/s; 1/64 from
+      4,096 then 1/128 from 16,384 and 1/256 from 65,536: 246, 7,200/s; straight to 1/256 at
+      4,096: 160, 8,500/s; version 7: 124, 11,000/s.  The whole scan of 100,000 such files:
+      7,800 files/s (version 7: 9,600/s, same machine and load).  An 8 KB English text has
+      ~211 fingerprints (93 rolling + 118 anchored; version 7: ~119), 8.9 KB ~172 (v7 ~129),
+      1-3 KB 210-250 (v7 14-44), 1 MiB ~10,900 (v7 ~10,600).
+    For scale, issue 4 quotes about 0.84 / 0.54 for exact set arithmetic over every 50-unit
+    window; the remaining gap is mostly the false-positive tail: independent IR-Plag Java
+    solutions of one task score up to 44% against its original (shared boilerplate).
 
     Rolling density (``benchmarks/fingerprint_tuning.py``, 1999 labelled pairs; score =
     max(Jaccard, containments) of rolling sets; recall at <=1% false positives on
