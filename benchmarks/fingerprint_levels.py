@@ -8,16 +8,20 @@ memory and independently of the fingerprinter's own code paths, the rolling fing
   ``2^32 / a`` (every occurrence; no no-overlap rule);
 * the anchored window: the ``W`` units that follow the anchor;
 * its level ``lvl``: leading zero bits of the window's mixed selection hash (a function of the
-  window's content alone, so of the stored value); a file of ``s`` bytes keeps the anchored
-  windows with ``lvl >= t(s)``;
+  window's content alone, so of the stored value); a text of ``u`` normalised units keeps the
+  anchored windows with ``lvl >= t(u)`` (a schedule: unit counts at which the level steps up);
 * a pair (A, B) is scored at ``t = max(t(a), t(b))``: shared = |A ∩ B| (rolling + anchored),
   set sizes = rolling sizes + the anchored values with ``lvl >= t``.
 
-Common values (held by more than 50 distinct contents) are dropped as ``find_pairs`` does.
-Printed per schedule: recall per label at the best threshold with <= 1% false positives on
-``unrelated``, ROC AUC, the FP rate and recall at fixed thresholds, and fingerprints per file.
+The first row is ALGORITHM_VERSION 7 (sparse text anchors), computed by the fingerprinter with
+its old parameters.  Common values (held by more than ``COMMON_DF`` = 50 distinct contents) are
+dropped as ``find_pairs`` does; ``MIN_SHARED`` (default 1) mirrors ``SimilarityParams.min_shared``;
+``ONLY=<text>`` runs the schedules whose name contains it.  Printed per schedule: recall per label
+at the best threshold with <= 1% false positives on ``unrelated`` / ROC AUC, the FP rate and the
+light / heavy / similar recall at fixed thresholds, fingerprints per file on the corpus, and
+fingerprints per file on scan-like English text files of 1-16 KB.
 
-Run: ``python3 benchmarks/fingerprint_levels.py`` (about a minute).
+Run: ``python3 benchmarks/fingerprint_levels.py`` (about 15 s).
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ from simscan.fingerprint.rolling import window_values
 ROOT = Path(os.environ.get("SIMSCAN_EVALCORPUS", "/work/shared/evalcorpus"))
 LABELS = ["exact", "near_duplicate", "similar", "plagiarism_light", "plagiarism_heavy"]
 MAX_FP = 0.01
+#: Common-value cut-off (distinct contents holding a value), as SimilarityParams.common_min_df.
+COMMON_DF = int(os.environ.get("COMMON_DF", "50"))
+#: Fewest shared fingerprints for a pair to score (SimilarityParams.min_shared).
+MIN_SHARED = int(os.environ.get("MIN_SHARED", "1"))
 W = 50
 P32 = 0x01000193
 C32 = 0x9E3779B1
@@ -162,7 +170,7 @@ def main() -> None:
                 sc[lab].append(1.0)
                 continue
             inter, na, nb = sets_fn(i, j)
-            if na == 0 or nb == 0:
+            if na == 0 or nb == 0 or inter < MIN_SHARED:
                 sc[lab].append(0.0)
                 continue
             sc[lab].append(max(inter / (na + nb - inter), inter / na, inter / nb))
@@ -173,7 +181,7 @@ def main() -> None:
         for s, c in zip(allsets, content):
             seen.setdefault(c, s)
         v, cnt = np.unique(np.concatenate(list(seen.values())), return_counts=True)
-        return v[cnt > 50]
+        return v[cnt > COMMON_DF]
 
     def report(name: str, sc: dict[str, np.ndarray], counts: str) -> None:
         res, thr = evaluate(sc)

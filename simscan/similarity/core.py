@@ -85,9 +85,16 @@ class SimilarityParams:
     simhash_k: Hamming radius of the simhash candidates (Manku et al.: k = 3 for 64 bits).
     contained_ratio: a pair is "contained" rather than "near" when its larger containment
     is at least this multiple of its resemblance (an excerpt of half the other file gives 2).
-    min_shared: fewest shared fingerprints for a (non-copy) pair to be reported.  1: on the
-    evaluation corpus 2 removes the few false positives of tiny files but loses a third of the
-    plagiarism pairs (light 0.63 -> 0.43 recall at 15%), whose short answers share 1-2 windows.
+    min_shared: fewest shared fingerprints for a (non-copy) pair to be reported.  1: with the
+    sparse anchors of ALGORITHM_VERSION 7, 2 removed the few false positives of tiny files but
+    lost a third of the plagiarism pairs (light 0.63 -> 0.43 recall at 15%), whose short answers
+    shared 1-2 windows.  With version 8 (dense anchors for short texts) 2 or 3 change no recall
+    at <=1% false positives and lower the ROC AUC a little (light 0.982 -> 0.978 / 0.962):
+    the remaining false positives share many fingerprints (``benchmarks/fingerprint_levels.py``
+    with MIN_SHARED=2).
+    The common cut-off of 50 was re-checked with version 8 the same way (COMMON_DF): 10 and 20
+    lose much (light 0.53 / 0.66 recall at <=1% false positives), 200 equals 50 in recall (AUC
+    heavy 0.860 vs 0.850) but lets one posting list make 20,000 pairs instead of 1,225.
     pair_budget: most (file, file) incidences the posting lists may generate (each list of d
     files makes d(d-1)/2).  When the lists under the cut-off would exceed it, the cut-off is
     lowered until they fit (``budget_cutoff``), so time and memory stay bounded on any data:
