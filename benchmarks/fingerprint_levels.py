@@ -146,12 +146,15 @@ def main() -> None:
     print(f"{len(names)} files, {len(pairs)} pairs, loaded in {time.perf_counter() - t0:.0f} s")
 
     variants: list[tuple[str, int, int, list[tuple[int, int]]]] = []
+    chosen = (512, 1024, 2048, 4096, 4096, 8192, 16384)  # FingerprintParams.level_units
+    variants.append(("k8 a2 chosen", 8, 2, limits(chosen)))
     for s0 in (256, 512):
-        variants.append((f"k8 a2 geo {s0} max7", 8, 2, geometric(s0, 7)))
-    variants.append(("k8 a2 512..4k,4k,16k,64k", 8, 2, limits((512, 1024, 2048, 4096, 4096, 16384, 65536))))
-    variants.append(("k8 a2 512..4k,4k,8k,16k", 8, 2, limits((512, 1024, 2048, 4096, 4096, 8192, 16384))))
-    variants.append(("k8 a2 512..2k,2k,4k,8k", 8, 2, limits((512, 1024, 2048, 2048, 4096, 8192, 16384))))
-    variants.append(("k8 a2 512..4k,4k x3", 8, 2, limits((512, 1024, 2048, 4096, 4096, 4096, 4096))))
+        variants.append((f"k8 a2 doubling from {s0}", 8, 2, geometric(s0, 7)))
+    variants.append(("k8 a2 4k,4k,16k,64k", 8, 2, limits((512, 1024, 2048, 4096, 4096, 16384, 65536))))
+    variants.append(("k8 a2 1/256 from 4k", 8, 2, limits((512, 1024, 2048, 4096, 4096, 4096, 4096))))
+    for k in (2, 3, 4):
+        variants.append((f"k{k} a2 chosen", k, 2, limits(chosen)))
+    variants.append(("k50 a1 chosen", 50, 1, limits(chosen)))
     only = os.environ.get("ONLY")
     cand_cache: dict[tuple[int, int], list] = {}
     scan_cache: dict[tuple[int, int, int], tuple] = {}

@@ -25,10 +25,11 @@ def file_levels(units: np.ndarray, is_text: np.ndarray, params: FingerprintParam
 
 
 def value_levels(values: np.ndarray, text_owner: np.ndarray) -> np.ndarray:
-    """Level of each stored value (int64): its anchored level for anchored values of text
-    files, 32 (counts at every level) for rolling values and binary files' values."""
+    """Level of each stored value (int8, one byte per value: these arrays are as long as all
+    fingerprints of an index): its anchored level for anchored values of text files, 32
+    (counts at every level) for rolling values and binary files' values."""
     values = np.asarray(values, dtype=np.uint64)
-    out = np.full(values.size, 32, np.int64)
+    out = np.full(values.size, 32, np.int8)
     nested = ((values & _TOP) != 0) & np.asarray(text_owner, dtype=bool)
     if nested.any():
         out[nested] = anchored_levels(values[nested])
@@ -37,7 +38,7 @@ def value_levels(values: np.ndarray, text_owner: np.ndarray) -> np.ndarray:
 
 def level_counts(value_lv: np.ndarray, owner: np.ndarray, n: int, max_level: int = DEFAULT_PARAMS.max_level) -> np.ndarray:
     """(n, max_level + 1) int64: row f, column t = number of f's values with level >= t."""
-    lv = np.minimum(np.asarray(value_lv, dtype=np.int64), max_level)
+    lv = np.minimum(np.asarray(value_lv), max_level)
     hist = np.bincount(np.asarray(owner, dtype=np.int64) * (max_level + 1) + lv, minlength=n * (max_level + 1))
     hist = hist.reshape(n, max_level + 1)
     return np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]
