@@ -24,7 +24,7 @@ from simscan.similarity.core import (
     to_pairs,
 )
 from simscan.similarity.grouping import group_pairs
-from simscan.similarity.levels import size_at, value_levels
+from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.types import Group, Pair
 
 
@@ -268,19 +268,25 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
     q_level = fingerprint_level(fp)
     ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
     csr_row = {fid: k for k, fid in enumerate(ids.tolist())}
+    # Set sizes per level of every candidate at once (see ``levels``), common values left out.
+    owner = np.repeat(np.arange(ids.size), np.diff(offsets))
+    row_text = np.array([bool(meta[f][2]) if f in meta else False for f in ids.tolist()], dtype=bool)
+    usable = ~np.isin(values, common) if common.size else np.ones(values.size, dtype=bool)
+    b_counts = level_counts(value_levels(values, row_text[owner])[usable], owner[usable], ids.size)
+    q_counts = level_counts(value_levels(keep_q, np.full(keep_q.size, fp.is_text)), np.zeros(keep_q.size, np.int64), 1)[0]
     out: list[Pair] = []
     for fid in cand.tolist():
         k = csr_row.get(fid)
-        b_all = values[offsets[k] : offsets[k + 1]] if k is not None else values[:0]
         m = meta.get(fid)
         if m is None:
             continue
         raw, size, is_text, ck, ch, sh, units = m
-        bset = b_all[~np.isin(b_all, common)] if common.size else b_all
+        a, b = (int(offsets[k]), int(offsets[k + 1])) if k is not None else (0, 0)
+        bset = values[a:b][usable[a:b]]  # none for a copy too short to have fingerprints
         inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
-        # Sizes at the pair's level, as in find_pairs (see ``levels``).
+        # Sizes at the pair's level, as in find_pairs.
         lv = max(q_level, DEFAULT_PARAMS.text_level(units) if is_text else 0)
-        na, nb = size_at(keep_q, fp.is_text, lv), size_at(bset, is_text, lv)
+        na, nb = int(q_counts[lv]), int(b_counts[k, lv]) if k is not None else 0
         union = na + nb - inter
         r = 100.0 * inter / union if union else 0.0
         ca = 100.0 * inter / na if na else 0.0
