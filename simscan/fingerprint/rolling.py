@@ -72,7 +72,10 @@ unit, in preallocated cache-sized buffers.  For bytes, ``u[m] * P^-m mod 2^19`` 
 one uint64 prefix sum (half as many sequential steps; a 64-bit subtraction takes care of
 the carries between halves), whose differences, read as 32-bit numbers, are exactly the
 even-offset sums ``E`` of the windows starting at 0, 1, 2, ... in order.  Offsets are local to a block, which is
-harmless: ``H`` depends only on the window's content.  The greedy no-overlap choice walks
+harmless: ``H`` depends only on the window's content.  Nested anchors: shifting ``H * C`` by the
+rolling range's width turns the rolling range and the level range into one interval, so a
+single compare finds both kinds; the k-unit anchor hash ``P^(i+k-1) (S[i+k] - S[i])`` is then
+gathered for the level's candidates only.  The greedy no-overlap choice walks
 all clusters of close candidates at once (``pick_indices``), never a Python loop per
 candidate; binary values are computed for the kept windows only.
 """
@@ -454,7 +457,8 @@ class ManberHasher:
     concatenated: a window or anchor that crosses an end is not a candidate, and every
     kept value records the index of the file (segment) it lies in.  Since no candidate
     crosses a border, the greedy no-overlap chain over the concatenation restarts in each
-    file exactly as it would alone.
+    file exactly as it would alone.  With ``ends`` the nested level stays ``anchor_level``
+    (callers group files by level); without, it rises with the units fed (``level_units``).
     """
 
     def __init__(self, params: ManberParams, binary: bool = False, ends: np.ndarray | None = None) -> None:
