@@ -110,12 +110,15 @@ def main() -> None:
     pairs = [json.loads(line) for line in out.splitlines() if line.strip()]
     best, cls = pair_scores(pairs, root)
     scores: dict[str, list[float]] = defaultdict(list)
+    top_neg: list[tuple[float, str, str]] = []
     with open(corpus / "truth.csv", newline="") as f:
         for row in csv.DictReader(f):
             a, b = row["file_a"], row["file_b"]
             ca, cb = cls.get(a, a), cls.get(b, b)
             s = 100.0 if ca == cb else best.get(tuple(sorted((ca, cb))), 0.0)
             scores[row["label"]].append(s)
+            if row["label"] == "unrelated":
+                top_neg.append((s, a, b))
     neg = scores["unrelated"]
     fp = sum(s >= threshold for s in neg) / max(1, len(neg))
     print(f"scan {t1 - t0:.1f} s, pairs {t2 - t1:.1f} s, {len(pairs)} pairs reported")
@@ -134,6 +137,8 @@ def main() -> None:
         print(f"  {t:<4} {fpr:.4f} " + " ".join(f"{r:10.3f}" for r in recs))
     top = sorted(neg, reverse=True)[:10]
     print("\nhighest scores of unrelated pairs:", ", ".join(f"{s:.1f}" for s in top))
+    for s, a, b in sorted(top_neg, reverse=True)[:6]:
+        print(f"  {s:5.1f}  {a}  {b}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 #: Bump when fingerprints of the same bytes would change: stored ones are then recomputed.
-ALGORITHM_VERSION = 7
+#: 8: nested, length-dependent anchored fingerprints for text.
+ALGORITHM_VERSION = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,8 +20,12 @@ class Fingerprints:
     decoded (encoding None for binary; a "+replace" suffix when undecodable bytes were
     replaced).  content_hash: XXH3-128 of the light normalised text as UTF-8 (same
     characters, case and punctuation; encoding, line endings, white-space runs, line
-    wrapping and control/format characters unified) or of the raw bytes for binary files.  rolling / anchored: sorted distinct uint64 fingerprints
-    (rolling have the top bit clear, anchored set).  simhash: unsigned 64-bit.
+    wrapping and control/format characters unified) or of the raw bytes for binary files.
+    rolling / anchored: sorted distinct uint64 fingerprints (rolling have the top bit clear,
+    anchored set).  A text's anchored fingerprints are those of its *level*, which grows with
+    ``units`` (``FingerprintParams.level_units``; the level of each value is recoverable with
+    ``rolling.anchored_levels``), so compare two texts' sets at the coarser of their levels
+    (``simscan.similarity.levels``).  simhash: unsigned 64-bit.
     units: normalised code points (text) or bytes (binary) that were fingerprinted.
     """
 

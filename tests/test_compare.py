@@ -105,3 +105,32 @@ def test_repeated_passage_and_unpaired_runs() -> None:
     assert not capped
     assert ra == [(80, 200), (270, 390)] and rb == [(10, 130), (10, 130)]
     assert matching_runs(a[:40], b, 50) == ([], [], False)
+
+
+def test_scores_at_the_pair_level(tmp_path: Path) -> None:
+    """A short text and a long one containing it: the scores are set arithmetic with both sets
+    taken at the long text's (coarser) level, where the short text is wholly contained."""
+    from simscan.fingerprint import DEFAULT_PARAMS
+    from simscan.fingerprint.rolling import anchored_levels
+
+    short = words(7, 150)
+    long = words(8, 1500) + "\n" + short + "\n" + words(9, 1500)
+    (tmp_path / "s.txt").write_text(short)
+    (tmp_path / "l.txt").write_text(long)
+    fs, fl = fingerprint_file(tmp_path / "s.txt"), fingerprint_file(tmp_path / "l.txt")
+    ts, tl = DEFAULT_PARAMS.text_level(fs.units), DEFAULT_PARAMS.text_level(fl.units)
+    assert ts < tl
+
+    def at(fp, level: int) -> set[int]:
+        keep = fp.anchored[anchored_levels(fp.anchored) >= level]
+        return set(fp.rolling.tolist()) | set(keep.tolist())
+
+    a, b = at(fs, tl), at(fl, tl)
+    assert set(fingerprint_set(fs).tolist()) & set(fingerprint_set(fl).tolist()) == a & b
+    c = compare(tmp_path / "s.txt", tmp_path / "l.txt")
+    assert c.pair.containment_a == pytest.approx(100 * len(a & b) / len(a), abs=1e-3)
+    assert c.pair.containment_b == pytest.approx(100 * len(a & b) / len(b), abs=1e-3)
+    assert c.pair.resemblance == pytest.approx(100 * len(a & b) / len(a | b), abs=1e-3)
+    # At its own finer level the short text would look barely contained: that is what the
+    # pair level avoids.
+    assert c.pair.containment_a > 80 > 100 * len(a & b) / len(at(fs, ts))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -83,18 +84,56 @@ def ref_greedy(starts: list[int], window: int) -> list[int]:
     return out
 
 
-def ref_fingerprints(units: list[int], window: int, density: int, anchor_density: int, binary: bool):
+def ref_perm63(y: int) -> int:
+    m = (1 << 63) - 1
+    y = (y * (0x9E3779B97F4A7C15 & m | 1)) & m
+    y ^= y >> 32
+    return (y * (0xC2B2AE3D27D4EB4F & m | 1)) & m
+
+
+def ref_nested(units: list[int], window: int, anchor_density: int, k: int, level: int) -> list[int]:
+    """Nested anchored fingerprints, one position at a time: an anchor is a k-unit string whose
+    mixed hash is below 2^32 / anchor_density; at EACH occurrence the window of ``window``
+    units that follows is kept when its level (leading zero bits of its 32-bit mixed
+    selection hash) is >= ``level``; value = 2^63 | perm63(g * 2^31 + (text value >> 33))."""
+    out = set()
+    for i in range(len(units) - k - window + 1):
+        if ref_select(units[i : i + k], False) >= (1 << 32) // anchor_density:
+            continue
+        win = units[i + k : i + k + window]
+        g = ref_select(win, False)
+        lvl = 32 - g.bit_length()
+        if lvl >= level:
+            out.add((1 << 63) | ref_perm63((g << 31) | (ref_value(win, False) >> 33)))
+    return sorted(out)
+
+
+def ref_level(n: int, limits: tuple[int, ...]) -> int:
+    """The number of limits that ``n`` units reach."""
+    return sum(1 for lim in limits if n >= lim)
+
+
+def ref_for(units: list[int], p: rolling.ManberParams, binary: bool):
+    level = max(p.anchor_level, ref_level(len(units), p.level_units))
+    return ref_fingerprints(units, p.window, p.density, p.anchor_density, binary, p.anchor_length, level)
+
+
+def ref_fingerprints(
+    units: list[int], window: int, density: int, anchor_density: int, binary: bool, k: int = 0, level: int = 0
+):
     n = len(units)
     top = 1 << 32
     thr = top - top // density
     sel = [ref_select(units[i : i + window], binary) for i in range(n - window + 1)]
     roll = ref_greedy([i for i, v in enumerate(sel) if v >= thr], window)
+    rv = sorted({ref_value(units[i : i + window], binary) & ((1 << 63) - 1) for i in roll})
+    if k and not binary:
+        return rv, ref_nested(units, window, anchor_density, k, level)
     # Anchors: windows whose mixed value lies just below the rolling range; the anchored
     # window is the next one.
     athr = thr - top // anchor_density
     anchor_windows = [i + window for i, v in enumerate(sel) if athr <= v < thr and i + 2 * window <= n]
     anch = ref_greedy(anchor_windows, window)
-    rv = sorted({ref_value(units[i : i + window], binary) & ((1 << 63) - 1) for i in roll})
     av = sorted({ref_value(units[i : i + window], binary) | (1 << 63) for i in anch})
     return rv, av
 
@@ -123,6 +162,19 @@ def hasher_result(units: np.ndarray, params: rolling.ManberParams, binary: bool,
 SMALL = [
     ("text", rolling.ManberParams(window=50, density=4, anchor_density=8), False),
     ("text-odd", rolling.ManberParams(window=7, density=3, anchor_density=5), False),
+    ("text-nested", rolling.ManberParams(window=50, density=4, anchor_density=2, anchor_length=8), False),
+    (
+        "text-nested-l2",
+        rolling.ManberParams(window=7, density=3, anchor_density=3, anchor_length=3, anchor_level=2),
+        False,
+    ),
+    (
+        "text-nested-adaptive",
+        rolling.ManberParams(
+            window=20, density=4, anchor_density=2, anchor_length=5, level_units=(40, 80, 80, 300, 1000)
+        ),
+        False,
+    ),
     ("bin", rolling.ManberParams(window=50, density=4, anchor_density=8), True),
     ("bin-odd", rolling.ManberParams(window=9, density=4, anchor_density=6), True),
 ]
@@ -150,7 +202,7 @@ def _inputs(binary: bool) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("name,params,binary", SMALL, ids=[s[0] for s in SMALL])
 def test_hasher_matches_reference(name: str, params: rolling.ManberParams, binary: bool) -> None:
     for label, units in _inputs(binary).items():
-        expected = ref_fingerprints(units.tolist(), params.window, params.density, params.anchor_density, binary)
+        expected = ref_for(units.tolist(), params, binary)
         assert hasher_result(units, params, binary) == expected, label
         # Any split into feeds gives the same result (windows across feeds are not lost).
         assert hasher_result(units, params, binary, pieces=7) == expected, label
@@ -160,7 +212,7 @@ def test_hasher_matches_reference(name: str, params: rolling.ManberParams, binar
 def test_block_borders(monkeypatch: pytest.MonkeyPatch, name: str, params: rolling.ManberParams, binary: bool) -> None:
     """Tiny blocks force many block borders inside one feed: results must not change."""
     units = _inputs(binary)["random"]
-    expected = ref_fingerprints(units.tolist(), params.window, params.density, params.anchor_density, binary)
+    expected = ref_for(units.tolist(), params, binary)
     for block in (params.window * 4 + 9, 257, 1000):
         monkeypatch.setattr(rolling, "BLOCK", block)
         assert hasher_result(units, params, binary) == expected
@@ -169,11 +221,55 @@ def test_block_borders(monkeypatch: pytest.MonkeyPatch, name: str, params: rolli
 
 def test_default_params_against_reference() -> None:
     rng = np.random.default_rng(5)
-    for binary, mp in ((False, DEFAULT_PARAMS.manber(True)), (True, DEFAULT_PARAMS.manber(False))):
+    cases = [(False, DEFAULT_PARAMS.manber(True, lv)) for lv in (0, 3)] + [(True, DEFAULT_PARAMS.manber(False))]
+    for binary, mp in cases:
         units = rng.integers(0, 256 if binary else 0x700, 6000).astype(np.uint8 if binary else np.uint32)
-        expected = ref_fingerprints(units.tolist(), mp.window, mp.density, mp.anchor_density, binary)
+        expected = ref_for(units.tolist(), mp, binary)
         assert hasher_result(units, mp, binary, pieces=3) == expected
-        assert len(expected[0]) > 3
+        assert len(expected[0]) > 3 and (binary or len(expected[1]) > 3)
+
+
+def test_nested_levels_are_subsets() -> None:
+    """A coarser level keeps a subset of a finer level's anchored values: exactly those whose
+    level (recovered from the value) is at least the coarser level."""
+    rng = np.random.default_rng(11)
+    units = _words(rng, 3000)
+    u = T.normalize(units)
+    sets = {}
+    for lv in range(8):
+        # No level limits: the level stays as given whatever the length.
+        h = rolling.ManberHasher(replace(DEFAULT_PARAMS.manber(True, lv), level_units=()))
+        h.feed(u)
+        sets[lv] = h.finish()
+    for lv in range(1, 8):
+        fine, coarse = sets[lv - 1][1], sets[lv][1]
+        assert set(coarse.tolist()) <= set(fine.tolist())
+        assert coarse.tolist() == fine[rolling.anchored_levels(fine) >= lv].tolist()
+        assert sets[lv][0].tolist() == sets[0][0].tolist()  # rolling never depends on the level
+    assert sets[7][1].size < sets[0][1].size // 20
+    assert rolling.anchored_levels(sets[3][1]).min() >= 3
+
+
+def test_text_level_schedule() -> None:
+    p = DEFAULT_PARAMS
+    sizes = [0, 1, 511, 512, 1023, 1024, 4095, 4096, 8900, 32767, 32768, 1 << 20, 1 << 40]
+    expected = [ref_level(n, p.level_units) for n in sizes]
+    assert expected == [0, 0, 0, 1, 1, 2, 3, 5, 6, 7, 7, 7, 7]
+    assert [p.text_level(s) for s in sizes] == expected
+    assert p.text_levels(np.array(sizes)).tolist() == expected
+    # A text keeps the anchored windows of its unit count's level, streamed or in a batch.
+    rng = np.random.default_rng(12)
+    small, large = _words(rng, 60).encode(), _words(rng, 3000).encode()
+    for data in (small, large):
+        fp = fingerprint_bytes(data)
+        u = T.normalize(data.decode())
+        assert fp.units == u.size
+        h = rolling.ManberHasher(replace(p.manber(True, p.text_level(u.size)), level_units=()))
+        h.feed(u)
+        assert fp.anchored.tolist() == h.finish()[1].tolist()
+        assert fp.anchored.size and rolling.anchored_levels(fp.anchored).min() >= p.text_level(u.size)
+        assert _same(fingerprint_many([data])[0], fp)
+    assert p.text_level(len(small)) < p.text_level(len(large))
 
 
 def test_window_values_reference_and_dtype() -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from test_similarity_support import index_tree, words
 
+from simscan.fingerprint import DEFAULT_PARAMS, rolling
 from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, Pair, find_groups, find_pairs, group_pairs, query
 from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
@@ -44,6 +45,8 @@ def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
         ids, offsets, values = ix.fingerprints(None, kind=SCORE_KIND)
         files = ix.files()
     sets = {int(i): set(values[offsets[k] : offsets[k + 1]].tolist()) for k, i in enumerate(ids)}
+    level = {int(i): DEFAULT_PARAMS.text_level(int(u)) for i, u in zip(files.ids, files.units)}
+    levels_seen = set()
     by_key = {(p.a_id, p.b_id): p for p in pairs}
     copies = {(p.a_id, p.b_id) for p in pairs if p.kind in ("exact", "content")}
     copy_members = {b for _, b in copies}
@@ -59,11 +62,17 @@ def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
         assert p is not None, (a, b)
         if p.a_id != a:
             A, B = B, A
+        # Both sets at the pair's level: the coarser of the two files' levels.
+        t = max(level[a], level[b])
+        levels_seen.add(level[a] != level[b])
+        A, B = at_level(A, t), at_level(B, t)
+        assert len(A & B) == inter
         assert p.resemblance == pytest.approx(100 * inter / len(A | B), abs=1e-3)
         assert p.containment_a == pytest.approx(100 * inter / len(A), abs=1e-3)
         assert p.containment_b == pytest.approx(100 * inter / len(B), abs=1e-3)
         assert 0 <= p.resemblance <= min(p.containment_a, p.containment_b) <= 100
         assert p.kind in ("near", "contained") and not p.exact
+    assert levels_seen == {True, False}  # pairs within one level and across levels were checked
     # Copies: the byte copy is "exact", the UTF-16 one "content"; both score 100.
     kinds = sorted(p.kind for p in pairs if (p.a_id, p.b_id) in copies)
     assert kinds == ["content", "exact"]
@@ -71,6 +80,14 @@ def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
     # A threshold only filters.
     high = find_pairs_mem(root, 40)
     assert all(p.best >= 40 for p in high)
+
+
+def at_level(values: set[int], level: int) -> set[int]:
+    """A text file's stored set as a file at ``level`` would store it: rolling values (top bit
+    clear) and the anchored values whose level is at least ``level``."""
+    anchored = np.array(sorted(v for v in values if v >> 63), dtype=np.uint64)
+    keep = anchored[rolling.anchored_levels(anchored) >= level].tolist() if anchored.size else []
+    return {v for v in values if not v >> 63} | set(keep)
 
 
 def find_pairs_mem(root: Path, threshold: float) -> list[Pair]:
@@ -219,9 +236,13 @@ def test_query_file_outside_the_index(tmp_path: Path) -> None:
         from simscan.fingerprint import fingerprint_file
         from simscan.similarity.compare import fingerprint_set
 
-        qs = set(fingerprint_set(fingerprint_file(q)).tolist())
+        qfp = fingerprint_file(q)
+        qs = set(fingerprint_set(qfp).tolist())
         _ids, _off, vals = ix.fingerprints([top.b_id], kind=SCORE_KIND)
         bs = set(vals.tolist())
+        b_units = int(ix.files_by_ids([top.b_id]).units[0])
+        t = max(DEFAULT_PARAMS.text_level(qfp.units), DEFAULT_PARAMS.text_level(b_units))
+        qs, bs = at_level(qs, t), at_level(bs, t)
         assert top.containment_a == pytest.approx(100 * len(qs & bs) / len(qs), abs=1e-3)
         assert top.resemblance == pytest.approx(100 * len(qs & bs) / len(qs | bs), abs=1e-3)
         # Querying an indexed file: itself is left out, its copy is found as exact.
@@ -419,11 +440,13 @@ def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
     q = tmp_path / "excerpt.txt"
     q.write_text(book[5000:5400])
     from simscan.fingerprint import fingerprint_file
-    from simscan.similarity.engine import MIN_POSTED_FOR_LOOKUP
+    from simscan.similarity.engine import MIN_POSTED_FOR_LOOKUP, coarse_values
 
     with Index.open(idx, readonly=True) as ix:
-        qs = fingerprint_set(fingerprint_file(q))
-        assert qs.size > 0 and int(ix.posted_mask(qs).sum()) < MIN_POSTED_FOR_LOOKUP
+        qfp = fingerprint_file(q)
+        qs = fingerprint_set(qfp)
+        # Many fingerprints, but few that a long file keeps too, and fewer of them posted.
+        assert qs.size > 0 and int(ix.posted_mask(coarse_values(qfp, qs)).sum()) < MIN_POSTED_FOR_LOOKUP
         res = query(ix, q, min_similarity=0)
     assert [Path(p.b_path).name for p in res] == ["book.txt"]
     assert res[0].containment_a > 50 and res[0].kind == "contained"

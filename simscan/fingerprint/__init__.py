@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import xxhash
 
 from simscan.fingerprint import text as _text
 from simscan.fingerprint.checksum import PARTIAL_SAMPLE, partial_checksum, tail_offset
-from simscan.fingerprint.rolling import ManberHasher, ManberParams
+from simscan.fingerprint.rolling import ManberHasher, ManberParams, nested_level, nested_levels
 from simscan.fingerprint.simhash import simhash, simhash_segments
 from simscan.model import Fingerprints
 
@@ -40,13 +40,51 @@ class FingerprintParams:
     window: units per Manber window, 50 as in Manber (1994) and the product definition.
     text_density / binary_density: a window is a candidate with probability 1/density; the
     no-overlap rule then keeps about one per ``window + density`` units.
-    text_anchor_density / binary_anchor_density: a window is an anchor with probability
-    1/this (see ``rolling``: the range just below the rolling candidates).
+    text_anchor_density / binary_anchor_density: a position is an anchor with probability
+    1/this.
+    text_anchor_length: units per text anchor (the *nested* rule of ``rolling``: every
+    occurrence, the following window kept by level); binary files use the *sparse* rule
+    (W-unit anchors just below the rolling range, no-overlap rule).
+    level_units: a text of u normalised units has level ``t(u)`` = the number of these limits
+    it reaches, and keeps the anchored windows of level >= t(u) (probability 2^-t each): levels
+    0-3 by doubling from 512 units (a text below 4,096 units keeps 1 anchor occurrence in 2
+    to 1 in 16: about 120-250 anchored fingerprints, whatever its length: short answers and
+    snippets, where the rolling rule gives a handful), then level 5 (1 in 64) from 4,096
+    units, 6 (1 in 128) from 8,192 and 7 (1 in 256, Manber's rate) from 16,384.
     chunk_size: bytes read and decoded at once (memory per file is a few chunks).
 
-    Why these values (``benchmarks/fingerprint_tuning.py`` on the evaluation corpus, 1999
-    labelled pairs; score = max(Jaccard, containments) of rolling sets; recall at <=1% false
-    positives on ``unrelated``, for exact / near_duplicate / similar / plagiarism_light /
+    Anchored fingerprints (ALGORITHM_VERSION 8, ``benchmarks/fingerprint_levels.py`` and
+    ``benchmarks/accuracy.py``; recall at <=1% false positives on ``unrelated`` / ROC AUC for
+    plagiarism_light and plagiarism_heavy; exact, near_duplicate and similar stay 1.00 in all):
+
+    * version 7 (sparse text anchors, 1/256 with the no-overlap rule): 0.65 / 0.84, 0.33 / 0.66;
+      a 1-3 KB answer had a median of 15 fingerprints;
+    * nested, 8-unit anchors at 1/2, levels by doubling from 512 units up to 1/128:
+      0.80 / 0.98, 0.38 / 0.85 (a 1-3 KB answer: ~180 fingerprints);
+    * the same from 256 units: 0.80 / 0.96, 0.39 / 0.81 (cheaper, weaker ranking);
+    * anchor length (same levels): 2 units 0.81 / 0.98, 0.42 / 0.85; 3: 0.77 / 0.98, 0.34 /
+      0.84; 4: 0.78 / 0.98, 0.35 / 0.84; 8 (chosen): 0.80 / 0.98, 0.38 / 0.85 -- within noise
+      (one pair is 0.8-0.9 points), 8 keeps the anchor set's density stable across alphabets;
+      every W-unit string as anchor (a shared passage then needs 100 units): 0.72 / 0.98, 0.31 /
+      0.86 at 1.5x the fingerprints;
+    * chosen (``level_units`` above): the same accuracy as doubling from 512 (0.79 / 0.98,
+      0.35 / 0.85 through the CLI; every plagiarism pair of the corpus is below 4,096 units) at
+      fewer fingerprints for longer texts, which the scan pays for (fingerprinting, index
+      blobs, ~1.5 us per posted value).  On the scan benchmark's 1-16 KB files
+      (``benchmarks/scan_speed.py``; fingerprints per file, ``fingerprint_many`` files/s on one
+      core): chosen 201, 7,900/s; doubling from 512 up to 1/256: 270, 7,000/s; 1/64 from
+      4,096 then 1/128 from 16,384 and 1/256 from 65,536: 246, 7,200/s; straight to 1/256 at
+      4,096: 160, 8,500/s; version 7: 124, 11,000/s.  The whole scan of 100,000 such files:
+      7,800 files/s (version 7: 9,600/s, same machine and load).  An 8 KB English text has
+      ~211 fingerprints (93 rolling + 118 anchored; version 7: ~119), 8.9 KB ~172 (v7 ~129),
+      1-3 KB 210-250 (v7 14-44), 1 MiB ~10,900 (v7 ~10,600).
+    For scale, issue 4 quotes about 0.84 / 0.54 for exact set arithmetic over every 50-unit
+    window; the remaining gap is mostly the false-positive tail: independent IR-Plag Java
+    solutions of one task score up to 44% against its original (shared boilerplate).
+
+    Rolling density (``benchmarks/fingerprint_tuning.py``, 1999 labelled pairs; score =
+    max(Jaccard, containments) of rolling sets; recall at <=1% false positives on
+    ``unrelated``, for exact / near_duplicate / similar / plagiarism_light /
     plagiarism_heavy):
 
     * text 1/4:   0.97 0.99 0.90 0.35 0.10 -- dense sampling plus the no-overlap rule makes
@@ -57,9 +95,9 @@ class FingerprintParams:
     * text 1/256: 0.95 1.00 0.96 0.29 0.10 -- a student answer gets only ~3 fingerprints.
     The exact all-window set arithmetic of the corpus (``j50_norm``) reaches 1.00 1.00 1.00
     0.80 0.46.  A 40-unit window at 1/32 measured 0.99 1.00 1.00 0.73 0.46 (AUC 0.90 / 0.76)
-    but the product is defined on 50-unit windows.  Anchors add little on top of rolling
-    fingerprints (rolling + anchored at 1/256: 0.99 1.00 1.00 0.65 0.34, AUC 0.84 / 0.66;
-    at 1/64 the same within noise), so they are kept sparse: fewer values to store.
+    but the product is defined on 50-unit windows.  Denser rolling sampling cannot help
+    short texts because of the no-overlap rule (issue 2 requires it); the nested anchors,
+    which have no such rule, are where short texts get their evidence.
     Binary files are large and compared mostly as wholes, so they are sampled at 1/256
     (Manber's rate) for speed and index size; binary anchors are rarer still (1/4096).
     """
@@ -67,15 +105,36 @@ class FingerprintParams:
     window: int = 50
     text_density: int = 32
     binary_density: int = 256
-    text_anchor_density: int = 256
+    text_anchor_density: int = 2
     binary_anchor_density: int = 4096
+    text_anchor_length: int = 8
+    level_units: tuple[int, ...] = (512, 1024, 2048, 4096, 4096, 8192, 16384)
     chunk_size: int = 1 << 20
 
-    def manber(self, is_text: bool) -> ManberParams:
+    @property
+    def max_level(self) -> int:
+        return len(self.level_units)
+
+    def text_level(self, units: int) -> int:
+        """Level of the nested anchored fingerprints of a text of ``units`` normalised units: how
+        many of ``level_units`` it reaches.  Units, not bytes, so that the same text in any
+        encoding or line-ending style gets one level."""
+        return nested_level(units, self.level_units)
+
+    def text_levels(self, units: np.ndarray) -> np.ndarray:
+        """:meth:`text_level` of many unit counts (int64 array)."""
+        return nested_levels(units, self.level_units)
+
+    def manber(self, is_text: bool, level: int = 0) -> ManberParams:
+        """Hasher parameters; text: nested anchors from ``level`` up, raised with the units fed
+        by a single stream (see ``rolling.ManberParams``)."""
         return ManberParams(
             window=self.window,
             density=self.text_density if is_text else self.binary_density,
             anchor_density=self.text_anchor_density if is_text else self.binary_anchor_density,
+            anchor_length=self.text_anchor_length if is_text else 0,
+            anchor_level=level if is_text else 0,
+            level_units=self.level_units if is_text else (),
         )
 
 
@@ -299,20 +358,11 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         else:
             lengths = np.array([u.size for u in group[1]], dtype=np.int64)
             parts = group[1]
-        ends = np.cumsum(lengths)
-        hasher = ManberHasher(params.manber(is_text), binary=not is_text, ends=ends)
-        # Fed in pieces of about a block: the hasher carries windows across feeds.
-        batch: list[np.ndarray] = []
-        held = 0
-        for part in parts:
-            batch.append(part)
-            held += part.size
-            if held >= hasher.cap:
-                hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
-                batch, held = [], 0
-        if held:
-            hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
-        rv, ro, av, ao = hasher.finish_segments()
+        if is_text and params.text_anchor_length > 0:
+            levels = params.text_levels(lengths)
+        else:
+            levels = np.zeros(lengths.size, np.int64)
+        rv, ro, av, ao = _hash_by_level(parts, lengths, levels, params.manber(is_text), not is_text)
         k = len(idx)
         rv, ro = _dedupe_by_owner(rv, ro)
         av, ao = _dedupe_by_owner(av, ao)
@@ -334,6 +384,50 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
                 units=int(lengths[f]),
             )
     return out  # type: ignore[return-value]
+
+
+def _hash_segments(
+    parts: Sequence[np.ndarray], lengths: np.ndarray, mp: ManberParams, binary: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One hasher over files whose units are ``parts`` concatenated (``lengths`` per file):
+    (rolling values, file index, anchored values, file index), unsorted."""
+    hasher = ManberHasher(mp, binary=binary, ends=np.cumsum(lengths))
+    # Fed in pieces of about a block: the hasher carries windows across feeds.
+    batch: list[np.ndarray] = []
+    held = 0
+    for part in parts:
+        batch.append(part)
+        held += part.size
+        if held >= hasher.cap:
+            hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
+            batch, held = [], 0
+    if held:
+        hasher.feed(np.concatenate(batch) if len(batch) > 1 else batch[0])
+    return hasher.finish_segments()
+
+
+def _hash_by_level(
+    parts: Sequence[np.ndarray], lengths: np.ndarray, levels: np.ndarray, mp: ManberParams, binary: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_hash_segments` with each file at its own anchored level: one hasher per level,
+    so that no file pays for the candidates of a finer level than its own (a batch mixes
+    1 KB and 16 KB files).  Owners are non-decreasing in the result."""
+    distinct = np.unique(levels)
+    if distinct.size <= 1:
+        lv = int(distinct[0]) if distinct.size else 0
+        return _hash_segments(parts, lengths, replace(mp, anchor_level=lv), binary)
+    flat = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    starts = (np.cumsum(lengths) - lengths).tolist()
+    out: list[tuple[np.ndarray, ...]] = []
+    for lv in distinct.tolist():
+        sub = np.flatnonzero(levels == lv)
+        pieces = [flat[starts[i] : starts[i] + int(lengths[i])] for i in sub.tolist()]
+        rv, ro, av, ao = _hash_segments(pieces, lengths[sub], replace(mp, anchor_level=lv), binary)
+        out.append((rv, sub[ro], av, sub[ao]))
+    rv, ro, av, ao = (np.concatenate(col) for col in zip(*out))
+    r_order = np.argsort(ro, kind="stable")
+    a_order = np.argsort(ao, kind="stable")
+    return rv[r_order], ro[r_order], av[a_order], ao[a_order]
 
 
 def _dedupe_by_owner(values: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

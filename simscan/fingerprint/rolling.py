@@ -32,14 +32,35 @@ Definitions (a unit ``u`` is an integer; ``W`` the window, 50 by default)
   window, and the selection hash is already at hand.
 * The value depends only on the window's units, never on the file, its size or the
   window's position.
-* Anchors ("approach 1"), a fixed set of strings; at each occurrence the W units that
-  follow are hashed with the same value function, with the same no-overlap rule among
-  anchored windows.  The anchors are the W-unit strings whose mixed selection value lies
-  in the range of width ``floor(2^32 / anchor_density)`` just below the rolling range, so
-  they are found by the same compare as the rolling candidates, with no extra pass (the
-  raw path's budget is about one nanosecond per byte).  The set depends on no corpus or
-  language.  (Short anchors such as bigrams were measured too: on the evaluation corpus
-  anchors add little to rolling fingerprints either way.)
+* Anchors ("approach 1"): a fixed set of strings; at an occurrence, the W units that follow
+  are hashed.  Two rules, chosen by ``ManberParams.anchor_length``:
+
+  - *Nested* (text, ``anchor_length`` = k > 0).  The anchors are the k-unit strings whose
+    mixed hash ``(H_k * C) mod 2^32`` (``H_k`` the selection hash over k units) is below
+    ``floor(2^32 / anchor_density)`` (k = 8 and 1/2 by default: half of all 8-grams, chosen by
+    value, so the set depends on no corpus or language).  At EACH occurrence (no no-overlap
+    rule: Manber's approach 1 has none) the window of W units that starts right after the
+    anchor is taken.  Its *level* is the number of leading zero bits of its own mixed
+    selection hash ``g = H * C mod 2^32`` (0..32; level >= t with probability 2^-t).  A text
+    at level ``t`` keeps the anchored windows of level >= t, so a coarser level keeps a
+    subset of a finer one, and a value shared by two files passes both files' levels.  The
+    level of a text grows with its length in normalised units (``FingerprintParams.
+    level_units``; units, not bytes, so every encoding of a text gets the same level).  A
+    stream does not know its length in advance: it raises its level as units arrive and
+    drops the kept values below the new level, which leaves exactly what the final level
+    keeps (nesting).  Value: ``2^63 | perm63(g * 2^31 + (x >> 33))`` with ``x`` the text
+    value of the window (above) and ``perm63`` a bijection of 63-bit integers (odd multiplies
+    mod 2^63 around a self-inverse xor-shift): still 63 bits of identity, random-looking to
+    the simhash and to the index's value sample, and ``g`` - hence the level - is recovered
+    from any stored value (``anchored_levels``), which the similarity layer needs to size
+    a pair's sets at the coarser of the two levels.  The level is tested before the value
+    is computed (``g`` is at hand for every window), so coarse levels cost little.
+  - *Sparse* (binary; text with ``anchor_length`` 0).  The anchors are the W-unit strings
+    whose mixed selection value lies in the range of width ``floor(2^32 / anchor_density)``
+    just below the rolling range, found by the same compare as the rolling candidates with
+    no extra pass (the raw path's budget is about one nanosecond per byte); the anchored
+    window follows the anchor, with the no-overlap rule among anchored windows; value as a
+    rolling one with the top bit set.
 
 How it is computed without a Python loop per unit
 -------------------------------------------------
@@ -51,13 +72,17 @@ unit, in preallocated cache-sized buffers.  For bytes, ``u[m] * P^-m mod 2^19`` 
 one uint64 prefix sum (half as many sequential steps; a 64-bit subtraction takes care of
 the carries between halves), whose differences, read as 32-bit numbers, are exactly the
 even-offset sums ``E`` of the windows starting at 0, 1, 2, ... in order.  Offsets are local to a block, which is
-harmless: ``H`` depends only on the window's content.  The greedy no-overlap choice walks
+harmless: ``H`` depends only on the window's content.  Nested anchors: shifting ``H * C`` by the
+rolling range's width turns the rolling range and the level range into one interval, so a
+single compare finds both kinds; the k-unit anchor hash ``P^(i+k-1) (S[i+k] - S[i])`` is then
+gathered for the level's candidates only.  The greedy no-overlap choice walks
 all clusters of close candidates at once (``pick_indices``), never a Python loop per
 candidate; binary values are computed for the kept windows only.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,19 +112,50 @@ class ManberParams:
     window: units per window (Manber: 50 bytes).
     density: a window is a candidate with probability 1/``density`` (before the no-overlap
     rule, which thins overlapping candidates further).
-    anchor_density: a window is an anchor with probability 1/``anchor_density``.
+    anchor_density: a position is an anchor with probability 1/``anchor_density``.
+    anchor_length: 0 for the *sparse* anchored rule (the anchor is a W-unit string, the
+    no-overlap rule applies among anchored windows; binary files); k > 0 for the *nested*
+    rule (text): the anchor is a k-unit string, every occurrence counts, and the anchored
+    window is kept when its level is at least ``anchor_level`` (see the module docstring).
+    anchor_level: 0..32, the lowest level kept under the nested rule (ignored by the sparse rule).
+    level_units: ascending unit counts; when not empty, a single stream (no ``ends``) raises
+    its level with the units fed, to ``nested_level(units, level_units)``, dropping the
+    anchored values below it (nested: what remains is what that level keeps).
     (The file-level defaults are in ``simscan.fingerprint.FingerprintParams``.)
     """
 
     window: int = 50
     density: int = 32
     anchor_density: int = 256
+    anchor_length: int = 0
+    anchor_level: int = 0
+    level_units: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.window < 2:
             raise ValueError("window must be at least 2 units")
         if self.density < 1 or self.anchor_density < 1:
             raise ValueError("densities must be at least 1")
+        if self.anchor_length < 0 or not 0 <= self.anchor_level <= 32 or len(self.level_units) > 32:
+            raise ValueError("anchor_length must be >= 0, anchor_level in 0..32, at most 32 level limits")
+        if list(self.level_units) != sorted(self.level_units):
+            raise ValueError("level_units must be ascending")
+
+    @property
+    def nested(self) -> bool:
+        return self.anchor_length > 0
+
+
+def nested_level(units: int, limits: tuple[int, ...]) -> int:
+    """Level of a text of ``units`` normalised units: how many of the ascending ``limits`` it
+    reaches (0 below the first; ``()``: always 0)."""
+    return bisect.bisect_right(limits, int(units))
+
+
+def nested_levels(units: np.ndarray, limits: tuple[int, ...]) -> np.ndarray:
+    """:func:`nested_level` of many unit counts (int64 array)."""
+    lim = np.asarray(limits, dtype=np.int64)
+    return np.searchsorted(lim, np.asarray(units, dtype=np.int64), side="right").astype(np.int64)
 
 
 def _powers(base: int, n: int, bits: int) -> np.ndarray:
@@ -187,6 +243,51 @@ def _text_value(low: np.ndarray, starts: np.ndarray, window: int, m1: np.ndarray
         h = _bytes_hash(np.ascontiguousarray(low), starts, window)
         h += m1.astype(np.uint64) << np.uint64(32)
     return _fmix64(h)
+
+
+# Bijection of 63-bit integers (odd multiplies mod 2^63 and a self-inverse xor-shift), so
+# that the level field of a nested anchored value is recoverable yet the value looks random
+# to every consumer (simhash bit counts, the index's value sample).
+_MASK63 = (1 << 63) - 1
+_A63 = 0x9E3779B97F4A7C15 & _MASK63 | 1
+_B63 = 0xC2B2AE3D27D4EB4F & _MASK63 | 1
+_A63_INV = np.uint64(pow(_A63, -1, 1 << 63))
+_B63_INV = np.uint64(pow(_B63, -1, 1 << 63))
+_S32 = np.uint64(32)
+_S31 = np.uint64(31)
+
+
+def nested_anchored_value(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Value of nested anchored windows: ``2^63 | perm63(g * 2^31 + (x >> 33))`` with ``x`` the
+    text window value (``window_values``) and ``g`` the window's mixed selection hash."""
+    with np.errstate(over="ignore"):
+        y = (g.astype(np.uint64) << _S31) | (x >> np.uint64(33))
+        y *= np.uint64(_A63)
+        y &= _LOW63
+        y ^= y >> _S32
+        y *= np.uint64(_B63)
+        y &= _LOW63
+    return y | _TOP
+
+
+def anchored_selection(values: np.ndarray) -> np.ndarray:
+    """The mixed selection hash ``g`` (uint64 below 2^32) of nested anchored values (inverse of
+    :func:`nested_anchored_value`)."""
+    with np.errstate(over="ignore"):
+        y = np.asarray(values, dtype=np.uint64) & _LOW63
+        y = y * _B63_INV
+        y &= _LOW63
+        y ^= y >> _S32
+        y *= _A63_INV
+        y &= _LOW63
+    return y >> _S31
+
+
+def anchored_levels(values: np.ndarray) -> np.ndarray:
+    """Level (0..32, int64) of nested anchored values: leading zero bits of the 32-bit ``g``.
+    A file at level t keeps exactly its anchored windows of level >= t."""
+    g = anchored_selection(values)
+    return 32 - np.frexp(g.astype(np.float64))[1].astype(np.int64)  # frexp is exact below 2^53
 
 
 def _bytes_hash(units: np.ndarray, starts: np.ndarray, window: int) -> np.ndarray:
@@ -356,7 +457,8 @@ class ManberHasher:
     concatenated: a window or anchor that crosses an end is not a candidate, and every
     kept value records the index of the file (segment) it lies in.  Since no candidate
     crosses a border, the greedy no-overlap chain over the concatenation restarts in each
-    file exactly as it would alone.
+    file exactly as it would alone.  With ``ends`` the nested level stays ``anchor_level``
+    (callers group files by level); without, it rises with the units fed (``level_units``).
     """
 
     def __init__(self, params: ManberParams, binary: bool = False, ends: np.ndarray | None = None) -> None:
@@ -364,7 +466,8 @@ class ManberHasher:
         self.binary = binary
         w = params.window
         # Anchored window = the W units starting ``lead`` after the anchor's start.
-        self.lead = w
+        self.nested = params.nested and not binary
+        self.lead = params.anchor_length if self.nested else w
         self.overlap = self.lead + w - 1
         cap = max(BLOCK, 4 * (self.overlap + 2))
         self.cap = cap
@@ -373,6 +476,7 @@ class ManberHasher:
         self._s[0] = 0
         self._d = np.empty(cap, dtype=np.uint32)
         self._mask = np.empty(cap, dtype=bool)
+        self._shift = np.empty(cap, dtype=np.uint32) if self.nested else None
         self._carry = np.empty(0, dtype=np.uint8 if binary else np.uint32)
         # Bytes with an even window: the two-lane prefix sum (selection hash mod 2^19).
         self._lanes = binary and w % 2 == 0
@@ -387,6 +491,12 @@ class ManberHasher:
         self._roll_thr = np.uint32(top - top // params.density)
         # Anchors: windows whose mixed selection hash lies just below the rolling range.
         self._anchor_thr = np.uint32(max(0, top - top // params.density - top // params.anchor_density))
+        # Nested rule: an anchor's mixed k-unit hash is below this; a window's level is >= the
+        # file's when its mixed selection hash is below 2^(32 - level).
+        self._nest_anchor_thr = np.uint64(top // params.anchor_density)
+        self._level = params.anchor_level
+        self._level_thr = np.uint64(top >> params.anchor_level)
+        self._adaptive = self.nested and bool(params.level_units) and ends is None
 
         self._ends = None if ends is None else np.asarray(ends, dtype=np.int64)
         self._rolling: list[np.ndarray] = []
@@ -399,6 +509,11 @@ class ManberHasher:
         n = int(data.size)
         if n == 0:
             return
+        if self._adaptive:
+            # The text has at least the units fed so far plus these: its final level is at least
+            # theirs, so windows below it need not even be valued.
+            p = self.params
+            self._raise_level(max(p.anchor_level, nested_level(self._pos + n, p.level_units)))
         ov = self.overlap
         base = self._pos
         if self._carry.size:
@@ -422,6 +537,16 @@ class ManberHasher:
         self._pos = base + n
         self.units += n
 
+    def _raise_level(self, level: int) -> None:
+        """Keep from now on only anchored windows of level >= ``level``, and drop the kept ones
+        below it (the nested rule makes the result what that level alone would keep)."""
+        if level <= self._level:
+            return
+        self._level = level
+        self._level_thr = np.uint64((1 << 32) >> level)
+        parts = [p[anchored_levels(p) >= level] for p in self._anchored]
+        self._anchored[:] = [p for p in parts if p.size]
+
     def _select(self, units: np.ndarray, found: list[tuple], gpos: int) -> None:
         """Apply the no-overlap rule to the candidates of ``units`` (local starts, with
         their values for text) and keep the picked windows' values."""
@@ -434,8 +559,11 @@ class ManberHasher:
             if ok is not None:
                 starts = starts[ok]
                 vals = None if vals is None else vals[ok]
-            nxt = self._next_anchor if kind else self._next_roll
-            idx = pick_indices(starts, nxt - gpos, w)
+            if kind and self.nested:
+                idx = np.arange(starts.size)  # every occurrence: no no-overlap rule
+            else:
+                nxt = self._next_anchor if kind else self._next_roll
+                idx = pick_indices(starts, nxt - gpos, w)
             if idx.size == 0:
                 continue
             picked = starts[idx]
@@ -448,7 +576,7 @@ class ManberHasher:
                 v = _text_value(low, picked, w, vals[idx])
             if kind:
                 self._next_anchor = last
-                self._anchored.append(v | _TOP)
+                self._anchored.append(nested_anchored_value(v, vals[idx]) if self.nested else v | _TOP)
             else:
                 self._next_roll = last
                 self._rolling.append(v & _LOW63)
@@ -524,6 +652,8 @@ class ManberHasher:
             np.cumsum(s[1 : n + 1], out=s[1 : n + 1])
             np.subtract(s[w : w + nw], s[:nw], out=dv)
             np.multiply(dv, t.pw_mix[w - 1 : w - 1 + nw], out=dv)
+        if self.nested:
+            return self._block_nested(nw, limit, off)
         np.greater_equal(dv, self._anchor_thr, out=self._mask[:nw])
         both = np.flatnonzero(self._mask[: min(nw, limit)])
         is_roll = dv[both] >= self._roll_thr
@@ -538,6 +668,46 @@ class ManberHasher:
             starts += off
             at += off
         return starts, rv, at, av
+
+    def _block_nested(self, nw: int, limit: int, off: int) -> tuple:
+        """``_block`` for the nested anchored rule (text): rolling candidates as usual; anchored
+        windows start ``k`` after an anchor that starts below ``limit``, and qualify by level
+        first (cheap: the selection hash is at hand), then by the anchor before them."""
+        k = self.lead
+        d, s, t = self._d, self._s, self.t
+        dv = d[:nw]
+        hi = min(nw, limit + k)
+        roll_width = (1 << 32) - int(self._roll_thr)
+        level_width = int(self._level_thr)
+        if roll_width + level_width < 1 << 32:
+            # One compare finds both kinds: shifted by the rolling range's width r (mod 2^32),
+            # the rolling range [2^32 - r, 2^32) and the level range [0, L) become [0, r + L).
+            shifted = self._shift[:hi]
+            with np.errstate(over="ignore"):
+                np.add(dv[:hi], np.uint32(roll_width), out=shifted)
+            both = np.flatnonzero(np.less(shifted, np.uint32(roll_width + level_width), out=self._mask[:hi]))
+            is_roll = shifted[both] < np.uint32(roll_width)
+            roll = both[is_roll]
+            roll = roll[roll < limit]
+            at = both[~is_roll]
+            at = at[at >= k]
+        else:  # overlapping ranges (level 0 or a very dense rolling rule)
+            roll = np.flatnonzero(dv[: min(nw, limit)] >= self._roll_thr)
+            if level_width >= 1 << 32:
+                at = np.arange(k, hi)
+            else:
+                at = np.flatnonzero(dv[k:hi] < self._level_thr) + k
+        if at.size:
+            a0 = at - k
+            with np.errstate(over="ignore"):
+                hk = (s[a0 + k] - s[a0]) * t.pw_mix[a0 + k - 1]
+            at = at[hk.astype(np.uint64) < self._nest_anchor_thr]
+        rv = dv[roll]
+        av = d[at]
+        if off:
+            roll += off
+            at += off
+        return roll, rv, at, av
 
     def _compact(self) -> None:
         """Keep the stored values distinct once they pile up: memory then grows with the

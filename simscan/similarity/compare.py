@@ -30,6 +30,7 @@ from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
 from simscan.fingerprint.text import normalize_with_offsets
 from simscan.model import Fingerprints
+from simscan.similarity.levels import size_at
 from simscan.similarity.types import Comparison, Pair
 
 MAX_BYTES = 16 << 20
@@ -51,6 +52,11 @@ def fingerprint_set(fp: Fingerprints, kind: str = SCORE_KIND) -> np.ndarray:
     return np.union1d(fp.rolling, fp.anchored)
 
 
+def fingerprint_level(fp: Fingerprints) -> int:
+    """Level of a fingerprinted file's nested anchored fingerprints (0 for binary)."""
+    return DEFAULT_PARAMS.text_level(fp.units) if fp.is_text else 0
+
+
 def classify(resemblance: float, ca: float, cb: float, contained_ratio: float = 1.5) -> str:
     """"contained" when the larger containment is at least ``contained_ratio`` times the
     resemblance (and something is shared), else "near" (also for a pair sharing nothing)."""
@@ -64,10 +70,13 @@ def pair_from_fingerprints(
     """Scores of two fingerprinted files by exact set arithmetic (no common-value list)."""
     sa, sb = fingerprint_set(fa), fingerprint_set(fb)
     inter = int(np.intersect1d(sa, sb, assume_unique=True).size)
-    union = sa.size + sb.size - inter
+    # Sizes at the pair's level (the coarser of the two, see ``levels``).
+    lv = max(fingerprint_level(fa), fingerprint_level(fb))
+    na, nb = size_at(sa, fa.is_text, lv), size_at(sb, fb.is_text, lv)
+    union = na + nb - inter
     r = 100.0 * inter / union if union else 0.0
-    ca = 100.0 * inter / sa.size if sa.size else 0.0
-    cb = 100.0 * inter / sb.size if sb.size else 0.0
+    ca = 100.0 * inter / na if na else 0.0
+    cb = 100.0 * inter / nb if nb else 0.0
     exact = fa.size == fb.size and fa.checksum == fb.checksum
     if exact:
         kind = "exact"
@@ -177,4 +186,4 @@ def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> C
     )
 
 
-__all__ = ["compare", "fingerprint_set", "matching_runs", "pair_from_fingerprints"]
+__all__ = ["compare", "fingerprint_level", "fingerprint_set", "matching_runs", "pair_from_fingerprints"]

@@ -33,11 +33,14 @@ reads the arrays from the index.  Steps (all vectorised with numpy):
    containment_a = |A∩B| / |A|, containment_b = |A∩B| / |B|, in percent; exact set
    arithmetic on the stored fingerprints, resemblance symmetric.  The sets are the rolling
    *and* anchored fingerprints together (``compare.SCORE_KIND = "all"``): both are consistent
-   samples (chosen by content alone), and together they give short files more evidence.
-   Measured on the evaluation corpus (ROC AUC against unrelated pairs, plagiarism
-   light / heavy): all 0.844 / 0.670, rolling only 0.833 / 0.664, anchored only 0.721 / 0.572;
-   at the default threshold rolling-only finds a few more heavy cases (0.32 vs 0.25 recall) at
-   a higher false-positive rate (0.79% vs 0.57%).
+   samples (chosen by content alone).  Text files keep their anchored fingerprints at a
+   *level* that grows with their length (nested: a coarser level keeps a subset, see
+   ``simscan.fingerprint.rolling``), so a pair is compared at the coarser level of its two
+   files (``levels``): |A∩B| is the stored intersection (a shared value passes both levels),
+   and |A|, |B| count the rolling values plus the anchored values of at least that level.
+   Both sets are then samples taken by the same rule, and the scores exact set arithmetic on
+   them.  Measured on the evaluation corpus (ALGORITHM_VERSION 8, ROC AUC against unrelated
+   pairs, plagiarism light / heavy): 0.982 / 0.849 (version 7, sparse anchors: 0.837 / 0.664).
 
 Exact classes, representatives and the reference rules of groups never read file contents:
 everything above is a function of the index columns.
@@ -54,17 +57,19 @@ import numpy as np
 
 from simscan.progress import Cancelled, CancelToken
 from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.levels import file_levels, level_counts, value_levels
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
 from simscan.similarity.types import FileTableLike, Pair
 
 #: Default threshold of ``pairs`` / ``groups`` (percent, compared with a pair's best score).
 #: Chosen on the evaluation corpus with benchmarks/accuracy.py (fingerprints of ALGORITHM_VERSION
-#: 3): the false-positive rate on ``unrelated`` pairs is 2.3% at 10, 0.91% at 12, 0.57% at 15
-#: and 20, 0.11% at 25; recall at 15 is 1.00 exact / 1.00 near_duplicate / 1.00 similar /
-#: 0.63 plagiarism_light / 0.25 plagiarism_heavy, and "similar" starts to drop above 20.
-#: 15 is the lowest round value that keeps false positives under 1% with a margin (12 sits at
-#: the edge on a small development split).
-DEFAULT_MIN_SIMILARITY = 15.0
+#: 8): the false-positive rate on ``unrelated`` pairs (882) is 1.47% at 10, 1.13% at 11, 0.68% at
+#: 12, 0.57% at 13 and 14, 0.45% at 15 and 20; recall at 13 is 1.00 exact / 1.00 near_duplicate /
+#: 1.00 similar / 0.79 plagiarism_light / 0.35 plagiarism_heavy (at 15: 0.77 / 0.33), and
+#: "similar" starts to drop above 20.  13 is the lowest value whose false-positive rate stays
+#: clearly under 1% (12 sits one step above the drop to 11, which exceeds 1%).
+#: (Version 7 used 15: 0.79% false positives, recall 0.64 / 0.32.)
+DEFAULT_MIN_SIMILARITY = 13.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +85,16 @@ class SimilarityParams:
     simhash_k: Hamming radius of the simhash candidates (Manku et al.: k = 3 for 64 bits).
     contained_ratio: a pair is "contained" rather than "near" when its larger containment
     is at least this multiple of its resemblance (an excerpt of half the other file gives 2).
-    min_shared: fewest shared fingerprints for a (non-copy) pair to be reported.  1: on the
-    evaluation corpus 2 removes the few false positives of tiny files but loses a third of the
-    plagiarism pairs (light 0.63 -> 0.43 recall at 15%), whose short answers share 1-2 windows.
+    min_shared: fewest shared fingerprints for a (non-copy) pair to be reported.  1: with the
+    sparse anchors of ALGORITHM_VERSION 7, 2 removed the few false positives of tiny files but
+    lost a third of the plagiarism pairs (light 0.63 -> 0.43 recall at 15%), whose short answers
+    shared 1-2 windows.  With version 8 (dense anchors for short texts) 2 or 3 change no recall
+    at <=1% false positives and lower the ROC AUC a little (light 0.982 -> 0.978 / 0.962):
+    the remaining false positives share many fingerprints (``benchmarks/fingerprint_levels.py``
+    with MIN_SHARED=2).
+    The common cut-off of 50 was re-checked with version 8 the same way (COMMON_DF): 10 and 20
+    lose much (light 0.53 / 0.66 recall at <=1% false positives), 200 equals 50 in recall (AUC
+    heavy 0.860 vs 0.850) but lets one posting list make 20,000 pairs instead of 1,225.
     pair_budget: most (file, file) incidences the posting lists may generate (each list of d
     files makes d(d-1)/2).  When the lists under the cut-off would exceed it, the cut-off is
     lowered until they fit (``budget_cutoff``), so time and memory stay bounded on any data:
@@ -300,17 +312,23 @@ def compute_pair_arrays(
     rep_rows, csr_row = rep_rows[has], csr_row[has]
     nr = rep_rows.size
     vals, owner = _gather(offsets, values, csr_row)
-    full_size = np.bincount(owner, minlength=nr).astype(np.float64)
+    # Set sizes per level (see ``levels``): a pair is sized at the coarser level of the two.
+    rep_text = np.asarray(files.is_text, dtype=bool)[rep_rows]
+    flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
+    vlevel = value_levels(vals, rep_text[owner])
+    full_size = level_counts(vlevel, owner, nr).astype(np.float64)
     order = np.argsort(vals)  # stability not needed: ties are equal values
     vals_s = vals[order]
     del vals
     owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64)
+    vlevel = vlevel[order]
     del owner, order
     starts, lengths = run_bounds(vals_s)
     cutoff = budget_cutoff(lengths, params.common_cutoff(nr), params.pair_budget)
     common_run = lengths > cutoff
     kept = np.repeat(~common_run, lengths)
-    kept_size = np.bincount(owner_s[kept], minlength=nr).astype(np.float64)
+    kept_size = level_counts(vlevel[kept], owner_s[kept], nr).astype(np.float64)
+    del vlevel
     _check(cancel)
 
     usable = ~common_run & (lengths >= 2)
@@ -356,7 +374,7 @@ def compute_pair_arrays(
     del vals_s, owner_s, kept
 
     # --- simhash candidates among representatives that have fingerprints
-    with_fp = np.flatnonzero(full_size > 0)
+    with_fp = np.flatnonzero(full_size[:, 0] > 0)
     hi_, hj_, _ = simhash_pairs(sim[rep_rows[with_fp]], params.simhash_k)
     skeys = np.minimum(with_fp[hi_], with_fp[hj_]) * nr + np.maximum(with_fp[hi_], with_fp[hj_])
     # keys are sorted (np.unique / merge above): membership by binary search, not np.isin,
@@ -378,13 +396,15 @@ def compute_pair_arrays(
         k = keys[c0 : c0 + _SCORE_CHUNK]
         c = cnts[c0 : c0 + _SCORE_CHUNK]
         ra, rb = k // nr, k % nr
-        r, ca, cb = _scores(c, kept_size[ra], kept_size[rb])
+        lv = np.maximum(flevel[ra], flevel[rb])
+        r, ca, cb = _scores(c, kept_size[ra, lv], kept_size[rb, lv])
         shared = c.astype(np.int64)
         dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
         close = np.flatnonzero(dist <= params.simhash_k)
         if close.size:
             full_inter = intersect_counts(offsets, values, csr_row[ra[close]], csr_row[rb[close]])
-            fr, fca, fcb = _scores(full_inter, full_size[ra[close]], full_size[rb[close]])
+            lc = lv[close]
+            fr, fca, fcb = _scores(full_inter, full_size[ra[close], lc], full_size[rb[close], lc])
             better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))
             sel = close[better]
             r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from simscan.fingerprint import fingerprint_file
+from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_file
 from simscan.model import Fingerprints
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.similarity.arrays import popcount64
-from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_set
+from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_level, fingerprint_set
 from simscan.similarity.core import (
     DEFAULT_MIN_SIMILARITY,
     DEFAULT_SIM_PARAMS,
@@ -24,6 +24,7 @@ from simscan.similarity.core import (
     to_pairs,
 )
 from simscan.similarity.grouping import group_pairs
+from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.types import Group, Pair
 
 
@@ -103,26 +104,26 @@ def find_groups(
     return group_pairs(to_pairs(pa, files), files, min_similarity=min_similarity, reference_roots=reference_roots)
 
 
-_FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash"
+_FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units"
 
 
 def _file_rows(index: Any, ids: np.ndarray) -> dict[int, tuple]:
-    """id -> (raw path, size, is_text, checksum, content_hash, simhash unsigned) for a few ids."""
+    """id -> (raw path, size, is_text, checksum, content_hash, simhash unsigned, units) for a few ids."""
     getter = getattr(index, "files_by_ids", None)
     out: dict[int, tuple] = {}
     if getter is not None:
         t = getter(ids)
         for k in range(len(t.ids)):
             out[int(t.ids[k])] = (t.raw_paths[k], int(t.size[k]), bool(t.is_text[k]), t.checksum[k],
-                                  t.content_hash[k], int(t.simhash[k]))
+                                  t.content_hash[k], int(t.simhash[k]), int(t.units[k]))
         return out
     conn = index.connection  # read-only use, as the index documents
     want = [int(x) for x in ids]
     for s in range(0, len(want), 900):
         chunk = want[s : s + 900]
         q = f"SELECT {_FILE_COLS} FROM files WHERE error IS NULL AND id IN ({','.join('?' * len(chunk))})"
-        for fid, path, size, is_text, ck, ch, sh in conn.execute(q, chunk):
-            out[int(fid)] = (bytes(path), int(size), bool(is_text), ck, ch, int(sh) & ((1 << 64) - 1))
+        for fid, path, size, is_text, ck, ch, sh, units in conn.execute(q, chunk):
+            out[int(fid)] = (bytes(path), int(size), bool(is_text), ck, ch, int(sh) & ((1 << 64) - 1), int(units))
     return out
 
 
@@ -142,9 +143,19 @@ def query(
     return query_fingerprints(index, fingerprint_file(qpath), qpath, min_similarity=min_similarity, params=params)
 
 
-#: A query file with fewer posted fingerprints than this is looked up by a full scan of the
-#: stored sets and by checksum (with 1 value in 8 posted: files of less than ~2-3 KB of text).
+#: A query file with fewer posted fingerprints (among ``coarse_values``) than this is looked up
+#: by a full scan of the stored sets and by checksum (with 1 value in 8 posted: texts of less
+#: than ~2,000 normalised units).
 MIN_POSTED_FOR_LOOKUP = 4
+
+
+def coarse_values(fp: Fingerprints, qset: np.ndarray) -> np.ndarray:
+    """The values of ``qset`` (``fp``'s set) that every indexed file could share with it: rolling
+    values and anchored ones of the coarsest level (a long file keeps only those, see
+    ``levels``).  Their posted count decides whether the inverted index can find long files
+    that contain the query."""
+    lv = value_levels(qset, np.full(qset.size, fp.is_text))
+    return qset[lv >= DEFAULT_PARAMS.max_level]
 
 
 #: Files whose stored fingerprints are read at once by the full scan of a short query.
@@ -227,7 +238,8 @@ def query_fingerprints(
 def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams) -> list[Pair]:
     qset = fingerprint_set(fp, SCORE_KIND)
     copies = np.empty(0, np.int64)
-    posted = int(np.count_nonzero(index.posted_mask(qset))) if hasattr(index, "posted_mask") else qset.size
+    coarse = coarse_values(fp, qset)
+    posted = int(np.count_nonzero(index.posted_mask(coarse))) if hasattr(index, "posted_mask") else coarse.size
     if posted < MIN_POSTED_FOR_LOOKUP:
         # A short file has few or no posted values, so the sampled inverted index would miss
         # most files sharing its few fingerprints: scan every stored set instead, and look up
@@ -253,22 +265,32 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
     cand = np.array(sorted(set(cand.tolist()) - self_ids), np.int64)
     if cand.size == 0:
         return []
+    q_level = fingerprint_level(fp)
     ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
     csr_row = {fid: k for k, fid in enumerate(ids.tolist())}
+    # Set sizes per level of every candidate at once (see ``levels``), common values left out.
+    owner = np.repeat(np.arange(ids.size), np.diff(offsets))
+    row_text = np.array([bool(meta[f][2]) if f in meta else False for f in ids.tolist()], dtype=bool)
+    usable = ~np.isin(values, common) if common.size else np.ones(values.size, dtype=bool)
+    b_counts = level_counts(value_levels(values, row_text[owner])[usable], owner[usable], ids.size)
+    q_counts = level_counts(value_levels(keep_q, np.full(keep_q.size, fp.is_text)), np.zeros(keep_q.size, np.int64), 1)[0]
     out: list[Pair] = []
     for fid in cand.tolist():
         k = csr_row.get(fid)
-        b_all = values[offsets[k] : offsets[k + 1]] if k is not None else values[:0]
         m = meta.get(fid)
         if m is None:
             continue
-        raw, size, is_text, ck, ch, sh = m
-        bset = b_all[~np.isin(b_all, common)] if common.size else b_all
+        raw, size, is_text, ck, ch, sh, units = m
+        a, b = (int(offsets[k]), int(offsets[k + 1])) if k is not None else (0, 0)
+        bset = values[a:b][usable[a:b]]  # none for a copy too short to have fingerprints
         inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
-        union = keep_q.size + bset.size - inter
+        # Sizes at the pair's level, as in find_pairs.
+        lv = max(q_level, DEFAULT_PARAMS.text_level(units) if is_text else 0)
+        na, nb = int(q_counts[lv]), int(b_counts[k, lv]) if k is not None else 0
+        union = na + nb - inter
         r = 100.0 * inter / union if union else 0.0
-        ca = 100.0 * inter / keep_q.size if keep_q.size else 0.0
-        cb = 100.0 * inter / bset.size if bset.size else 0.0
+        ca = 100.0 * inter / na if na else 0.0
+        cb = 100.0 * inter / nb if nb else 0.0
         exact = size == fp.size and ck == fp.checksum
         if exact or (is_text == fp.is_text and ch == fp.content_hash):
             r = ca = cb = 100.0

@@ -29,6 +29,7 @@ class FileTableLike(Protocol):
     partial: np.ndarray  # int64
     content_hash: list[bytes]
     simhash: np.ndarray  # uint64
+    units: np.ndarray  # int64: normalised units (text) or bytes fingerprinted (levels, see ``levels``)
 
 
 @dataclass(frozen=True, slots=True)
