@@ -225,7 +225,11 @@ def test_reference_folder_decides_the_reference(qtbot, window, corpus, tmp_path)
     refs = tmp_path / "originals"
     refs.mkdir()
     # The newest copy, but in a reference folder: it must become the reference.
-    (refs / "kept.txt").write_bytes((corpus / "original.txt").read_bytes())
+    kept = refs / "kept.txt"
+    kept.write_bytes((corpus / "original.txt").read_bytes())
+    # Strictly newer than the original: file systems with coarse timestamps could tie them.
+    newer = (corpus / "original.txt").stat().st_mtime_ns + 10**10
+    os.utime(kept, ns=(newer, newer))
     win = window(roots=[str(corpus), str(refs)])
     win.folders.set_reference(1, True)
     win.threshold_slider.setValue(30)
