@@ -62,6 +62,7 @@ def test_new_index_is_private_wal_and_versioned(tmp_path: Path):
         assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert c.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
         assert c.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+        assert c.execute("PRAGMA page_size").fetchone()[0] == 8192
     assert stat.S_IMODE(p.stat().st_mode) == 0o600
     # Reopening does not migrate again or lose anything.
     with Index.open(p) as ix:

@@ -43,6 +43,8 @@ from simscan.index.schema import MIGRATIONS, SCHEMA_VERSION
 from simscan.model import ALGORITHM_VERSION, Fingerprints
 
 BUSY_TIMEOUT_MS = 10_000
+#: Page size of new index files (bytes); see Index._setup for the measurement.
+PAGE_SIZE = 8192
 #: Scan runs whose problems are kept (older runs keep their summary row only).
 KEEP_RUNS = 20
 #: Rows per ``IN (...)`` list; below SQLite's historic 999-parameter limit.
@@ -231,7 +233,7 @@ class Index:
         c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # Reading the header first: a non-database file fails here with "file is not a database".
         version = c.execute("PRAGMA user_version").fetchone()[0]
-        c.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        empty = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
         if version > SCHEMA_VERSION:
             raise IndexUnavailable(
                 f"the index {self.path} was written by a newer simscan (schema {version}, this one knows {SCHEMA_VERSION}).",
@@ -247,6 +249,12 @@ class Index:
                     "Run `simscan scan` once to upgrade it.",
                 )
         else:
+            if empty and version == 0:
+                # Only possible before the first write.  8 KiB pages, measured on 20,000 benchmark files
+                # against 4 KiB: 10 % smaller (fingerprint blobs of 0.4-3 KB waste less per page), writes
+                # 21 -> 17 us and postings 32 -> 30 us per file.  16 KiB gained little more and makes every
+                # small update (a rescan, the GUI forgetting a file) rewrite bigger pages.
+                c.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise IndexUnavailable(f"the index {self.path} cannot use write-ahead logging (mode {mode}).")
