@@ -79,6 +79,9 @@ COMMIT_SECONDS = 2.0
 COMMIT_BYTES = 32 << 20
 #: Files that wait for the inverted index before the scan posts them while its workers are busy.
 POST_JOB_FILES = 16_000
+#: ... and at most this many per job: ~25 postings per file, 16 bytes each, held a few times over while
+#: sorting, so a job stays under ~100 MB whatever the tree.
+POST_JOB_MAX_FILES = 100_000
 #: Below this much work, fingerprint in this process: starting the fork server and two workers
 #: measured 0.22 s here, about what 300 small files take to fingerprint in one process.
 INLINE_MAX_FILES = 300
@@ -640,8 +643,8 @@ class _Reader:
             if not self.job.step():
                 self.finish_job()
             return True
-        if len(w.unposted) >= max(POST_JOB_FILES, w.posted):
-            ids, w.unposted = w.unposted, []
+        if len(w.unposted) >= min(max(POST_JOB_FILES, w.posted), POST_JOB_MAX_FILES):
+            ids, w.unposted = w.unposted[:POST_JOB_MAX_FILES], w.unposted[POST_JOB_MAX_FILES:]
             self.job = w.index.posting_job(ids)
             return True
         return False

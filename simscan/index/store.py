@@ -474,7 +474,7 @@ class Index:
         return int(self._conn.execute("SELECT count(*) FROM unposted").fetchone()[0])
 
     @_sql_errors
-    def post_pending(self, max_values: int = 4_000_000, on_progress: Callable[[int, int], None] | None = None) -> int:
+    def post_pending(self, max_values: int = 2_000_000, on_progress: Callable[[int, int], None] | None = None) -> int:
         """Add the deferred files to the inverted index in sorted passes, each one transaction of at
         most ``max_values`` postings (~16 bytes each in memory; fingerprint blobs are read 4,096 files at
         a time and only their posted values kept).  Returns the number of files posted.
