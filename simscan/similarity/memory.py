@@ -5,32 +5,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from simscan.fingerprint import fingerprint_file
+from simscan.index import FileTable
 from simscan.model import Fingerprints
 from simscan.similarity.compare import SCORE_KIND, fingerprint_set
 
-
-@dataclass(frozen=True)
-class MemoryFileTable:
-    """Same columns as ``simscan.index.FileTable`` (the ones similarity reads)."""
-
-    ids: np.ndarray
-    paths: list[str]
-    raw_paths: list[bytes]
-    size: np.ndarray
-    mtime_ns: np.ndarray
-    is_text: np.ndarray
-    encoding: list[str | None]
-    checksum: list[bytes]
-    partial: np.ndarray
-    content_hash: list[bytes]
-    simhash: np.ndarray
-    fp_count: np.ndarray
-    units: np.ndarray
+#: The index's own columnar file table: the in-memory one has exactly the same shape.
+MemoryFileTable = FileTable
 
 
 def table_from_fingerprints(
