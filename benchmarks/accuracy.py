@@ -60,8 +60,11 @@ def auc(pos: list[float], neg: list[float]) -> float:
     return (rpos - n1 * (n1 + 1) / 2) / (n1 * n0)
 
 
-def pair_scores(pairs: list[dict], root: Path) -> tuple[dict[tuple[str, str], float], dict[str, str]]:
-    """Best score per (class, class) and the copy class of each file (relative paths)."""
+def pair_scores(
+    pairs: list[dict], root: Path
+) -> tuple[dict[tuple[str, str], float], dict[str, str], dict[tuple[str, str], str]]:
+    """Best score per (class, class), the copy class of each file (relative paths) and the kind
+    of the best pair per (class, class)."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -81,10 +84,13 @@ def pair_scores(pairs: list[dict], root: Path) -> tuple[dict[tuple[str, str], fl
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
     best: dict[tuple[str, str], float] = defaultdict(float)
+    kind: dict[tuple[str, str], str] = {}
     for a, b, p in rel:
         ka, kb = sorted((find(a), find(b)))
+        if (ka, kb) not in kind or float(p["best"]) > best[(ka, kb)]:
+            kind[(ka, kb)] = p["kind"]
         best[(ka, kb)] = max(best[(ka, kb)], float(p["best"]))
-    return best, {x: find(x) for x in parent}
+    return best, {x: find(x) for x in parent}, kind
 
 
 def main() -> None:
@@ -108,8 +114,9 @@ def main() -> None:
         out = run_cli(["pairs", "--index", index, "--min-similarity", "0", "--format", "json"])
         t2 = time.perf_counter()
     pairs = [json.loads(line) for line in out.splitlines() if line.strip()]
-    best, cls = pair_scores(pairs, root)
+    best, cls, best_kind = pair_scores(pairs, root)
     scores: dict[str, list[float]] = defaultdict(list)
+    kinds: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     top_neg: list[tuple[float, str, str]] = []
     with open(corpus / "truth.csv", newline="") as f:
         for row in csv.DictReader(f):
@@ -117,18 +124,26 @@ def main() -> None:
             ca, cb = cls.get(a, a), cls.get(b, b)
             s = 100.0 if ca == cb else best.get(tuple(sorted((ca, cb))), 0.0)
             scores[row["label"]].append(s)
+            if s >= threshold:
+                k = "copy" if ca == cb else best_kind.get(tuple(sorted((ca, cb))), "?")
+                kinds[row["label"]][k] += 1
             if row["label"] == "unrelated":
                 top_neg.append((s, a, b))
     neg = scores["unrelated"]
     fp = sum(s >= threshold for s in neg) / max(1, len(neg))
     print(f"scan {t1 - t0:.1f} s, pairs {t2 - t1:.1f} s, {len(pairs)} pairs reported")
     print(f"threshold {threshold:g}%: false-positive rate on unrelated = {fp:.4f} ({len(neg)} pairs)")
-    print(f"{'label':<18} {'n':>5} {'recall':>7} {'target':>7} {'AUC':>6}")
+    reported = defaultdict(int)
+    for p in pairs:
+        reported[p["kind"]] += 1
+    print("kinds of the reported pairs: " + ", ".join(f"{k} {v}" for k, v in sorted(reported.items())))
+    print(f"{'label':<18} {'n':>5} {'recall':>7} {'target':>7} {'AUC':>6}  kinds of the found pairs")
     for lab in LABELS:
         pos = scores[lab]
         rec = sum(s >= threshold for s in pos) / max(1, len(pos))
         ok = "ok" if rec >= TARGETS[lab] else "SHORT"
-        print(f"{lab:<18} {len(pos):>5} {rec:7.3f} {TARGETS[lab]:7.2f} {auc(pos, neg):6.3f}  {ok}")
+        kd = ", ".join(f"{k} {v}" for k, v in sorted(kinds[lab].items()))
+        print(f"{lab:<18} {len(pos):>5} {rec:7.3f} {TARGETS[lab]:7.2f} {auc(pos, neg):6.3f}  {ok:<5}  {kd}")
     print("\nsweep: threshold -> FP on unrelated, recall per label")
     print("  P     FP    " + " ".join(f"{lab[:10]:>10}" for lab in LABELS))
     for t in (2, 5, 8, 10, 12, 15, 20, 25, 30, 40, 50):

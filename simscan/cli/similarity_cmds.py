@@ -334,7 +334,9 @@ scores (percent, 0-100):
   containment_b   share of b's fingerprints found in a
   best            the largest of the three; the threshold applies to it
   kind            exact (same bytes), content (same text in another encoding or line
-                  ending), near, contained (one file is largely an excerpt of the other)
+                  ending), contained (one file lies largely inside the other: its
+                  containment is at least 50% and at least 1.5 times the other's, e.g.
+                  an excerpt), near (anything else: edited versions, partial overlaps)
 
 Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
 and only that one is paired with other files: a copy shares its scores.

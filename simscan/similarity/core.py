@@ -83,8 +83,9 @@ class SimilarityParams:
     bounding the pairs one posting list can generate to 50·49/2; the fraction lets the cut-off
     grow with large indexes, where a passage held by 0.1% of all files is boilerplate.
     simhash_k: Hamming radius of the simhash candidates (Manku et al.: k = 3 for 64 bits).
-    contained_ratio: a pair is "contained" rather than "near" when its larger containment
-    is at least this multiple of its resemblance (an excerpt of half the other file gives 2).
+    contained_min / contained_ratio: a pair is "contained" rather than "near" when its larger
+    containment is at least ``contained_min`` percent and at least ``contained_ratio`` times its
+    smaller containment (one file largely inside the other; see ``compare.classify``).
     min_shared: fewest shared fingerprints for a (non-copy) pair to be reported.  1: with the
     sparse anchors of ALGORITHM_VERSION 7, 2 removed the few false positives of tiny files but
     lost a third of the plagiarism pairs (light 0.63 -> 0.43 recall at 15%), whose short answers
@@ -106,6 +107,7 @@ class SimilarityParams:
     common_fraction: float = 0.001
     simhash_k: int = DEFAULT_K
     contained_ratio: float = 1.5
+    contained_min: float = 50.0
     min_shared: int = 1
     pair_budget: int = 1 << 23
 
@@ -423,7 +425,9 @@ def compute_pair_arrays(
     swap = cls.priority[fa] > cls.priority[fb]
     fa, fb = np.where(swap, fb, fa), np.where(swap, fa, fb)
     ca, cb = np.where(swap, cb, ca), np.where(swap, ca, cb)
-    contained = (np.maximum(ca, cb) >= params.contained_ratio * r) & (np.maximum(ca, cb) > 0)
+    # Same rule as ``compare.classify``.
+    hi_c, lo_c = np.maximum(ca, cb), np.minimum(ca, cb)
+    contained = (hi_c >= params.contained_min) & (hi_c >= params.contained_ratio * lo_c)
     near = PairArrays(
         fa,
         fb,

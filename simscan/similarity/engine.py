@@ -296,7 +296,7 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
             r = ca = cb = 100.0
             kind = "exact" if exact else "content"
         else:
-            kind = classify(r, ca, cb, params.contained_ratio)
+            kind = classify(r, ca, cb, params.contained_ratio, params.contained_min)
         best = max(r, ca, cb)
         if best < min_similarity or best <= 0:
             continue

@@ -40,9 +40,10 @@ class Pair:
     resemblance, containment_a, containment_b: percent, 0..100.
     simhash_distance: Hamming distance of the two 64-bit simhashes, 0..64.
     exact: same bytes.  kind: "exact" (same bytes), "content" (same normalised text,
-    different bytes: another encoding, line ending, BOM), "near" or "contained" (the larger
-    containment is at least 1.5 times the resemblance: one file is largely an excerpt of
-    the other, or holds an excerpt of it).
+    different bytes: another encoding, line ending, BOM), "contained" (one file lies largely
+    inside the other: its containment is >= 50% and >= 1.5 times the other containment; an
+    excerpt, or a file quoted in a longer one) or "near" (anything else: edited versions,
+    symmetric partial overlaps).
     """
 
     a_id: int

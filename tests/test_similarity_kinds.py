@@ -1,0 +1,54 @@
+"""Pair kinds: "contained" only when one file lies largely inside the other, else "near"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_similarity_support import words
+
+from simscan.similarity import compare
+from simscan.similarity.compare import classify
+from simscan.similarity.core import compute_pair_arrays, to_pairs
+from simscan.similarity.memory import table_from_paths
+
+
+def test_classify_rule() -> None:
+    # Symmetric partial overlaps are "near" at any level (the former rule made them contained).
+    for c in (10, 30, 40, 50, 70, 95):
+        assert classify(100 * c / (200 - c), c, c) == "near"
+    assert classify(10, 100, 10) == "contained" and classify(10, 10, 100) == "contained"  # excerpt
+    assert classify(40, 80, 45) == "contained"  # more than half of one, clearly less of the other
+    assert classify(40, 60, 45) == "near"  # not clearly larger
+    assert classify(20, 40, 15) == "near"  # less than half of either file is shared
+
+
+def _pairs(paths: list[Path]) -> dict[tuple[str, str], object]:
+    files, ids, offsets, values = table_from_paths(paths)
+    pairs = to_pairs(compute_pair_arrays(files, ids, offsets, values, min_similarity=0), files)
+    return {tuple(sorted((Path(p.a_path).name, Path(p.b_path).name))): p for p in pairs}
+
+
+def test_kinds_on_real_files(tmp_path: Path) -> None:
+    shared = words(1, 160)
+    # Two same-length essays sharing 40% of their text.
+    e1 = tmp_path / "essay1.txt"
+    e2 = tmp_path / "essay2.txt"
+    e1.write_text(shared + " " + words(2, 240))
+    e2.write_text(words(3, 240) + " " + shared)
+    # A 1 KB excerpt of a 10 KB file.
+    big = tmp_path / "big.txt"
+    text = words(4, 1700)
+    big.write_text(text)
+    excerpt = tmp_path / "excerpt.txt"
+    excerpt.write_text(text[4000:5000])
+    assert 9_000 < big.stat().st_size < 12_000 and excerpt.stat().st_size == 1000
+    got = _pairs([e1, e2, big, excerpt])
+    essays = got[("essay1.txt", "essay2.txt")]
+    assert 25 < essays.containment_a < 55 and 25 < essays.containment_b < 55  # type: ignore[attr-defined]
+    assert essays.kind == "near"  # type: ignore[attr-defined]
+    ex = got[("big.txt", "excerpt.txt")]
+    assert ex.kind == "contained" and ex.best > 90  # type: ignore[attr-defined]
+    # compare() (two files alone) classifies by the same rule.
+    assert compare(e1, e2).pair.kind == "near"
+    assert compare(big, excerpt).pair.kind == "contained"
+    assert compare(excerpt, big).pair.kind == "contained"
