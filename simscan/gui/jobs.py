@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -193,12 +194,37 @@ def scan_and_load(
 
 
 @dataclass(frozen=True)
+class KeptFile:
+    """An unmarked member of a marked file's group, as the scan saw it (bytes, ns)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class TrashTarget:
+    """A marked file as the scan saw it, with the members of its group that stay.
+
+    ``same_content``: the group holds true copies (kind exact/content), so a kept member only
+    counts as the remaining copy while its size is what the scan saw.
+    """
+
+    path: str
+    size: int
+    mtime_ns: int
+    kept: tuple[KeptFile, ...]
+    same_content: bool
+
+
+@dataclass(frozen=True)
 class TrashOutcome:
     trashed: list[str]  # moved to the trash
     missing: list[str]  # already gone (forgotten by the index too)
     failed: list[tuple[str, str]]  # (path, reason): left where they are
     results: Results | None
     index_error: str = ""  # the files moved, but the index could not be told (a rescan fixes it)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): checked and left in place
 
 
 def trash_dir_ready() -> None:
@@ -211,18 +237,89 @@ def trash_dir_ready() -> None:
         os.makedirs(data, exist_ok=True)
 
 
-def move_to_trash(path: str) -> tuple[bool, str]:
-    """(moved, reason) using Qt's QFile.moveToTrash — the platform trash, never a delete."""
+def qt_file_name(path: str) -> str | None:
+    """The name to give QFile so that it opens exactly the bytes ``os.fsencode(path)``, or None.
+
+    Paths are str with undecodable bytes surrogate-escaped (os.fsdecode).  Qt decodes file names
+    with the locale codec and maps an undecodable byte to U+FFFD, so ``bad\\xff.txt`` would
+    name ``bad\\ufffd.txt`` — ANOTHER file.  Only a name that Qt encodes back to the same bytes
+    is safe; anything else is refused by the caller.
+    """
     from PySide6.QtCore import QFile
 
-    f = QFile(path)
+    raw = os.fsencode(path)
+    name = QFile.decodeName(raw)
+    if bytes(QFile.encodeName(name).data()) != raw:
+        return None
+    return name
+
+
+def move_to_trash(path: str) -> tuple[bool, str]:
+    """(moved, reason) using Qt's QFile.moveToTrash — the platform trash, never a delete.
+
+    Refuses a name Qt cannot represent byte for byte (see :func:`qt_file_name`)."""
+    from PySide6.QtCore import QFile
+
+    name = qt_file_name(path)
+    if name is None:
+        return False, (
+            "its name is not valid text in this system's encoding, and the trash cannot be given it "
+            "byte for byte; rename it or delete it with your file manager"
+        )
+    f = QFile(name)
     if f.moveToTrash():
         return True, ""
     return False, f.errorString()
 
 
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+def refusal(target: TrashTarget) -> str:
+    """Why ``target`` must not be moved now ("" when it may).
+
+    The last line of defence before a file leaves: the file must still be the regular file the
+    scan saw (size and mtime in ns unchanged), must not be the very same file (device, inode) as
+    a member that is kept (a hard link, or the same file reached through a symlinked folder), and
+    at least one kept member must still exist as a separate file — for true copies, with the size
+    the scan saw.
+    """
+    rescan = "; scan again to update the results"
+    try:
+        st = os.lstat(target.path)
+    except OSError as e:
+        return f"cannot be checked ({e.strerror or e})"
+    if stat.S_ISDIR(st.st_mode):
+        return "it is now a folder" + rescan
+    if not stat.S_ISREG(st.st_mode):
+        return "it is no longer a regular file" + rescan
+    if st.st_size != target.size or st.st_mtime_ns != target.mtime_ns:
+        return "it changed since the scan" + rescan
+    me = _identity(st)
+    any_kept = False
+    for k in target.kept:
+        try:
+            kst = os.stat(k.path)
+        except OSError:
+            continue
+        if _identity(kst) == me:
+            return (
+                f"it is the same file as the kept {k.path} (a hard link or a path through a linked folder): "
+                "trashing it would lose the only copy" + rescan
+            )
+        if not stat.S_ISREG(kst.st_mode):
+            continue
+        if target.same_content and kst.st_size != k.size:
+            continue
+        any_kept = True
+    if not any_kept:
+        return "no other file of its group is left unchanged on disk, so no copy would be kept" + rescan
+    return ""
+
+
 def trash(
-    paths: Sequence[str],
+    targets: Sequence[TrashTarget],
     index_path: Path,
     threshold: float,
     reference_roots: Sequence[str],
@@ -230,19 +327,29 @@ def trash(
     progress: Sink,
     cancel: CancelToken,
 ) -> TrashOutcome:
-    """Move ``paths`` to the trash, forget them (and those already gone) in the index, reload.
+    """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
+    already gone) in the index, reload.
 
-    Not cancellable half-way on purpose: the index must learn about every file that moved.
+    Every target is checked before anything moves.  Not cancellable half-way on purpose: the
+    index must learn about every file that moved.
     """
     trashed: list[str] = []
     missing: list[str] = []
     failed: list[tuple[str, str]] = []
-    trash_dir_ready()
-    for i, p in enumerate(paths):
-        progress(Progress("trash", files_done=i, files_total=len(paths), current=p))
-        if not os.path.lexists(p):
-            missing.append(p)
+    refused: list[tuple[str, str]] = []
+    todo: list[str] = []
+    for t in targets:
+        if not os.path.lexists(t.path):
+            missing.append(t.path)
             continue
+        why = refusal(t)
+        if why:
+            refused.append((t.path, why))
+        else:
+            todo.append(t.path)
+    trash_dir_ready()
+    for i, p in enumerate(todo):
+        progress(Progress("trash", files_done=i, files_total=len(todo), current=p))
         ok, reason = move_to_trash(p)
         if ok:
             trashed.append(p)
@@ -254,6 +361,7 @@ def trash(
     try:
         if gone:
             with Index.open(index_path) as idx:
+                # The exact bytes of each path (surrogate escapes undone), as moved.
                 idx.remove_paths([os.fsencode(p) for p in gone])
         # Pairs are re-found rather than patched: copies of a file are paired with their class's
         # representative only, so removing a representative changes which pairs exist.
@@ -261,7 +369,7 @@ def trash(
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)
-    return TrashOutcome(trashed, missing, failed, results, index_error)
+    return TrashOutcome(trashed, missing, failed, results, index_error, refused)
 
 
 def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str]]:

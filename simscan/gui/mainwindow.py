@@ -60,6 +60,7 @@ from simscan.gui.models import (
     COL_SIMILARITY,
     COL_SIZE,
     FETCH_BATCH,
+    KIND_CODE,
     KIND_FILTERS,
     Folder,
     FolderModel,
@@ -931,24 +932,61 @@ class MainWindow(QMainWindow):
             ).format(len(whole), examples) + "\n\n" + details
         if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(whole)):
             return
+        targets = self.trash_targets(members)
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
         self.runner.cancel("load")
         self.runner.start(
             "trash",
-            lambda p, c: jobs.trash(paths, *args, p, c),
+            lambda p, c: jobs.trash(targets, *args, p, c),
             finished=self._on_trashed,
             failed=self._on_job_failed,
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Moving to the trash…"))
 
+    def trash_targets(self, members: list[int]) -> list[jobs.TrashTarget]:
+        """What the trash job needs to check each marked member (flattened index) before it moves:
+        the file as scanned and the unmarked members of its group that stay."""
+        snap = self.model.snapshot
+        marked = self.model.marked
+        copies = (KIND_CODE["exact"], KIND_CODE["content"])
+        out = []
+        for m in members:
+            g = snap.l_group[m]
+            lo, hi = snap.l_start[g], snap.l_start[g + 1]
+            kept = tuple(
+                jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k])
+                for k in range(lo, hi)
+                if snap.l_file_id[k] not in marked
+            )
+            out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept,
+                                        snap.l_g_kind[g] in copies))
+        return out
+
     def _on_trashed(self, out: jobs.TrashOutcome) -> None:
         self._set_idle(self.tr("Moved {0:,} files to the trash.").format(len(out.trashed)))
+        trashed = set(out.trashed)  # once: a set per member made this quadratic on the GUI thread
         self.model.set_marked(
-            [fid for fid, p in zip(self.model.snapshot.l_file_id, self.model.snapshot.paths) if p in set(out.trashed)],
+            [fid for fid, p in zip(self.model.snapshot.l_file_id, self.model.snapshot.paths) if p in trashed],
             False,
         )
-        if out.failed:
+        if out.refused:
+            lines = "\n".join(f"{p}: {why}" for p, why in out.refused[:5])
+            more = len(out.refused) - 5
+            if more > 0:
+                lines += "\n" + self.tr("… and {0:,} more").format(more)
+            self.show_message(
+                self.tr(
+                    "{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted):\n{1}\n"
+                    "Scan again to update the results, then mark them again if you still want them gone."
+                ).format(len(out.refused), lines)
+                + (
+                    "\n" + self.tr("{0:,} more could not be moved to the trash (left in place).").format(len(out.failed))
+                    if out.failed else ""
+                ),
+                "warning",
+            )
+        elif out.failed:
             lines = "\n".join(f"{p}: {why}" for p, why in out.failed[:5])
             self.show_message(
                 self.tr(

@@ -1,0 +1,173 @@
+"""Trashing from the window never moves a file other than the one marked, nor the last copy.
+
+Real files in tmp_path, a real index, the real window offscreen; the file system is changed
+between the scan and the trash the way a user (or a link) would change it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simscan.gui import dialogs
+from simscan.gui.mainwindow import MainWindow
+from simscan.index import Index
+from tests.gui.conftest import prose
+
+WAIT = 30_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: True)
+
+    def make(roots: list[str]) -> MainWindow:
+        win = MainWindow(index_path=tmp_path / "index.sqlite3", roots=roots)
+        qtbot.addWidget(win)
+        win.show()
+        win.threshold_slider.setValue(30)
+        with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT), qtbot.waitSignal(win.scanFinished, timeout=WAIT):
+            win.start_scan()
+        return win
+
+    return make
+
+
+def write_copies(folder: Path, names: list[str], seed: int = 3) -> bytes:
+    """The same text under each name (bytes names allowed), all with one mtime."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = prose(np.random.default_rng(seed), 400).encode()
+    for name in names:
+        p = os.path.join(os.fsencode(folder), os.fsencode(name))
+        with open(p, "wb") as f:
+            f.write(data)
+        os.utime(p, ns=(1_600_000_000 * 10**9, 1_600_000_000 * 10**9))
+    return data
+
+
+def mark(win: MainWindow, *paths: str | bytes) -> None:
+    want = {os.fsdecode(p) for p in paths}
+    s = win.model.snapshot
+    ids = [fid for fid, p in zip(s.l_file_id, s.paths) if p in want]
+    assert len(ids) == len(want), "every path to mark is shown"
+    win.model.set_marked(ids, True)
+
+
+def trash(qtbot, win: MainWindow):
+    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
+        win.trash_marked()
+    return blocker.args[0]
+
+
+def indexed(win: MainWindow) -> set[bytes]:
+    with Index.open(win.index_path, readonly=True) as idx:
+        return set(idx.files().raw_paths)
+
+
+def test_undecodable_name_never_trashes_its_lookalike(qtbot, window, tmp_path):
+    root = tmp_path / "docs"
+    bad = os.fsdecode(os.fsencode(str(root)) + b"/bad\xff.txt")
+    look = str(root / "bad\ufffd.txt")
+    try:
+        data = write_copies(root, ["original.txt", b"bad\xff.txt", "bad\ufffd.txt"])
+    except OSError:
+        pytest.skip("this file system rejects non-UTF-8 names")
+    win = window([str(root)])
+    assert {bad, look} <= set(win.model.snapshot.paths)
+    mark(win, bad)
+    out = trash(qtbot, win)
+    # Neither moved: the look-alike is not the marked file, and the marked name cannot be given
+    # to the trash byte for byte.
+    assert os.path.exists(os.fsencode(bad)) and Path(look).read_bytes() == data
+    assert not out.trashed and [p for p, _ in out.failed] == [bad]
+    assert "not valid text" in out.failed[0][1]
+    trash_files = tmp_path / "xdg-data" / "Trash" / "files"
+    assert not trash_files.exists() or not list(trash_files.iterdir())
+    assert {os.fsencode(bad), os.fsencode(look)} <= indexed(win)  # the index forgot nothing
+    assert "could not be moved" in win.message.text.text() and "bad" in win.message.text.text()
+
+
+def test_valid_non_ascii_name_is_trashed_exactly(qtbot, window, tmp_path):
+    root = tmp_path / "docs"
+    write_copies(root, ["original.txt", "résumé ✓.txt", "bad\ufffd.txt"])
+    win = window([str(root)])
+    mark(win, str(root / "résumé ✓.txt"))
+    out = trash(qtbot, win)
+    assert out.trashed == [str(root / "résumé ✓.txt")]
+    assert sorted(p.name for p in root.iterdir()) == sorted(["original.txt", "bad\ufffd.txt"])
+    assert os.fsencode(str(root / "résumé ✓.txt")) not in indexed(win)
+
+
+def test_hard_link_to_the_kept_file_is_refused(qtbot, window, tmp_path):
+    root = tmp_path / "docs"
+    data = write_copies(root, ["original.txt", "copy.txt", "third.txt"])
+    win = window([str(root)])
+    s = win.model.snapshot
+    ref, linked, third = (Path(s.paths[m]) for m in range(3))
+    # After the scan one copy becomes another name of the reference (same size and mtime).
+    linked.unlink()
+    os.link(ref, linked)
+    mark(win, linked, third)
+    out = trash(qtbot, win)
+    assert out.trashed == [str(third)]  # a real copy goes
+    assert [p for p, _ in out.refused] == [str(linked)]
+    assert "same file" in out.refused[0][1] and "scan again" in out.refused[0][1]
+    assert ref.read_bytes() == data and linked.exists()
+    text = win.message.text.text()
+    assert "NOT moved" in text and linked.name in text and "Scan again" in text
+
+
+def test_same_file_through_a_linked_folder_is_refused(qtbot, window, tmp_path):
+    root = tmp_path / "docs"
+    data = write_copies(root / "real", ["a.txt"])
+    write_copies(root / "other", ["a.txt"])
+    win = window([str(root)])
+    # After the scan the second folder becomes a link to the first: both paths are one file.
+    for p in (root / "other").iterdir():
+        p.unlink()
+    (root / "other").rmdir()
+    (root / "other").symlink_to(root / "real", target_is_directory=True)
+    s = win.model.snapshot
+    marked = next(p for p in s.paths if p != s.paths[0])
+    mark(win, marked)
+    out = trash(qtbot, win)
+    assert not out.trashed and [p for p, _ in out.refused] == [marked]
+    assert (root / "real" / "a.txt").read_bytes() == data
+
+
+def test_changed_or_lonely_files_are_refused(qtbot, window, tmp_path):
+    root = tmp_path / "docs"
+    write_copies(root / "g1", ["original.txt", "changed.txt", "dir.txt", "fifo.txt"], seed=1)
+    write_copies(root / "g2", ["original.txt", "copy.txt"], seed=2)
+    write_copies(root / "g3", ["original.txt", "copy.txt"], seed=3)
+    win = window([str(root)])
+    s = win.model.snapshot
+    assert s.n_groups == 3
+    # g1: the marked files changed since the scan.
+    with open(root / "g1" / "changed.txt", "ab") as f:
+        f.write(b"more")
+    (root / "g1" / "dir.txt").unlink()
+    (root / "g1" / "dir.txt").mkdir()
+    (root / "g1" / "fifo.txt").unlink()
+    os.mkfifo(root / "g1" / "fifo.txt")
+    # g2: the kept file is gone; g3: the kept copy is no longer the same size.
+    (root / "g2" / "original.txt").unlink()
+    with open(root / "g3" / "original.txt", "ab") as f:
+        f.write(b"edited")
+    mark(win, *(root / "g1" / n for n in ("changed.txt", "dir.txt", "fifo.txt")), root / "g2" / "copy.txt",
+         root / "g3" / "copy.txt")
+    out = trash(qtbot, win)
+    assert not out.trashed and not out.failed
+    why = {os.path.relpath(p, root): r for p, r in out.refused}
+    assert set(why) == {"g1/changed.txt", "g1/dir.txt", "g1/fifo.txt", "g2/copy.txt", "g3/copy.txt"}
+    assert "changed since the scan" in why["g1/changed.txt"]
+    assert "folder" in why["g1/dir.txt"]
+    assert "regular file" in why["g1/fifo.txt"]
+    assert "no copy would be kept" in why["g2/copy.txt"] and "no copy would be kept" in why["g3/copy.txt"]
+    assert all("scan again" in r for r in why.values())
+    assert (root / "g2" / "copy.txt").exists() and (root / "g3" / "copy.txt").exists()
+    # The marks stay (nothing moved) so the user sees what was refused.
+    assert len(win.model.marked) == 5
