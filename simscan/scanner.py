@@ -47,7 +47,7 @@ import signal
 import stat
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -264,10 +264,15 @@ def read_task(task: Task) -> list[Outcome]:
 
 # --------------------------------------------------------------------------- planning
 def _normalise_roots(roots: Sequence[Path | str | bytes]) -> list[bytes]:
+    """Real (symlink-free) absolute byte paths of ``roots``, without duplicates or roots inside others.
+
+    Resolving links matters: one folder reached as ``docs`` and as ``link -> docs`` (in one scan or
+    in two) would otherwise be indexed twice, and its files reported as exact copies of themselves.
+    """
     out: list[bytes] = []
     for r in roots:
         b = os.fsencode(os.path.expanduser(os.fsdecode(r)))
-        b = os.path.normpath(os.path.abspath(b))
+        b = os.path.realpath(os.path.abspath(b))
         if b not in out:
             out.append(b)
     # A root inside another root is scanned once, as part of the outer one.
@@ -378,6 +383,11 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         status = "running"
 
         found = 0
+        fresh: list[Entry] = []  # new paths of the folder just listed
+        prefixes = tuple(r if r.endswith(b"/") else r + b"/" for r in roots)
+
+        def under_roots(p: bytes) -> bool:
+            return p in roots or p.startswith(prefixes)
 
         def on_dir(folder: bytes, files: list[Entry], start: int) -> None:
             nonlocal unchanged, found
@@ -389,11 +399,20 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                     if e[1:] in keys():
                         deferred.append(e)
                     else:
-                        reader.add(e, None)
+                        fresh.append(e)
                 elif row[2] == e[1] and row[3] == e[2] and row[4] == e[3] and row[5] == e[4] and row[6]:
                     unchanged += 1
                 else:
                     reader.add(e, row[1])
+            if fresh:
+                elsewhere = _indexed_elsewhere(index, under_roots, fresh)
+                for e in fresh:
+                    first = elsewhere.get((e[1], e[2]))
+                    if first is None:
+                        reader.add(e, None)
+                    else:
+                        writer.problem(e[0], f"same file as {os.fsdecode(first)} (already in the index): indexed once")
+                fresh.clear()
             if not reader.pump(cancel, block=False):
                 raise Cancelled
             throttle.report(Progress("walk", files_done=found, current=os.fsdecode(folder)))
@@ -415,6 +434,9 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                     oldp = keys().get(e[1:])
                     if oldp is not None and oldp in gone:
                         renames.append((gone.pop(oldp)[1], e[0], e[1], e[2]))
+                    elif oldp is not None and _same_file(oldp, e):
+                        # Both paths were walked and lead to one file (e.g. a bind mount): index it once.
+                        writer.problem(e[0], f"same file as {os.fsdecode(oldp)} (already in the index): indexed once")
                     else:
                         reader.add(e, None)
                 prot = tuple(u if u.endswith(b"/") else u + b"/" for u in walked.unreadable_dirs)
@@ -458,6 +480,35 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
             index.finish_run(run_id, status if status != "running" else "failed", counts)
         except Exception:  # noqa: BLE001, S110 - never mask the original error with a bookkeeping one
             pass
+
+
+def _same_file(path: bytes, e: Entry) -> bool:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (e[1], e[2])
+
+
+def _indexed_elsewhere(
+    index: Index, under_roots: Callable[[bytes], bool], entries: list[Entry]
+) -> dict[tuple[int, int], bytes]:
+    """(device, inode) -> indexed path, for those of ``entries`` (new paths) whose file is already
+    indexed under another path outside the roots that still leads to that same file: a hard link, a
+    bind mount or an earlier scan through another route.  Such a file is indexed once, else
+    similarity would report it as an exact copy of itself (and trashing "the copy" loses it).
+    Rows under the roots are left to the walk, which keeps the first path of a hard link it meets."""
+    out: dict[tuple[int, int], bytes] = {}
+    for (dev, ino), path in index.paths_for_inodes([(e[1], e[2]) for e in entries]):
+        if (dev, ino) in out or under_roots(path):
+            continue
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue  # gone (or unreachable): this path is the one to index now
+        if (st.st_dev, st.st_ino) == (dev, ino):
+            out[(dev, ino)] = path
+    return out
 
 
 def _post_pending(index: Index, throttle: Throttle, cancel: CancelToken) -> bool:

@@ -557,3 +557,51 @@ def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch):
     for row in rows.values():
         ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
     assert stored == ref
+
+
+def test_one_file_reached_by_two_routes_is_indexed_once(tmp_path: Path):
+    docs = tmp_path / "docs"
+    make_tree(docs, 4)
+    link = tmp_path / "link"
+    os.symlink(docs, link)
+    idx = tmp_path / "i.db"
+    scan(docs, idx)
+    r = scan(link, idx)  # a second scan through a symlinked folder
+    assert r.files_read == 0 and r.files_unchanged == 4
+    # One scan whose roots overlap: a root twice, a root and its subfolder, a link to it.
+    j = tmp_path / "j.db"
+    r = scan([docs, docs, docs / "d000", link, link / "d000"], j)
+    assert (r.files_seen, r.files_read) == (4, 4)
+    for db in (idx, j):
+        with Index.open(db, readonly=True) as ix:
+            ft = ix.files()
+            assert sorted(ft.paths) == sorted(str(p) for p in docs.rglob("*.txt"))
+            assert len(set(zip(ft.device.tolist(), ft.inode.tolist()))) == len(ft) == 4
+            assert ft.device.dtype == np.int64 and ft.inode.dtype == np.int64
+            st = os.stat(ft.paths[0])
+            assert (int(ft.device[0]), int(ft.inode[0])) == (st.st_dev, st.st_ino)
+            sub = ix.files_by_ids(ft.ids[1:3])
+            assert list(sub.inode) == list(ft.inode[1:3]) and list(sub.device) == list(ft.device[1:3])
+
+
+def test_hard_link_outside_the_roots_of_an_earlier_scan_is_indexed_once(tmp_path: Path):
+    docs, other = tmp_path / "docs", tmp_path / "other"
+    paths = make_tree(docs, 3)
+    other.mkdir()
+    os.link(paths[1], other / "same.txt")
+    (other / "own.txt").write_bytes(b"a file of its own " * 30)
+    idx = tmp_path / "i.db"
+    scan(docs, idx)
+    r = scan(other, idx)
+    assert r.files_read == 1 and r.problems == 1
+    with Index.open(idx, readonly=True) as ix:
+        assert sorted(os.path.basename(p) for p in ix.files().paths) == ["f00000.txt", "f00001.txt", "f00002.txt",
+                                                                         "own.txt"]  # fmt: skip
+        probs = dict(ix.problems())
+    assert probs[str(other / "same.txt")] == f"same file as {paths[1]} (already in the index): indexed once"
+    # Once the first path is gone, the second one is indexed.
+    os.unlink(paths[1])
+    r = scan(other, idx)
+    assert r.files_read == 1 and r.problems == 0
+    with Index.open(idx, readonly=True) as ix:
+        assert str(other / "same.txt") in ix.files().paths

@@ -130,6 +130,10 @@ class FileTable:
     simhash: np.ndarray
     fp_count: np.ndarray
     units: np.ndarray
+    #: ``st_dev`` and ``st_ino`` when the file was scanned (int64).  Two rows with the same pair are one
+    #: file reached by two paths (hard link, bind mount): never a pair of copies.
+    device: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    inode: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def __len__(self) -> int:
         return int(self.ids.size)
@@ -637,8 +641,23 @@ class Index:
             out.update((r[0], r) for r in self._conn.execute(q, (ALGORITHM_VERSION, root, prefix, upper)))
         return out
 
+    @_sql_errors
+    def paths_for_inodes(self, keys: Sequence[tuple[int, int]]) -> list[tuple[tuple[int, int], bytes]]:
+        """Indexed rows (any state) of these (device, inode) pairs: ``((device, inode), path)``, by id."""
+        by_dev: dict[int, list[int]] = {}
+        for dev, ino in keys:
+            by_dev.setdefault(int(dev), []).append(int(ino))
+        rows: list[tuple[int, int, int, bytes]] = []
+        for dev, inos in by_dev.items():
+            for chunk in _chunks(sorted(set(inos))):
+                q = f"SELECT id, device, inode, path FROM files WHERE device = ? AND inode IN ({','.join('?' * len(chunk))})"
+                rows.extend(self._conn.execute(q, (dev, *chunk)).fetchall())
+        rows.sort()
+        return [((d, i), p) for _, d, i, p in rows]
+
     _FILE_COLS = (
-        "id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash, fp_count, units"
+        "id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash, fp_count, units,"
+        " device, inode"
     )
 
     @_sql_errors
@@ -869,7 +888,7 @@ class PostingJob:
 
 def _table(rows: list[tuple[Any, ...]]) -> FileTable:
     n = len(rows)
-    cols = list(zip(*rows)) if rows else [()] * 12
+    cols = list(zip(*rows)) if rows else [()] * 14
     raw = list(cols[1])
     return FileTable(
         ids=np.fromiter(cols[0], np.int64, n),
@@ -885,6 +904,8 @@ def _table(rows: list[tuple[Any, ...]]) -> FileTable:
         simhash=np.fromiter(cols[9], np.int64, n).view(np.uint64),
         fp_count=np.fromiter(cols[10], np.int64, n),
         units=np.fromiter(cols[11], np.int64, n),
+        device=np.fromiter(cols[12], np.int64, n),
+        inode=np.fromiter(cols[13], np.int64, n),
     )
 
 
