@@ -48,6 +48,7 @@ everything above is a function of the index columns.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Callable
@@ -202,6 +203,68 @@ def exact_classes(files: FileTableLike) -> Classes:
     return Classes(exact, content, rep, is_rep, priority)
 
 
+def file_identity(
+    files: FileTableLike, identity: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(device, inode) int64 arrays of the rows, from ``identity`` or the table's ``device`` /
+    ``inode`` columns; None when neither is known (an index written before they existed)."""
+    if identity is None:
+        dev, ino = getattr(files, "device", None), getattr(files, "inode", None)
+        if dev is None or ino is None:
+            return None
+        identity = (dev, ino)
+    dev = np.asarray(identity[0], dtype=np.int64)
+    ino = np.asarray(identity[1], dtype=np.int64)
+    if dev.size != len(files.paths) or ino.size != dev.size:
+        return None
+    return dev, ino
+
+
+def distinct_file_rows(
+    files: FileTableLike, identity: tuple[np.ndarray, np.ndarray] | None = None, rank: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Rows to keep so that each file on disk appears once, or None when all rows are distinct.
+
+    Rows with the same (device, inode) are one file reached by several paths (hard links, a
+    folder scanned once directly and once through a symbolic link): they must never be reported
+    as copies of each other (deleting "the copy" would delete the only file).  Of each such set
+    the row with the lowest ``rank`` is kept (default: the reference rules of ``priority_order``:
+    oldest, shortest path, lowest id).  Inode 0 means "unknown" (some file systems) and is never
+    merged.  Returns ascending row numbers.
+    """
+    ident = file_identity(files, identity)
+    n = len(files.paths)
+    if ident is None or n < 2:
+        return None
+    dev, ino = ident
+    if rank is None:
+        rank = np.empty(n, np.int64)
+        rank[priority_order(files)] = np.arange(n)
+    order = np.lexsort((rank, ino, dev))
+    d, i = dev[order], ino[order]
+    dup = np.zeros(n, dtype=bool)
+    dup[1:] = (d[1:] == d[:-1]) & (i[1:] == i[:-1]) & (i[1:] != 0)
+    if not dup.any():
+        return None
+    return np.sort(order[~dup])
+
+
+def subset_table(files: FileTableLike, rows: np.ndarray) -> FileTableLike:
+    """The same kind of file table restricted to ``rows`` (every per-row column)."""
+    n = len(files.paths)
+    rl = rows.tolist()
+    kw = {}
+    for f in dataclasses.fields(files):  # type: ignore[arg-type]
+        v = getattr(files, f.name)
+        if isinstance(v, np.ndarray) and v.shape[:1] == (n,):
+            kw[f.name] = v[rows]
+        elif isinstance(v, list) and len(v) == n:
+            kw[f.name] = [v[r] for r in rl]
+        else:
+            kw[f.name] = v
+    return type(files)(**kw)
+
+
 def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(values, owner) of the CSR rows ``rows`` concatenated; owner = position in ``rows``."""
     lens = offsets[rows + 1] - offsets[rows]
@@ -272,14 +335,24 @@ def compute_pair_arrays(
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     cancel: CancelToken | None = None,
     report: Callable[[str, int, int], None] | None = None,
+    identity: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairArrays:
     """Every pair with best score >= ``min_similarity`` (and something shared), as arrays.
 
     files: the file table; (csr_ids, offsets, values): sorted distinct fingerprints per file
     id.  Exact/content classes become star pairs against their representative; other pairs
     are between representatives (a file identical to X shares X's pairs).
-    Raises :class:`Cancelled` when ``cancel`` is set.
+    Rows with the same (device, inode) (``identity``, default: the table's columns) are one
+    file: only the preferred of them takes part (see ``distinct_file_rows``), so no pair ever
+    joins a file with itself.  Raises :class:`Cancelled` when ``cancel`` is set.
     """
+    keep = distinct_file_rows(files, identity)
+    if keep is not None:
+        sub = compute_pair_arrays(
+            subset_table(files, keep), csr_ids, offsets, values, min_similarity=min_similarity, params=params,
+            cancel=cancel, report=report, identity=(np.zeros(keep.size, np.int64), np.zeros(keep.size, np.int64)),
+        )
+        return dataclasses.replace(sub, a=keep[sub.a], b=keep[sub.b])
     offsets = np.asarray(offsets, dtype=np.int64)
     values = np.asarray(values, dtype=np.uint64)
     n = len(files.paths)

@@ -56,6 +56,30 @@ def _reporter(progress: ProgressSink | None) -> Callable[[str, int, int], None] 
     return report
 
 
+def _identity(index: Any, files: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """(device, inode) of the rows of ``files``: the table's columns when it has them, else read
+    from the index's ``files`` table (indexes whose FileTable predates those columns); None when
+    unknown."""
+    n = len(files.paths)
+    dev, ino = getattr(files, "device", None), getattr(files, "inode", None)
+    if dev is not None and ino is not None and len(dev) == n and len(ino) == n:
+        return None  # the core reads the columns itself
+    try:
+        rows = index.connection.execute("SELECT id, device, inode FROM files").fetchall()
+    except (AttributeError, sqlite3.Error):
+        return None
+    if not rows:
+        return None
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    ids = np.asarray(files.ids, dtype=np.int64)
+    order = np.argsort(arr[:, 0])
+    pos = np.minimum(np.searchsorted(arr[order, 0], ids), arr.shape[0] - 1)
+    hit = arr[order[pos], 0] == ids
+    dev = np.where(hit, arr[order[pos], 1], 0)
+    ino = np.where(hit, arr[order[pos], 2], 0)  # inode 0: unknown, never merged
+    return dev, ino
+
+
 def find_pairs(
     index: Any,
     *,
@@ -68,15 +92,18 @@ def find_pairs(
 
     Identical files (same bytes, or same normalised text) appear as one pair per copy against
     the copy chosen as representative, and only that representative is paired with other
-    files (see ``core``).  Sorted by best score, descending.  Returns [] when cancelled.
+    files (see ``core``).  Paths of one file on disk (same device and inode: hard links, a
+    folder indexed through a symbolic link too) count as one file: only the preferred path
+    appears.  Sorted by best score, descending.  Returns [] when cancelled.
     """
     try:
         with _snapshot(index):
             files = index.files()
             ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+            identity = _identity(index, files)
         pa = compute_pair_arrays(
             files, ids, offsets, values, min_similarity=min_similarity, params=params, cancel=cancel,
-            report=_reporter(progress),
+            report=_reporter(progress), identity=identity,
         )
         return to_pairs(pa, files)
     except Cancelled:
@@ -96,8 +123,10 @@ def find_groups(
         with _snapshot(index):
             files = index.files()
             ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+            identity = _identity(index, files)
         pa = compute_pair_arrays(
-            files, ids, offsets, values, min_similarity=min_similarity, cancel=cancel, report=_reporter(progress)
+            files, ids, offsets, values, min_similarity=min_similarity, cancel=cancel, report=_reporter(progress),
+            identity=identity,
         )
     except Cancelled:
         return []
@@ -211,6 +240,51 @@ def _file_count_bound(index: Any) -> int:
         return int(index.stats().get("files", 0))
 
 
+def _identities(index: Any, ids: list[int]) -> dict[int, tuple[int, int]]:
+    """id -> (device, inode) for a few ids (empty when the index does not know them)."""
+    getter = getattr(index, "files_by_ids", None)
+    if getter is not None:
+        t = getter(np.asarray(ids, np.int64))
+        dev, ino = getattr(t, "device", None), getattr(t, "inode", None)
+        if dev is not None and ino is not None:
+            return {int(i): (int(d), int(n)) for i, d, n in zip(t.ids.tolist(), dev.tolist(), ino.tolist())}
+    out: dict[int, tuple[int, int]] = {}
+    try:
+        conn = index.connection
+        for s in range(0, len(ids), 900):
+            chunk = ids[s : s + 900]
+            q = f"SELECT id, device, inode FROM files WHERE id IN ({','.join('?' * len(chunk))})"
+            for fid, dev, ino in conn.execute(q, chunk):
+                out[int(fid)] = (int(dev or 0), int(ino or 0))
+    except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
+        return {}
+    return out
+
+
+def _aliases(index: Any, meta: dict[int, tuple], qpath: str) -> set[int]:
+    """Candidate ids to leave out of a query's result: those that are the queried file itself
+    under another path (same device and inode), and all but one path (the shortest, then the
+    lowest id) of each indexed file reached by several paths.  Inode 0 means unknown."""
+    ident = _identities(index, sorted(meta))
+    if not ident:
+        return set()
+    try:
+        st = os.stat(qpath)
+        qkey = (int(st.st_dev), int(st.st_ino))
+    except OSError:
+        qkey = (0, 0)
+    out = {fid for fid, key in ident.items() if key[1] != 0 and key == qkey}
+    seen: set[tuple[int, int]] = set()
+    for fid in sorted((f for f in ident if f not in out), key=lambda f: (len(meta[f][0]), f)):
+        key = ident[fid]
+        if key[1] == 0:
+            continue
+        if key in seen:
+            out.add(fid)
+        seen.add(key)
+    return out
+
+
 def query_fingerprints(
     index: Any,
     fp: Fingerprints,
@@ -255,6 +329,9 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
     meta = _file_rows(index, cand)
     self_ids = {fid for fid, m in meta.items() if m[0] == qraw}
     a_id = min(self_ids) if self_ids else -1
+    # Other paths of the queried file itself (hard links, a symlinked folder) are not similar
+    # files, and several paths of one indexed file are reported once (the shortest path).
+    self_ids |= _aliases(index, meta, qpath)
     cutoff = params.common_cutoff(_file_count_bound(index))
     # Document frequency over distinct contents: copies of one file count once.
     fcontent = np.array([hash(meta[f][4]) if f in meta else f for f in fids.tolist()], np.int64)

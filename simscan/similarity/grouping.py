@@ -11,6 +11,9 @@ Rules (documented for users):
   no chaining (a~b, b~c with a not similar to c never puts c in a's group through b).  A file
   left out of a group because its partner was taken by an earlier reference can still
   centre its own group with its other partners.  The pairs themselves stay available.
+* Paths of one file on disk (same device and inode: hard links, a folder indexed through a
+  symbolic link too) are one file: never paired with each other, and only the preferred of
+  them (by the rules above) joins a group.
 * Each member's percentage is the best score (max of resemblance and both containments)
   of the pair (reference, member); members that are copies of each other share it.
 """
@@ -23,7 +26,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from simscan.similarity.core import under_roots
+from simscan.similarity.core import file_identity, under_roots
 from simscan.similarity.types import KINDS, FileTableLike, Group, Member, Pair
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -87,6 +90,32 @@ def _rows(ids: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.where(ids[rows] == want, rows, -1)
 
 
+def _one_path_per_file(
+    files: FileTableLike, pa: np.ndarray, pb: np.ndarray, ok: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
+    """Mask of the pairs to keep so that one file on disk (same device and inode: hard links, a
+    folder indexed through a symbolic link too) is never paired with itself and only its
+    preferred path (lowest ``rank`` among the paths the pairs name) joins a group: a group
+    holding both paths would offer to delete "the copy", which is the only file."""
+    ident = file_identity(files)
+    if ident is None or not ok.any():
+        return np.ones(pa.size, dtype=bool)
+    dev, ino = ident
+    sa, sb = np.where(ok, pa, 0), np.where(ok, pb, 0)
+    keep = ~((dev[sa] == dev[sb]) & (ino[sa] == ino[sb]) & (ino[sa] != 0))
+    rows = np.unique(np.concatenate((sa[ok & keep], sb[ok & keep])))
+    if rows.size < 2:
+        return keep
+    o = rows[np.lexsort((rank[rows], ino[rows], dev[rows]))]
+    dup = np.zeros(o.size, dtype=bool)
+    dup[1:] = (dev[o[1:]] == dev[o[:-1]]) & (ino[o[1:]] == ino[o[:-1]]) & (ino[o[1:]] != 0)
+    if dup.any():
+        alias = np.zeros(len(files.paths), dtype=bool)
+        alias[o[dup]] = True
+        keep &= ~(alias[sa] | alias[sb])
+    return keep
+
+
 def group_pairs(
     pairs: Sequence[Pair],
     files: FileTableLike,
@@ -109,17 +138,19 @@ def group_pairs(
     pb = _rows(ids, cols.b_id)
     best, kind = cols.best, cols.kind
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best >= min_similarity) | (kind <= 1))
-    idx = np.flatnonzero(ok)
-    pa, pb, best, kind = pa[idx], pb[idx], best[idx], kind[idx]
-
-    same = kind <= 1
-    unit = _components(n, pa[same], pb[same])
 
     pref = under_roots(list(files.paths), tuple(reference_roots))
     pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
     order = np.lexsort((ids, pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
+    ok &= _one_path_per_file(files, pa, pb, ok, rank)
+
+    idx = np.flatnonzero(ok)
+    pa, pb, best, kind = pa[idx], pb[idx], best[idx], kind[idx]
+
+    same = kind <= 1
+    unit = _components(n, pa[same], pb[same])
 
     # Unit members in preference order; the first is the unit's reference candidate.
     in_unit = np.zeros(n, dtype=bool)
