@@ -147,3 +147,28 @@ def test_damage_inside_the_index_is_reported_not_a_traceback(tmp_path: Path, cap
         err = capsys.readouterr().err
         assert code == EXIT_INDEX, (cmd, err)
         assert str(idx) in err and "Traceback" not in err
+
+
+def test_read_only_commands_never_turn_a_file_into_an_index(tmp_path: Path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.touch()
+    for cmd in ("stats", "problems"):
+        assert main([cmd, "--index", str(empty)]) == EXIT_INDEX
+        err = capsys.readouterr().err
+        assert "not a simscan index" in err and str(empty) in err
+        assert "--rebuild" not in err and "Traceback" not in err
+    assert sorted(os.listdir(tmp_path)) == ["empty.txt"] and empty.stat().st_size == 0
+
+
+def test_rebuild_of_a_user_file_or_in_an_impossible_place_exits_3(tmp_path: Path, capsys):
+    make_tree(tmp_path / "t", 2)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n" * 100)
+    assert main(["scan", str(tmp_path / "t"), "--index", str(notes), "--rebuild"]) == EXIT_INDEX
+    err = capsys.readouterr().err
+    assert str(notes) in err and "not a SQLite database" in err and "Traceback" not in err
+    assert notes.read_text() == "my notes\n" * 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "t"]
+    assert main(["scan", str(tmp_path / "t"), "--index", str(notes / "i.db"), "--rebuild"]) == EXIT_INDEX
+    err = capsys.readouterr().err
+    assert str(notes) in err and "Traceback" not in err

@@ -20,7 +20,10 @@ from simscan.index import (
     IndexCorrupt,
     IndexLocked,
     IndexUnavailable,
+    NotAnIndex,
+    RefusedToMove,
     default_index_path,
+    move_aside,
     posted_mask,
     rebuild,
 )
@@ -173,18 +176,85 @@ def test_atomic_rolls_back_on_keyboard_interrupt(tmp_path: Path):
         assert len(ix.files()) == 2
 
 
-def test_not_a_database_is_reported_as_corrupt(tmp_path: Path):
-    p = tmp_path / "i.db"
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path: Path):
+    p = tmp_path / "notes.txt"
     p.write_bytes(b"this is not sqlite" * 300)
+    for ro in (False, True):
+        with pytest.raises(NotAnIndex) as ei:
+            Index.open(p, readonly=ro)
+        assert str(p) in str(ei.value) and "not a simscan index" in str(ei.value)
+        assert "--rebuild" not in str(ei.value) and ei.value.exit_code == 3
+    with pytest.raises(NotAnIndex) as ei:
+        rebuild(p)  # never moves the user's own file
+    assert str(p) in str(ei.value)
+    with pytest.raises(RefusedToMove):
+        move_aside(p)
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]  # no lock, no -wal, nothing moved
+    assert p.read_bytes() == b"this is not sqlite" * 300
+
+
+def test_a_damaged_index_is_corrupt_and_rebuild_moves_it_aside(tmp_path: Path):
+    p = tmp_path / "i.db"
+    with Index.open(p) as ix:
+        ix.write_files(_records(20))
+    size = p.stat().st_size
+    with open(p, "r+b") as f:  # keep the SQLite header, smash the rest
+        f.seek(100)
+        f.write(b"\xa5" * (size - 100))
+    junk = p.read_bytes()
     with pytest.raises(IndexCorrupt) as ei:
-        Index.open(p)
+        Index.open(p).files()
     assert str(p) in str(ei.value) and "--rebuild" in str(ei.value)
-    assert ei.value.exit_code == 3
     ix, moved = rebuild(p)
     with ix:
         assert len(ix.files()) == 0
     assert moved is not None and moved.name.startswith("i.db.corrupt-")
-    assert moved.read_bytes() == b"this is not sqlite" * 300  # moved aside, never deleted
+    assert moved.read_bytes() == junk  # moved aside, never deleted
+
+
+def test_readonly_open_of_an_empty_file_or_foreign_database_writes_nothing(tmp_path: Path):
+    empty = tmp_path / "empty.txt"
+    empty.touch()
+    with pytest.raises(NotAnIndex) as ei:
+        Index.open(empty, readonly=True)
+    assert "empty file" in str(ei.value) and "--rebuild" not in str(ei.value)
+    assert sorted(os.listdir(tmp_path)) == ["empty.txt"] and empty.stat().st_size == 0
+    other = tmp_path / "places.sqlite"
+    c = sqlite3.connect(other)
+    c.execute("CREATE TABLE bookmarks (url TEXT)")
+    c.commit()
+    c.close()
+    before = other.read_bytes()
+    for ro in (True, False):
+        with pytest.raises(NotAnIndex) as ei:
+            Index.open(other, readonly=ro)
+        assert "another program" in str(ei.value)
+    with pytest.raises(NotAnIndex):
+        rebuild(other)
+    assert other.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["empty.txt", "places.sqlite"]
+
+
+def test_index_in_a_folder_whose_name_is_not_utf8(tmp_path: Path):
+    folder = os.path.join(os.fsencode(tmp_path), b"caf\xe9")
+    os.mkdir(folder)
+    p = Path(os.fsdecode(os.path.join(folder, b"i.db")))
+    with Index.open(p) as ix:
+        ix.write_files(_records(3))
+    with Index.open(p, readonly=True) as ix:
+        assert len(ix.files()) == 3 and ix.stats()["files"] == 3
+    ix, moved = rebuild(p)
+    ix.close()
+    assert moved is not None and os.path.exists(os.fsencode(moved))
+
+
+def test_rebuild_where_nothing_can_be_created_is_an_index_error(tmp_path: Path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("a file, not a folder")
+    with pytest.raises(IndexUnavailable) as ei:
+        rebuild(blocker / "i.db")
+    assert str(blocker) in str(ei.value) and ei.value.exit_code == 3
+    assert blocker.read_text() == "a file, not a folder"
 
 
 def test_readonly_missing_and_newer_schema(tmp_path: Path):
@@ -292,7 +362,7 @@ def test_migration_from_version_1_keeps_everything(tmp_path: Path):
         assert ix.pending_postings() == 0
 
 
-def test_readonly_open_upgrades_an_older_index_first(tmp_path: Path):
+def test_readonly_open_never_upgrades_an_older_index(tmp_path: Path):
     from simscan.index.schema import MIGRATIONS
 
     p = tmp_path / "v1.db"
@@ -301,8 +371,14 @@ def test_readonly_open_upgrades_an_older_index_first(tmp_path: Path):
         c.execute(stmt)
     c.execute("PRAGMA user_version = 1")
     c.close()
-    with Index.open(p, readonly=True) as ix:
+    before = p.read_bytes()
+    with pytest.raises(IndexUnavailable) as ei:
+        Index.open(p, readonly=True)
+    assert "older layout" in str(ei.value) and "simscan scan" in str(ei.value)
+    assert p.read_bytes() == before
+    with Index.open(p) as ix:  # a writable open (a scan) upgrades it
         assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    with Index.open(p, readonly=True) as ix:
         assert ix.stats()["files"] == 0
 
 

@@ -6,7 +6,7 @@ for the connection discipline and locking, :mod:`simscan.index.postings` for wha
 index holds and why.
 """
 
-from simscan.index.errors import IndexCorrupt, IndexError_, IndexLocked, IndexUnavailable
+from simscan.index.errors import IndexCorrupt, IndexError_, IndexLocked, IndexUnavailable, NotAnIndex, RefusedToMove
 from simscan.index.postings import DEFAULT_SHIFT as POSTING_SHIFT
 from simscan.index.postings import posted_mask
 from simscan.index.schema import SCHEMA_VERSION
@@ -31,7 +31,9 @@ __all__ = [
     "IndexError_",
     "IndexLocked",
     "IndexUnavailable",
+    "NotAnIndex",
     "PostingJob",
+    "RefusedToMove",
     "companion_paths",
     "default_index_path",
     "move_aside",

@@ -29,6 +29,15 @@ class IndexUnavailable(IndexError_):
     """The index does not exist (read-only open), cannot be created, or is from a newer simscan."""
 
 
+class NotAnIndex(IndexUnavailable):
+    """The file exists but is not a simscan index (empty, another kind of file, another program's
+    database).  Nothing offers to move it aside: it is probably the user's own file."""
+
+
+class RefusedToMove(OSError):
+    """:func:`simscan.index.move_aside` will not rename a file that is not a (damaged) SQLite index."""
+
+
 def corrupt(path: Path, detail: str) -> IndexCorrupt:
     return IndexCorrupt(
         f"the index {path} is damaged ({detail}).",

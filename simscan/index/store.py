@@ -20,7 +20,6 @@ fingerprints): :meth:`Index.write_files` in batches of 4,000 with postings defer
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import functools
 import json
@@ -38,7 +37,7 @@ import numpy as np
 
 from simscan.fingerprint.checksum import to_signed64
 from simscan.index import postings as _postings
-from simscan.index.errors import IndexLocked, IndexUnavailable, corrupt, translate
+from simscan.index.errors import IndexLocked, IndexUnavailable, NotAnIndex, RefusedToMove, corrupt, translate
 from simscan.index.schema import MIGRATIONS, SCHEMA_VERSION
 from simscan.model import ALGORITHM_VERSION, Fingerprints
 
@@ -155,16 +154,60 @@ def _sql_errors(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-def _schema_version(path: Path) -> int:
-    """The file's ``user_version`` (large when it cannot be read: then the real open reports why)."""
+#: The first 16 bytes of every SQLite 3 database file (https://www.sqlite.org/fileformat.html, 1.3).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Tables whose presence makes a SQLite file a simscan index (schema version 1 on).
+_OUR_TABLES = frozenset({"files", "fingerprints", "postings", "runs", "problems", "meta"})
+
+
+def _uri(path: Path, *, immutable: bool = False) -> str:
+    """A read-only SQLite URI for ``path``; bytes, so a name that is not valid UTF-8 works too."""
+    return f"file:{quote(os.fsencode(path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+def _header(path: Path) -> bytes:
+    """The file's first 16 bytes (fewer when shorter); OSError when it cannot be read."""
+    with open(path, "rb") as f:
+        return f.read(16)
+
+
+def _damaged_index(path: Path, head: bytes) -> bool:
+    """Whether a file that is not a readable simscan index is a damaged one (safe to move aside),
+    not the user's own file.  True with the SQLite header, or when simscan's lock file lies beside it
+    and the size is a whole number of 512-byte pages (a database whose first page was overwritten):
+    the lock file is only created once a file was opened as an index."""
+    if head.startswith(SQLITE_MAGIC):
+        return True
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
-        try:
-            return int(conn.execute("PRAGMA user_version").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 1 << 30
+        size = path.stat().st_size
+    except OSError:
+        return False
+    return size > 0 and size % 512 == 0 and Path(f"{path}.lock").exists()
+
+
+def _not_an_index(path: Path, what: str) -> NotAnIndex:
+    return NotAnIndex(
+        f"{path} is not a simscan index ({what}).",
+        "It was left untouched. Give the path of an index with --index PATH (or $SIMSCAN_INDEX), "
+        "or a new file name to start one.",
+    )
+
+
+def _check_file(path: Path) -> None:
+    """Refuse (without writing anything) a file that is not a SQLite database: an empty file or
+    another kind of file gets NotAnIndex, a damaged index IndexCorrupt (which suggests --rebuild)."""
+    try:
+        head = _header(path)
+    except OSError as e:
+        raise IndexUnavailable(
+            f"the index {path} cannot be read: {e.strerror or e}.",
+            "Check its permissions, or use another --index PATH.",
+        ) from e
+    if head.startswith(SQLITE_MAGIC):
+        return
+    if _damaged_index(path, head):
+        raise corrupt(path, "its SQLite header is gone")
+    raise _not_an_index(path, "an empty file" if not head else "not a SQLite database")
 
 
 def _create_private(path: Path) -> None:
@@ -198,29 +241,53 @@ class Index:
         p = Path(path).expanduser() if path is not None else default_index_path()
         p = Path(os.path.abspath(p))
         if readonly:
+            # A read-only open never writes: not even to upgrade an older index or to start an empty one.
             if not p.exists():
                 raise IndexUnavailable(f"there is no index at {p}.", "Scan some folders first: `simscan scan FOLDER`.")
-            if _schema_version(p) < SCHEMA_VERSION:
-                # An index from an older simscan: upgrade it once (if we may write it), then read it.
-                with contextlib.suppress(IndexUnavailable):
-                    cls.open(p).close()
-        else:
-            try:
-                _create_private(p)
-            except OSError as e:
-                raise IndexUnavailable(
-                    f"cannot create the index {p}: {e.strerror or e}.",
-                    "Choose a writable place with --index PATH or $SIMSCAN_INDEX.",
-                ) from e
+            _check_file(p)
+            return cls._open_readonly(p)
         try:
-            if readonly:
-                conn = sqlite3.connect(
-                    f"file:{quote(str(p))}?mode=ro", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
-                )
-            else:
-                conn = sqlite3.connect(str(p), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            _create_private(p)
+        except OSError as e:
+            raise IndexUnavailable(
+                f"cannot create the index {p}: {e.strerror or e}.",
+                "Choose a writable place with --index PATH or $SIMSCAN_INDEX.",
+            ) from e
+        if p.stat().st_size > 0:  # empty: just created by us (or by a crash right after that)
+            _check_file(p)
+        try:
+            # A path object: sqlite3 encodes it with os.fsencode, so undecodable names work.
+            conn = sqlite3.connect(p, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as e:
             raise translate(e, p) from e
+        return cls._finish_open(conn, p, False)
+
+    @classmethod
+    def _open_readonly(cls, p: Path) -> Index:
+        """Read-only connection; on storage where SQLite cannot create the shared-memory file (a
+        read-only folder or medium) and no write-ahead log exists, open it as immutable instead."""
+        try:
+            conn = sqlite3.connect(_uri(p), uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            return cls._finish_open(conn, p, True)
+        except IndexUnavailable as e:
+            cause = e.__cause__
+            name = getattr(cause, "sqlite_errorname", "")
+            if not name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")):
+                raise
+            if Path(f"{p}-wal").exists():
+                raise IndexUnavailable(
+                    f"the index {p} cannot be read consistently: {cause}.",
+                    "Its folder must be writable (SQLite keeps a shared-memory file beside a database that has a "
+                    "write-ahead log), or copy the index with its -wal file to a writable folder.",
+                ) from cause
+        try:
+            conn = sqlite3.connect(_uri(p, immutable=True), uri=True, isolation_level=None)
+        except sqlite3.Error as e:
+            raise translate(e, p) from e
+        return cls._finish_open(conn, p, True)
+
+    @classmethod
+    def _finish_open(cls, conn: sqlite3.Connection, p: Path, readonly: bool) -> Index:
         idx = cls(conn, p, readonly)
         try:
             idx._setup()
@@ -237,7 +304,11 @@ class Index:
         c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # Reading the header first: a non-database file fails here with "file is not a database".
         version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         empty = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        if not empty and not (tables & _OUR_TABLES):
+            # Another program's database: neither read nor "upgraded" (that would add our tables to it).
+            raise _not_an_index(self.path, "a SQLite database of another program")
         if version > SCHEMA_VERSION:
             raise IndexUnavailable(
                 f"the index {self.path} was written by a newer simscan (schema {version}, this one knows {SCHEMA_VERSION}).",
@@ -247,10 +318,14 @@ class Index:
         c.execute("PRAGMA temp_store = MEMORY")
         c.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache per connection
         if self.readonly:
+            if empty:
+                raise _not_an_index(self.path, "an empty SQLite database")
             if version < SCHEMA_VERSION:
                 raise IndexUnavailable(
-                    f"the index {self.path} has an older layout (schema {version}).",
-                    "Run `simscan scan` once to upgrade it.",
+                    f"the index {self.path} has an older layout (schema {version}) and read-only commands "
+                    "do not change it.",
+                    f"Run `simscan scan --index {self.path} FOLDER` once to upgrade it (files already indexed "
+                    "are kept).",
                 )
         else:
             if empty and version == 0:
@@ -346,7 +421,10 @@ class Index:
         if self._lock_fd is not None:
             return
         lock = Path(f"{self.path}.lock")
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise _unavailable(self.path, f"open the lock file {lock}", e) from e
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -914,11 +992,41 @@ def _chunks(seq: list[Any], n: int = _CHUNK) -> Iterator[list[Any]]:
         yield seq[i : i + n]
 
 
+def _refusal(path: Path) -> str | None:
+    """Why ``path`` must not be moved aside as a damaged index (None: it may be)."""
+    try:
+        head = _header(path)
+    except OSError as e:
+        return f"{path} cannot be read ({e.strerror or e})"
+    if not head:
+        return None  # an empty file holds nothing; a fresh index simply uses it
+    if not _damaged_index(path, head):
+        return f"{path} is not a SQLite database, so not a simscan index: it was left untouched"
+    try:
+        conn = sqlite3.connect(_uri(path, immutable=True), uri=True)
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None  # damaged: exactly what moving aside is for
+    if names and not names & _OUR_TABLES:
+        return f"{path} is the database of another program, not a simscan index: it was left untouched"
+    return None
+
+
 def move_aside(path: Path) -> Path | None:
     """Rename a damaged index (and its -wal/-shm) to ``<name>.corrupt-<UTC time>``; never deletes.
 
-    Returns the new name of the main file, or None when there was nothing to move.
+    Returns the new name of the main file, or None when there was nothing to move.  Raises
+    :class:`RefusedToMove` (an OSError) for a file that is not a SQLite database or is another
+    program's one: that is the user's file, not a damaged index.
     """
+    path = Path(path)
+    if path.exists():
+        why = _refusal(path)
+        if why is not None:
+            raise RefusedToMove(why)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     dest = Path(f"{path}.corrupt-{stamp}")
     k = 1
@@ -926,7 +1034,7 @@ def move_aside(path: Path) -> Path | None:
         dest = Path(f"{path}.corrupt-{stamp}-{k}")
         k += 1
     moved = None
-    if path.exists():
+    if path.exists() and path.stat().st_size > 0:
         os.rename(path, dest)
         moved = dest
     for suffix in ("-wal", "-shm", "-journal"):
@@ -936,15 +1044,34 @@ def move_aside(path: Path) -> Path | None:
     return moved
 
 
+def _unavailable(p: Path, doing: str, e: OSError) -> IndexUnavailable:
+    return IndexUnavailable(
+        f"cannot {doing} for the index {p}: {e.strerror or e}.",
+        f"The folder {p.parent} must be writable by you; or choose another place with --index PATH.",
+    )
+
+
 def rebuild(path: Path | str | None = None) -> tuple[Index, Path | None]:
     """Move the index at ``path`` aside (if any) and open a fresh one; returns it and where the old went.
 
-    Refuses (IndexLocked) while another scan holds the index.
+    Refuses with IndexLocked while another scan holds the index, with NotAnIndex when the file is not a
+    (damaged) simscan index, and IndexUnavailable when its folder cannot be written.
     """
     p = Path(os.path.abspath(Path(path).expanduser() if path is not None else default_index_path()))
-    p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if p.exists():
+        # Before creating anything beside it (the lock file would make it look like an index).
+        why = _refusal(p)
+        if why is not None:
+            raise NotAnIndex(f"will not rebuild: {why}.", "Give the path of a simscan index with --index PATH.")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise _unavailable(p, f"create the folder {p.parent}", e) from e
     lock = Path(f"{p}.lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise _unavailable(p, f"open the lock file {lock}", e) from e
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -952,7 +1079,12 @@ def rebuild(path: Path | str | None = None) -> tuple[Index, Path | None]:
             raise IndexLocked(
                 f"another scan is writing to the index {p}; it cannot be rebuilt now.", "Wait for it to finish."
             ) from None
-        moved = move_aside(p)
+        try:
+            moved = move_aside(p)
+        except RefusedToMove as e:
+            raise NotAnIndex(f"will not rebuild: {e}.", "Give the path of a simscan index with --index PATH.") from e
+        except OSError as e:
+            raise _unavailable(p, "move the damaged index aside", e) from e
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
