@@ -233,9 +233,11 @@ class MainWindow(QMainWindow):
                                      tr("Copy the selected files' paths"))
         self.act_mark = self._action(tr("&Mark / Unmark"), self.toggle_mark_selection, None, None,
                                      tr("Mark the selected files for the trash (Space)"))
-        self.act_mark_dupes = self._action(tr("Mark All but &Reference"), self.mark_all_but_reference, "Ctrl+M",
+        self.act_mark_dupes = self._action(tr("Mark &Copies but Reference"), self.mark_all_but_reference, "Ctrl+M",
                                            sp.SP_DialogApplyButton,
-                                           tr("Mark every file of the shown groups except its reference"))
+                                           tr("Mark the exact copies (same bytes or same text) in the shown groups; "
+                                              "never a reference, a file in a reference folder or an empty file. "
+                                              "Mark edited versions and excerpts by hand (Space)."))
         self.act_unmark_all = self._action(tr("&Unmark All"), self.unmark_all, "Ctrl+Shift+M", None,
                                            tr("Clear all marks"))
         self.act_make_ref = self._action(tr("Make Re&ference"), self.make_reference, "Ctrl+E", None,
@@ -516,6 +518,7 @@ class MainWindow(QMainWindow):
     def _on_folders_changed(self) -> None:
         self._update_actions()
         refs = tuple(self.reference_roots())
+        self.model.protected_roots = refs
         if refs != self._last_refs:
             # Reference folders decide which file of a group is kept: regroup, no scan needed.
             self._last_refs = refs
@@ -883,7 +886,9 @@ class MainWindow(QMainWindow):
         """Space: mark the selected files, or unmark them if all are marked.  A selected group
         row stands for its copies (never its reference)."""
         snap = self.model.snapshot
+        self.model.protected_roots = self.reference_roots()
         ids: list[int] = []
+        protected: list[tuple[int, str]] = []  # (file id, path) selected in a reference folder
         rows = self.view.selectionModel().selectedRows(0)
         if not rows and self.view.currentIndex().isValid():
             rows = [self.view.currentIndex().siblingAtColumn(0)]
@@ -891,13 +896,27 @@ class MainWindow(QMainWindow):
             src = self.proxy.mapToSource(idx)
             if src.data(IsGroupRole):
                 g = self.model.group_of(src)
-                ids.extend(snap.l_file_id[snap.l_start[g] + 1 : snap.l_start[g + 1]])
+                # A group row stands for its copies, never for files in a reference folder.
+                ids.extend(snap.l_file_id[m] for m in range(snap.l_start[g] + 1, snap.l_start[g + 1])
+                           if not self.model.is_protected(m))
             else:
-                ids.append(snap.l_file_id[self.model.member_of(src)])
+                m = self.model.member_of(src)
+                ids.append(snap.l_file_id[m])
+                if self.model.is_protected(m):
+                    protected.append((snap.l_file_id[m], snap.paths[m]))
         if ids:
             self.model.toggle_marked(ids)
+            if any(self.model.is_marked(fid) for fid, _ in protected):
+                self.show_message(
+                    self.tr("Marked {0:,} file(s) in a reference folder, e.g. {1}. Files there are the ones you "
+                            "keep; unmark them (Space) unless you really mean to remove them.").format(
+                        len(protected), protected[0][1]),
+                    "warning",
+                )
 
     def mark_all_but_reference(self) -> None:
+        """Ctrl+M: mark the true copies of the shown groups (see ResultsModel.mark_all_but_reference)."""
+        self.model.protected_roots = self.reference_roots()
         self.model.mark_all_but_reference(self.proxy.visible_groups().tolist())
 
     def unmark_all(self) -> None:

@@ -370,6 +370,8 @@ class ResultsModel(QAbstractItemModel):
         self._loaded = 0  # rows exposed to views so far (fetchMore)
         self._group_filter: list[bool] | None = None  # per snapshot group; None shows all
         self._marked: set[int] = set()  # file ids
+        self._protected_roots: tuple[str, ...] = ()
+        self._protected_prefixes: tuple[str, ...] = ()
         self._bold = QFont()
         self._bold.setBold(True)
         self._sort: tuple[int, Qt.SortOrder] | None = None
@@ -636,8 +638,9 @@ class ResultsModel(QAbstractItemModel):
             if state == Qt.CheckState.Unchecked:
                 self.set_marked(s.l_file_id[lo:hi], False)
             else:
-                # Checking a group marks its copies, never its reference: the safe choice.
-                self.set_marked(s.l_file_id[lo + 1 : hi], True)
+                # Checking a group marks its copies, never its reference nor a file in a reference
+                # folder: the safe choice.
+                self.set_marked([s.l_file_id[m] for m in range(lo + 1, hi) if not self.is_protected(m)], True)
             return True
         m = s.l_start[index.internalId() - 1] + index.row()
         self.set_marked([s.l_file_id[m]], state == Qt.CheckState.Checked)
@@ -669,13 +672,42 @@ class ResultsModel(QAbstractItemModel):
         self._marked.clear()
         self._emit_marks(ids)
 
+    def is_protected(self, m: int) -> bool:
+        """Whether member ``m`` lies in a reference folder (:attr:`protected_roots`): such files
+        are what the user keeps, so no automatic marking ever proposes them."""
+        return bool(self._protected_prefixes) and self._snap.paths[m].startswith(self._protected_prefixes)
+
+    @property
+    def protected_roots(self) -> tuple[str, ...]:
+        return self._protected_roots
+
+    @protected_roots.setter
+    def protected_roots(self, roots: Iterable[str]) -> None:
+        self._protected_roots = tuple(roots)
+        prefixes: set[str] = set()
+        for r in self._protected_roots:
+            # The folder as listed and as resolved: indexed paths may use either spelling.
+            for form in (os.path.abspath(r), os.path.realpath(r)):
+                prefixes.add(form.rstrip(os.sep) + os.sep)
+        self._protected_prefixes = tuple(sorted(prefixes))
+
     def mark_all_but_reference(self, groups: Iterable[int] | None = None) -> None:
+        """Mark the true copies (kind exact or content) of ``groups`` (all when None), never a
+        group's reference, a file in a reference folder, or an empty file (0 bytes: every empty
+        file is a "copy" of every other, and trashing them frees nothing).  Edited versions and
+        excerpts (near / contained) hold text the reference lacks: they are marked by hand only."""
         s = self._snap
-        gs = range(s.n_groups) if groups is None else groups
-        ids: list[int] = []
-        for g in gs:
-            ids.extend(s.l_file_id[s.l_start[g] + 1 : s.l_start[g + 1]])
-        self.set_marked(ids, True)
+        if s.n_members == 0:
+            return
+        want = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & (s.m_size > 0)
+        if groups is not None:
+            shown = np.zeros(s.n_groups, dtype=bool)
+            shown[np.fromiter(groups, dtype=np.int64)] = True
+            want &= shown[s.m_group]
+        ms = np.flatnonzero(want).tolist()
+        if self._protected_prefixes:
+            ms = [m for m in ms if not self.is_protected(m)]
+        self.set_marked([s.l_file_id[m] for m in ms], True)
 
     def _emit_marks(self, ids: set[int]) -> None:
         if not ids:

@@ -17,6 +17,7 @@ from simscan.gui.models import (
     FETCH_BATCH,
     KIND_CODE,
     KIND_FILTERS,
+    KINDS,
     Folder,
     FolderModel,
     ResultsModel,
@@ -172,10 +173,14 @@ def test_marks_and_check_states():
     model.setData(g, Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole)
     assert not model.marked
     model.mark_all_but_reference()
-    assert len(model.marked) == snap.n_members - snap.n_groups and not model.fully_marked_groups()
+    # Only true copies (exact/content) that are not empty: the slow, obvious rule per member.
+    copies = {snap.l_file_id[m] for m in range(snap.n_members)
+              if not snap.l_is_ref[m] and KINDS[snap.l_kind[m]] in ("exact", "content") and snap.l_size[m] > 0}
+    assert copies and len(copies) < snap.n_members - snap.n_groups  # the synthetic data has both sorts
+    assert model.marked == copies and not model.fully_marked_groups()
     # Marks survive a new snapshot for the files still present.
     model.set_snapshot(snap)
-    assert len(model.marked) == snap.n_members - snap.n_groups
+    assert model.marked == copies
 
 
 def test_none_returned_from_data_keeps_its_references():

@@ -359,11 +359,13 @@ def test_confirmation_warns_when_a_whole_group_is_marked(qtbot, window, corpus, 
     scan(qtbot, win)
     win.mark_all_but_reference()
     members = set(shown_groups(win)[0])
-    assert {os.path.basename(win.model.snapshot.paths[m]) for m in win.model.marked_members()} == members - {
-        "original.txt"
+    # Ctrl+M marks the true copies only; the excerpt (contained) is marked by hand.
+    assert {os.path.basename(win.model.snapshot.paths[m]) for m in win.model.marked_members()} == {
+        "copy.txt", "utf16.txt"
     }
-    win.select_member(member_row(win, "original.txt"))
-    win.toggle_mark_selection()  # now every file of the group is marked
+    for name in ("excerpt.txt", "original.txt"):
+        win.select_member(member_row(win, name))
+        win.toggle_mark_selection()  # now every file of the group is marked
     assert win.model.fully_marked_groups() == [0]
     win.trash_marked()
     assert len(asked) == 1
@@ -392,7 +394,7 @@ def test_trash_unavailable_is_reported_in_the_window(qtbot, window, corpus, monk
     with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
         win.trash_marked()
     out = blocker.args[0]
-    assert not out.trashed and len(out.failed) == len(shown_groups(win)[0]) - 1
+    assert not out.trashed and sorted(os.path.basename(p) for p, _ in out.failed) == ["copy.txt", "utf16.txt"]
     assert (corpus / "copy.txt").exists() and (corpus / "utf16.txt").exists()
     assert win.message.isVisible() and "could not be moved to the trash" in win.message.text.text()
     assert "nothing was deleted" in win.message.text.text()
@@ -533,3 +535,33 @@ def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp
     # The excerpt lies wholly inside the original: nearly all of it is found in the reference.
     inside = pair.containment_a if pair.a_id == s.l_file_id[m] else pair.containment_b
     assert f"{inside:.1f} % of this file is in the reference" in tip
+
+
+def test_mark_copies_spares_reference_folders_similar_and_empty_files(qtbot, window, corpus, tmp_path):
+    refs = tmp_path / "originals"
+    refs.mkdir()
+    for name in ("kept.txt", "second.txt"):
+        (refs / name).write_bytes((corpus / "original.txt").read_bytes())
+    (corpus / "empty1.txt").write_bytes(b"")
+    (corpus / "empty2.txt").write_bytes(b"")
+    win = window(roots=[str(corpus), str(refs)])
+    win.folders.set_reference(1, True)
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    assert "Copies" in win.act_mark_dupes.text()
+    win.act_mark_dupes.trigger()  # Ctrl+M
+    snap = win.model.snapshot
+    marked = {os.path.basename(snap.paths[m]) for m in win.model.marked_members()}
+    # The true copies outside the reference folder; never a file in it, nor an edited version,
+    # an excerpt or an empty file.
+    assert marked == {"original.txt", "copy.txt", "utf16.txt"}
+    # The group's check box spares the reference folder too, but takes the similar files.
+    g = win.model.group_index(snap.l_group[member_row(win, "second.txt")])
+    win.model.setData(g, Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    marked = {os.path.basename(snap.paths[m]) for m in win.model.marked_members()}
+    assert {"edited.txt", "excerpt.txt"} <= marked and not marked & {"kept.txt", "second.txt"}
+    # By hand (Space) a file in a reference folder can still be marked, with a warning.
+    win.select_member(member_row(win, "second.txt"))
+    win.toggle_mark_selection()
+    assert win.model.is_marked(snap.l_file_id[member_row(win, "second.txt")])
+    assert win.message.isVisible() and "reference folder" in win.message.text.text()
