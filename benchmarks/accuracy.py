@@ -7,7 +7,8 @@ pair with ``python -m simscan pairs --min-similarity 0 --format json`` and score
 pair of ``truth.csv`` with the pair's best score (0 when not reported).  Files joined by
 "exact"/"content" pairs are copies of each other, so a consumer reads the output as simscan
 documents it: a pair of files is scored by the best reported pair between their copy classes
-(simscan lists n copies as n-1 pairs against one of them, and pairs other files with that one).
+(simscan lists n copies as n-1 pairs against one of them, and every copy inherits that one's
+pairs with other files, with the same scores).
 
 Prints per label: recall at the threshold (default: simscan's DEFAULT_MIN_SIMILARITY), the
 false-positive rate on ``unrelated`` pairs at the same threshold, ROC AUC against the

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 from simscan.errors import SimscanError
+from simscan.similarity.core import MAX_COPY_PAIRS
 
 _PAIR_FIELDS = (
     "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind",
@@ -183,6 +184,16 @@ def _min_sim(value: str) -> float:
     return v
 
 
+def _count(value: str) -> int:
+    try:
+        v = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return v
+
+
 def _add_common(p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "json", "csv")) -> None:
     from simscan.cli.common import add_index_option
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
@@ -205,12 +216,19 @@ def _progress_bar() -> Any:
 def cmd_pairs(args: argparse.Namespace) -> int:
     from simscan.cli.common import open_index_from_args
     from simscan.similarity import find_pairs
+    from simscan.similarity.core import expand_copy_pairs
 
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
         pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar)
         bar.finish()
         _warn_stale(index)
+    if not args.representatives_only:
+        pairs, left_out = expand_copy_pairs(pairs, args.max_copy_pairs)
+        if left_out:
+            print(f"simscan: {left_out:,} pairs of copies with other files were left out (more than "
+                  f"--max-copy-pairs {args.max_copy_pairs:,}); each copy has the scores of the copy it is "
+                  "paired with as exact/content.", file=sys.stderr)
     write_pairs(pairs, args.format, _out())
     _say_none(args, pairs, "pairs")
     return 0
@@ -339,7 +357,11 @@ scores (percent, 0-100):
                   an excerpt), near (anything else: edited versions, partial overlaps)
 
 Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
-and only that one is paired with other files: a copy shares its scores.
+not as every pair among them (n copies: n-1 pairs).  Every other pair is listed for each
+copy: if A-B is listed, so is A_copy-B, with the same scores (pairs: at most
+--max-copy-pairs such inherited pairs, a note on stderr says how many were left out;
+--representatives-only lists only the pairs of the oldest copy).  Paths of one file on
+disk (hard links, a folder indexed through a symbolic link) are one file, listed once.
 --format json prints one JSON object per line; csv is safe to open in a spreadsheet."""
 
 
@@ -348,6 +370,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_SCORES_EPILOG,
                        description="List every pair of indexed files whose best score is at least P percent.")
     _add_common(p)
+    p.add_argument("--representatives-only", action="store_true",
+                   help="pair only the oldest of identical copies with other files (smaller output)")
+    p.add_argument("--max-copy-pairs", type=_count, default=MAX_COPY_PAIRS, metavar="N",
+                   help="list at most N pairs inherited by copies (default %(default)s)")
     p.set_defaults(func=cmd_pairs)
 
     p = sub.add_parser("groups", help="list groups of similar files with a reference file",

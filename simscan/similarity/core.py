@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -541,6 +541,69 @@ def to_pairs(pa: PairArrays, files: FileTableLike) -> list[Pair]:
     ):
         out.append(Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd]))
     return out
+
+
+#: Most pairs :func:`expand_copy_pairs` adds by default (a class of n copies paired with a class
+#: of m copies becomes n·m pairs; 10^6 lines of output is ~200 MB of JSON).
+MAX_COPY_PAIRS = 1_000_000
+
+
+def expand_copy_pairs(pairs: Sequence[Pair], limit: int = MAX_COPY_PAIRS) -> tuple[list[Pair], int]:
+    """Every pair of files, copies included: (pairs, number of pairs left out by ``limit``).
+
+    ``find_pairs`` pairs only the representative of a copy class (files joined by "exact" /
+    "content" pairs) with other files.  Here each copy inherits its representative's pairs
+    with other files: for a pair (a, b), every member x of a's class and y of b's class gives
+    (x, y) with the same scores, simhash distance and kind (a copy has the same fingerprints,
+    hence the same scores).  The copy pairs themselves stay a star (each copy against its
+    representative, n - 1 pairs for n copies, not n²).  Each inherited pair follows the pair it
+    comes from, so the order by score is kept.  At most ``limit`` pairs are added; the rest are
+    counted, not listed.
+    """
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        root = x
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(x, x) != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    path_of: dict[int, str] = {}
+    for p in pairs:
+        if p.kind in ("exact", "content"):
+            ra, rb = find(p.a_id), find(p.b_id)
+            if ra != rb:
+                parent[rb] = ra
+            path_of[p.a_id], path_of[p.b_id] = p.a_path, p.b_path
+    if not path_of:
+        return list(pairs), 0
+    members: dict[int, list[int]] = {}
+    for fid in path_of:
+        members.setdefault(find(fid), []).append(fid)
+    out: list[Pair] = []
+    added = left_out = 0
+    for p in pairs:
+        out.append(p)
+        if p.kind in ("exact", "content"):
+            continue
+        xs = members.get(find(p.a_id), [p.a_id]) if p.a_id in path_of else [p.a_id]
+        ys = members.get(find(p.b_id), [p.b_id]) if p.b_id in path_of else [p.b_id]
+        extra = len(xs) * len(ys) - 1
+        if extra <= 0:
+            continue
+        if added + extra > limit:
+            left_out += extra
+            continue
+        added += extra
+        for x in xs:
+            for y in ys:
+                if (x, y) != (p.a_id, p.b_id):
+                    out.append(dataclasses.replace(
+                        p, a_id=x, b_id=y, a_path=path_of.get(x, p.a_path), b_path=path_of.get(y, p.b_path),
+                    ))
+    return out, left_out
 
 
 def under_roots(paths: list[str], roots: tuple[str, ...] | list[str]) -> np.ndarray:

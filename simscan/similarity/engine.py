@@ -21,6 +21,7 @@ from simscan.similarity.core import (
     DEFAULT_SIM_PARAMS,
     SimilarityParams,
     compute_pair_arrays,
+    expand_copy_pairs,
     to_pairs,
 )
 from simscan.similarity.grouping import group_pairs
@@ -87,6 +88,7 @@ def find_pairs(
     progress: ProgressSink | None = None,
     cancel: CancelToken | None = None,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    expand_copies: bool = False,
 ) -> list[Pair]:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent).
 
@@ -94,7 +96,10 @@ def find_pairs(
     the copy chosen as representative, and only that representative is paired with other
     files (see ``core``).  Paths of one file on disk (same device and inode: hard links, a
     folder indexed through a symbolic link too) count as one file: only the preferred path
-    appears.  Sorted by best score, descending.  Returns [] when cancelled.
+    appears.  ``expand_copies``: every copy also inherits its representative's pairs with other
+    files (``core.expand_copy_pairs``, at most ``core.MAX_COPY_PAIRS`` added; ``group_pairs``
+    wants the unexpanded list, which is smaller).  Sorted by best score, descending.  Returns
+    [] when cancelled.
     """
     try:
         with _snapshot(index):
@@ -105,7 +110,8 @@ def find_pairs(
             files, ids, offsets, values, min_similarity=min_similarity, params=params, cancel=cancel,
             report=_reporter(progress), identity=identity,
         )
-        return to_pairs(pa, files)
+        pairs = to_pairs(pa, files)
+        return expand_copy_pairs(pairs)[0] if expand_copies else pairs
     except Cancelled:
         return []
 
