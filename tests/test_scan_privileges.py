@@ -65,3 +65,44 @@ def test_unreadable_entries_as_nobody():
         assert os.stat(idx).st_uid == NOBODY and (os.stat(idx).st_mode & 0o777) == 0o600
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to drop to another user")
+def test_index_in_a_folder_the_user_cannot_write(tmp_path: Path):
+    """Read-only storage (as seen by the user): queries work, ``scan --rebuild`` exits 3 with a hint."""
+    top = Path(tempfile.mkdtemp(prefix="simscan-ro-", dir="/tmp"))
+    try:
+        top.chmod(0o755)
+        tree = top / "tree"
+        tree.mkdir()
+        (tree / "a.txt").write_bytes(b"some words for the index " * 40)
+        (tree / "b.txt").write_bytes(b"some words for the index " * 40)
+        ro = top / "ro"
+        ro.mkdir()
+        idx = ro / "i.db"
+        from simscan.scanner import ScanRequest, run_scan
+
+        run_scan(ScanRequest([tree], index_path=idx, jobs=1))
+        idx.chmod(0o644)
+        assert sorted(os.listdir(ro)) == ["i.db", "i.db.lock"]  # no -wal left once the scan closed
+        code = (
+            "import os, sys, io, contextlib\n"
+            "from simscan.cli import main\n"
+            "from simscan.index import Index\n"
+            "import simscan.cli.similarity_cmds, simscan.cli.scan_cmds, simscan.scanner, json, time\n"
+            # Python itself lives under /root here: import what the commands need, then drop root.
+            f"os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
+            f"with Index.open({str(idx)!r}, readonly=True) as ix: print(len(ix.files()))\n"
+            f"print(main(['stats', '--index', {str(idx)!r}, '--format', 'json']) == 0)\n"
+            f"print('rebuild', main(['scan', {str(tree)!r}, '--index', {str(idx)!r}, '--rebuild', '-q']))\n"
+        )
+        env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(top))
+        out = subprocess.run(
+            [sys.executable, "-c", code], check=False, cwd="/", env=env, capture_output=True, text=True, timeout=60
+        )
+        lines = out.stdout.splitlines()
+        assert lines[0] == "2" and lines[-2:] == ["True", "rebuild 3"], (out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr and "must be writable" in out.stderr and str(idx) in out.stderr
+        assert sorted(os.listdir(ro)) == ["i.db", "i.db.lock"]
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
