@@ -170,3 +170,25 @@ def test_stale_fingerprints_are_reported(tree: tuple[Path, Path], capsys: pytest
     assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
     err = capsys.readouterr().err
     assert "2 indexed files were fingerprinted by an older version" in err
+
+
+def test_csv_writers_neutralise_formula_cells() -> None:
+    """Cells that really start with = + - @ (paths as a consumer may hand them in, e.g. relative
+    ones) are written with a leading ' and read back as text; other cells are unchanged."""
+    from simscan.cli.similarity_cmds import write_groups, write_pairs
+    from simscan.similarity import Group, Member, Pair
+
+    names = ["=cmd|' /C calc'!A0.txt", "+1+1.txt", "-2.txt", "@SUM(A1).txt"]
+    pairs = [Pair(1, 2, a, b, 50.0, 60.0, 55.0, 3, False, "near") for a, b in zip(names, names[1:] + names[:1])]
+    buf = io.StringIO()
+    assert write_pairs(pairs, "csv", buf) == 4
+    rows = list(csv.reader(io.StringIO(buf.getvalue())))
+    assert [r[:2] for r in rows[1:]] == [["'" + a, "'" + b] for a, b in zip(names, names[1:] + names[:1])]
+    assert all(r[2] == "60.0" and r[8] == "near" for r in rows[1:])
+    members = [Member(k, n, 10, 0, "utf-8", True, 100.0 if k == 0 else 70.0, "near", k == 0)
+               for k, n in enumerate(names)]
+    buf = io.StringIO()
+    write_groups([Group(0, "near", members[0], members)], "csv", buf)
+    rows = list(csv.reader(io.StringIO(buf.getvalue())))
+    assert [r[5] for r in rows[1:]] == ["'" + n for n in names]
+    assert [r[4] for r in rows[1:]] == ["near"] * 4 and rows[1][0] == "0"
