@@ -67,7 +67,9 @@ def test_options_reach_the_scanner(tmp_path: Path, capsys):
 
 def test_usage_errors(tmp_path: Path, capsys):
     assert main(["scan", str(tmp_path / "missing"), "--index", str(tmp_path / "i.db")]) == EXIT_USAGE
-    assert "no such file or folder" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no such file or folder" in err and str(tmp_path / "missing") in err
+    assert "Give a folder that exists" in err  # says what to do, not only what went wrong
     assert main(["scan", str(tmp_path), "--index", str(tmp_path / "i.db"), "--jobs", "0"]) == EXIT_USAGE
     assert parse_size("10k") == 10_000 and parse_size("2MiB") == 2 << 20 and parse_size("1.5GB") == 1_500_000_000
 

@@ -104,6 +104,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     missing = [r for r in args.roots if not r.exists() and not r.is_symlink()]
     if missing:
         print(f"simscan: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        print(
+            "Give a folder that exists, e.g. `simscan scan ~` or `simscan scan /path/to/folder` "
+            "(several folders may be given).",
+            file=sys.stderr,
+        )
         return 2
     if args.rebuild:
         idx, moved = rebuild(args.index)
