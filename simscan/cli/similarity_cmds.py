@@ -329,6 +329,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"{p.kind}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
         f"b in a {p.containment_b:.1f}%  simhash distance {p.simhash_distance}\n"
     )
+    out.write(f"({COMPARE_SCOPE_NOTE})\n")
     if c.text_a is None or c.text_b is None:
         out.write("(binary: no passages shown)\n")
         return 0
@@ -351,6 +352,8 @@ scores (percent, 0-100):
   containment_a   share of a's fingerprints found in b ("how much of a is in b")
   containment_b   share of b's fingerprints found in a
   best            the largest of the three; the threshold applies to it
+                  (fingerprints held by more than 50 distinct indexed files, or 0.1% of
+                  the index, are boilerplate and left out; `compare` counts them)
   kind            exact (same bytes), content (same text in another encoding or line
                   ending), contained (one file lies largely inside the other: its
                   containment is at least 50% and at least 1.5 times the other's, e.g.
@@ -363,6 +366,21 @@ copy: if A-B is listed, so is A_copy-B, with the same scores (pairs: at most
 --representatives-only lists only the pairs of the oldest copy).  Paths of one file on
 disk (hard links, a folder indexed through a symbolic link) are one file, listed once.
 --format json prints one JSON object per line; csv is safe to open in a spreadsheet."""
+
+
+#: Why ``compare`` and ``pairs`` / ``query`` can show different percentages for one pair.
+COMPARE_SCOPE_NOTE = (
+    "scores of these two files alone; `pairs` and `query` discount fingerprints common to many indexed "
+    "files (boilerplate), so they can show other percentages for the same pair"
+)
+
+_COMPARE_EPILOG = """\
+scores (percent, 0-100): resemblance (Jaccard), a in b, b in a and best, as for `pairs`,
+but computed from the two files alone: every shared fingerprint counts.  `pairs` and
+`query` leave out fingerprints held by many indexed files (more than 50 distinct files,
+or 0.1% of the index: licence headers, templates, boilerplate), so two files that share
+such text score lower there than here.  The matching passages always include it.
+--format json prints one JSON object with the scores and the character ranges."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -393,6 +411,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("compare", help="compare two files and show their matching passages",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_COMPARE_EPILOG,
                        description="Scores of two files and their matching passages (character ranges of the "
                        "decoded texts). The files need not be indexed.")
     p.add_argument("file_a", metavar="FILE_A")

@@ -1,0 +1,39 @@
+"""`compare` scores two files alone; `pairs` discounts fingerprints common to many indexed files.
+The difference is real and the command says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_similarity_support import words
+
+from simscan.cli import main
+
+
+def test_compare_explains_its_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "letters"
+    root.mkdir()
+    header = words(41, 150)  # a template held by more files than the common cut-off (50)
+    for k in range(56):
+        (root / f"letter{k:02d}.txt").write_text(header + "\n\n" + words(100 + k, 300))
+    (root / "z_extra.txt").write_text(words(999, 50))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    a, b = root / "letter00.txt", root / "letter01.txt"
+    capsys.readouterr()
+    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    listed = [r for r in recs if {r["a"], r["b"]} == {str(a), str(b)}]
+    in_pairs = listed[0]["best"] if listed else 0.0
+    assert main(["compare", str(a), str(b), "--format", "json"]) == 0
+    alone = json.loads(capsys.readouterr().out)["best"]
+    assert alone > 25 and in_pairs < 5  # the shared template counts only in compare
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "scores of these two files alone" in out and "discount fingerprints common to many indexed files" in out
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    helptext = capsys.readouterr().out
+    assert "computed from the two files alone" in helptext and "more than 50 distinct files" in helptext
