@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from simscan.gui import dialogs
@@ -565,3 +566,58 @@ def test_mark_copies_spares_reference_folders_similar_and_empty_files(qtbot, win
     win.toggle_mark_selection()
     assert win.model.is_marked(snap.l_file_id[member_row(win, "second.txt")])
     assert win.message.isVisible() and "reference folder" in win.message.text.text()
+
+
+def test_preview_highlights_exact_passages_with_crlf_and_emoji(qtbot, window, tmp_path):
+    import numpy as np
+
+    from simscan.similarity import compare
+    from tests.gui.conftest import edit, prose
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    rng = np.random.default_rng(11)
+    lines = prose(rng, 900).splitlines()
+    # Emoji (outside the BMP: two UTF-16 units each) sprinkled before the matching passages.
+    emoji = [("🙂🚀 " if i % 5 == 0 else "") + line for i, line in enumerate(lines)]
+    (root / "a_crlf.txt").write_bytes("\r\n".join(emoji).encode() + b"\r\n")
+    (root / "b_emoji.txt").write_bytes(edit(rng, "\n".join(emoji) + "\n", 0.2).encode())
+    os.utime(root / "a_crlf.txt", (1_600_000_000, 1_600_000_000))
+    win = window(roots=[str(root)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        assert win.select_member(member_row(win, "b_emoji.txt"))
+    pv = win.preview
+    assert pv.currentIndex() == 1
+    comp = compare(str(root / "a_crlf.txt"), str(root / "b_emoji.txt"))
+    assert comp.ranges_a and "\r\n" in comp.text_a and "🙂" in comp.text_b
+    for pane, text, ranges in ((pv.left, comp.text_a, comp.ranges_a), (pv.right, comp.text_b, comp.ranges_b)):
+        sels = pane.edit.extraSelections()
+        assert len(sels) == len(ranges)
+        for sel, (a, b) in zip(sels, ranges):
+            # What Qt highlights is exactly the passage compare() found (paragraph breaks as U+2029).
+            want = text[a:b].replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\u2029")
+            assert QTextCursor(sel.cursor).selectedText() == want
+    assert pv.left.edit.toPlainText() == comp.text_a.replace("\r\n", "\n")
+
+
+def test_shown_text_matches_a_slow_reference():
+    from simscan.gui.preview import shown_text
+
+    rng = __import__("random").Random(5)
+    alphabet = ["a", "b", " ", "\r", "\n", "\r\n", "é", "🙂", "𝄞"]
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        n = len(text)
+        ranges = sorted({tuple(sorted(rng.sample(range(n + 1), 2))) for _ in range(3)}) if n > 1 else []
+        shown, pos = shown_text(text, list(ranges))
+
+        def slow(o: int, text: str = text) -> int:  # UTF-16 units of the shown text before offset o
+            pre = text[:o]
+            if o and text[o - 1 : o + 1] == "\r\n":
+                pre = pre[:-1]  # the CR of a CRLF split by o is not shown on its own
+            return len(pre.replace("\r\n", "\n").replace("\r", "\n").encode("utf-16-le")) // 2
+
+        assert shown == text.replace("\r\n", "\n").replace("\r", "\n")
+        assert pos == [(slow(a), slow(b)) for a, b in ranges if slow(b) > slow(a)]
