@@ -31,6 +31,8 @@ def _tree(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
     f["edit"].write_text(base[:1500] + " " + words(12, 40) + " " + base[1500:])
     f["other"].write_text(words(13, 400))
     f["copy"].write_text(base)  # a true copy (another inode): must stay an exact pair
+    later = f["a"].stat().st_mtime_ns + 10**9
+    os.utime(f["copy"], ns=(later, later))  # strictly newer than a.txt: never the preferred copy
     f["link"] = root / "sub" / "hardlink_to_a.txt"
     os.link(f["a"], f["link"])
     os.symlink(root, tmp_path / "via_symlink")
@@ -66,6 +68,11 @@ def test_aliases_are_one_file_in_pairs_and_groups(tmp_path: Path) -> None:
     (g,) = groups
     paths = [m.path for m in g.members]
     assert len(set(paths) & aliases) == 1 and str(f["copy"]) in paths and str(f["edit"]) in paths
+    # With a reference folder holding another path of the file, that path is the one kept.
+    with Index.open(idx, readonly=True) as ix:
+        (g,) = find_groups(ix, min_similarity=10, reference_roots=[str(f["link"].parent)])
+    paths = [m.path for m in g.members]
+    assert g.reference.path == str(f["link"]) and len(set(paths) & aliases) == 1
 
 
 def test_group_pairs_never_groups_two_paths_of_one_file(tmp_path: Path) -> None:

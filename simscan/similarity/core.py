@@ -336,6 +336,7 @@ def compute_pair_arrays(
     cancel: CancelToken | None = None,
     report: Callable[[str, int, int], None] | None = None,
     identity: tuple[np.ndarray, np.ndarray] | None = None,
+    reference_roots: Sequence[str] = (),
 ) -> PairArrays:
     """Every pair with best score >= ``min_similarity`` (and something shared), as arrays.
 
@@ -343,10 +344,18 @@ def compute_pair_arrays(
     id.  Exact/content classes become star pairs against their representative; other pairs
     are between representatives (a file identical to X shares X's pairs).
     Rows with the same (device, inode) (``identity``, default: the table's columns) are one
-    file: only the preferred of them takes part (see ``distinct_file_rows``), so no pair ever
-    joins a file with itself.  Raises :class:`Cancelled` when ``cancel`` is set.
+    file: only the preferred of them takes part (see ``distinct_file_rows``; files under
+    ``reference_roots`` preferred first, as in groups), so no pair ever joins a file with itself.  Raises :class:`Cancelled` when ``cancel`` is set.
     """
-    keep = distinct_file_rows(files, identity)
+    rank = None
+    if reference_roots:
+        # The path kept of a file reached by several paths follows the groups' reference rules.
+        pref = under_roots(list(files.paths), tuple(reference_roots))
+        order = np.lexsort((np.asarray(files.ids), np.fromiter(map(len, files.paths), np.int64, len(files.paths)),
+                            np.asarray(files.mtime_ns), ~pref))
+        rank = np.empty(len(files.paths), np.int64)
+        rank[order] = np.arange(len(files.paths))
+    keep = distinct_file_rows(files, identity, rank)
     if keep is not None:
         sub = compute_pair_arrays(
             subset_table(files, keep), csr_ids, offsets, values, min_similarity=min_similarity, params=params,

@@ -132,7 +132,7 @@ def find_groups(
             identity = _identity(index, files)
         pa = compute_pair_arrays(
             files, ids, offsets, values, min_similarity=min_similarity, cancel=cancel, report=_reporter(progress),
-            identity=identity,
+            identity=identity, reference_roots=reference_roots,
         )
     except Cancelled:
         return []
