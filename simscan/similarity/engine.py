@@ -139,26 +139,32 @@ def find_groups(
     return group_pairs(to_pairs(pa, files), files, min_similarity=min_similarity, reference_roots=reference_roots)
 
 
-_FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units"
+_FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"
 
 
 def _file_rows(index: Any, ids: np.ndarray) -> dict[int, tuple]:
-    """id -> (raw path, size, is_text, checksum, content_hash, simhash unsigned, units) for a few ids."""
+    """id -> (raw path, size, is_text, checksum, content_hash, simhash unsigned, units, device, inode)
+    for a few ids (device and inode 0 when unknown)."""
     getter = getattr(index, "files_by_ids", None)
     out: dict[int, tuple] = {}
     if getter is not None:
         t = getter(ids)
-        for k in range(len(t.ids)):
+        n = len(t.ids)
+        dev, ino = getattr(t, "device", None), getattr(t, "inode", None)
+        if dev is None or ino is None or len(dev) != n or len(ino) != n:
+            dev = ino = np.zeros(n, np.int64)
+        for k in range(n):
             out[int(t.ids[k])] = (t.raw_paths[k], int(t.size[k]), bool(t.is_text[k]), t.checksum[k],
-                                  t.content_hash[k], int(t.simhash[k]), int(t.units[k]))
+                                  t.content_hash[k], int(t.simhash[k]), int(t.units[k]), int(dev[k]), int(ino[k]))
         return out
     conn = index.connection  # read-only use, as the index documents
     want = [int(x) for x in ids]
     for s in range(0, len(want), 900):
         chunk = want[s : s + 900]
         q = f"SELECT {_FILE_COLS} FROM files WHERE error IS NULL AND id IN ({','.join('?' * len(chunk))})"
-        for fid, path, size, is_text, ck, ch, sh, units in conn.execute(q, chunk):
-            out[int(fid)] = (bytes(path), int(size), bool(is_text), ck, ch, int(sh) & ((1 << 64) - 1), int(units))
+        for fid, path, size, is_text, ck, ch, sh, units, dev, ino in conn.execute(q, chunk):
+            out[int(fid)] = (bytes(path), int(size), bool(is_text), ck, ch, int(sh) & ((1 << 64) - 1), int(units),
+                             int(dev or 0), int(ino or 0))
     return out
 
 
@@ -246,34 +252,11 @@ def _file_count_bound(index: Any) -> int:
         return int(index.stats().get("files", 0))
 
 
-def _identities(index: Any, ids: list[int]) -> dict[int, tuple[int, int]]:
-    """id -> (device, inode) for a few ids (empty when the index does not know them)."""
-    getter = getattr(index, "files_by_ids", None)
-    if getter is not None:
-        t = getter(np.asarray(ids, np.int64))
-        dev, ino = getattr(t, "device", None), getattr(t, "inode", None)
-        if dev is not None and ino is not None:
-            return {int(i): (int(d), int(n)) for i, d, n in zip(t.ids.tolist(), dev.tolist(), ino.tolist())}
-    out: dict[int, tuple[int, int]] = {}
-    try:
-        conn = index.connection
-        for s in range(0, len(ids), 900):
-            chunk = ids[s : s + 900]
-            q = f"SELECT id, device, inode FROM files WHERE id IN ({','.join('?' * len(chunk))})"
-            for fid, dev, ino in conn.execute(q, chunk):
-                out[int(fid)] = (int(dev or 0), int(ino or 0))
-    except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
-        return {}
-    return out
-
-
-def _aliases(index: Any, meta: dict[int, tuple], qpath: str) -> set[int]:
+def _aliases(meta: dict[int, tuple], qpath: str) -> set[int]:
     """Candidate ids to leave out of a query's result: those that are the queried file itself
     under another path (same device and inode), and all but one path (the shortest, then the
     lowest id) of each indexed file reached by several paths.  Inode 0 means unknown."""
-    ident = _identities(index, sorted(meta))
-    if not ident:
-        return set()
+    ident = {fid: (m[7], m[8]) for fid, m in meta.items()}
     try:
         st = os.stat(qpath)
         qkey = (int(st.st_dev), int(st.st_ino))
@@ -337,7 +320,7 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
     a_id = min(self_ids) if self_ids else -1
     # Other paths of the queried file itself (hard links, a symlinked folder) are not similar
     # files, and several paths of one indexed file are reported once (the shortest path).
-    self_ids |= _aliases(index, meta, qpath)
+    self_ids |= _aliases(meta, qpath)
     cutoff = params.common_cutoff(_file_count_bound(index))
     # Document frequency over distinct contents: copies of one file count once.
     fcontent = np.array([hash(meta[f][4]) if f in meta else f for f in fids.tolist()], np.int64)
@@ -363,7 +346,7 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
         m = meta.get(fid)
         if m is None:
             continue
-        raw, size, is_text, ck, ch, sh, units = m
+        raw, size, is_text, ck, ch, sh, units = m[:7]
         a, b = (int(offsets[k]), int(offsets[k + 1])) if k is not None else (0, 0)
         bset = values[a:b][usable[a:b]]  # none for a copy too short to have fingerprints
         inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
