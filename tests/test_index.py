@@ -412,3 +412,18 @@ def test_posting_job_in_slices_equals_one_pass(tmp_path: Path):
         b.post_pending()
         a.remove_paths([recs[2].path])
         assert _stored_postings(a) == _stored_postings(b) != set()
+
+
+def test_inode_numbers_using_all_64_bits_are_stored(tmp_path: Path):
+    big_ino, big_dev = (1 << 63) + 12345, (1 << 64) - 7
+    rec = FileRecord.from_fingerprints(b"/r/big.txt", big_dev, big_ino, 5, fingerprint_bytes(b"x " * 400))
+    with Index.open(tmp_path / "i.db") as ix:
+        (fid,) = ix.write_files([rec])
+        row = ix.identities_under([b"/r"])[b"/r/big.txt"]
+        assert row[2:4] == (big_dev, big_ino)  # as os.stat reports them
+        assert ix.paths_for_inodes([(big_dev, big_ino)]) == [((big_dev, big_ino), b"/r/big.txt")]
+        ft = ix.files()
+        assert ft.inode.dtype == np.int64 and int(ft.inode.view(np.uint64)[0]) == big_ino
+        assert int(ft.device.view(np.uint64)[0]) == big_dev
+        ix.rename_files([(int(fid), b"/r/moved.txt", big_dev, big_ino + 1)])
+        assert ix.paths_for_inodes([(big_dev, big_ino + 1)]) == [((big_dev, big_ino + 1), b"/r/moved.txt")]

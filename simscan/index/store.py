@@ -53,6 +53,7 @@ _POST_SLICE = 200_000
 #: Fingerprint blobs held at once while collecting postings.
 _BLOB_HOLD = 8 << 20
 _TOP = np.uint64(1 << 63)
+_U64 = (1 << 64) - 1
 
 
 def default_index_path() -> Path:
@@ -129,7 +130,7 @@ class FileTable:
     simhash: np.ndarray
     fp_count: np.ndarray
     units: np.ndarray
-    #: ``st_dev`` and ``st_ino`` when the file was scanned (int64).  Two rows with the same pair are one
+    #: ``st_dev`` and ``st_ino`` when the file was scanned (int64: the signed view of the 64-bit values).  Two rows with the same pair are one
     #: file reached by two paths (hard link, bind mount): never a pair of copies.
     device: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     inode: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -472,8 +473,8 @@ class Index:
             for i, r in enumerate(records):
                 err = r.error
                 values: tuple[Any, ...] = (
-                    r.device,
-                    r.inode,
+                    to_signed64(r.device),  # st_ino may use all 64 bits (overlayfs xino, NFS); SQLite's are signed
+                    to_signed64(r.inode),
                     r.size,
                     r.mtime_ns,
                     None if err else int(r.is_text),
@@ -661,7 +662,7 @@ class Index:
             with self.atomic() as c:
                 c.executemany(
                     "UPDATE files SET path = ?, device = ?, inode = ? WHERE id = ?",
-                    [(p, d, i, fid) for fid, p, d, i in moves],
+                    [(p, to_signed64(d), to_signed64(i), fid) for fid, p, d, i in moves],
                 )
 
     @_sql_errors
@@ -717,6 +718,9 @@ class Index:
             prefix = root if root.endswith(b"/") else root + b"/"
             upper = prefix[:-1] + b"0"  # b"0" sorts right after b"/": the range is exactly "under root"
             out.update((r[0], r) for r in self._conn.execute(q, (ALGORITHM_VERSION, root, prefix, upper)))
+        for p, r in out.items():
+            if r[2] < 0 or r[3] < 0:  # stored signed: give back st_dev / st_ino as os.stat has them
+                out[p] = (r[0], r[1], r[2] & _U64, r[3] & _U64, *r[4:])
         return out
 
     @_sql_errors
@@ -724,14 +728,14 @@ class Index:
         """Indexed rows (any state) of these (device, inode) pairs: ``((device, inode), path)``, by id."""
         by_dev: dict[int, list[int]] = {}
         for dev, ino in keys:
-            by_dev.setdefault(int(dev), []).append(int(ino))
+            by_dev.setdefault(to_signed64(int(dev)), []).append(to_signed64(int(ino)))
         rows: list[tuple[int, int, int, bytes]] = []
         for dev, inos in by_dev.items():
             for chunk in _chunks(sorted(set(inos))):
                 q = f"SELECT id, device, inode, path FROM files WHERE device = ? AND inode IN ({','.join('?' * len(chunk))})"
                 rows.extend(self._conn.execute(q, (dev, *chunk)).fetchall())
         rows.sort()
-        return [((d, i), p) for _, d, i, p in rows]
+        return [((d & _U64, i & _U64), p) for _, d, i, p in rows]
 
     _FILE_COLS = (
         "id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash, fp_count, units,"
