@@ -384,6 +384,8 @@ class PreviewRequest:
     sel_path: str
     ref_info: Any
     sel_info: Any
+    pair: Any = None  # the selected row's Pair (reference, selected) as listed, or None
+    similarity: float | None = None  # the percentage the selected row shows
 
 
 def compare_files(req: PreviewRequest, progress: Sink, cancel: CancelToken) -> tuple[PreviewRequest, Any]:

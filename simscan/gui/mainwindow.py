@@ -818,9 +818,11 @@ class MainWindow(QMainWindow):
         return FileInfo(s.paths[m], s.l_size[m], s.l_mtime[m], s.encodings[m], s.is_text[m], role)
 
     def show_preview(self, ref: int, sel: int) -> None:
+        snap = self.model.snapshot
         req = jobs.PreviewRequest(
-            self.model.snapshot.paths[ref], self.model.snapshot.paths[sel],
+            snap.paths[ref], snap.paths[sel],
             self._info(ref, "reference"), self._info(sel, "selected"),
+            snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel],
         )
         self.preview.show_message(self.tr("Comparing…"))
         self.runner.start(
@@ -832,7 +834,7 @@ class MainWindow(QMainWindow):
 
     def _on_preview(self, value: tuple[jobs.PreviewRequest, Any]) -> None:
         req, comp = value
-        self.preview.show_comparison(comp, req.ref_info, req.sel_info)
+        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity)
         self.previewShown.emit()
 
     def _on_preview_failed(self, err: BaseException) -> None:

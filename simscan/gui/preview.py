@@ -11,6 +11,7 @@ top of the other; between matches the sides move proportionally.
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,21 +213,16 @@ class PreviewWidget(QStackedWidget):
         enc = info.encoding or ("binary" if not info.is_text else "")
         return " · ".join(x for x in (format_size(info.size), when, enc) if x)
 
-    def show_comparison(self, comp: Any, ref: FileInfo, sel: FileInfo) -> None:
-        """``comp``: a ``simscan.similarity.Comparison`` of (reference, selected)."""
-        pair = comp.pair
-        self.summary.setText(
-            self.tr(
-                "{kind}: {best:.1f} % similar — resemblance {r:.1f} %, {cb:.1f} % of the selected file is in the "
-                "reference, {ca:.1f} % of the reference is in the selected file."
-            ).format(
-                kind=self.tr(pair.kind).capitalize(),
-                best=pair.best,
-                r=pair.resemblance,
-                ca=pair.containment_a,
-                cb=pair.containment_b,
-            )
-        )
+    def show_comparison(
+        self, comp: Any, ref: FileInfo, sel: FileInfo, row_pair: Any = None, row_similarity: float | None = None
+    ) -> None:
+        """``comp``: a ``simscan.similarity.Comparison`` of (reference, selected), used for the
+        highlighted passages.  The scores in the summary are the list's (``row_pair``: the
+        member's Pair from find_pairs, ``row_similarity``: the percentage its row shows), so one
+        pair never shows two numbers; find_pairs discounts fingerprints common across the index,
+        compare() sees the two files alone — that figure is added, labelled, when it differs."""
+        self.summary.setText(self.summary_text(comp.pair, row_pair, row_similarity))
+        listed = row_similarity if row_similarity is not None and not math.isnan(row_similarity) else comp.pair.best
         self.left.set_header(self.tr("Reference: {0}").format(ref.path), ref.path, self._describe(ref))
         self.right.set_header(self.tr("Selected: {0}").format(sel.path), sel.path, self._describe(sel))
         notes = []
@@ -234,7 +230,7 @@ class PreviewWidget(QStackedWidget):
             # Binary: show what we know instead of bytes.
             for pane, info, text in ((self.left, ref, comp.text_a), (self.right, sel, comp.text_b)):
                 if text is None:
-                    pane.set_text(self._metadata(info, pair), [])
+                    pane.set_text(self._metadata(info, comp.pair, listed), [])
                 else:
                     pane.set_text(text[:TEXT_CAP], [])
             notes.append(self.tr("Binary files are compared by their bytes; there is no text to show."))
@@ -255,7 +251,34 @@ class PreviewWidget(QStackedWidget):
         self.note.setVisible(bool(notes))
         self.setCurrentIndex(1)
 
-    def _metadata(self, info: FileInfo, pair: Any) -> str:
+    def summary_text(self, alone: Any, row_pair: Any, row_similarity: float | None) -> str:
+        """The summary line: the list's scores for the pair, then compare()'s if different."""
+        shown = row_pair if row_pair is not None else alone
+        best = row_similarity if row_similarity is not None and not math.isnan(row_similarity) else None
+        if row_pair is not None:
+            text = self.tr(
+                "{kind}: {best:.1f} % similar — resemblance {r:.1f} %, {cb:.1f} % of the selected file is in the "
+                "reference, {ca:.1f} % of the reference is in the selected file."
+            ).format(
+                kind=self.tr(shown.kind).capitalize(),
+                best=best if best is not None else shown.best,
+                r=shown.resemblance,
+                ca=shown.containment_a,
+                cb=shown.containment_b,
+            )
+        elif best is not None:
+            text = self.tr("{kind}: {best:.1f} % similar.").format(kind=self.tr(alone.kind).capitalize(), best=best)
+        else:
+            text = self.tr("{kind}.").format(kind=self.tr(alone.kind).capitalize())
+        listed = best if best is not None else (row_pair.best if row_pair is not None else None)
+        if listed is None or f"{listed:.1f}" != f"{alone.best:.1f}":
+            text += " " + self.tr(
+                "(These two files alone: {best:.1f} % — resemblance {r:.1f} %; the list discounts passages that "
+                "are common across the whole index.)"
+            ).format(best=alone.best, r=alone.resemblance)
+        return text
+
+    def _metadata(self, info: FileInfo, pair: Any, similarity: float) -> str:
         from simscan.gui.models import format_size
 
         lines = [
@@ -265,7 +288,7 @@ class PreviewWidget(QStackedWidget):
             self.tr("Size: {0} ({1:,} bytes)").format(format_size(info.size), info.size),
             self.tr("Modified: {0}").format(self._describe(info).split(" · ")[1]),
             self.tr("Identical bytes: {0}").format(self.tr("yes") if pair.exact else self.tr("no")),
-            self.tr("Similarity: {0:.1f} %").format(pair.best),
+            self.tr("Similarity: {0:.1f} %").format(similarity),
         ]
         return "\n".join(lines)
 

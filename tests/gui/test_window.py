@@ -621,3 +621,37 @@ def test_shown_text_matches_a_slow_reference():
 
         assert shown == text.replace("\r\n", "\n").replace("\r", "\n")
         assert pos == [(slow(a), slow(b)) for a, b in ranges if slow(b) > slow(a)]
+
+
+def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
+    """The list discounts passages common across the index (find_pairs); compare() sees two files
+    alone.  The summary shows the row's numbers and labels compare()'s as such."""
+    import numpy as np
+
+    from simscan.similarity import compare
+    from tests.gui.conftest import prose
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    common = prose(np.random.default_rng(1), 300)  # boilerplate in more files than the common cut-off
+    shared = prose(np.random.default_rng(2), 300)
+    for i in range(60):
+        (root / f"f{i:02}.txt").write_text(common + prose(np.random.default_rng(100 + i), 100))
+    (root / "a.txt").write_text(common + shared + prose(np.random.default_rng(50), 200))
+    (root / "b.txt").write_text(common + shared + prose(np.random.default_rng(51), 200))
+    win = window(roots=[str(root)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    snap = win.model.snapshot
+    m = next(m for m, p in enumerate(snap.paths) if os.path.basename(p) in ("a.txt", "b.txt") and not snap.l_is_ref[m])
+    ref = snap.l_start[snap.l_group[m]]
+    row_pair = snap.pairs[m]
+    alone = compare(snap.paths[ref], snap.paths[m]).pair
+    assert f"{alone.best:.1f}" != f"{snap.l_sim[m]:.1f}"  # the case this test is about
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        assert win.select_member(m)
+    text = win.preview.summary.text()
+    listed = win.proxy.mapFromSource(win.model.member_index(m, COL_SIMILARITY)).data(SimilarityRole)
+    assert text.startswith(f"{row_pair.kind.capitalize()}: {listed:.1f} % similar")
+    assert f"resemblance {row_pair.resemblance:.1f} %" in text
+    assert f"These two files alone: {alone.best:.1f} %" in text
