@@ -104,5 +104,17 @@ def test_index_in_a_folder_the_user_cannot_write(tmp_path: Path):
         assert lines[0] == "2" and lines[-2:] == ["True", "rebuild 3"], (out.stdout, out.stderr)
         assert "Traceback" not in out.stderr and "must be writable" in out.stderr and str(idx) in out.stderr
         assert sorted(os.listdir(ro)) == ["i.db", "i.db.lock"]
+        # While a writer has the index open its write-ahead log exists: an immutable read could be
+        # inconsistent, so the user is told what is needed instead.
+        with Index.open(idx) as writer:
+            writer.write_files([])
+            assert (ro / "i.db-wal").exists()
+            (ro / "i.db-shm").chmod(0o600)  # the reader cannot share the writer's memory index either
+            code = code.split("with Index.open")[0] + f"print('stats', main(['stats', '--index', {str(idx)!r}]))\n"
+            out = subprocess.run(
+                [sys.executable, "-c", code], check=False, cwd="/", env=env, capture_output=True, text=True, timeout=60
+            )
+        assert out.stdout.split() == ["stats", "3"], (out.stdout, out.stderr)
+        assert "write-ahead log" in out.stderr and "Traceback" not in out.stderr, out.stderr
     finally:
         shutil.rmtree(top, ignore_errors=True)

@@ -204,8 +204,8 @@ def _check_file(path: Path) -> None:
             f"the index {path} cannot be read: {e.strerror or e}.",
             "Check its permissions, or use another --index PATH.",
         ) from e
-    if head.startswith(SQLITE_MAGIC):
-        return
+    if head.startswith(SQLITE_MAGIC) or (not head and Path(f"{path}-wal").exists()):
+        return  # (an index being created may have its first page in the write-ahead log only)
     if _damaged_index(path, head):
         raise corrupt(path, "its SQLite header is gone")
     raise _not_an_index(path, "an empty file" if not head else "not a SQLite database")
