@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
 from simscan.gui.chart import FolderSpaceChart, SimilarityHistogram
 from simscan.gui.export import WRITERS
@@ -73,7 +74,8 @@ from simscan.gui.models import (
 from simscan.gui.preview import FileInfo, PreviewWidget
 from simscan.gui.widgets import MessageBar, PlaceholderListView, ResultsView, SimilarityBarDelegate
 from simscan.gui.workers import JobRunner
-from simscan.index import IndexCorrupt, default_index_path, move_aside
+from simscan.index import IndexCorrupt, default_index_path
+from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
 
@@ -90,6 +92,16 @@ def make_settings() -> QSettings:
     """simscan's settings, always in an INI file (tests point it elsewhere with
     ``QSettings.setPath(IniFormat, UserScope, tmp)``)."""
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+
+
+def looks_like_sqlite(path: Path) -> bool:
+    """Whether ``path`` starts with the SQLite header (a damaged index still does; a document
+    opened as an index by mistake does not)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def open_url(url: QUrl) -> bool:
@@ -1137,8 +1149,9 @@ class MainWindow(QMainWindow):
         self._set_idle()
         what, todo = dialogs.describe_error(err)
         text = f"{what}\n{todo}" if todo else what
-        if isinstance(err, IndexCorrupt):
-            # The core's hint names the CLI's --rebuild; here the button does the same.
+        if isinstance(err, IndexCorrupt) and looks_like_sqlite(self.index_path):
+            # The core's hint names the CLI's --rebuild; here the button does the same.  Only for
+            # a damaged SQLite file: anything else is not ours to move (a file picked by mistake).
             text = what + "\n" + self.tr(
                 "Start a fresh index: the damaged file is kept beside it (renamed …corrupt-<time>) and your files "
                 "are not touched; then scan again."
@@ -1149,8 +1162,23 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _fresh_index(self) -> None:
+        """Move the damaged index aside and start a new one — through ``index.rebuild``, which
+        refuses while a scan (this window's or another program's) holds the index."""
+        if self.runner.busy("scan"):
+            self.show_message(self.tr("A scan is running; wait for it to finish, then try again."), "warning")
+            return
+        if not looks_like_sqlite(self.index_path):
+            self.show_message(self.tr("{0} is not a simscan index; it was left untouched.").format(self.index_path),
+                              "warning")
+            return
         try:
-            moved = move_aside(self.index_path)
+            fresh, moved = rebuild_index(self.index_path)
+            fresh.close()
+        except SimscanError as e:
+            what, todo = dialogs.describe_error(e)
+            self.show_message(self.tr("The damaged index was not moved: {0}").format(f"{what}\n{todo}".strip()),
+                              "error")
+            return
         except OSError as e:
             self.show_message(self.tr("Could not move the damaged index aside: {0}").format(e), "error")
             return

@@ -443,17 +443,66 @@ def test_filters_kind_and_search(qtbot, window, corpus):
     assert "0 groups" in win.summary_label.text()
 
 
-def test_unreadable_index_is_shown_with_a_way_out(qtbot, window, tmp_path):
+def test_a_file_that_is_not_an_index_is_never_moved(qtbot, window, tmp_path):
     bad = tmp_path / "index.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)
+    win = window(autoload=False)
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT):
+        win.load_results()
+    assert win.message.isVisible() and not win.message.action.isVisible()  # nothing offers to move it
+    win._fresh_index()  # even if asked directly
+    assert bad.read_bytes() == b"this is not a database" * 100
+    assert not list(tmp_path.glob("index.sqlite3.corrupt*"))
+
+
+def damaged_index(qtbot, window, corpus, tmp_path) -> Path:
+    """A real index with its pages overwritten (the SQLite header intact)."""
+    win = window(roots=[str(corpus)])
+    scan(qtbot, win)
+    win.close()
+    path = tmp_path / "index.sqlite3"
+    for side in tmp_path.glob("index.sqlite3-*"):
+        side.unlink()
+    data = bytearray(path.read_bytes())
+    for off in range(4096, len(data), 4096):
+        data[off : off + 100] = b"\xff" * 100
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_damaged_index_is_shown_with_a_way_out(qtbot, window, corpus, tmp_path):
+    bad = damaged_index(qtbot, window, corpus, tmp_path)
     win = window(autoload=False)
     with qtbot.waitSignal(win.errorShown, timeout=WAIT) as blocker:
         win.load_results()
     assert "damaged" in blocker.args[0]
     assert win.message.isVisible() and win.message.action.isVisible()
+    damaged = bad.read_bytes()
     win.message.action.click()  # "Start a fresh index": moves the damaged file aside
-    assert not bad.exists()
-    assert list(tmp_path.glob("index.sqlite3.corrupt*"))
+    kept = [p for p in tmp_path.glob("index.sqlite3.corrupt*") if not p.name.endswith(("-wal", "-shm"))]
+    assert len(kept) == 1 and kept[0].read_bytes() == damaged
+    with Index.open(bad, readonly=True) as idx:  # a new, empty index in its place
+        assert len(idx.files()) == 0
+    assert all(p.exists() for p in corpus.iterdir())
+
+
+def test_fresh_index_waits_for_a_scan_holding_the_index(qtbot, window, corpus, tmp_path):
+    import fcntl
+
+    bad = damaged_index(qtbot, window, corpus, tmp_path)
+    win = window(autoload=False)
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT):
+        win.load_results()
+    # Another program's scan holds the index's lock.
+    fd = os.open(f"{bad}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with qtbot.waitSignal(win.errorShown, timeout=WAIT) as blocker:
+            win.message.action.click()
+    finally:
+        os.close(fd)
+    assert "not moved" in blocker.args[0] and "scan" in blocker.args[0]
+    assert bad.exists() and not list(tmp_path.glob("index.sqlite3.corrupt*"))
 
 
 def test_open_reveal_copy(qtbot, window, corpus, monkeypatch):
