@@ -237,6 +237,13 @@ def trash_dir_ready() -> None:
         os.makedirs(data, exist_ok=True)
 
 
+#: Why a file whose name Qt cannot represent exactly is left in place.
+UNNAMEABLE = (
+    "its name is not valid text in this system's encoding, so it cannot be handed to the trash byte for byte "
+    "(another file with a similar name could be moved instead); rename it, then scan again"
+)
+
+
 def qt_file_name(path: str) -> str | None:
     """The name to give QFile so that it opens exactly the bytes ``os.fsencode(path)``, or None.
 
@@ -262,10 +269,7 @@ def move_to_trash(path: str) -> tuple[bool, str]:
 
     name = qt_file_name(path)
     if name is None:
-        return False, (
-            "its name is not valid text in this system's encoding, and the trash cannot be given it "
-            "byte for byte; rename it or delete it with your file manager"
-        )
+        return False, UNNAMEABLE
     f = QFile(name)
     if f.moveToTrash():
         return True, ""
@@ -342,7 +346,7 @@ def trash(
         if not os.path.lexists(t.path):
             missing.append(t.path)
             continue
-        why = refusal(t)
+        why = refusal(t) or (UNNAMEABLE if qt_file_name(t.path) is None else "")
         if why:
             refused.append((t.path, why))
         else:

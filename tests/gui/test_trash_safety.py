@@ -82,12 +82,12 @@ def test_undecodable_name_never_trashes_its_lookalike(qtbot, window, tmp_path):
     # Neither moved: the look-alike is not the marked file, and the marked name cannot be given
     # to the trash byte for byte.
     assert os.path.exists(os.fsencode(bad)) and Path(look).read_bytes() == data
-    assert not out.trashed and [p for p, _ in out.failed] == [bad]
-    assert "not valid text" in out.failed[0][1]
+    assert not out.trashed and not out.failed and [p for p, _ in out.refused] == [bad]
+    assert "not valid text" in out.refused[0][1] and "rename it" in out.refused[0][1]
     trash_files = tmp_path / "xdg-data" / "Trash" / "files"
     assert not trash_files.exists() or not list(trash_files.iterdir())
     assert {os.fsencode(bad), os.fsencode(look)} <= indexed(win)  # the index forgot nothing
-    assert "could not be moved" in win.message.text.text() and "bad" in win.message.text.text()
+    assert "NOT moved" in win.message.text.text() and "not valid text" in win.message.text.text()
 
 
 def test_valid_non_ascii_name_is_trashed_exactly(qtbot, window, tmp_path):
@@ -197,3 +197,19 @@ def test_after_trash_marks_are_cleared_in_one_pass(qtbot, window, tmp_path, monk
     win._on_trashed(jobs.TrashOutcome(list(gone), [], [], None))
     assert len(calls) <= 2
     assert win.model.marked == builtins.set(s.l_file_id[11:])
+
+
+def test_move_to_trash_itself_refuses_a_name_qt_would_change(qapp, tmp_path):
+    from simscan.gui import jobs
+
+    root = tmp_path / "docs"
+    try:
+        write_copies(root, [b"bad\xff.txt", "bad\ufffd.txt"])
+    except OSError:
+        pytest.skip("this file system rejects non-UTF-8 names")
+    bad = os.fsdecode(os.fsencode(str(root)) + b"/bad\xff.txt")
+    assert jobs.qt_file_name(bad) is None
+    assert jobs.qt_file_name(str(root / "bad\ufffd.txt")) == str(root / "bad\ufffd.txt")
+    jobs.trash_dir_ready()
+    assert jobs.move_to_trash(bad) == (False, jobs.UNNAMEABLE)
+    assert sorted(os.listdir(os.fsencode(root))) == sorted([b"bad\xff.txt", "bad\ufffd.txt".encode()])
