@@ -280,14 +280,38 @@ def _identity(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def refusal(target: TrashTarget) -> str:
+@dataclass(frozen=True)
+class _KeptState:
+    """The kept members of one group as they are on disk now."""
+
+    identities: dict[tuple[int, int], str]  # (device, inode) -> path, of every kept member that exists
+    intact: frozenset[tuple[int, int]]  # those that still count as the kept copy (regular, size as scanned)
+
+
+def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
+    identities: dict[tuple[int, int], str] = {}
+    intact: set[tuple[int, int]] = set()
+    for k in kept:
+        try:
+            kst = os.stat(k.path)
+        except OSError:
+            continue
+        ident = _identity(kst)
+        identities.setdefault(ident, k.path)
+        if stat.S_ISREG(kst.st_mode) and not (same_content and kst.st_size != k.size):
+            intact.add(ident)
+    return _KeptState(identities, frozenset(intact))
+
+
+def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
     """Why ``target`` must not be moved now ("" when it may).
 
     The last line of defence before a file leaves: the file must still be the regular file the
     scan saw (size and mtime in ns unchanged), must not be the very same file (device, inode) as
     a member that is kept (a hard link, or the same file reached through a symlinked folder), and
     at least one kept member must still exist as a separate file — for true copies, with the size
-    the scan saw.
+    the scan saw.  ``kept``: the group's :func:`_kept_state`, shared by its marked members (stat
+    each kept file once, not once per marked file).
     """
     rescan = "; scan again to update the results"
     try:
@@ -300,24 +324,15 @@ def refusal(target: TrashTarget) -> str:
         return "it is no longer a regular file" + rescan
     if st.st_size != target.size or st.st_mtime_ns != target.mtime_ns:
         return "it changed since the scan" + rescan
+    if kept is None:
+        kept = _kept_state(target.kept, target.same_content)
     me = _identity(st)
-    any_kept = False
-    for k in target.kept:
-        try:
-            kst = os.stat(k.path)
-        except OSError:
-            continue
-        if _identity(kst) == me:
-            return (
-                f"it is the same file as the kept {k.path} (a hard link or a path through a linked folder): "
-                "trashing it would lose the only copy" + rescan
-            )
-        if not stat.S_ISREG(kst.st_mode):
-            continue
-        if target.same_content and kst.st_size != k.size:
-            continue
-        any_kept = True
-    if not any_kept:
+    if me in kept.identities:
+        return (
+            f"it is the same file as the kept {kept.identities[me]} (a hard link or a path through a linked "
+            "folder): trashing it would lose the only copy" + rescan
+        )
+    if not kept.intact:
         return "no other file of its group is left unchanged on disk, so no copy would be kept" + rescan
     return ""
 
@@ -342,11 +357,15 @@ def trash(
     failed: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
     todo: list[str] = []
+    states: dict[int, tuple[tuple[KeptFile, ...], _KeptState]] = {}  # by id of a group's shared kept tuple
     for t in targets:
         if not os.path.lexists(t.path):
             missing.append(t.path)
             continue
-        why = refusal(t) or (UNNAMEABLE if qt_file_name(t.path) is None else "")
+        key = id(t.kept)
+        if key not in states:
+            states[key] = (t.kept, _kept_state(t.kept, t.same_content))
+        why = refusal(t, states[key][1]) or (UNNAMEABLE if qt_file_name(t.path) is None else "")
         if why:
             refused.append((t.path, why))
         else:

@@ -984,14 +984,16 @@ class MainWindow(QMainWindow):
         marked = self.model.marked
         copies = (KIND_CODE["exact"], KIND_CODE["content"])
         out = []
+        kept_of: dict[int, tuple[jobs.KeptFile, ...]] = {}  # per group, once: groups can hold thousands
         for m in members:
             g = snap.l_group[m]
-            lo, hi = snap.l_start[g], snap.l_start[g + 1]
-            kept = tuple(
-                jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k])
-                for k in range(lo, hi)
-                if snap.l_file_id[k] not in marked
-            )
+            kept = kept_of.get(g)
+            if kept is None:
+                kept = kept_of[g] = tuple(
+                    jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k])
+                    for k in range(snap.l_start[g], snap.l_start[g + 1])
+                    if snap.l_file_id[k] not in marked
+                )
             out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept,
                                         snap.l_g_kind[g] in copies))
         return out
