@@ -961,7 +961,8 @@ class MainWindow(QMainWindow):
             examples = "\n".join("  " + snap.paths[snap.l_start[g]] for g in whole[:5])
             details = self.tr(
                 "Warning: in {0:,} group(s) EVERY file is marked, so no copy of them would be kept, e.g.:\n{1}\n\n"
-                "Unmark the reference of those groups to keep one copy."
+                "Those files will be left in place. Unmark the file to keep in each of those groups (e.g. its "
+                "reference) to move the others."
             ).format(len(whole), examples) + "\n\n" + details
         if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(whole)):
             return

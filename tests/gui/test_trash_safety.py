@@ -213,3 +213,16 @@ def test_move_to_trash_itself_refuses_a_name_qt_would_change(qapp, tmp_path):
     jobs.trash_dir_ready()
     assert jobs.move_to_trash(bad) == (False, jobs.UNNAMEABLE)
     assert sorted(os.listdir(os.fsencode(root))) == sorted([b"bad\xff.txt", "bad\ufffd.txt".encode()])
+
+
+def test_a_fully_marked_group_keeps_every_file(qtbot, window, tmp_path):
+    root = tmp_path / "docs"
+    write_copies(root, ["a.txt", "b.txt", "c.txt"])
+    win = window([str(root)])
+    s = win.model.snapshot
+    win.model.set_marked(s.l_file_id, True)
+    assert win.model.fully_marked_groups() == [0]
+    out = trash(qtbot, win)
+    assert not out.trashed and len(out.refused) == 3
+    assert all("no copy would be kept" in why for _, why in out.refused)
+    assert sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt", "c.txt"]
