@@ -245,7 +245,7 @@ class MainWindow(QMainWindow):
                                      tr("Copy the selected files' paths"))
         self.act_mark = self._action(tr("&Mark / Unmark"), self.toggle_mark_selection, None, None,
                                      tr("Mark the selected files for the trash (Space)"))
-        self.act_mark_dupes = self._action(tr("Mark &Copies but Reference"), self.mark_all_but_reference, "Ctrl+M",
+        self.act_mark_dupes = self._action(tr("Mark Copies but &Reference"), self.mark_all_but_reference, "Ctrl+M",
                                            sp.SP_DialogApplyButton,
                                            tr("Mark the exact copies (same bytes or same text) in the shown groups; "
                                               "never a reference, a file in a reference folder or an empty file. "
