@@ -10,6 +10,12 @@ Phases (reported through :class:`simscan.progress.Throttle`, about 10 reports a 
 :mod:`simscan.index.schema` version 2; most were added in slices while the writer waited for its
 workers) and ``done``.
 
+Roots are resolved to real paths (symbolic links followed) and a root inside another one, or
+given twice, is dropped: every file has one path in the index.  A new path whose (device, inode)
+is already indexed under another path outside the roots that still leads to the same file (a
+hard link, a bind mount, an earlier scan by another route) is not indexed again but noted as a
+problem ("same file as ...: indexed once"), as the walk does for hard links within one scan.
+
 Incremental: a path whose (device, inode, size, mtime_ns) matches its index row, computed by
 the current algorithm version and without error, is not opened.  A path not in the index whose
 (device, inode, size, mtime_ns) matches an indexed path that has disappeared is a rename: its

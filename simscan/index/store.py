@@ -8,6 +8,13 @@ GUI) query while a scan writes; ``synchronous=NORMAL`` (in WAL mode a power loss
 last commits but never corrupts); ``busy_timeout`` so short write collisions wait instead of
 failing.  The file is created with mode 0600 (SQLite gives the -wal/-shm files the same mode).
 
+A read-only open never writes or creates anything: it checks the 16-byte SQLite header itself
+first (an empty or foreign file is "not a simscan index", left untouched and never offered to be
+moved aside), refuses an older schema (a scan upgrades it) and, on storage where SQLite cannot
+create its shared-memory file, reads with ``immutable=1`` when no write-ahead log exists.
+:func:`move_aside` / :func:`rebuild` only move a file with the SQLite header (or one whose header
+was overwritten, recognised by simscan's lock file beside it), never another program's file.
+
 Scans are serialised by an exclusive ``flock`` on ``<index>.lock`` (:meth:`Index.scan_lock`):
 the kernel drops it when the process dies, even by ``kill -9``, so a crashed scan never leaves
 a stale lock behind.
