@@ -124,3 +124,15 @@ def test_memory_table_identity(tmp_path: Path) -> None:
     t, *_ = table_from_paths([f["a"], f["link"], f["edit"]])
     st = [os.stat(p) for p in (f["a"], f["link"], f["edit"])]
     assert t.device.tolist() == [s.st_dev for s in st] and t.inode.tolist() == [s.st_ino for s in st]
+
+
+def test_reference_root_given_through_a_symlink_still_matches(tmp_path):
+    from simscan.similarity.core import under_roots
+
+    real = tmp_path / "originals"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    paths = [str(real / "a.txt"), str(tmp_path / "other" / "b.txt")]
+    assert under_roots(paths, (str(link),)).tolist() == [True, False]
+    assert under_roots(paths, (str(real),)).tolist() == [True, False]

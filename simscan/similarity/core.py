@@ -616,8 +616,13 @@ def expand_copy_pairs(pairs: Sequence[Pair], limit: int = MAX_COPY_PAIRS) -> tup
 
 
 def under_roots(paths: list[str], roots: tuple[str, ...] | list[str]) -> np.ndarray:
-    """Boolean per path: inside one of ``roots`` (absolute, normalised, by path component)."""
+    """Boolean per path: inside one of ``roots`` (absolute, normalised, by path component).
+
+    The scanner stores real paths (symbolic links in the roots resolved), so each root is
+    matched both as given and resolved: a reference folder named through a link still counts.
+    """
     if not roots:
         return np.zeros(len(paths), dtype=bool)
-    norm = tuple(os.path.join(os.path.abspath(os.fsdecode(r)), "") for r in roots)
+    forms = {f(os.fsdecode(r)) for r in roots for f in (os.path.abspath, os.path.realpath)}
+    norm = tuple(os.path.join(r, "") for r in sorted(forms))
     return np.fromiter((p.startswith(norm) for p in paths), dtype=bool, count=len(paths))
