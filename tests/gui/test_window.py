@@ -239,8 +239,15 @@ def test_reference_folder_decides_the_reference(qtbot, window, corpus, tmp_path)
     assert g["kept.txt"][0] == "reference"
     assert g["original.txt"] == ("exact", 100.0)
     # Unticking the reference folder regroups at once (no scan): the oldest file is kept again.
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
-        win.folders.set_reference(1, False)
+    # Wait for the regrouped state itself: a load still finishing from the scan may also emit
+    # resultsLoaded, so waiting for one signal could read the grouping before the untick.
+    win.folders.set_reference(1, False)
+
+    def regrouped() -> bool:
+        groups = shown_groups(win)
+        return bool(groups) and groups[0].get("original.txt", ("",))[0] == "reference"
+
+    qtbot.waitUntil(regrouped, timeout=WAIT)
     g = shown_groups(win)[0]
     assert g["original.txt"][0] == "reference" and g["kept.txt"] == ("exact", 100.0)
 
