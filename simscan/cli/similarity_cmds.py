@@ -161,8 +161,8 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
             total = sum(m.size for m in g.members)
             out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {_human(total)}\n")
             for m in g.members:
-                tag = "  ref " if m.is_reference else "      "
-                out.write(f"{tag}{m.similarity:6.1f}%  {m.kind:<9}  {display_path(m.path)}\n")
+                kind = "reference" if m.is_reference else m.kind
+                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {display_path(m.path)}\n")
             out.write("\n")
 
 
