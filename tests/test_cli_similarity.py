@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_similarity_support import words, write_index
+from similarity_support import words, write_index
 
 from simscan.cli import main
 from simscan.cli.similarity_cmds import csv_cell

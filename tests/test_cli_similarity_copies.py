@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_similarity_support import words
+from similarity_support import words
 
 from simscan.cli import main
 from simscan.index import Index

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_similarity_support import words
+from similarity_support import words
 
 from simscan.fingerprint import fingerprint_file
 from simscan.fingerprint.text import normalize

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_similarity_support import words
+from similarity_support import words
 
 from simscan.cli import main
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_similarity_support import index_tree, words
+from similarity_support import index_tree, words
 
 from simscan.fingerprint import DEFAULT_PARAMS, rolling
 from simscan.index import Index

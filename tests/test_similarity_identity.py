@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_similarity_support import words, write_index
+from similarity_support import words, write_index
 
 from simscan.index import FileTable, Index
 from simscan.similarity import Pair, find_groups, find_pairs, group_pairs, query

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_similarity_support import words
+from similarity_support import words
 
 from simscan.similarity import compare
 from simscan.similarity.compare import classify
