@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QFrame,
     QHBoxLayout,
@@ -34,6 +35,21 @@ def blend(a: QColor, b: QColor, t: float) -> QColor:
         round(a.blue() + (b.blue() - a.blue()) * t),
     )
 
+
+
+def paint_placeholder(view: QAbstractItemView, text: str, margin: int) -> None:
+    """Draw ``text`` greyed in the middle of an item view whose model has no rows."""
+    model = view.model()
+    if model is None or model.rowCount() != 0 or not text:
+        return
+    p = QPainter(view.viewport())
+    p.setPen(view.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+    p.drawText(
+        view.viewport().rect().adjusted(margin, margin, -margin, -margin),
+        int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap),
+        text,
+    )
+    p.end()
 
 class SimilarityBarDelegate(QStyledItemDelegate):
     """Draws a percentage (``SimilarityRole``, 0..100) as a bar behind its text."""
@@ -133,16 +149,7 @@ class PlaceholderListView(QListView):
 
     def paintEvent(self, event: Any) -> None:
         super().paintEvent(event)
-        model = self.model()
-        if model is not None and model.rowCount() == 0 and self.placeholder:
-            p = QPainter(self.viewport())
-            p.setPen(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
-            p.drawText(
-                self.viewport().rect().adjusted(8, 8, -8, -8),
-                int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap),
-                self.placeholder,
-            )
-            p.end()
+        paint_placeholder(self, self.placeholder, 8)
 
 
 class ResultsView(QTreeView):
@@ -177,13 +184,4 @@ class ResultsView(QTreeView):
 
     def paintEvent(self, event: Any) -> None:
         super().paintEvent(event)
-        model = self.model()
-        if model is not None and model.rowCount() == 0 and self.placeholder:
-            p = QPainter(self.viewport())
-            p.setPen(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
-            p.drawText(
-                self.viewport().rect().adjusted(24, 24, -24, -24),
-                int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap),
-                self.placeholder,
-            )
-            p.end()
+        paint_placeholder(self, self.placeholder, 24)
