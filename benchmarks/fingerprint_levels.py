@@ -1,6 +1,6 @@
 """Size-dependent, nested anchored fingerprints: measure level schedules on the evaluation corpus.
 
-For every file of ``$SIMSCAN_EVALCORPUS`` (default /work/shared/evalcorpus) this computes, in
+For every file of ``$SIMSCAN_EVALCORPUS`` (default ../shared/evalcorpus beside the repository) this computes, in
 memory and independently of the fingerprinter's own code paths, the rolling fingerprints
 (``fingerprint_many``, unchanged) and the anchored fingerprints of several candidate rules:
 
@@ -26,7 +26,6 @@ Run: ``python3 benchmarks/fingerprint_levels.py`` (about 15 s).
 
 from __future__ import annotations
 
-import csv
 import os
 import sys
 import time
@@ -37,11 +36,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fingerprint_tuning import load  # same corpus loading (benchmarks/ is on sys.path when run)
+
 from simscan.fingerprint import FingerprintParams, decode_bytes, fingerprint_many
 from simscan.fingerprint import text as T
 from simscan.fingerprint.rolling import window_values
 
-ROOT = Path(os.environ.get("SIMSCAN_EVALCORPUS", "/work/shared/evalcorpus"))
 LABELS = ["exact", "near_duplicate", "similar", "plagiarism_light", "plagiarism_heavy"]
 MAX_FP = 0.01
 #: Common-value cut-off (distinct contents holding a value), as SimilarityParams.common_min_df.
@@ -124,12 +124,7 @@ def evaluate(scores: dict[str, np.ndarray]) -> tuple[dict[str, tuple[float, floa
 
 def main() -> None:
     t0 = time.perf_counter()
-    pairs = []
-    with open(ROOT / "truth.csv", newline="") as f:
-        for row in csv.DictReader(f):
-            pairs.append((row["file_a"], row["file_b"], row["label"]))
-    names = sorted({p[0] for p in pairs} | {p[1] for p in pairs})
-    data = {n: (ROOT / "corpus" / n).read_bytes() for n in names}
+    names, data, pairs = load()
     idx = {n: i for i, n in enumerate(names)}
     sizes = np.array([len(data[n]) for n in names])
     fps = fingerprint_many([data[n] for n in names], FingerprintParams(chunk_size=1 << 26))

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from simscan.fingerprint import fingerprint_bytes, fingerprint_many
 
-CORPUS = Path(os.environ.get("SIMSCAN_EVALCORPUS", "/work/shared/evalcorpus")) / "corpus"
+CORPUS = Path(os.environ.get("SIMSCAN_EVALCORPUS", Path(__file__).resolve().parents[2] / "shared" / "evalcorpus")) / "corpus"
 BOOK = CORPUS / "gutenberg" / "pride_and_prejudice" / "1342-0.txt"
 BATCH = 500  # files per fingerprint_many call
 

@@ -1,6 +1,6 @@
 """Choose fingerprint defaults from the labelled evaluation corpus (issue 2 / issue 4).
 
-For every file of ``$SIMSCAN_EVALCORPUS`` (default /work/shared/evalcorpus) the rolling
+For every file of ``$SIMSCAN_EVALCORPUS`` (default ../shared/evalcorpus beside the repository) the rolling
 fingerprint set is computed in memory for several normalisations and text densities; for
 each labelled pair ``best = max(Jaccard, containment a in b, b in a)``.  Printed per label:
 the recall at the threshold that keeps false positives on ``unrelated`` at or below 1%,
@@ -28,7 +28,7 @@ from simscan.fingerprint import FingerprintParams, decode_bytes, fingerprint_man
 from simscan.fingerprint import text as T
 from simscan.fingerprint.rolling import ManberHasher, ManberParams, window_values
 
-ROOT = Path(os.environ.get("SIMSCAN_EVALCORPUS", "/work/shared/evalcorpus"))
+ROOT = Path(os.environ.get("SIMSCAN_EVALCORPUS", Path(__file__).resolve().parents[2] / "shared" / "evalcorpus"))
 LABELS = ["exact", "near_duplicate", "similar", "plagiarism_light", "plagiarism_heavy"]
 TARGET = {"exact": 0.99, "near_duplicate": 0.97, "similar": 0.95, "plagiarism_light": 0.85, "plagiarism_heavy": 0.5}
 MAX_FP = 0.01
