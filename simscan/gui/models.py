@@ -345,13 +345,6 @@ class Snapshot:
             l_g_reclaim=reclaim.tolist(),
         )
 
-    def group_of_file(self) -> dict[int, int]:
-        """file id → group index (first occurrence)."""
-        out: dict[int, int] = {}
-        for fid, g in zip(self.l_file_id, self.l_group):
-            out.setdefault(fid, g)
-        return out
-
 
 class ResultsModel(QAbstractItemModel):
     """Groups → member files.  Check state (column 0) = marked for the trash; the group row's

@@ -125,8 +125,7 @@ class PreviewPane(QWidget):
     def _highlight(self) -> None:
         pal = self.palette()
         fmt = QTextCharFormat()
-        # A tint of the theme's highlight over its base colour: readable in light and dark themes.
-        fmt.setBackground(blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Highlight), 0.35))
+        fmt.setBackground(self.highlight_color())
         fmt.setForeground(pal.color(QPalette.ColorRole.Text))
         doc = self.edit.document()
         sels = []
@@ -141,6 +140,7 @@ class PreviewPane(QWidget):
         self.edit.setExtraSelections(sels)
 
     def highlight_color(self) -> QColor:
+        """A tint of the theme's highlight over its base colour: readable in light and dark themes."""
         pal = self.palette()
         return blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Highlight), 0.35)
 
