@@ -172,12 +172,8 @@ def _read_small(fd: int, size: int) -> bytes:
 
 
 def _fingerprint_batch(datas: list[bytes]) -> list[Any]:
-    try:
-        from simscan.fingerprint import fingerprint_many  # type: ignore[attr-defined]
-    except ImportError:
-        from simscan.fingerprint import fingerprint_bytes
+    from simscan.fingerprint import fingerprint_many
 
-        return [fingerprint_bytes(d) for d in datas]
     return list(fingerprint_many(datas))
 
 

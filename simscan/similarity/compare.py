@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from simscan.fingerprint import DEFAULT_PARAMS, decode_file, fingerprint_file
+from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_file
 from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
 from simscan.fingerprint.text import normalize_with_offsets
@@ -182,17 +182,26 @@ def _to_chars(ranges: list[tuple[int, int]], src: np.ndarray) -> list[tuple[int,
     return [(int(src[s]), int(src[e - 1]) + 1) for s, e in ranges]
 
 
+def _read(path: str) -> tuple[Fingerprints, bytes]:
+    """A file's fingerprints and its first ``MAX_BYTES`` bytes, reading it once when it fits."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
+    if len(data) <= MAX_BYTES:
+        return fingerprint_bytes(data), data
+    return fingerprint_file(path), data[:MAX_BYTES]
+
+
 def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> Comparison:
     """Scores of two files and their matching passages (see the module docstring).
 
     The files need not be indexed (ids are -1).  Raises OSError when a file cannot be read.
     """
     pa, pb = os.fspath(path_a), os.fspath(path_b)
-    fa, fb = fingerprint_file(pa), fingerprint_file(pb)
+    (fa, raw_a), (fb, raw_b) = _read(pa), _read(pb)
     pair = pair_from_fingerprints(fa, fb, os.path.abspath(pa), os.path.abspath(pb))
     if not (fa.is_text and fb.is_text):
         return Comparison(pair, None, None, [], [], fa.encoding, fb.encoding)
-    da, db = decode_file(pa, limit=MAX_BYTES), decode_file(pb, limit=MAX_BYTES)
+    da, db = decode_bytes(raw_a), decode_bytes(raw_b)
     text_a, text_b = da.text or "", db.text or ""
     truncated = fa.size > MAX_BYTES or fb.size > MAX_BYTES
     ua, sa = normalize_with_offsets(text_a)
