@@ -527,29 +527,42 @@ def _concat(x: PairArrays, y: PairArrays) -> PairArrays:
     return PairArrays(*(np.concatenate((getattr(x, f), getattr(y, f))) for f in PairArrays.__slots__))
 
 
-def to_pairs(pa: PairArrays, files: FileTableLike) -> list[Pair]:
-    """Pair objects, sorted by best score (descending), then by paths."""
-    from simscan.similarity.types import KINDS
-
+def sorted_rounded(pa: PairArrays) -> PairArrays:
+    """``pa`` in the order of ``find_pairs`` (best score descending — unrounded —, then kind code,
+    then rows a and b) with the three scores rounded to 3 decimals, as the ``Pair`` objects of
+    :func:`to_pairs` carry them.  Apply a threshold to the unrounded columns first."""
     best = pa.best
     order = np.lexsort((pa.b, pa.a, pa.kind, -best))
+    return PairArrays(
+        pa.a[order],
+        pa.b[order],
+        np.round(pa.resemblance[order], 3),
+        np.round(pa.containment_a[order], 3),
+        np.round(pa.containment_b[order], 3),
+        pa.distance[order],
+        pa.exact[order],
+        pa.kind[order],
+    )
+
+
+def pairs_from_rounded(pa: PairArrays, files: FileTableLike) -> list[Pair]:
+    """``Pair`` objects of columns already in order and rounded (:func:`sorted_rounded`)."""
+    from simscan.similarity.types import KINDS
+
     ids = np.asarray(files.ids).tolist()
     paths = files.paths
-    a = pa.a[order].tolist()
-    b = pa.b[order].tolist()
-    out = []
-    for ia, ib, r, ca, cb, d, ex, kd in zip(
-        a,
-        b,
-        np.round(pa.resemblance[order], 3).tolist(),
-        np.round(pa.containment_a[order], 3).tolist(),
-        np.round(pa.containment_b[order], 3).tolist(),
-        pa.distance[order].tolist(),
-        pa.exact[order].tolist(),
-        pa.kind[order].tolist(),
-    ):
-        out.append(Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd]))
-    return out
+    return [
+        Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd])
+        for ia, ib, r, ca, cb, d, ex, kd in zip(
+            pa.a.tolist(), pa.b.tolist(), pa.resemblance.tolist(), pa.containment_a.tolist(),
+            pa.containment_b.tolist(), pa.distance.tolist(), pa.exact.tolist(), pa.kind.tolist(),
+        )
+    ]
+
+
+def to_pairs(pa: PairArrays, files: FileTableLike) -> list[Pair]:
+    """Pair objects, sorted by best score (descending), then by paths."""
+    return pairs_from_rounded(sorted_rounded(pa), files)
 
 
 #: Most pairs :func:`expand_copy_pairs` adds by default (a class of n copies paired with a class
