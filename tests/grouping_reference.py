@@ -22,13 +22,15 @@ Rules (documented for users):
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
 import numpy as np
 
-from simscan.similarity.core import file_identity, under_roots
+from simscan.index import FileTable
+from simscan.similarity.core import PairArrays, file_identity, under_roots
 from simscan.similarity.types import KINDS, FileTableLike, Group, Member, Pair
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -245,3 +247,63 @@ def reference_group_pairs(
             gk = "contained"
         groups.append(Group(len(groups), gk, ref_m, mem))
     return groups
+
+
+# ------------------------------------------------------------------ random inputs for the comparisons
+def random_table(rng: random.Random, n: int) -> FileTable:
+    """n files in a few folders; some share a checksum (copies), some a (device, inode)."""
+    ids = np.array(sorted(rng.sample(range(1, 10 * n), n)), np.int64)
+    folders = ["/data/a", "/data/b", "/ref", "/ref/deep", "/x"]
+    paths = [f"{rng.choice(folders)}/{'f' * rng.randint(1, 4)}{k}.txt" for k in range(n)]
+    checks = [bytes([rng.randrange(6)]) * 16 for _ in range(n)]
+    inode = np.array([rng.randrange(1, n + 1) if rng.random() < 0.15 else 10_000 + k for k in range(n)], np.int64)
+    inode[rng.randrange(n)] = 0  # unknown: never merged
+    return FileTable(
+        ids=ids,
+        paths=paths,
+        raw_paths=[p.encode() for p in paths],
+        size=np.array([rng.randrange(1, 5000) for _ in range(n)], np.int64),
+        mtime_ns=np.array([rng.randrange(1, 6) for _ in range(n)], np.int64),  # many ties
+        is_text=np.array([rng.random() < 0.8 for _ in range(n)], dtype=bool),
+        encoding=[rng.choice(["utf-8", "cp1252", None]) for _ in range(n)],
+        checksum=checks,
+        partial=np.zeros(n, np.int64),
+        content_hash=list(checks),
+        simhash=np.zeros(n, np.uint64),
+        fp_count=np.zeros(n, np.int64),
+        units=np.zeros(n, np.int64),
+        device=np.full(n, 7, np.int64),
+        inode=inode,
+    )
+
+
+def random_pairs(rng: random.Random, t: FileTable, m: int) -> list[Pair]:
+    n = len(t.paths)
+    ids = t.ids.tolist()
+    scores = [12.5, 20.0, 33.333, 50.0, 66.667, 70.0, 90.0, 99.999]  # few values: ties of score
+    out: list[Pair] = []
+    for _ in range(m):
+        i, j = rng.randrange(n), rng.randrange(n)
+        a = ids[i] if rng.random() > 0.02 else 999_999  # now and then a file absent from the table
+        kind = rng.choice(["exact", "content", "near", "near", "contained", "near"])
+        if kind in ("exact", "content"):
+            out.append(Pair(a, ids[j], t.paths[i], t.paths[j], 100.0, 100.0, 100.0, rng.randrange(3),
+                            kind == "exact", kind))
+        else:
+            r, ca, cb = rng.choice(scores), rng.choice(scores), rng.choice(scores)
+            out.append(Pair(a, ids[j], t.paths[i], t.paths[j], r, ca, cb, rng.randrange(10), False, kind))
+    return out
+
+
+def random_pair_arrays(rng: random.Random, t: FileTable, m: int) -> PairArrays:
+    """Unrounded scored pairs as compute_pair_arrays makes them (rows of t)."""
+    n = len(t.paths)
+    a = np.array([rng.randrange(n) for _ in range(m)], np.int64)
+    b = np.array([rng.randrange(n) for _ in range(m)], np.int64)
+    kind = np.array([rng.choice([0, 1, 2, 2, 3]) for _ in range(m)], np.int8)
+    sc = np.array([[rng.choice([10.0, 100 / 3, 50.0, 200 / 3]) + rng.random() * 1e-4 for _ in range(3)]
+                   for _ in range(m)]).reshape(m, 3)
+    star = kind <= 1
+    sc[star] = 100.0
+    return PairArrays(a, b, sc[:, 0], sc[:, 1], sc[:, 2], np.array([rng.randrange(8) for _ in range(m)], np.int64),
+                      kind == 0, kind)

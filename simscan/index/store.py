@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Self, TypeVar
 from urllib.parse import quote
@@ -44,8 +45,9 @@ import numpy as np
 
 from simscan.fingerprint.checksum import to_signed64
 from simscan.index import postings as _postings
+from simscan.index import results as _results
 from simscan.index.errors import IndexLocked, IndexUnavailable, NotAnIndex, RefusedToMove, corrupt, translate
-from simscan.index.schema import MIGRATIONS, SCHEMA_VERSION
+from simscan.index.schema import MIGRATIONS, READABLE_VERSION, SCHEMA_VERSION
 from simscan.model import ALGORITHM_VERSION, Fingerprints
 
 BUSY_TIMEOUT_MS = 10_000
@@ -328,7 +330,7 @@ class Index:
         if self.readonly:
             if empty:
                 raise _not_an_index(self.path, "an empty SQLite database")
-            if version < SCHEMA_VERSION:
+            if version < READABLE_VERSION:
                 raise IndexUnavailable(
                     f"the index {self.path} has an older layout (schema {version}) and read-only commands "
                     "do not change it.",
@@ -533,6 +535,7 @@ class Index:
                     c.executemany("INSERT OR IGNORE INTO unposted(file_id) VALUES (?)", [(int(ids[i]),) for i in ok])
                 else:
                     self._insert_postings(ids[ok], arrays)
+            _results.bump(c)
         return ids
 
     def _posted_pairs(self, ids: Sequence[int], arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -652,7 +655,10 @@ class Index:
             c.executemany("DELETE FROM fingerprints WHERE file_id = ?", [(i,) for i in ids])
             before = c.total_changes
             c.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in ids])
-            return c.total_changes - before
+            removed = c.total_changes - before
+            if removed:
+                _results.bump(c)
+            return removed
 
     @_sql_errors
     def remove_paths(self, paths: Sequence[bytes | str | os.PathLike[str]]) -> int:
@@ -671,6 +677,7 @@ class Index:
                     "UPDATE files SET path = ?, device = ?, inode = ? WHERE id = ?",
                     [(p, to_signed64(d), to_signed64(i), fid) for fid, p, d, i in moves],
                 )
+                _results.bump(c)
 
     @_sql_errors
     def begin_run(self, roots: Sequence[bytes], options: dict[str, Any]) -> int:
@@ -841,6 +848,23 @@ class Index:
         """Which of ``values`` the inverted index holds (the same rule for every file)."""
         return _postings.posted_mask(values, self.posting_shift)
 
+    # ----------------------------------------------------------------- results cache
+    def generation(self) -> int | None:
+        """The generation of the files (see :mod:`simscan.index.results`); None without a cache
+        (an index of schema 2 opened read-only)."""
+        return _results.generation(self._conn)
+
+    def cached_results(self, key: str, gen: int | None, min_similarity: float) -> dict[str, np.ndarray] | None:
+        """The arrays cached under ``key`` when still valid at ``gen`` (read in the same read
+        transaction) and holding every pair down to ``min_similarity``; None otherwise."""
+        return _results.read(self._conn, key, gen, min_similarity)
+
+    def store_results(self, key: str, gen: int | None, floor: float, arrays: dict[str, np.ndarray]) -> bool:
+        """Cache ``arrays`` computed at generation ``gen``, best-effort (see
+        :func:`simscan.index.results.store`; a separate short connection, so a read-only
+        ``Index`` can store too when the file is writable).  True when written."""
+        return _results.store(self.path, SCHEMA_VERSION, key, gen, floor, arrays)
+
     @_sql_errors
     def last_run_id(self) -> int | None:
         row = self._conn.execute("SELECT max(id) FROM runs").fetchone()
@@ -976,25 +1000,30 @@ class PostingJob:
 
 
 def _table(rows: list[tuple[Any, ...]]) -> FileTable:
+    """The FileTable of rows in ``Index._FILE_COLS`` order.  Each column is taken with
+    ``map(itemgetter(k), rows)``: ``zip(*rows)`` over 200,000 rows took 0.25 s of the 0.6 s."""
     n = len(rows)
-    cols = list(zip(*rows)) if rows else [()] * 14
-    raw = list(cols[1])
+
+    def col(k: int) -> Iterator[Any]:
+        return map(itemgetter(k), rows)
+
+    raw = list(col(1))
     return FileTable(
-        ids=np.fromiter(cols[0], np.int64, n),
-        paths=[os.fsdecode(p) for p in raw],
+        ids=np.fromiter(col(0), np.int64, n),
+        paths=list(map(os.fsdecode, raw)),
         raw_paths=raw,
-        size=np.fromiter(cols[2], np.int64, n),
-        mtime_ns=np.fromiter(cols[3], np.int64, n),
-        is_text=np.fromiter(cols[4], bool, n),
-        encoding=list(cols[5]),
-        checksum=list(cols[6]),
-        partial=np.fromiter(cols[7], np.int64, n),
-        content_hash=list(cols[8]),
-        simhash=np.fromiter(cols[9], np.int64, n).view(np.uint64),
-        fp_count=np.fromiter(cols[10], np.int64, n),
-        units=np.fromiter(cols[11], np.int64, n),
-        device=np.fromiter(cols[12], np.int64, n),
-        inode=np.fromiter(cols[13], np.int64, n),
+        size=np.fromiter(col(2), np.int64, n),
+        mtime_ns=np.fromiter(col(3), np.int64, n),
+        is_text=np.fromiter(col(4), bool, n),
+        encoding=list(col(5)),
+        checksum=list(col(6)),
+        partial=np.fromiter(col(7), np.int64, n),
+        content_hash=list(col(8)),
+        simhash=np.fromiter(col(9), np.int64, n).view(np.uint64),
+        fp_count=np.fromiter(col(10), np.int64, n),
+        units=np.fromiter(col(11), np.int64, n),
+        device=np.fromiter(col(12), np.int64, n),
+        inode=np.fromiter(col(13), np.int64, n),
     )
 
 
