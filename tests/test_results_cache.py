@@ -307,3 +307,21 @@ def test_pack_round_trip_and_paths_that_are_not_utf8(tmp_path: Path) -> None:
     assert np.array_equal(back.simhash, t.simhash) and back.simhash.dtype == np.uint64
     blob = cache.pack({"a": np.arange(5), "b": np.array([True, False])})
     assert cache.unpack(blob[:-1]) is None and cache.unpack(b"junk") is None
+
+
+def test_cli_output_is_the_same_with_and_without_the_cache(indexed, capsys) -> None:
+    from simscan.cli import main
+
+    root, idx, _f = indexed
+    commands = [
+        ["pairs", "--format", "json"], ["pairs", "-m", "40"], ["pairs", "--format", "csv", "-m", "0"],
+        ["groups", "--format", "json"], ["groups", "-m", "60", "--reference", str(root / "b")], ["groups"],
+    ]
+    for cmd in commands:
+        outs = []
+        for extra in (["--no-cache"], [], [], ["--no-cache"]):  # fresh, computed and stored, from the cache
+            assert main([*cmd, "--index", str(idx), *extra]) == 0
+            outs.append(capsys.readouterr().out)
+        assert outs[0] and outs[0] == outs[1] == outs[2] == outs[3], cmd
+    # One row per key: no reference folder (now down to 0 %, which replaced 13 %), and one folder.
+    assert sorted(r[2] for r in _rows(idx)) == [0.0, 13.0]
