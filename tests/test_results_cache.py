@@ -325,3 +325,24 @@ def test_cli_output_is_the_same_with_and_without_the_cache(indexed, capsys) -> N
         assert outs[0] and outs[0] == outs[1] == outs[2] == outs[3], cmd
     # One row per key: no reference folder (now down to 0 %, which replaced 13 %), and one folder.
     assert sorted(r[2] for r in _rows(idx)) == [0.0, 13.0]
+
+
+def test_pack_narrows_integer_columns_exactly() -> None:
+    rng = np.random.default_rng(3)
+    arrays = {
+        "small": np.array([-5, 0, 250], np.int64),
+        "signed_view": np.array([-(2**63), -(2**63) + 70_000], np.int64),
+        "wide": np.array([0, 2**40], np.int64),
+        "u64": rng.integers(0, 2**63, 100, dtype=np.uint64) * np.uint64(2),
+        "u64_close": np.array([2**64 - 1, 2**64 - 3], np.uint64),
+        "f": np.array([0.1, 1e300]),
+        "b": np.array([True, False]),
+        "i8": np.array([-128, 127], np.int8),
+        "empty": np.zeros(0, np.int64),
+        "matrix": np.arange(12, dtype=np.int32).reshape(3, 4),
+    }
+    blob = cache.pack(arrays)
+    back = cache.unpack(blob)
+    for k, a in arrays.items():
+        assert back[k].dtype == a.dtype and back[k].shape == a.shape and np.array_equal(back[k], a), k
+    assert len(blob) < sum(a.nbytes for a in arrays.values()) + 1200

