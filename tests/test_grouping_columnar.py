@@ -64,3 +64,21 @@ def test_group_pair_arrays_equals_group_pairs_on_find_pairs_output(seed: int) ->
             s, e = int(ga.g_start[g.id]), int(ga.g_start[g.id + 1])
             assert [float(x) for x in ga.m_sim[s:e]] == [m.similarity for m in g.members]
             assert [KINDS[int(k)] for k in ga.m_kind[s:e]] == [m.kind for m in g.members]
+
+
+@pytest.mark.parametrize("kind", ["hashes", "skewed", "few", "sorted", "small"])
+def test_argsort_hashes_sorts_like_argsort(kind: str) -> None:
+    """The fingerprint argsort of the pair search: a stable sort of any input."""
+    from simscan.similarity.arrays import argsort_hashes
+
+    rng = np.random.default_rng(len(kind))
+    n = 300 if kind == "small" else 200_000
+    v = rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64)
+    if kind == "skewed":  # every value in one top-16-bit bucket: no speed-up, still sorted
+        v &= np.uint64((1 << 48) - 1)
+    elif kind == "few":  # many ties
+        v = rng.choice(v[:50], n)
+    elif kind == "sorted":
+        v = np.sort(v)
+    o = argsort_hashes(v)
+    assert np.array_equal(o, np.argsort(v, kind="stable"))

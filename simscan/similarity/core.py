@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simscan.progress import Cancelled, CancelToken
-from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.arrays import argsort_hashes, intersect_counts, pairs_in_runs, popcount64, run_bounds
 from simscan.similarity.levels import file_levels, level_counts, value_levels
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
 from simscan.similarity.types import FileTableLike, Pair
@@ -270,6 +270,11 @@ def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[
     lens = offsets[rows + 1] - offsets[rows]
     total = int(lens.sum())
     owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+    if rows.size and bool(np.all(rows[1:] > rows[:-1])):
+        # Ascending rows (the usual case): a mask over the CSR, no index array of every value.
+        keep = np.zeros(offsets.size - 1, dtype=bool)
+        keep[rows] = True
+        return values[np.repeat(keep, np.diff(offsets))], owner
     starts = np.repeat(offsets[rows] - (np.cumsum(lens) - lens), lens)
     idx = np.arange(total, dtype=np.int64) + starts
     return values[idx], owner
@@ -389,8 +394,9 @@ def compute_pair_arrays(
     )
     _check(cancel)
 
-    # --- candidates between representatives
-    rep_rows = cls.rep
+    # --- candidates between representatives (in row order: any order gives the same pairs, and
+    # ascending rows let ``_gather`` take their fingerprints with a mask)
+    rep_rows = np.sort(cls.rep)
     csr_row = align_csr(files, csr_ids, offsets)[rep_rows]
     has = csr_row >= 0
     rep_rows, csr_row = rep_rows[has], csr_row[has]
@@ -401,7 +407,7 @@ def compute_pair_arrays(
     flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
     vlevel = value_levels(vals, rep_text[owner])
     full_size = level_counts(vlevel, owner, nr).astype(np.float64)
-    order = np.argsort(vals)  # stability not needed: ties are equal values
+    order = argsort_hashes(vals)  # (ties are equal values: any order of them gives the same pairs)
     vals_s = vals[order]
     del vals
     owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64)
