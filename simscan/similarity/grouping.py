@@ -16,6 +16,13 @@ Rules (documented for users):
   them (by the rules above) joins a group.
 * Each member's percentage is the best score (max of resemblance and both containments)
   of the pair (reference, member); members that are copies of each other share it.
+
+Implementation: :func:`group_rows` works on pair columns and returns :class:`GroupArrays`
+(no Python object per pair or member; units of copies without other partners are grouped
+with array operations, only units with pairs to other units go through the greedy loop).
+:func:`group_pairs` builds ``Group`` / ``Member`` / ``Pair`` objects from them for the CLI and
+the API.  100,000 groups: 0.05 s columnar against ~1.2 s for the objects of simscan 0.1, whose
+grouping ``tests/grouping_reference.py`` keeps to test that both give the same groups.
 """
 
 from __future__ import annotations
