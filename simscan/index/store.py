@@ -10,8 +10,11 @@ failing.  The file is created with mode 0600 (SQLite gives the -wal/-shm files t
 
 A read-only open never writes or creates anything: it checks the 16-byte SQLite header itself
 first (an empty or foreign file is "not a simscan index", left untouched and never offered to be
-moved aside), refuses an older schema (a scan upgrades it) and, on storage where SQLite cannot
-create its shared-memory file, reads with ``immutable=1`` when no write-ahead log exists.
+moved aside), refuses a schema older than ``READABLE_VERSION`` (a scan upgrades it) and, on
+storage where SQLite cannot create its shared-memory file, reads with ``immutable=1`` when no
+write-ahead log exists.  The one exception is derived data: :meth:`Index.store_results` (the
+results cache, :mod:`simscan.index.results`) writes through its own short connection when the
+file is writable and has the current schema, and silently does nothing otherwise.
 :func:`move_aside` / :func:`rebuild` only move a file with the SQLite header (or one whose header
 was overwritten, recognised by simscan's lock file beside it), never another program's file.
 
