@@ -189,6 +189,22 @@ def test_every_writer_bumps_the_generation(tmp_path: Path) -> None:
     assert g0 is not None and g0 < g1 < g2 < g3
 
 
+def test_a_migration_bumps_the_generation(tmp_path: Path, monkeypatch) -> None:
+    """A later schema version (a migration that could rewrite files) invalidates cached results."""
+    from simscan.index import schema, store
+
+    p = tmp_path / "i.db"
+    with Index.open(p) as ix:
+        assert ix.store_results("k", ix.generation(), 13.0, {"x": np.arange(3)})
+        g0 = ix.generation()
+    migrations = {**schema.MIGRATIONS, SCHEMA_VERSION + 1: ("UPDATE files SET mtime_ns = mtime_ns",)}
+    monkeypatch.setattr(store, "MIGRATIONS", migrations)
+    monkeypatch.setattr(store, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with Index.open(p) as ix:
+        assert ix.generation() > g0
+        assert ix.connection.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+
+
 def test_algorithm_change_invalidates(indexed, monkeypatch) -> None:
     _root, idx, _f = indexed
     _set(idx)

@@ -4,7 +4,7 @@ so that opening results computed before costs milliseconds instead of a new pair
 Validity.  The ``meta`` row ``generation`` is a counter that every change of the ``files`` or
 ``fingerprints`` tables increments in the same transaction (:func:`bump`, called by each
 ``Index`` method that writes them: ``write_files``, ``remove_ids`` — hence ``remove_paths`` —
-and ``rename_files``; migrations that touch those tables must call it too).  A cache row
+and ``rename_files``, and by every migration from version 3 on).  A cache row
 records the generation of the read snapshot it was computed from and is used only while the
 generation is still the same: then the files and fingerprints are exactly those it was
 computed from.  The row's ``key`` names everything else the result depends on (cache format,

@@ -365,6 +365,8 @@ class Index:
                     continue
                 for stmt in MIGRATIONS[target]:
                     self._conn.execute(stmt)
+                if target >= 3:  # from the version that has a results cache: any migration may change files
+                    _results.bump(self._conn)
                 self._conn.execute(f"PRAGMA user_version = {target}")
 
     def _check_posting_shift(self) -> None:
