@@ -110,6 +110,8 @@ def test_hit_equals_a_fresh_computation(indexed) -> None:
             idx, min_similarity=p, expand_copies=True, cache=False)
         assert _same_groups(_groups(idx, min_similarity=p), _groups(idx, min_similarity=p, cache=False))
     assert [r[2] for r in _rows(idx)] == [13.0]
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.stats()["results_cache_bytes"] > 1000
     # Below the floor: computed again (and cached at that lower floor).
     low = _set(idx, min_similarity=1.0)
     assert not low.cached and low.stored and [r[2] for r in _rows(idx)] == [1.0]

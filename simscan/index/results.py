@@ -67,6 +67,14 @@ def generation(conn: sqlite3.Connection) -> int | None:
         return None
 
 
+def cached_bytes(conn: sqlite3.Connection) -> int:
+    """Bytes of cached results in the index (0 without a cache)."""
+    try:
+        return int(conn.execute("SELECT coalesce(sum(length(data)), 0) FROM results").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
 def _narrow(a: np.ndarray) -> tuple[np.ndarray, int]:
     """(a - base as the narrowest unsigned type holding its range, base) for integer arrays whose
     range fits 32 bits (ids, sizes, counts, devices: a quarter to an eighth of the bytes); else

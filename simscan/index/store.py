@@ -949,6 +949,7 @@ class Index:
             "fingerprints": int(fps),
             "posting_sample": f"1/{1 << self.posting_shift}",
             "files_waiting_for_postings": self.pending_postings(),
+            "results_cache_bytes": _results.cached_bytes(c),
             "index_bytes": size,
             "last_scan": runs[0] if runs else None,
         }
