@@ -75,3 +75,28 @@ def test_regroup_job_reuses_the_folder_codes() -> None:
     assert low.n_members >= high.n_members > 0
     assert low.folder_names is high.folder_names
     assert jobs.group(t, None, 60.0, []).n_groups == 0
+
+
+def test_window_load_from_the_cache_equals_the_computed_one(corpus, tmp_path) -> None:
+    """jobs.load on a real scanned corpus: the first load computes and caches, the second reads
+    the cache; the snapshots, pairs and histogram agree (a preferred reference included)."""
+    from simscan.progress import CancelToken
+    from simscan.scanner import ScanRequest, run_scan
+
+    index = tmp_path / "i.sqlite3"
+    run_scan(ScanRequest([corpus], index_path=index))
+    cold = jobs.load(index, 30, [], [], lambda p: None, CancelToken())
+    warm = jobs.load(index, 30, [], [], lambda p: None, CancelToken())
+    assert not cold.cached and warm.cached and cold.snapshot.n_members > 3
+    for name in ("a", "b", "resemblance", "containment_a", "containment_b", "distance", "exact", "kind"):
+        assert np.array_equal(getattr(cold.pairs, name), getattr(warm.pairs, name)), name
+    assert np.array_equal(cold.best, warm.best)
+    pick = cold.snapshot.l_file_id[2]  # a member that is not the reference
+    snaps = [jobs.group(r.files, r.pairs, 40.0, [str(corpus)], [pick]) for r in (cold, warm)]
+    for s in (cold.snapshot, snaps[0]):
+        t = snaps[1] if s is snaps[0] else warm.snapshot
+        for name in _ARRAYS:
+            assert np.array_equal(getattr(s, name), getattr(t, name), equal_nan=True), name
+        for name in _LISTS:
+            assert getattr(s, name) == getattr(t, name), name
+        assert list(s.pairs) == list(t.pairs)
