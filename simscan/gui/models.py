@@ -452,8 +452,9 @@ _FOLDERS: list[tuple[Any, np.ndarray, list[str]]] = []
 def folders_of(files: Any) -> tuple[np.ndarray, list[str]]:
     """(code of each row's folder, sorted folder names) of a file table, remembered for the last
     table seen (a regroup reuses the table of its load; tables are never edited in place)."""
-    if _FOLDERS and _FOLDERS[0][0] is files:
-        return _FOLDERS[0][1], _FOLDERS[0][2]
+    entry = _FOLDERS[0] if _FOLDERS else None  # one read: workers of two loads may race here
+    if entry is not None and entry[0] is files:
+        return entry[1], entry[2]
     sep = os.sep
     dirs = []
     for p in files.paths:

@@ -72,8 +72,9 @@ def _columns(pairs: Sequence[Pair]) -> _Columns:
     on every move of its threshold slider, and reading a million attributes costs more than
     the grouping itself.  Keyed by the list object and its length (pair lists are not edited
     in place)."""
-    if _CACHE and _CACHE[0][0] is pairs and _CACHE[0][1] == len(pairs):
-        return _CACHE[0][2]
+    entry = _CACHE[0] if _CACHE else None  # one read: two threads may group at once
+    if entry is not None and entry[0] is pairs and entry[1] == len(pairs):
+        return entry[2]
     m = len(pairs)
     a_id = np.fromiter(map(attrgetter("a_id"), pairs), dtype=np.int64, count=m)
     b_id = np.fromiter(map(attrgetter("b_id"), pairs), dtype=np.int64, count=m)
