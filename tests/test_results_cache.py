@@ -215,6 +215,12 @@ def test_algorithm_change_invalidates(indexed, monkeypatch) -> None:
 
     monkeypatch.setattr(simscan.model, "ALGORITHM_VERSION", simscan.model.ALGORITHM_VERSION + 100)
     assert not _set(idx).cached  # the key names the algorithm
+    monkeypatch.undo()
+    assert _set(idx).cached
+    from simscan.similarity import engine
+
+    monkeypatch.setattr(engine, "_code_digest", lambda: "another version of the pair search")
+    assert not _set(idx).cached  # ... and the code that computes the pairs
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "absent"])

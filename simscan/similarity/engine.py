@@ -4,6 +4,7 @@ arrays and call the pure functions of ``core`` and ``grouping``."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sqlite3
@@ -102,10 +103,39 @@ def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> 
         {
             "what": "pairs", "format": CACHE_FORMAT, "similarity": _CACHE_VERSION, "schema": SCHEMA_VERSION,
             "algorithm": ALGORITHM_VERSION, "params": dataclasses.asdict(params), "roots": roots,
-            "score_kind": SCORE_KIND,
+            "score_kind": SCORE_KIND, "code": _code_digest(),
         },
         sort_keys=True,
     )
+
+
+#: Modules whose code decides the pairs (and the file table) the cache holds.
+_CODE_MODULES = (
+    "simscan.fingerprint", "simscan.fingerprint.rolling", "simscan.index.results", "simscan.index.store",
+    "simscan.similarity.arrays", "simscan.similarity.core", "simscan.similarity.engine",
+    "simscan.similarity.levels", "simscan.similarity.simhash_tables",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """XXH3 of the source of :data:`_CODE_MODULES`: results cached by another version of that
+    code (an upgrade that forgot ``_CACHE_VERSION``, a developer's edit) are never read.  Falls
+    back to the module names when a source file cannot be read (a frozen build)."""
+    import importlib
+
+    import xxhash
+
+    h = xxhash.xxh3_64()
+    for name in _CODE_MODULES:
+        h.update(name.encode())
+        path = getattr(importlib.import_module(name), "__file__", None)
+        try:
+            with open(path, "rb") as f:  # type: ignore[arg-type]
+                h.update(f.read())
+        except (OSError, TypeError):
+            pass
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
