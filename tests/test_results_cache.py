@@ -128,6 +128,11 @@ def test_reference_folders_and_parameters_have_their_own_entries(indexed) -> Non
     assert _same_groups(_groups(idx, reference_roots=roots), want)
     assert not _set(idx).cached  # no reference folders: another key
     assert len(_rows(idx)) == 2
+    for k in range(5):  # the most recent few keys are kept
+        assert _set(idx, reference_roots=[str(root / f"other{k}")]).stored
+    assert len(_rows(idx)) == cache.MAX_ENTRIES
+    assert _set(idx, reference_roots=[str(root / "other4")]).cached
+    assert not _set(idx).cached  # the oldest went
     other = SimilarityParams(common_min_df=2)
     assert not _set(idx, params=other).cached
     with Index.open(idx, readonly=True) as ix:

@@ -45,6 +45,8 @@ MAGIC = b"SIMSCAN-RESULTS\n"
 #: How long a cache write waits for a scan's transaction before giving up (seconds): a scan
 #: commits at least every 2 s and holds the write lock a fraction of that.
 WRITE_TIMEOUT_S = 1.0
+#: Cache rows kept at once (the window's, and a few of `simscan groups --reference DIR`).
+MAX_ENTRIES = 4
 #: Results larger than this are not cached (bytes): 200,000 files and 100,000 pairs take ~30 MB.
 MAX_BLOB_BYTES = 1 << 30
 
@@ -180,6 +182,12 @@ def store(path: Path, schema_version: int, key: str, gen: int | None, floor: flo
             conn.execute(
                 "INSERT INTO results(key, generation, floor, created_at, data) VALUES (?, ?, ?, ?, ?)",
                 (key, gen, float(floor), time.time(), blob),
+            )
+            # Each set of reference folders has its own key: keep the most recent few only.
+            conn.execute(
+                "DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY created_at DESC, rowid DESC"
+                " LIMIT ?)",
+                (MAX_ENTRIES,),
             )
             conn.execute("COMMIT")
             return True
