@@ -375,3 +375,17 @@ def test_pack_narrows_integer_columns_exactly() -> None:
     for k, a in arrays.items():
         assert back[k].dtype == a.dtype and back[k].shape == a.shape and np.array_equal(back[k], a), k
     assert len(blob) < sum(a.nbytes for a in arrays.values()) + 1200
+
+
+def test_cache_results_after_a_scan(indexed) -> None:
+    """What a scan command can call at its end: the next load is a cache hit."""
+    from simscan.similarity.engine import cache_results
+
+    root, idx, f = indexed
+    f["edit"].write_text(words(5, 500))
+    _scan(root, idx)
+    with Index.open(idx, readonly=True) as ix:
+        assert cache_results(ix)
+        assert cache_results(ix)  # already there: nothing computed
+    got = _set(idx)
+    assert got.cached and _pairs(idx) == _pairs(idx, cache=False)

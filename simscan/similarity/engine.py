@@ -237,6 +237,25 @@ def find_pair_set(
     return PairSet(files, _filter(pa, min_similarity), stored=stored)
 
 
+def cache_results(
+    index: Any,
+    *,
+    progress: ProgressSink | None = None,
+    cancel: CancelToken | None = None,
+) -> bool:
+    """Make sure the index holds the results the window and ``simscan pairs|groups`` read first
+    (pairs down to ``DEFAULT_MIN_SIMILARITY``, no reference folders): computed and stored unless
+    they are already there for the current files.  For the end of a scan that changed files, so
+    that the next opening of the window is a cache hit (cost: one pair search and a write, e.g.
+    ~2 s for 200,000 files of 100,000 distinct contents).  True when the results are cached now;
+    False when they could not be stored (read-only or busy index, older schema) or on cancel."""
+    try:
+        ps = find_pair_set(index, min_similarity=DEFAULT_MIN_SIMILARITY, progress=progress, cancel=cancel)
+    except Cancelled:
+        return False
+    return ps.cached or ps.stored
+
+
 def find_pairs(
     index: Any,
     *,
