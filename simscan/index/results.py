@@ -153,6 +153,17 @@ def read(conn: sqlite3.Connection, key: str, gen: int | None, min_similarity: fl
     return None if row is None else unpack(row[0])
 
 
+def present(conn: sqlite3.Connection, key: str, gen: int | None, min_similarity: float) -> bool:
+    """Whether :func:`read` would find a row (without reading or checking its blob)."""
+    if gen is None:
+        return False
+    try:
+        q = "SELECT 1 FROM results WHERE key = ? AND generation = ? AND floor <= ?"
+        return conn.execute(q, (key, gen, min_similarity)).fetchone() is not None
+    except sqlite3.Error:
+        return False
+
+
 def store(path: Path, schema_version: int, key: str, gen: int | None, floor: float, arrays: dict[str, np.ndarray]) -> bool:
     """Write one cache row, best-effort: True when it was written.  Skipped (False) when ``gen``
     is unknown or no longer current, the index has another schema, or it cannot be written now

@@ -884,6 +884,10 @@ class Index:
         transaction) and holding every pair down to ``min_similarity``; None otherwise."""
         return _results.read(self._conn, key, gen, min_similarity)
 
+    def has_results(self, key: str, gen: int | None, min_similarity: float) -> bool:
+        """Whether :meth:`cached_results` would find a row (its blob is neither read nor checked)."""
+        return _results.present(self._conn, key, gen, min_similarity)
+
     def store_results(self, key: str, gen: int | None, floor: float, arrays: dict[str, np.ndarray]) -> bool:
         """Cache ``arrays`` computed at generation ``gen``, best-effort (see
         :func:`simscan.index.results.store`; a separate short connection, so a read-only

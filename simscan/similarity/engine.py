@@ -249,6 +249,10 @@ def cache_results(
     that the next opening of the window is a cache hit (cost: one pair search and a write, e.g.
     ~2 s for 200,000 files of 100,000 distinct contents).  True when the results are cached now;
     False when they could not be stored (read-only or busy index, older schema) or on cancel."""
+    if hasattr(index, "has_results") and hasattr(index, "generation"):
+        with _snapshot(index):
+            if index.has_results(cache_key(DEFAULT_SIM_PARAMS), index.generation(), DEFAULT_MIN_SIMILARITY):
+                return True  # (a damaged row is found and replaced by the next load)
     try:
         ps = find_pair_set(index, min_similarity=DEFAULT_MIN_SIMILARITY, progress=progress, cancel=cancel)
     except Cancelled:
