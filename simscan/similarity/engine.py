@@ -247,7 +247,7 @@ def cache_results(
     (pairs down to ``DEFAULT_MIN_SIMILARITY``, no reference folders): computed and stored unless
     they are already there for the current files.  For the end of a scan that changed files, so
     that the next opening of the window is a cache hit (cost: one pair search and a write, e.g.
-    ~2 s for 200,000 files of 100,000 distinct contents).  True when the results are cached now;
+    2-3 s for 200,000 files of 100,000 distinct contents).  True when the results are cached now;
     False when they could not be stored (read-only or busy index, older schema) or on cancel."""
     if hasattr(index, "has_results") and hasattr(index, "generation"):
         with _snapshot(index):
