@@ -174,3 +174,35 @@ def test_rebuild_of_a_user_file_or_in_an_impossible_place_exits_3(tmp_path: Path
     assert main(["scan", str(tmp_path / "t"), "--index", str(notes / "i.db"), "--rebuild"]) == EXIT_INDEX
     err = capsys.readouterr().err
     assert str(notes) in err and "Traceback" not in err
+
+
+def test_scan_leaves_the_results_ready(tmp_path: Path, capsys):
+    """A scan that changed files works out the default results, so the window and `groups` read
+    them; --no-cache leaves that to them; a scan that changed nothing keeps what is there."""
+    from simscan.similarity import DEFAULT_MIN_SIMILARITY
+    from simscan.similarity.engine import DEFAULT_SIM_PARAMS, cache_key
+
+    root = tmp_path / "t"
+    make_tree(root, 12)
+    text = b"a passage shared by two files of the tree, long enough for fingerprints. " * 40
+    (root / "copy1.txt").write_bytes(text)
+    (root / "copy2.txt").write_bytes(text.replace(b"two", b"2"))
+
+    def ready(idx: Path) -> bool:
+        with Index.open(idx, readonly=True) as i:
+            return i.has_results(cache_key(DEFAULT_SIM_PARAMS), i.generation(), DEFAULT_MIN_SIMILARITY)
+
+    plain = tmp_path / "plain.db"
+    assert main(["scan", str(root), "--index", str(plain), "--no-cache"]) == EXIT_OK
+    assert not ready(plain)
+    cached = tmp_path / "cached.db"
+    assert main(["scan", str(root), "--index", str(cached)]) == EXIT_OK
+    assert ready(cached)
+    capsys.readouterr()
+    assert main(["groups", "--index", str(cached), "--format", "json"]) == EXIT_OK
+    from_cache = capsys.readouterr().out
+    assert main(["groups", "--index", str(plain), "--format", "json", "--no-cache"]) == EXIT_OK
+    assert capsys.readouterr().out == from_cache and "copy2.txt" in from_cache
+    (root / "copy2.txt").write_bytes(text + b"more")
+    assert main(["scan", str(root), "--index", str(cached), "--no-cache"]) == EXIT_OK
+    assert not ready(cached)  # the files changed: what was kept no longer applies

@@ -15,7 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from simscan.cli.common import ProgressBar, add_index_option, human_bytes, human_duration, open_index_from_args
+from simscan.cli.common import (
+    ProgressBar,
+    add_index_option,
+    display_path,
+    human_bytes,
+    human_duration,
+    open_index_from_args,
+)
 from simscan.errors import SimscanError
 from simscan.progress import CancelToken
 
@@ -76,6 +83,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
     p.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="do not work out the similarity results at the end (the window and `simscan groups` "
+        "then do it when they first open the index)",
+    )
+    p.add_argument(
         "--rebuild",
         action="store_true",
         help="move the existing index aside (as *.corrupt-<time>) and start a fresh one",
@@ -130,6 +144,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     )
     try:
         result = run_scan(req, progress=bar, cancel=cancel)
+        changed = result.files_read or result.files_removed or result.files_renamed
+        if args.cache and changed and not result.cancelled:
+            _cache_results(args.index, bar, cancel)
     finally:
         bar.finish()
     if not args.quiet:
@@ -145,6 +162,17 @@ def cmd_scan(args: argparse.Namespace) -> int:
             print("run `simscan problems` to see what could not be read", file=sys.stderr)
         print("run `simscan groups` to see similar files", file=sys.stderr)
     return 0
+
+
+def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToken) -> None:
+    """Work out the results the window and ``simscan pairs|groups`` show first and keep them in
+    the index, so that the next of those opens at once (a scan is usually followed by one).
+    Best-effort: an index that cannot take them (read-only, busy) is left as it is."""
+    from simscan.index import Index
+    from simscan.similarity.engine import cache_results
+
+    with Index.open(index_path, readonly=True) as idx:
+        cache_results(idx, progress=bar, cancel=cancel)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -190,13 +218,8 @@ def cmd_problems(args: argparse.Namespace) -> int:
         print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)
         return 0
     for path, reason in rows:
-        print(f"{_printable(path)}: {reason}")
+        print(f"{display_path(path, terminal=True)}: {reason}")
     return 0
-
-
-def _printable(path: str) -> str:
-    # Undecodable bytes were decoded with surrogateescape: show them as \xNN, never crash the terminal.
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 __all__ = ["SimscanError", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]
