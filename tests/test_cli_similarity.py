@@ -192,3 +192,36 @@ def test_csv_writers_neutralise_formula_cells() -> None:
     rows = list(csv.reader(io.StringIO(buf.getvalue())))
     assert [r[5] for r in rows[1:]] == ["'" + n for n in names]
     assert [r[4] for r in rows[1:]] == ["near"] * 4 and rows[1][0] == "0"
+
+
+def test_names_with_control_characters_stay_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Text output escapes a newline or a terminal escape in a name; JSON and CSV keep the name."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    base = words(5, 300)
+    odd = "two\nlines\x1b[31m.txt"
+    (root / odd).write_text(base)
+    (root / "plain.txt").write_text(base)
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["groups", "--index", str(idx)]) == 0
+    text = capsys.readouterr().out
+    assert "two\\nlines\\x1b[31m.txt" in text and "\x1b" not in text
+    member_lines = [line for line in text.splitlines() if "%" in line]
+    assert len(member_lines) == 2 and all(line.rstrip().endswith(".txt") for line in member_lines)
+    assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
+    rec = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert str(root / odd) in (rec["a"], rec["b"])
+    assert main(["pairs", "--index", str(idx), "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert str(root / odd) in rows[1][:2]
+
+
+def test_missing_and_non_regular_files_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "f.txt"
+    f.write_text(words(6, 100))
+    assert main(["compare", str(tmp_path / "nope.txt"), str(f)]) == 1
+    assert "nope.txt: no such file" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path), str(f)]) == 1
+    assert "not a regular file" in capsys.readouterr().err

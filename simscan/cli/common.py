@@ -29,6 +29,23 @@ def open_index_from_args(args: argparse.Namespace, readonly: bool = True) -> Ind
     return Index.open(getattr(args, "index", None), readonly=readonly)
 
 
+# C0 control characters and DEL as escapes: a name holding a newline, a carriage return or a
+# terminal escape sequence must not break a line-per-path listing or drive the terminal.
+_CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127)} | {9: "\\t", 10: "\\n", 13: "\\r"}
+
+
+def display_path(path: str, *, terminal: bool = False) -> str:
+    """A path as text: bytes that are not UTF-8 (decoded with surrogate escapes) as ``\\xNN``;
+    with ``terminal`` (text output, messages) control characters escaped too (``\\n``, ``\\x1b``),
+    so that every path stays on one line.  JSON and CSV carry control characters as they are
+    (their quoting keeps them apart)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path.translate(_CONTROL_ESCAPES) if terminal else path
+
+
 def human_bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if abs(n) < 1000 or unit == "TB":

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
+from simscan.cli.common import display_path
 from simscan.errors import SimscanError
 from simscan.similarity.core import MAX_COPY_PAIRS
 
@@ -33,13 +34,16 @@ class FileProblem(SimscanError):
     exit_code = 1
 
 
-def display_path(path: str) -> str:
-    """A path as printable text: undecodable bytes (surrogate escapes) as ``\\xNN``."""
-    try:
-        path.encode("utf-8")
-        return path
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
+def _shown(path: str) -> str:
+    """A path in text output and messages (one line, see ``display_path``)."""
+    return display_path(path, terminal=True)
+
+
+def _unreadable(path: str) -> FileProblem:
+    """The error for a FILE argument that is missing or not a regular file."""
+    if not os.path.lexists(path):
+        return FileProblem(f"cannot read {_shown(path)}: no such file", "Check the path.")
+    return FileProblem(f"cannot read {_shown(path)}: not a regular file", "Give a file, not a folder or a device.")
 
 
 def _raw_b64(path: str) -> str | None:
@@ -108,7 +112,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
             out.write(
                 f"{p.best:6.1f}%  {p.kind:<9}  J {p.resemblance:5.1f}  A {p.containment_a:5.1f}  "
                 f"B {p.containment_b:5.1f}  d {p.simhash_distance:2d}  "
-                f"{display_path(p.a_path)}  <->  {display_path(p.b_path)}\n"
+                f"{_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
             )
             n += 1
     return n
@@ -162,7 +166,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
             out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {_human(total)}\n")
             for m in g.members:
                 kind = "reference" if m.is_reference else m.kind
-                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {display_path(m.path)}\n")
+                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {_shown(m.path)}\n")
             out.write("\n")
 
 
@@ -285,11 +289,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as index:
         for f in args.files:
             if not os.path.isfile(f):
-                raise FileProblem(f"cannot read {display_path(f)}: not a regular file", "Check the path.")
+                raise _unreadable(f)
             try:
                 pairs.extend(query(index, f, min_similarity=args.min_similarity))
             except OSError as e:
-                raise FileProblem(f"cannot read {display_path(f)}: {e.strerror or e}") from None
+                raise FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}") from None
         _warn_stale(index)
     write_pairs(pairs, args.format, out)
     _say_none(args, pairs, "similar files")
@@ -322,18 +326,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     for f in (args.file_a, args.file_b):
         if not os.path.isfile(f):
-            raise FileProblem(f"cannot read {display_path(f)}: not a regular file", "Check the path.")
+            raise _unreadable(f)
     try:
         c = compare(args.file_a, args.file_b)
     except OSError as e:
-        raise FileProblem(f"cannot read {display_path(e.filename or '')}: {e.strerror or e}") from None
+        raise FileProblem(f"cannot read {_shown(e.filename or '')}: {e.strerror or e}") from None
     out = _out()
     if args.format == "json":
         out.write(json.dumps(_comparison_record(c), ensure_ascii=False) + "\n")
         return 0
     p = c.pair
-    out.write(f"a: {display_path(p.a_path)}  ({c.encoding_a or 'binary'})\n")
-    out.write(f"b: {display_path(p.b_path)}  ({c.encoding_b or 'binary'})\n")
+    out.write(f"a: {_shown(p.a_path)}  ({c.encoding_a or 'binary'})\n")
+    out.write(f"b: {_shown(p.b_path)}  ({c.encoding_b or 'binary'})\n")
     out.write(
         f"{p.kind}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
         f"b in a {p.containment_b:.1f}%  simhash distance {p.simhash_distance}\n"
