@@ -597,8 +597,14 @@ def test_other_algorithm_version_is_fingerprinted_again(tmp_path: Path):
         assert len(ix.files()) == 10 and ix.stats()["files_needing_rescan"] == 0
 
 
-def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(scanner, "POST_JOB_FILES", 10)  # many small posting jobs during the read phase
+@pytest.mark.parametrize("trigger", ["files", "fingerprints"])
+def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch, trigger: str):
+    # Many small posting jobs during the read phase, started by the count of waiting files or of
+    # waiting fingerprints (what large files trigger).
+    if trigger == "files":
+        monkeypatch.setattr(scanner, "POST_JOB_FILES", 10)
+    else:
+        monkeypatch.setattr(scanner, "POST_JOB_FINGERPRINTS", 2_000)
     monkeypatch.setattr(scanner, "BATCH_FILES", 5)
     monkeypatch.setattr(scanner, "COMMIT_FILES", 10)
     monkeypatch.setattr(scanner, "INLINE_MAX_FILES", 0)
