@@ -46,6 +46,30 @@ _ROOT = QModelIndex()  # the invalid index, a default argument (never mutated)
 #: Kind names of the similarity core, in the order of their codes.
 KINDS: tuple[str, ...] = ("exact", "content", "near", "contained")
 KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+_COPIES = ("exact", "content")
+
+
+def rereferenced_kind(is_old_ref: bool, kind: str, new_kind: str, copy: str | None, paired: str | None) -> str:
+    """A member's kind once the user made another member of its group the reference ("make
+    reference"): kinds say how a member relates to *its reference*, and "Mark Copies but
+    Reference" marks the exact/content ones for the trash, so they must be re-expressed, never
+    kept from the old reference.  ``kind``: the member's kind against the old reference;
+    ``new_kind``: the new reference's kind against the old one; ``copy``: "exact"/"content"
+    when the member is known to be a copy of the new reference (same bytes / same text), else
+    None; ``paired``: the kind of the pair (new reference, member) when there is one."""
+    if copy is not None:
+        return copy
+    if new_kind in _COPIES:  # the new reference is a copy of the old one: relations carry over
+        if is_old_ref:
+            return new_kind
+        if kind in _COPIES:
+            return "exact" if kind == new_kind == "exact" else "content"
+        return kind
+    if is_old_ref or kind in _COPIES:  # the old reference and its copies: as the new one relates to them
+        return new_kind
+    if paired is not None:
+        return paired
+    return "near"  # never paired with the new reference: not a copy of it
 #: Filter choices of the "Show" box: name → member kind codes shown.
 KIND_FILTERS: dict[str, frozenset[int]] = {
     "all": frozenset(range(len(KINDS))),
@@ -210,13 +234,17 @@ class Snapshot:
         threshold: float,
         preferred_refs: Iterable[int] = (),
         pair_best: Callable[[int, int], float | None] | None = None,
+        pair_kind: Callable[[int, int], str | None] | None = None,
+        copy_kind: Callable[[int, int], str | None] | None = None,
     ) -> Snapshot:
         """Flatten ``simscan.similarity.Group`` objects, keeping their member order (reference
         first, then best first).  A file id in ``preferred_refs`` (oldest choice first) that is
         a member of a group becomes that group's reference (the user's "make reference"); its members'
         similarities are then re-expressed against it: unchanged when it is a copy of the old
         reference, else the old reference's score for copies of the old reference, else
-        ``pair_best(new_ref_id, member_id)`` (NaN when the two were never paired).
+        ``pair_best(new_ref_id, member_id)`` (NaN when the two were never paired); their kinds by
+        :func:`rereferenced_kind` (``pair_kind`` and ``copy_kind`` of (new reference id, member
+        id), when given).
 
         One pass of list comprehensions per column (not per-member appends): 200,000
         members flatten in ~0.2 s, in a worker."""
@@ -225,13 +253,14 @@ class Snapshot:
         flat: list[Any] = []
         start = [0]
         overrides: dict[int, float] = {}  # flattened member index -> similarity to the new reference
+        kinds: dict[int, str] = {}  # flattened member index -> kind against the new reference
         for grp in groups:
             ms = grp.members
             ref = grp.reference
             if not ms or ms[0].file_id != ref.file_id:
                 ms = [ref, *[m for m in ms if m.file_id != ref.file_id]]
             if preferred:
-                ms = Snapshot._rereference(ms, preferred, pair_best, len(flat), overrides)
+                ms = Snapshot._rereference(ms, preferred, pair_best, len(flat), overrides, kinds, pair_kind, copy_kind)
             flat.extend(ms)
             start.append(len(flat))
         n = len(start) - 1
@@ -259,7 +288,7 @@ class Snapshot:
             [m.size for m in flat],
             [m.mtime_ns for m in flat],
             [float(v) for v in sim],
-            [KIND_CODE.get(m.kind, near) for m in flat],
+            [KIND_CODE.get(kinds.get(i, m.kind), near) for i, m in enumerate(flat)],
             is_ref_a.tolist(),
             [m.path for m in flat],
             [m.encoding for m in flat],
@@ -275,6 +304,9 @@ class Snapshot:
         pair_best: Callable[[int, int], float | None] | None,
         base: int,
         overrides: dict[int, float],
+        kinds: dict[int, str],
+        pair_kind: Callable[[int, int], str | None] | None = None,
+        copy_kind: Callable[[int, int], str | None] | None = None,
     ) -> list[Any]:
         chosen = [m for m in ms if m.file_id in preferred]
         new = max(chosen, key=lambda m: preferred[m.file_id]) if chosen else None
@@ -282,15 +314,22 @@ class Snapshot:
             return ms
         old = ms[0]
         out = [new, *[m for m in ms if m is not new]]
-        same_content = new.kind in ("exact", "content")
+        same_content = new.kind in _COPIES
         for i, m in enumerate(out[1:], 1):
             if same_content:
                 v: float | None = 100.0 if m is old else m.similarity
-            elif m is old or m.kind in ("exact", "content"):
+            elif m is old or m.kind in _COPIES:
                 v = new.similarity  # a copy of the old reference scores as the old reference did
             else:
                 v = pair_best(new.file_id, m.file_id) if pair_best is not None else None
             overrides[base + i] = math.nan if v is None else float(v)
+            kinds[base + i] = rereferenced_kind(
+                m is old,
+                m.kind,
+                new.kind,
+                copy_kind(new.file_id, m.file_id) if copy_kind is not None else None,
+                pair_kind(new.file_id, m.file_id) if pair_kind is not None else None,
+            )
         return out
 
     @staticmethod
@@ -312,6 +351,7 @@ class Snapshot:
         n, m = g_start.size - 1, int(ga.m_row.size)
         m_group = np.repeat(np.arange(n, dtype=np.int64), np.diff(g_start))
         order = np.arange(m, dtype=np.int64)
+        kinds = np.asarray(ga.m_kind, dtype=np.int8).copy()  # against each member's (new) reference
         sim = np.asarray(ga.m_sim, dtype=np.float64).copy()
         no_pair = np.zeros(m, dtype=bool)
         preferred = {int(fid): rank for rank, fid in enumerate(preferred_refs)}
@@ -319,8 +359,10 @@ class Snapshot:
             m_ids = ids[ga.m_row]
             want = np.fromiter(preferred, np.int64, len(preferred))
             touched = np.unique(m_group[np.isin(m_ids, want)])
-            best_of = _pair_best(pairs, ids, want) if touched.size else {}
+            best_of, kind_of = _pair_best(pairs, ids, want) if touched.size else ({}, {})
+            copy_of = _copy_kind(files)
             ids_l, kind_l, sim0 = m_ids.tolist(), ga.m_kind.tolist(), ga.m_sim.tolist()
+            rows_of = np.asarray(ga.m_row, dtype=np.int64).tolist()
             start_l = g_start.tolist()
             for g in touched.tolist():
                 s, e = start_l[g], start_l[g + 1]
@@ -339,6 +381,16 @@ class Snapshot:
                         v = best_of.get((ids_l[new], ids_l[j]))
                     sim[s + i] = math.nan if v is None else float(v)
                     no_pair[s + i] = True  # scored against another reference
+                    pk = kind_of.get((ids_l[new], ids_l[j]))
+                    kinds[j] = KIND_CODE[
+                        rereferenced_kind(
+                            j == s,
+                            KINDS[kind_l[j]],
+                            KINDS[kind_l[new]],
+                            copy_of(rows_of[new], rows_of[j]),
+                            None if pk is None else KINDS[pk],
+                        )
+                    ]
                 order[s:e] = out
                 sim[s] = sim0[new]  # set to 100 below, as every reference
         rows = np.asarray(ga.m_row, dtype=np.int64)[order]
@@ -351,7 +403,7 @@ class Snapshot:
         snap = Snapshot._build(
             threshold, g_start, np.asarray(ga.g_kind, dtype=np.int8), m_group, ids[rows],
             np.asarray(files.size, dtype=np.int64)[rows], np.asarray(files.mtime_ns, dtype=np.int64)[rows], sim,
-            np.asarray(ga.m_kind, dtype=np.int8)[order], is_ref, [fpaths[r] for r in rows_l], [fenc[r] for r in rows_l],
+            kinds[order], is_ref, [fpaths[r] for r in rows_l], [fenc[r] for r in rows_l],
             text.tolist(),
         )
         member_pairs = MemberPairs(
@@ -468,15 +520,34 @@ def folders_of(files: Any) -> tuple[np.ndarray, list[str]]:
     return codes, names
 
 
-def _pair_best(pairs: Any, ids: np.ndarray, want: np.ndarray) -> dict[tuple[int, int], float]:
-    """(a_id, b_id) -> best score of the pairs touching the file ids ``want``, both orientations
-    (a later pair of the same two files wins, as the pairs are listed)."""
+def _pair_best(
+    pairs: Any, ids: np.ndarray, want: np.ndarray
+) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], int]]:
+    """(a_id, b_id) -> best score, and -> kind code, of the pairs touching the file ids ``want``,
+    both orientations (a later pair of the same two files wins, as the pairs are listed)."""
     a, b = ids[pairs.a], ids[pairs.b]
     sel = np.flatnonzero(np.isin(a, want) | np.isin(b, want))
     out: dict[tuple[int, int], float] = {}
-    for x, y, v in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist()):
+    kinds: dict[tuple[int, int], int] = {}
+    for x, y, v, k in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist(), pairs.kind[sel].tolist()):
         out[(x, y)] = out[(y, x)] = v
-    return out
+        kinds[(x, y)] = kinds[(y, x)] = k
+    return out, kinds
+
+
+def _copy_kind(files: Any) -> Callable[[int, int], str | None]:
+    """copy(row_a, row_b) of a file table: "exact" for the same bytes (size and checksum),
+    "content" for the same text (content hash), else None."""
+    size, ck, ch, text = files.size, files.checksum, files.content_hash, files.is_text
+
+    def copy(ra: int, rb: int) -> str | None:
+        if ck[ra] is not None and ck[ra] == ck[rb] and int(size[ra]) == int(size[rb]):
+            return "exact"
+        if ch[ra] is not None and ch[ra] == ch[rb] and bool(text[ra]) == bool(text[rb]):
+            return "content"
+        return None
+
+    return copy
 
 
 class MemberPairs(Sequence[Any]):

@@ -202,3 +202,37 @@ def test_none_returned_from_data_keeps_its_references():
         proxy.headerData(0, Qt.Orientation.Vertical, Qt.ItemDataRole.DisplayRole)
         folders.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
     assert sys.getrefcount(None) >= before
+
+
+def test_make_reference_then_mark_copies_keeps_the_original(tmp_path):
+    """"Make reference" on an edited version re-expresses every kind against it: the old
+    reference and its byte copy become edited versions of it (never marked by Ctrl+M), and a
+    copy of the new reference becomes its copy (marked)."""
+    words = [f"w{i % 97}x{(i * 7919) % 1009}" for i in range(900)]
+    original = " ".join(words)
+    edited = " ".join(words[:300] + ["inserted", "passage"] * 40 + words[450:])
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "original.txt").write_text(original)
+    (data / "copy_of_original.txt").write_text(original)
+    (data / "edited.txt").write_text(edited)
+    (data / "copy_of_edited.txt").write_text(edited)
+    idx = tmp_path / "i.sqlite3"
+    run_scan(ScanRequest([data], index_path=idx, jobs=1))
+    res = jobs.load(idx, 13.0, [], [], lambda p: None, CancelToken())
+    s = res.snapshot
+    by_name = {Path(s.paths[m]).name: m for m in range(s.n_members)}
+    assert s.n_groups == 1
+    assert s.l_is_ref[by_name["original.txt"]] or s.l_is_ref[by_name["copy_of_original.txt"]]
+    new_ref = s.l_file_id[by_name["edited.txt"]]
+
+    snap = jobs.group(res.files, res.pairs, 13.0, [], [new_ref])
+    kind = {Path(snap.paths[m]).name: KINDS[snap.l_kind[m]] for m in range(snap.n_members)}
+    assert snap.l_is_ref[[Path(p).name for p in snap.paths].index("edited.txt")]
+    assert kind["copy_of_edited.txt"] == "exact"
+    assert kind["original.txt"] in ("near", "contained") and kind["copy_of_original.txt"] == kind["original.txt"]
+
+    model = ResultsModel()
+    model.set_snapshot(snap)
+    model.mark_all_but_reference()
+    assert sorted(Path(snap.paths[m]).name for m in model.marked_members()) == ["copy_of_edited.txt"]

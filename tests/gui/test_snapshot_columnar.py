@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from simscan.gui import jobs
+from simscan.gui import jobs, models
 from simscan.gui.models import Snapshot
 from simscan.similarity import group_pairs
 from simscan.similarity.core import sorted_rounded, to_pairs
@@ -32,6 +32,16 @@ def _pair_lookup(pairs, preferred):
     return lambda a, b: best.get((a, b))
 
 
+def _kind_lookups(pairs, table):
+    """pair_kind(a, b) and copy_kind(a, b) by file id, as the columnar path finds them."""
+    kinds = {}
+    for p in pairs:
+        kinds[(p.a_id, p.b_id)] = kinds[(p.b_id, p.a_id)] = p.kind
+    row = {int(f): i for i, f in enumerate(table.ids)}
+    copy = models._copy_kind(table)
+    return (lambda a, b: kinds.get((a, b))), (lambda a, b: copy(row[a], row[b]))
+
+
 def _same_floats(x, y) -> bool:
     return len(x) == len(y) and all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(x, y))
 
@@ -48,8 +58,9 @@ def test_from_group_arrays_equals_from_groups(seed: int) -> None:
         groups = group_pairs(pairs, t, min_similarity=threshold, reference_roots=roots)
         members = [m.file_id for g in groups for m in g.members]
         for preferred in ([], rng.sample(members, min(len(members), rng.randrange(0, 6))), [10**9]):
+            pair_kind, copy_kind = _kind_lookups(pairs, t)
             want = Snapshot.from_groups(groups, threshold, preferred, _pair_lookup(pairs, preferred) if preferred
-                                        else None)
+                                        else None, pair_kind, copy_kind)
             ga = group_pair_arrays(table, t, min_similarity=threshold, reference_roots=roots)
             got = Snapshot.from_group_arrays(ga, t, table, threshold, preferred)
             for name in _ARRAYS:
