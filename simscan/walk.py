@@ -56,14 +56,18 @@ VIRTUAL_FS = frozenset(
     {
         "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
         "securityfs", "pstore", "bpf", "configfs", "fusectl", "mqueue", "hugetlbfs",
-        "binfmt_misc", "efivarfs", "autofs", "rpc_pipefs", "nsfs", "selinuxfs",
+        "binfmt_misc", "efivarfs", "rpc_pipefs", "nsfs", "selinuxfs",
     }
 )  # fmt: skip
+# Not autofs: an automount point (/net, a network /home, /boot on some systems) has the real file
+# system mounted on it.
 
 
 def virtual_devices(mountinfo: str = "/proc/self/mountinfo") -> dict[int, str]:
     """Device number -> file system type of the mounted virtual file systems (:data:`VIRTUAL_FS`);
-    empty where the mount table cannot be read (not Linux)."""
+    empty where the mount table cannot be read (not Linux).  The device is the mount's own
+    ``major:minor`` field, never a ``stat`` of its mount point: that would give the device of
+    whatever is mounted on top of it (and could hang on a dead network mount)."""
     out: dict[int, str] = {}
     try:
         with open(mountinfo, "rb") as f:
@@ -71,8 +75,7 @@ def virtual_devices(mountinfo: str = "/proc/self/mountinfo") -> dict[int, str]:
     except OSError:
         return out
     for line in lines:
-        # "36 35 98:0 /root /mount/point opts... - fstype source superopts" (proc(5)); the mount
-        # point escapes space, tab, newline and backslash as octal.
+        # "36 35 98:0 /root /mount/point opts... - fstype source superopts" (proc(5)).
         left, sep, right = line.partition(b" - ")
         fields = left.split()
         if not sep or len(fields) < 5 or not right:
@@ -80,11 +83,9 @@ def virtual_devices(mountinfo: str = "/proc/self/mountinfo") -> dict[int, str]:
         fstype = right.split()[0].decode("ascii", "replace")
         if fstype not in VIRTUAL_FS:
             continue
-        point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), fields[4])
-        try:
-            out[os.stat(point).st_dev] = fstype
-        except OSError:
-            continue
+        major, colon, minor = fields[2].partition(b":")
+        if colon and major.isdigit() and minor.isdigit():
+            out[os.makedev(int(major), int(minor))] = fstype
     return out
 
 
@@ -249,6 +250,7 @@ def walk(
                 res.problems.append(
                     (folder, f"virtual file system ({virtual[dst.st_dev]}): made up by the kernel, not files; skipped")
                 )
+                res.unreadable_dirs.append(folder)  # what the index holds below it is kept, not removed
                 continue
             with os.scandir(folder) as it:
                 entries = sorted(it, key=_by_name)

@@ -269,15 +269,30 @@ def test_virtual_file_systems_are_not_entered(tmp_path: Path) -> None:
     res = walk([b"/proc/self", os.fsencode(root)], WalkOptions())
     assert len(res.files) == 5
     assert [(p, r.split(":")[0]) for p, r in res.problems] == [(b"/proc/self", "virtual file system (proc)")]
-    # A mount table entry with an escaped space in its mount point, and one of a real file system.
+    # The device comes from the mount's own major:minor field (a stat of the mount point would
+    # see what is mounted over it); real file systems and automount points are not virtual.
     table = tmp_path / "mountinfo"
-    odd = tmp_path / "a b"
-    odd.mkdir()
     table.write_bytes(
-        b"22 1 0:21 / " + os.fsencode(odd).replace(b" ", b"\\040") + b" rw - proc proc rw\n"
-        b"23 1 8:1 / " + os.fsencode(root) + b" rw - ext4 /dev/sda1 rw\n"
+        b"22 1 0:21 / /some\\040where rw - proc proc rw\n"
+        b"23 1 8:1 / /data rw - ext4 /dev/sda1 rw\n"
+        b"24 1 0:40 / /net rw - autofs systemd-1 rw\n"
+        b"25 1 0:41 / /tmp/t rw - tmpfs tmpfs rw\n"
     )
-    assert virtual_devices(str(table)) == {odd.stat().st_dev: "proc"}
+    assert virtual_devices(str(table)) == {os.makedev(0, 21): "proc"}
+
+
+def test_a_folder_left_out_as_virtual_keeps_what_the_index_holds(tmp_path: Path, monkeypatch) -> None:
+    from simscan import walk as walk_mod
+
+    root = tmp_path / "t"
+    make_tree(root, 6)
+    idx = tmp_path / "i.db"
+    scan(root, idx)
+    assert len(indexed(idx)) == 6
+    monkeypatch.setattr(walk_mod, "virtual_devices", lambda: {root.stat().st_dev: "proc"})
+    r = scan(root, idx)
+    assert r.problems == 1 and r.files_removed == 0
+    assert len(indexed(idx)) == 6
 
 
 def test_vanished_between_walk_and_read_is_dropped(tmp_path: Path):
