@@ -389,3 +389,35 @@ def test_cache_results_after_a_scan(indexed) -> None:
         assert cache_results(ix)  # already there: nothing computed
     got = _set(idx)
     assert got.cached and _pairs(idx) == _pairs(idx, cache=False)
+
+
+def test_an_older_index_is_not_upgraded_while_a_scan_writes_to_it(indexed, tmp_path: Path) -> None:
+    """An older simscan scanning into the index holds the scan lock and would go on writing
+    files without moving the generation on: the upgrade (which starts the results cache) waits
+    for the lock, so no cached result can outlive such writes."""
+    import fcntl
+    import os
+
+    from simscan.index import IndexLocked
+
+    _root, idx, _f = indexed
+    old = tmp_path / "v2.sqlite3"
+    shutil.copy(idx, old)
+    with sqlite3.connect(old, isolation_level=None) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        c.execute("DROP TABLE results")
+        c.execute("DELETE FROM meta WHERE key = 'generation'")
+        c.execute("PRAGMA user_version = 2")
+    fd = os.open(f"{old}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # "the older scan"
+        with pytest.raises(IndexLocked):
+            Index.open(old)
+        with sqlite3.connect(old) as c:
+            assert c.execute("PRAGMA user_version").fetchone()[0] == 2
+    finally:
+        os.close(fd)
+    with Index.open(old) as ix:
+        assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    with Index.open(old) as ix:
+        ix.scan_lock()  # released after the upgrade: a scan can take it

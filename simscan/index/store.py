@@ -351,7 +351,19 @@ class Index:
             if str(mode).lower() != "wal":
                 raise IndexUnavailable(f"the index {self.path} cannot use write-ahead logging (mode {mode}).")
             c.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(version)
+            if version and version < SCHEMA_VERSION:
+                # An older simscan may be scanning into this index right now: it holds the scan lock
+                # and knows nothing of what newer schemas keep in step (the results cache's
+                # generation).  Upgrade only while no scan runs.
+                held = self._lock_fd is not None
+                self.scan_lock()
+                try:
+                    self._migrate(version)
+                finally:
+                    if not held:
+                        self.release_scan_lock()
+            else:
+                self._migrate(version)
             self._check_posting_shift()
         row = c.execute("SELECT value FROM meta WHERE key = 'posting_shift'").fetchone()
         if row is not None:
