@@ -15,7 +15,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import xxhash
 
+from simscan.fingerprint import code as _code
 from simscan.fingerprint import text as _text
+from simscan.fingerprint import views as _views
 from simscan.fingerprint.checksum import PARTIAL_SAMPLE, partial_checksum, tail_offset
 from simscan.fingerprint.rolling import ManberHasher, ManberParams, nested_level, nested_levels
 from simscan.fingerprint.simhash import simhash, simhash_segments
@@ -239,6 +241,9 @@ def _fingerprint_text(
     hasher = ManberHasher(params.manber(True))
     norm = _text.PairNormalizer()
     read = 0
+    # Decoded pieces kept for the code view while the text may still get one.
+    pieces: list[str] | None = []
+    held = 0
 
     def raw() -> Iterator[bytes]:
         nonlocal read
@@ -257,12 +262,26 @@ def _fingerprint_text(
             units, light = norm.feed(piece, data)
             content.update(light)
             hasher.feed(units)
+            if pieces is not None:
+                held += len(piece)
+                pieces = pieces if held <= _code.MAX_CODE_CHARS else None
+                if pieces is not None:
+                    pieces.append(piece)
     else:
         for piece in _text.decode_chunks(raw(), det.encoding, errors):
             units, light = norm.feed(piece)
             content.update(light)
             hasher.feed(units)
+            if pieces is not None:
+                held += len(piece)
+                pieces = pieces if held <= _code.MAX_CODE_CHARS else None
+                if pieces is not None:
+                    pieces.append(piece)
     rolling, anchored = hasher.finish()
+    rolling, anchored = _views.tag_sorted(rolling, _views.TEXT), _views.tag_sorted(anchored, _views.TEXT)
+    sim = simhash(np.concatenate((rolling, anchored)))
+    if pieces is not None:
+        rolling, anchored = _with_code_view("".join(pieces), rolling, anchored, params.text_level(hasher.units), params)
     return Fingerprints(
         size=read,
         checksum=full.digest(),
@@ -272,8 +291,25 @@ def _fingerprint_text(
         content_hash=content.digest(),
         rolling=rolling,
         anchored=anchored,
-        simhash=simhash(np.concatenate((rolling, anchored))),
+        simhash=sim,
         units=hasher.units,
+    )
+
+
+def _with_code_view(
+    text: str, rolling: np.ndarray, anchored: np.ndarray, level: int, params: FingerprintParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """The text view's (tagged, sorted) values plus the code view's when ``text`` looks like
+    program source (``code``): hashed like the text, with the anchored windows of the text's
+    own ``level`` (so a pair's sizes are read at one level for both views)."""
+    if not _code.looks_like_code(text):
+        return rolling, anchored
+    hasher = ManberHasher(replace(params.manber(True, level), level_units=()))
+    hasher.feed(_code.code_units(text))
+    cr, ca = hasher.finish()
+    return (
+        np.union1d(rolling, _views.tag_sorted(cr, _views.CODE)),
+        np.union1d(anchored, _views.tag_sorted(ca, _views.CODE)),
     )
 
 
@@ -329,6 +365,7 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         meta["is_text"] = True
         meta["encoding"] = enc
         raw = body if enc == "utf-8" else None
+        meta["text"] = text
         pair = _text.fast_pair_bytes(text, raw) if _BATCH_COLLAPSE else None
         if pair is not None:
             fast_idx.append(j)
@@ -363,6 +400,8 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         else:
             levels = np.zeros(lengths.size, np.int64)
         rv, ro, av, ao = _hash_by_level(parts, lengths, levels, params.manber(is_text), not is_text)
+        if is_text:
+            rv, av = _views.tag(rv, _views.TEXT), _views.tag(av, _views.TEXT)
         k = len(idx)
         rv, ro = _dedupe_by_owner(rv, ro)
         av, ao = _dedupe_by_owner(av, ao)
@@ -371,6 +410,9 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         sims = simhash_segments(np.concatenate((rv, av)), np.concatenate((ro, ao)), k)
         for f, j in enumerate(idx):
             m = metas[j]
+            rolling, anchored = rv[rb[f] : rb[f + 1]], av[ab[f] : ab[f + 1]]
+            if is_text:
+                rolling, anchored = _with_code_view(m["text"], rolling, anchored, int(levels[f]), params)
             out[m["item"]] = Fingerprints(
                 size=m["size"],
                 checksum=m["checksum"],
@@ -378,8 +420,8 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
                 is_text=m["is_text"],
                 encoding=m["encoding"],
                 content_hash=m["content_hash"],
-                rolling=rv[rb[f] : rb[f + 1]],
-                anchored=av[ab[f] : ab[f + 1]],
+                rolling=rolling,
+                anchored=anchored,
                 simhash=int(sims[f]),
                 units=int(lengths[f]),
             )
