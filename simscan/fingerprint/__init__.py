@@ -278,7 +278,7 @@ def _fingerprint_text(
                 if pieces is not None:
                     pieces.append(piece)
     rolling, anchored = hasher.finish()
-    rolling, anchored = _views.tag_sorted(rolling, _views.TEXT), _views.tag_sorted(anchored, _views.TEXT)
+    rolling, anchored = _views.tag_rolling(rolling, _views.TEXT), _views.tag_anchored(anchored, _views.TEXT)
     sim = simhash(np.concatenate((rolling, anchored)))
     if pieces is not None:
         rolling, anchored = _with_code_view("".join(pieces), rolling, anchored, params.text_level(hasher.units), params)
@@ -308,8 +308,8 @@ def _with_code_view(
     hasher.feed(_code.code_units(text))
     cr, ca = hasher.finish()
     return (
-        np.union1d(rolling, _views.tag_sorted(cr, _views.CODE)),
-        np.union1d(anchored, _views.tag_sorted(ca, _views.CODE)),
+        np.union1d(rolling, _views.tag_rolling(cr, _views.CODE)),
+        np.union1d(anchored, _views.tag_anchored(ca, _views.CODE)),
     )
 
 

@@ -57,6 +57,32 @@ def _perm(y: np.ndarray) -> np.ndarray:
     return y | _TOP
 
 
+def tag_rolling(values: np.ndarray, view: int) -> np.ndarray:
+    """:func:`tag` of rolling text values only (top bit clear), sorted and distinct."""
+    v = np.asarray(values, dtype=np.uint64) & ~_BIT62
+    if view:
+        v |= _BIT62
+    v.sort()
+    return _distinct_sorted(v)
+
+
+def tag_anchored(values: np.ndarray, view: int) -> np.ndarray:
+    """:func:`tag` of nested anchored text values only (top bit set), sorted and distinct."""
+    y = _unperm(np.asarray(values, dtype=np.uint64))
+    y &= ~_ONE
+    if view:
+        y |= _ONE
+    v = _perm(y)
+    v.sort()
+    return _distinct_sorted(v)
+
+
+def _distinct_sorted(v: np.ndarray) -> np.ndarray:
+    if v.size > 1 and bool((v[1:] == v[:-1]).any()):
+        return np.unique(v)
+    return v
+
+
 def tag(values: np.ndarray, view: int) -> np.ndarray:
     """Text fingerprint values (rolling and/or anchored, any order) with their view bit set to
     ``view`` (TEXT or CODE).  A new array, same order (callers re-sort)."""
