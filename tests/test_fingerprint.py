@@ -23,9 +23,9 @@ from simscan.fingerprint import (
     fingerprint_file,
     fingerprint_many,
     rolling,
+    views,
 )
 from simscan.fingerprint import text as T
-from simscan.fingerprint import views
 from simscan.fingerprint.simhash import hamming, simhash
 
 M32 = (1 << 32) - 1

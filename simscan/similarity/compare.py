@@ -32,8 +32,8 @@ from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes,
 from simscan.fingerprint.code import code_form
 from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
-from simscan.fingerprint.views import CODE, TEXT
 from simscan.fingerprint.text import normalize_with_offsets
+from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.similarity.levels import size_at
 from simscan.similarity.types import Comparison, Pair
