@@ -408,11 +408,13 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         rb = np.searchsorted(ro, np.arange(k + 1))
         ab = np.searchsorted(ao, np.arange(k + 1))
         sims = simhash_segments(np.concatenate((rv, av)), np.concatenate((ro, ao)), k)
+        code_view = _code_views([metas[j]["text"] for j in idx], levels, params) if is_text else {}
         for f, j in enumerate(idx):
             m = metas[j]
             rolling, anchored = rv[rb[f] : rb[f + 1]], av[ab[f] : ab[f + 1]]
-            if is_text:
-                rolling, anchored = _with_code_view(m["text"], rolling, anchored, int(levels[f]), params)
+            if f in code_view:
+                cr, ca = code_view[f]
+                rolling, anchored = np.union1d(rolling, cr), np.union1d(anchored, ca)
             out[m["item"]] = Fingerprints(
                 size=m["size"],
                 checksum=m["checksum"],
@@ -426,6 +428,23 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
                 units=int(lengths[f]),
             )
     return out  # type: ignore[return-value]
+
+
+def _code_views(texts: Sequence[str], levels: np.ndarray, params: FingerprintParams) -> dict[int, tuple]:
+    """Code-view values (tagged, sorted, distinct) of the texts that look like program source,
+    by position in ``texts``: all of them hashed in one vectorised pass, each at its text's
+    level (``levels``), like :func:`_with_code_view` does for one text."""
+    which = [f for f, t in enumerate(texts) if _code.looks_like_code(t)]
+    if not which:
+        return {}
+    parts = _code.code_units_many([texts[f] for f in which])
+    lengths = np.array([p.size for p in parts], dtype=np.int64)
+    rv, ro, av, ao = _hash_by_level(parts, lengths, np.asarray(levels)[which], params.manber(True), False)
+    rv, ro = _dedupe_by_owner(_views.tag(rv, _views.CODE), ro)
+    av, ao = _dedupe_by_owner(_views.tag(av, _views.CODE), ao)
+    rb = np.searchsorted(ro, np.arange(len(which) + 1))
+    ab = np.searchsorted(ao, np.arange(len(which) + 1))
+    return {f: (rv[rb[i] : rb[i + 1]], av[ab[i] : ab[i + 1]]) for i, f in enumerate(which)}
 
 
 def _hash_segments(

@@ -82,6 +82,13 @@ _PROTECTED = re.compile(
     r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\[^\n]|[^\"\\\n])*(?:\"|\\?$)|'(?:\\[^\n]|[^'\\\n])*(?:'|\\?$)",
     re.DOTALL | re.MULTILINE,
 )
+# The same for texts joined with ``_SEP`` (``code_units_many``): nothing crosses a separator.
+_PROTECTED_JOINED = re.compile(
+    r"//[^\n\ue001]*|/\*[^\ue001]*?(?:\*/|(?=\ue001)|\Z)"
+    r"|\"(?:\\[^\n\ue001]|[^\"\\\n\ue001])*(?:\"|\\?(?=\ue001)|\\?$)"
+    r"|'(?:\\[^\n\ue001]|[^'\\\n\ue001])*(?:'|\\?(?=\ue001)|\\?$)",
+    re.MULTILINE,
+)
 _CODE_LINE = re.compile(r"[;{}][ \t]*(?://[^\n]*)?\r?$", re.MULTILINE)
 _NONBLANK = re.compile(r"^[ \t]*\S", re.MULTILINE)
 
@@ -90,9 +97,12 @@ _WORD = np.array([chr(c).isalnum() or c == 0x5F for c in range(0x10000)], dtype=
 _WORD[0xD800:0xE000] = False
 _DIGIT = np.array([chr(c).isdigit() for c in range(0x10000)], dtype=bool)
 _PH = ord(PLACEHOLDER)
+#: Joins the texts of a batch (:func:`code_units_many`).
+_SEP = "\ue001"
+_KW_MAX = 12  # the longest keyword ("synchronized")
+_KW_SHIFTS = (5 * (_KW_MAX - 1 - np.arange(_KW_MAX))).astype(np.uint64)
 
 _FILL = ord(FILLER)
-_HASH_P = np.uint64(0x100000001B3)
 
 
 def looks_like_code(text: str) -> bool:
@@ -118,34 +128,70 @@ def looks_like_code(text: str) -> bool:
     return len(_CODE_LINE.findall(sample)) * 5 >= lines * 2
 
 
-def _keyword_hashes() -> dict[int, np.ndarray]:
-    """Per keyword length, the sorted :func:`_run_hashes` values of the keywords."""
-    out: dict[int, list[int]] = {}
-    for kw in KEYWORDS:
-        u = np.frombuffer(kw.encode("utf-32-le"), dtype="<u4")
-        h = _run_hashes(u, np.array([0]), np.array([u.size]))
-        out.setdefault(len(kw), []).append(int(h[0]))
-    return {k: np.array(sorted(v), dtype=np.uint64) for k, v in out.items()}
+def _letter_keys(u: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Exact 60-bit keys of word runs of at most ``_KW_MAX`` characters: each character as 5
+    bits (a-z -> 1..26, anything else -> 31, which no keyword holds; 0 past the run's end)."""
+    j = np.arange(_KW_MAX)
+    idx = np.minimum(starts[:, None] + j[None, :], max(u.size - 1, 0))
+    ch = u[idx].astype(np.int64)
+    c5 = np.where((ch >= 97) & (ch <= 122), ch - 96, 31)
+    c5 = np.where(j[None, :] < lengths[:, None], c5, 0).astype(np.uint64)
+    return (c5 << _KW_SHIFTS[None, :]).sum(axis=1, dtype=np.uint64)
 
 
-def _run_hashes(u: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """64-bit polynomial hash of each run ``u[start:end]`` (uint64, wrapping): the sum of
-    ``u[i] * P^(end-1-i)``, from one prefix sum of ``u[i] * P^-i`` (P is odd, so invertible
-    mod 2^64)."""
+def _marks(n: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Boolean mask of the union of the non-empty, non-overlapping ranges [starts, ends) of n
+    positions (starts are distinct, ends too, so fancy += / -= count each once)."""
+    d = np.zeros(n + 1, dtype=np.int8)
+    d[starts] += 1
+    d[ends] -= 1
+    return np.cumsum(d[:n], dtype=np.int8) > 0
+
+
+def _protected_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
+    """[start, end) of the comments and literals of ``text`` (shifted by ``offset``)."""
+    return [(a + offset, b + offset) for a, b in (m.span() for m in _PROTECTED.finditer(text))]
+
+
+def code_form_units(text: str) -> np.ndarray:
+    """:func:`code_form` as code points (uint32), one per character of ``text``."""
+    u = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    return _code_form_array(u, _protected_spans(text))
+
+
+def _code_form_array(u: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+    """The code form of the code points ``u`` whose comments and literals are ``spans``."""
     n = u.size
-    with np.errstate(over="ignore"):
-        pinv = np.uint64(pow(int(_HASH_P), -1, 1 << 64))
-        pw_inv = np.cumprod(np.full(n, pinv, dtype=np.uint64)) if n else np.empty(0, np.uint64)
-        pw_inv = np.concatenate(([np.uint64(1)], pw_inv[:-1])) if n else pw_inv
-        s = np.zeros(n + 1, dtype=np.uint64)
-        np.cumsum(u.astype(np.uint64) * pw_inv, out=s[1:])
-        # P^(end-1) for each run: the inverse of pw_inv at end-1.
-        pw = np.cumprod(np.full(n, _HASH_P, dtype=np.uint64)) if n else np.empty(0, np.uint64)
-        pw = np.concatenate(([np.uint64(1)], pw[:-1])) if n else pw
-        return (s[ends] - s[starts]) * pw[ends - 1]
-
-
-_KW_HASHES: dict[int, np.ndarray] | None = None
+    if n == 0:
+        return u
+    bmp = u < 0x10000
+    word = np.zeros(n, dtype=bool)
+    word[bmp] = _WORD[u[bmp]]
+    if spans:
+        sp = np.array(spans, dtype=np.int64)
+        word &= ~_marks(n, sp[:, 0], sp[:, 1])
+    if not word.any():
+        return u
+    edge = np.flatnonzero(np.diff(word.view(np.int8), prepend=0, append=0))
+    starts, ends = edge[0::2], edge[1::2]
+    first = u[starts]
+    ident = ~(_DIGIT[np.minimum(first, 0xFFFF)] & (first < 0x10000))
+    starts, ends = starts[ident], ends[ident]
+    lengths = ends - starts
+    # Keywords are 2-12 lowercase ASCII letters: only such runs are looked up.
+    short = np.flatnonzero((lengths <= _KW_MAX) & (u[starts] >= 97) & (u[starts] <= 122))
+    if short.size:
+        keys = _letter_keys(u, starts[short], lengths[short])
+        kw = _KW_KEYS[np.minimum(np.searchsorted(_KW_KEYS, keys), _KW_KEYS.size - 1)] == keys
+        names = np.ones(starts.size, dtype=bool)
+        names[short[kw]] = False
+        starts, ends = starts[names], ends[names]
+    if starts.size == 0:
+        return u
+    out = u.copy()
+    out[_marks(n, starts, ends)] = _FILL
+    out[starts] = _PH
+    return out
 
 
 def code_form(text: str) -> str:
@@ -157,51 +203,15 @@ def code_form(text: str) -> str:
     regex pass finds the comments and literals, word runs and keyword lookups are numpy.
     Characters outside the Basic Multilingual Plane are never word characters here.
     """
-    global _KW_HASHES
     if not text:
         return text
-    u = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    out = u.copy()
-    bmp = u < 0x10000
-    word = np.zeros(u.size, dtype=bool)
-    word[bmp] = _WORD[u[bmp]]
-    spans = [m.span() for m in _PROTECTED.finditer(text)]
-    if spans:
-        edges = np.zeros(u.size + 1, dtype=np.int64)
-        sp = np.array(spans, dtype=np.int64)
-        np.add.at(edges, sp[:, 0], 1)
-        np.add.at(edges, sp[:, 1], -1)
-        free = np.cumsum(edges[:-1]) == 0
-        word &= free
-    if not word.any():
-        return text
-    prev = np.zeros(u.size, dtype=bool)
-    prev[1:] = word[:-1]
-    starts = np.flatnonzero(word & ~prev)
-    nxt = np.zeros(u.size, dtype=bool)
-    nxt[:-1] = word[1:]
-    ends = np.flatnonzero(word & ~nxt) + 1
-    first = u[starts]
-    ident = ~(_DIGIT[np.minimum(first, 0xFFFF)] & (first < 0x10000))
-    starts, ends = starts[ident], ends[ident]
-    if _KW_HASHES is None:
-        _KW_HASHES = _keyword_hashes()
-    lengths = ends - starts
-    h = _run_hashes(u, starts, ends)
-    is_kw = np.zeros(starts.size, dtype=bool)
-    for k, table in _KW_HASHES.items():
-        sel = np.flatnonzero(lengths == k)
-        if sel.size:
-            pos = np.minimum(np.searchsorted(table, h[sel]), table.size - 1)
-            is_kw[sel] = table[pos] == h[sel]
-    starts, ends = starts[~is_kw], ends[~is_kw]
-    if starts.size:
-        fill = np.zeros(u.size + 1, dtype=np.int64)
-        np.add.at(fill, starts, 1)
-        np.add.at(fill, ends, -1)
-        out[np.cumsum(fill[:-1]) > 0] = _FILL
-        out[starts] = _PH
-    return out.tobytes().decode("utf-32-le", "surrogatepass")
+    return code_form_units(text).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+assert max(map(len, KEYWORDS)) == _KW_MAX and all(k.isalpha() and k.islower() and k.isascii() for k in KEYWORDS)
+_KW_KEYS = np.sort(np.concatenate([
+    _letter_keys(np.frombuffer(k.encode("utf-32-le"), dtype="<u4"), np.array([0]), np.array([len(k)])) for k in KEYWORDS
+]))
 
 
 def code_form_reference(text: str) -> str:
@@ -251,6 +261,35 @@ def code_form_reference(text: str) -> str:
     return "".join(out)
 
 
+def code_units_many(texts: list[str]) -> list[np.ndarray]:
+    """:func:`code_units` of many texts, equal to it for each, in one vectorised pass (the
+    scanner's batches hold hundreds of small files; per-call numpy overhead would dominate).
+
+    The texts are joined with ``_SEP`` (a private-use character that normalisation keeps),
+    transformed and normalised at once, and cut at the separators; a text that holds the
+    separator itself is done alone.
+    """
+    out: list[np.ndarray | None] = [None] * len(texts)
+    batch = [k for k, t in enumerate(texts) if _SEP not in t]
+    for k in set(range(len(texts))) - set(batch):
+        out[k] = code_units(texts[k])
+    if batch:
+        joined = _SEP.join(texts[k] for k in batch)
+        spans = [m.span() for m in _PROTECTED_JOINED.finditer(joined)]
+        u = _code_form_array(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4"), spans)
+        units = _text.normalize_code_points(u[u != _FILL])
+        cuts = np.flatnonzero(units == ord(_SEP))
+        bounds = [0, *(cuts + 1).tolist(), units.size + 1]
+        for k, a, b in zip(batch, bounds[:-1], bounds[1:]):
+            piece = units[a : b - 1]
+            lo = 1 if piece.size and piece[0] == 32 else 0
+            hi = piece.size - 1 if piece.size > lo and piece[-1] == 32 else piece.size
+            out[k] = piece[lo:hi]
+    return out  # type: ignore[return-value]
+
+
 def code_units(text: str) -> np.ndarray:
-    """Normalised units (uint32) of the code view of ``text``."""
-    return _text.normalize(code_form(text))
+    """Normalised units (uint32) of the code view of ``text``: ``normalize(code_form(text))``,
+    computed on the array (the fillers dropped first: they would map to nothing)."""
+    u = code_form_units(text)
+    return _text.normalize_code_points(u[u != _FILL])
