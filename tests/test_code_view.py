@@ -93,6 +93,17 @@ def test_code_form_equals_reference() -> None:
         assert len(code.code_form(src)) == len(src)
 
 
+def test_code_units_batch_equals_one_by_one() -> None:
+    rng = random.Random(8)
+    alphabet = list("ab_x9 \n\t\"'\\/*{};.(+") + ["if", "ﬁ", "𝔘", "\u0301", "//", "/*", code.FILLER, code.PLACEHOLDER,
+                                                      "\ue001", "  ", "\r\n"]
+    for _ in range(300):
+        texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))) for _ in range(rng.randint(1, 6))]
+        texts.append(java_program(rng.randrange(100), _NAMES))
+        for got, t in zip(code.code_units_many(texts), texts):
+            assert got.tolist() == T.normalize(code.code_form_reference(t)).tolist(), repr(t)
+
+
 def test_looks_like_code() -> None:
     java = java_program(1, _NAMES)
     c_src = "#include <stdio.h>\n\nint main(void) {\n    int n = 3;\n    printf(\"%d\\n\", n);\n    return 0;\n}\n"

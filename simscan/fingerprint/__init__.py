@@ -102,6 +102,15 @@ class FingerprintParams:
     which have no such rule, are where short texts get their evidence.
     Binary files are large and compared mostly as wholes, so they are sampled at 1/256
     (Manber's rate) for speed and index size; binary anchors are rarer still (1/4096).
+
+    Code view (ALGORITHM_VERSION 9, ``code`` and ``views``): a text recognised as C-family
+    program source also gets the fingerprints of its *code form* (identifiers outside comments
+    and literals as one placeholder), same window, densities and level, marked by a view bit;
+    pairs are scored on each view apart and keep the better.  Recall at the default threshold
+    (now 14) light 0.79 -> 0.89, heavy 0.34 -> 0.39, false positives 0.57 -> 0.91 %; the
+    normalisations measured and rejected (dropping comments, operators kept, names by shape,
+    Baker distances, first-occurrence numbering, literals as placeholders) are listed in
+    ``code``.
     """
 
     window: int = 50
