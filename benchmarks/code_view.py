@@ -37,14 +37,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fingerprint_tuning import load  # noqa: E402  (same corpus loading)
+from fingerprint_tuning import load
 
-from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_many  # noqa: E402
-from simscan.fingerprint import code as C  # noqa: E402
-from simscan.fingerprint import text as T  # noqa: E402
-from simscan.fingerprint import views as V  # noqa: E402
-from simscan.fingerprint.rolling import ManberHasher, anchored_levels  # noqa: E402
-from simscan.similarity import DEFAULT_MIN_SIMILARITY  # noqa: E402
+from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_many
+from simscan.fingerprint import code as C
+from simscan.fingerprint import text as T
+from simscan.fingerprint import views as V
+from simscan.fingerprint.rolling import ManberHasher, anchored_levels
+from simscan.similarity import DEFAULT_MIN_SIMILARITY
 
 LABELS = ["exact", "near_duplicate", "similar", "plagiarism_light", "plagiarism_heavy"]
 THR = DEFAULT_MIN_SIMILARITY / 100
@@ -181,7 +181,7 @@ def main() -> None:
     code_file = [t is not None and C.looks_like_code(t) for t in texts]
     sc = Scorer(names, base, pairs)
 
-    def text_view(fp):  # noqa: ANN001, ANN202
+    def text_view(fp):
         if not fp.is_text:
             return fp.rolling, fp.anchored
         return (fp.rolling[V.value_views(fp.rolling, True) == V.TEXT],
@@ -198,13 +198,13 @@ def main() -> None:
     print(f"threshold {100 * THR:g}% (DEFAULT_MIN_SIMILARITY); recall at <=1% FP uses the best threshold\n")
     print(f"{'variant':34s} {'FP':>6s}  exact near  simil light heavy   @<=1%FP light heavy   AUC light heavy")
 
-    def code_sets(units_of) -> list[tuple[np.ndarray, np.ndarray]]:  # noqa: ANN001
+    def code_sets(units_of) -> list[tuple[np.ndarray, np.ndarray]]:
         out = []
         for fp, t, is_code in zip(base, texts, code_file):
             out.append(hashed(units_of(t), DEFAULT_PARAMS.text_level(fp.units)) if is_code else (empty, empty))
         return out
 
-    def both(name: str, units_of, only_max: bool = False) -> None:  # noqa: ANN001
+    def both(name: str, units_of, only_max: bool = False) -> None:
         cs = code_sets(units_of)
         nfp = np.mean([r.size + a.size for (r, a), c in zip(cs, code_file) if c])
         if not only_max:
@@ -214,7 +214,7 @@ def main() -> None:
         row(f"max:     {name}", summary({k: np.maximum(text_scores[k], cv[k]) for k in text_scores}))
 
     row("text view only (ALGORITHM_VERSION 8)", summary(text_scores))
-    product = (lambda t: C.code_units(t))  # noqa: E731
+    product = (lambda t: C.code_units(t))
     both("PRODUCT (code.code_form)", product)
     variants: list[tuple[str, dict]] = [
         ("comments dropped, names kept", {"comments": "drop", "id": "keep"}),
