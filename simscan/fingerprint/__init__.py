@@ -107,7 +107,7 @@ class FingerprintParams:
     program source also gets the fingerprints of its *code form* (identifiers outside comments
     and literals as one placeholder), same window, densities and level, marked by a view bit;
     pairs are scored on each view apart and keep the better.  Recall at the default threshold
-    (now 14) light 0.79 -> 0.89, heavy 0.34 -> 0.39, false positives 0.57 -> 0.91 %; the
+    (13 -> 15) light 0.79 -> 0.86, heavy 0.35 -> 0.38, false positives 0.57 -> 0.91 %; the
     normalisations measured and rejected (dropping comments, operators kept, names by shape,
     Baker distances, first-occurrence numbering, literals as placeholders) are listed in
     ``code``.

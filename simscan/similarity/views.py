@@ -9,10 +9,10 @@ level, and a pair's scores are those of the view with the higher best score.  A 
 code view (prose, binary files, short or huge texts) has an empty code view: its pairs are
 scored exactly as before.
 
-Measured on the evaluation corpus (``benchmarks/code_view.py``; recall at the default 14 %,
-false positives on the 882 unrelated pairs): text view only 0.79 light / 0.34 heavy at 0.57 %;
-code view only (replacing the text view of source files) 0.83 / 0.35 at 0.91 %, ROC AUC 0.95 /
-0.80 (from 0.98 / 0.85); the better of the two views 0.89 / 0.39 at 0.91 %, AUC 0.98 / 0.86.
+Measured on the evaluation corpus (``benchmarks/code_view.py``; recall at the default 15 %,
+false positives on the 882 unrelated pairs): text view only 0.77 light / 0.33 heavy at 0.45 %;
+code view only (replacing the text view of source files) 0.81 / 0.31 at 0.91 %, ROC AUC 0.95 /
+0.80 (from 0.98 / 0.85); the better of the two views 0.86 / 0.38 at 0.91 %, AUC 0.98 / 0.86.
 """
 
 from __future__ import annotations
