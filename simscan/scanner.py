@@ -158,16 +158,23 @@ def _open(path: bytes, follow: bool) -> int:
 
 
 def _read_small(fd: int, size: int) -> bytes:
-    """The whole file.  A first read that returns exactly the stat'ed size of a larger request is
-    taken as the end (saves one system call per file); a file that changes meanwhile is caught by
-    the fstat after reading."""
-    first = os.read(fd, max(size + 1, 65536))
-    if len(first) == size:
+    """The file's first ``size + 1`` bytes at most: its whole content when it still has the
+    stat'ed ``size``.  One byte more is enough to see that it grew (the caller then treats it as
+    changed), and never reading further bounds memory: a pseudo-file (under /proc, a stat size
+    of 0) or a log that keeps growing could otherwise be read without end.  A first read that
+    returns exactly ``size`` bytes is taken as the end (saves one system call per file); a file
+    that changes meanwhile is caught by the fstat after reading."""
+    first = os.read(fd, size + 1)
+    if len(first) == size or not first:
         return first
     parts = [first]
-    while first:
-        first = os.read(fd, 1 << 20)
-        parts.append(first)
+    got = len(first)
+    while got <= size:
+        more = os.read(fd, size + 1 - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
     return b"".join(parts)
 
 
@@ -218,7 +225,7 @@ def read_task(task: Task) -> list[Outcome]:
                     out.append((slot, None, "no longer a regular file; skipped"))
                     break
                 if st.st_size >= LARGE_FILE:
-                    fp = fingerprint_file(os.dup(fd))  # type: ignore[arg-type]  # open() accepts a descriptor
+                    fp = fingerprint_file(os.dup(fd), limit=st.st_size + 1)
                     st2 = os.fstat(fd)
                     if _stat_key(st) != _stat_key(st2) or fp.size != st.st_size:
                         raise _Changed

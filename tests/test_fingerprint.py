@@ -307,6 +307,22 @@ def test_pick_non_overlapping_dense_and_sparse() -> None:
             assert rolling.pick_non_overlapping(c, first, 50).tolist() == expected
 
 
+@pytest.mark.parametrize("n", [0, 1, 7, 1023, 1024, 5000, 70_000])
+def test_sorted_unique_matches_numpy(n: int) -> None:
+    """The two-pass hash sort is a complete sort for any input, hash-like or not."""
+    rng = np.random.default_rng(n)
+    inputs = {
+        "random": rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True),
+        "top bit set": rng.integers(0, 2**63, n, dtype=np.uint64) | np.uint64(1 << 63),
+        "few values": rng.integers(0, 40, n, dtype=np.uint64),
+        "equal bits 47..62": rng.integers(0, 2**47, n, dtype=np.uint64) | np.uint64(0x5A5A << 47),
+        "descending": np.sort(rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True))[::-1].copy(),
+    }
+    for name, v in inputs.items():
+        assert rolling.sort_hashes(v.copy()).tolist() == sorted(v.tolist()), name
+        assert rolling.sorted_unique(v.copy()).tolist() == sorted(set(v.tolist())), name
+
+
 def test_batch_segments_never_cross() -> None:
     """Windows across file ends are not candidates in the concatenated hasher."""
     rng = np.random.default_rng(9)

@@ -212,6 +212,74 @@ def test_file_that_changes_while_read_is_a_problem(tmp_path: Path):
     assert out[0][1] is None and "vanished" in out[0][2]
 
 
+def test_reading_stops_one_byte_past_the_stat_size() -> None:
+    """A source longer than its stat'ed size (a /proc pseudo-file is endless, a log keeps
+    growing) is read to size + 1 bytes, never to its end: memory stays bounded."""
+    r, w = os.pipe()
+    payload = b"x" * (4 << 20)
+
+    def feed() -> None:
+        view = memoryview(payload)
+        try:
+            while view:
+                view = view[os.write(w, view[: 1 << 16]) :]
+        except BrokenPipeError:
+            pass  # the reader stopped early, as it should
+        finally:
+            os.close(w)
+
+    t = threading.Thread(target=feed)
+    t.start()
+    try:
+        got = scanner._read_small(r, 100)
+    finally:
+        os.close(r)
+        t.join()
+    assert got == b"x" * 101
+    # /proc/self/pagemap holds 8 bytes per page of the address space (hundreds of GB) and
+    # says 0: a problem, found at once.
+    if os.path.exists("/proc/self/pagemap"):
+        out = read_task((False, [(0, b"/proc/self/pagemap", 0)]))
+        assert out[0][1] is None and out[0][2]
+
+
+def test_large_file_read_is_limited_to_the_stat_size(tmp_path: Path) -> None:
+    from simscan.fingerprint import fingerprint_file
+
+    p = tmp_path / "big.bin"
+    data = np.random.default_rng(4).integers(0, 256, 3 << 20, dtype=np.uint8).tobytes()
+    p.write_bytes(data)
+    whole = fingerprint_file(p)
+    assert whole.size == len(data)
+    part = fingerprint_file(p, limit=1 << 20)
+    assert part.size == 1 << 20 and part.checksum == fingerprint_bytes(data[: 1 << 20]).checksum
+    fd = os.open(p, os.O_RDONLY)
+    assert fingerprint_file(fd, limit=len(data) + 1).checksum == whole.checksum
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
+def test_virtual_file_systems_are_not_entered(tmp_path: Path) -> None:
+    """/proc is a problem line, not thousands of unreadable 'files'; a real tree next to it
+    is scanned as usual."""
+    from simscan.walk import WalkOptions, virtual_devices, walk
+
+    assert "proc" in virtual_devices().values()
+    root = tmp_path / "t"
+    make_tree(root, 5)
+    res = walk([b"/proc/self", os.fsencode(root)], WalkOptions())
+    assert len(res.files) == 5
+    assert [(p, r.split(":")[0]) for p, r in res.problems] == [(b"/proc/self", "virtual file system (proc)")]
+    # A mount table entry with an escaped space in its mount point, and one of a real file system.
+    table = tmp_path / "mountinfo"
+    odd = tmp_path / "a b"
+    odd.mkdir()
+    table.write_bytes(
+        b"22 1 0:21 / " + os.fsencode(odd).replace(b" ", b"\\040") + b" rw - proc proc rw\n"
+        b"23 1 8:1 / " + os.fsencode(root) + b" rw - ext4 /dev/sda1 rw\n"
+    )
+    assert virtual_devices(str(table)) == {odd.stat().st_dev: "proc"}
+
+
 def test_vanished_between_walk_and_read_is_dropped(tmp_path: Path):
     root = tmp_path / "t"
     paths = make_tree(root, 10)

@@ -207,6 +207,14 @@ def _add_common(p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "j
     p.add_argument("--format", choices=formats, default="text", help="output format (default: text)")
 
 
+def _add_cache_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-cache", action="store_true",
+        help="neither read nor write the results cached in the index (the output is the same; by default "
+        "results computed from the same files are read from the index, and new ones stored in it)",
+    )
+
+
 def _progress_bar() -> Any:
     from simscan.cli.common import ProgressBar
 
@@ -220,7 +228,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
-        pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar)
+        pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache)
         bar.finish()
         _warn_stale(index)
     if not args.representatives_only:
@@ -259,7 +267,8 @@ def cmd_groups(args: argparse.Namespace) -> int:
     bar = _progress_bar()
     roots = [os.path.abspath(r) for r in args.reference]
     with open_index_from_args(args, readonly=True) as index:
-        groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar)
+        groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
+                             cache=not args.no_cache)
         bar.finish()
         _warn_stale(index)
     write_groups(groups, args.format, _out())
@@ -392,6 +401,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="pair only the oldest of identical copies with other files (smaller output)")
     p.add_argument("--max-copy-pairs", type=_count, default=MAX_COPY_PAIRS, metavar="N",
                    help="list at most N pairs inherited by copies (default %(default)s)")
+    _add_cache_option(p)
     p.set_defaults(func=cmd_pairs)
 
     p = sub.add_parser("groups", help="list groups of similar files with a reference file",
@@ -400,6 +410,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _add_common(p)
     p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
                    help="prefer files under DIR as references (repeatable)")
+    _add_cache_option(p)
     p.set_defaults(func=cmd_groups)
 
     p = sub.add_parser("query", help="find indexed files similar to given files",

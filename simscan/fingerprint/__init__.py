@@ -169,28 +169,39 @@ def fingerprint_bytes(data: bytes, params: FingerprintParams = DEFAULT_PARAMS) -
     return _fingerprint(chunks, size, sample, tail, params)
 
 
-def fingerprint_file(path: str | bytes | os.PathLike[str], params: FingerprintParams = DEFAULT_PARAMS) -> Fingerprints:
-    """Fingerprints of a file, read in chunks.  Raises OSError when it cannot be read.
+def fingerprint_file(
+    path: str | bytes | os.PathLike[str] | int,
+    params: FingerprintParams = DEFAULT_PARAMS,
+    limit: int | None = None,
+) -> Fingerprints:
+    """Fingerprints of a file (a path or an open descriptor, which is closed), read in chunks.
+    Raises OSError when it cannot be read.
 
     The file is opened once; a text file whose later part does not decode is read a second
-    time from the start.  The size is the number of bytes actually read.
+    time from the start.  The size is the number of bytes actually read: at most ``limit``
+    when given (the scanner reads one byte past the size it stat'ed, so a file that grows
+    while read is seen as changed without being read to its end: files under /proc and
+    growing logs can be endless).
     """
     with open(path, "rb", buffering=0) as f:
         size = os.fstat(f.fileno()).st_size
-        sample = f.read(_text.SAMPLE)
+        sample = f.read(_text.SAMPLE if limit is None else min(_text.SAMPLE, limit))
         if size > PARTIAL_SAMPLE:
             f.seek(tail_offset(size))
-            tail = f.read()
+            tail = f.read(PARTIAL_SAMPLE)
         else:
             tail = b""
 
         def chunks() -> Iterator[bytes]:
             f.seek(0)
             step = params.chunk_size
-            while True:
-                b = f.read(step)
+            left = -1 if limit is None else limit
+            while left:
+                b = f.read(step if left < 0 else min(step, left))
                 if not b:
                     return
+                if left > 0:
+                    left -= len(b)
                 yield b
 
         return _fingerprint(chunks, size, sample, tail, params)

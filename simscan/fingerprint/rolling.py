@@ -329,8 +329,11 @@ def _byte_window_words(units: np.ndarray, starts: np.ndarray, window: int, k: in
     with np.errstate(over="ignore"):
         if last_bytes < 8:
             words[:, k - 1] &= np.uint64((1 << (8 * last_bytes)) - 1)
-        words *= kpow
-        return words.sum(axis=1, dtype=np.uint64)
+        # Column by column: a reduction along a short inner axis (sum(axis=1)) costs twice as much.
+        out = words[:, 0] * kpow[0]
+        for j in range(1, k):
+            out += words[:, j] * kpow[j]
+        return out
 
 
 def _prefix(u: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
@@ -758,9 +761,31 @@ def _sorted_unique(parts: list[np.ndarray]) -> np.ndarray:
     return sorted_unique(v)
 
 
+def sort_hashes(v: np.ndarray) -> np.ndarray:
+    """``v`` (uint64 hash values) sorted; in place when it is large enough to matter.
+
+    numpy sorts 64-bit integers at ~40 ns per value on this kind of machine (no SIMD sort),
+    which made the final sort a tenth of the text path.  Fingerprint values are uniformly
+    random in their low 63 bits, so a stable (radix) argsort on bits 47..62 as uint16 puts
+    them almost in order, and timsort (numpy's stable sort) finishes the few short unsorted
+    runs in near-linear time: 2.5-4x faster from ~1,000 values up.  Exact for any input: the
+    first pass only arranges the input for the second, which is a complete sort."""
+    if v.size < _RADIX_MIN:
+        v.sort()
+        return v
+    v = v[np.argsort((v >> np.uint64(47)).astype(np.uint16), kind="stable")]
+    v.sort(kind="stable")
+    return v
+
+
+#: From this many values the two-pass sort of :func:`sort_hashes` beats numpy's quicksort.
+_RADIX_MIN = 1024
+
+
 def sorted_unique(v: np.ndarray) -> np.ndarray:
-    """Sort ``v`` in place and return its distinct values (cheaper than np.unique)."""
-    v.sort()
+    """The distinct values of ``v`` (uint64), sorted; ``v`` may be reordered (cheaper than
+    np.unique)."""
+    v = sort_hashes(v)
     if v.size > 1:
         keep = np.empty(v.size, dtype=bool)
         keep[0] = True

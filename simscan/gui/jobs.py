@@ -25,7 +25,10 @@ from simscan.gui.models import Snapshot
 from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
-from simscan.similarity import DEFAULT_MIN_SIMILARITY, Pair, compare, find_pairs, group_pairs
+from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
+from simscan.similarity.core import PairArrays, sorted_rounded
+from simscan.similarity.engine import find_pair_set
+from simscan.similarity.grouping import group_pair_arrays
 
 Sink = Callable[[Progress], None]
 
@@ -42,10 +45,11 @@ class Results:
     index_path: Path
     exists: bool  # False: no index yet (nothing scanned)
     files: FileTable | None = field(repr=False)
-    pairs: list[Pair] = field(repr=False)
+    pairs: PairArrays | None = field(repr=False)  # rows of ``files``, in find_pairs' order and rounding
     best: np.ndarray = field(repr=False)  # each pair's best score (percent), for the histogram
     snapshot: Snapshot = field(repr=False)
     n_files: int = 0
+    cached: bool = False  # the pairs came from the index's results cache
 
 
 _gc_lock = threading.Lock()
@@ -85,21 +89,6 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-class _KnownFiles:
-    """An index whose ``files()`` is the table already read: find_pairs reads it again
-    otherwise (~0.5 s for 200,000 files).  Everything else goes to the index."""
-
-    def __init__(self, index: Index, files: FileTable) -> None:
-        self._index = index
-        self._files = files
-
-    def files(self) -> FileTable:
-        return self._files
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._index, name)
-
-
 def _check(cancel: CancelToken) -> None:
     if cancel.cancelled:
         raise Cancelled()
@@ -107,41 +96,21 @@ def _check(cancel: CancelToken) -> None:
 
 def group(
     files: FileTable | None,
-    pairs: Sequence[Pair],
+    pairs: PairArrays | None,
     threshold: float,
     reference_roots: Sequence[str],
     preferred: Sequence[int] = (),
 ) -> Snapshot:
     """Groups at ``threshold`` (percent) as a Snapshot; ``preferred`` file ids become their
-    group's reference ("make reference")."""
-    if files is None or len(files) == 0:
+    group's reference ("make reference").  Columnar from end to end (``group_pair_arrays``,
+    ``Snapshot.from_group_arrays``): no object per pair or member."""
+    if files is None or len(files) == 0 or pairs is None:
         return Snapshot.empty(threshold)
     with gc_paused():
-        groups = group_pairs(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots))
-        snap = Snapshot.from_groups(groups, threshold, preferred, _pair_lookup(pairs, preferred))
+        ga = group_pair_arrays(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots))
+        snap = Snapshot.from_group_arrays(ga, files, pairs, threshold, preferred)
         _ = snap.folders  # computed here, off the GUI thread
-        release(groups)
         return snap
-
-
-def release(items: list[Any]) -> None:
-    """Free a big list's objects a slice at a time: one ``del`` of 100,000 groups frees ~500,000
-    objects in a single C call that holds the GIL for ~100 ms (a GUI stall); slices of 2,000
-    let the GUI thread run in between."""
-    while items:
-        del items[-2000:]
-
-
-def _pair_lookup(pairs: Sequence[Pair], preferred: Sequence[int]) -> Callable[[int, int], float | None] | None:
-    """best(a, b) for pairs touching a user-chosen reference (one pass over the pairs)."""
-    if not preferred:
-        return None
-    want = set(preferred)
-    best: dict[tuple[int, int], float] = {}
-    for p in pairs:
-        if p.a_id in want or p.b_id in want:
-            best[(p.a_id, p.b_id)] = best[(p.b_id, p.a_id)] = p.best
-    return lambda a, b: best.get((a, b))
 
 
 def load(
@@ -154,21 +123,20 @@ def load(
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``."""
     if not index_path.exists():
-        return Results(index_path, False, None, [], np.zeros(0), Snapshot.empty(threshold))
+        return Results(index_path, False, None, None, np.zeros(0), Snapshot.empty(threshold))
     progress(Progress("load", message=str(index_path)))
     with gc_paused():
         with Index.open(index_path, readonly=True) as idx:
-            files = idx.files()
-            _check(cancel)
-            pairs = find_pairs(
-                _KnownFiles(idx, files), min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel
-            )
+            # Read from the index's results cache when the files did not change since the pairs
+            # were last computed; else computed, then cached for the next load (best-effort).
+            ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel)
         _check(cancel)
-        progress(Progress("groups", files_done=0, files_total=len(pairs)))
+        files = ps.files
+        pairs = sorted_rounded(ps.pairs)
+        progress(Progress("groups", files_done=0, files_total=int(pairs.a.size)))
         snap = group(files, pairs, threshold, reference_roots, preferred)
         _check(cancel)
-        best = np.fromiter((p.best for p in pairs), dtype=np.float64, count=len(pairs))
-    return Results(index_path, True, files, pairs, best, snap, len(files))
+    return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached)
 
 
 @dataclass(frozen=True)

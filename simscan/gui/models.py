@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -146,6 +147,10 @@ class Snapshot:
     # Per member: the similarity layer's Pair (reference, member) with the detailed scores, or
     # None (the reference itself; a member re-expressed against a user-chosen reference).
     pairs: list[Any] = field(default_factory=list, repr=False)
+    # Per member, its folder as a code into ``folder_names`` (sorted), when known (computed once
+    # per file table: the folder chart of a regroup then costs a bincount, not 200,000 dirnames).
+    folder_codes: np.ndarray | None = field(default=None, repr=False)
+    folder_names: list[str] = field(default_factory=list, repr=False)
 
     def scores_text(self, m: int) -> str:
         """The detailed scores behind member ``m``'s percentage, for a tooltip."""
@@ -168,15 +173,24 @@ class Snapshot:
 
     def folder_space(self, top: int = 8) -> list[tuple[str, int, int]]:
         """The folders holding the most reclaimable bytes: (folder, bytes, files), largest
-        first.  Reclaimable = files that are not their group's reference."""
+        first (ties by folder name).  Reclaimable = files that are not their group's reference."""
         copies = np.flatnonzero(~self.m_is_ref)
         if copies.size == 0:
             return []
-        dirs = [os.path.dirname(self.paths[i]) for i in copies.tolist()]
-        names, inv = np.unique(np.asarray(dirs, dtype=object), return_inverse=True)
-        size = np.bincount(inv, weights=self.m_size[copies].astype(np.float64), minlength=len(names))
-        count = np.bincount(inv, minlength=len(names))
-        order = np.argsort(-size, kind="stable")[:top]
+        if self.folder_codes is not None:
+            # Folder of every member as a code into the sorted folder names (see from_group_arrays).
+            inv = self.folder_codes[copies]
+            names = self.folder_names
+            size = np.bincount(inv, weights=self.m_size[copies].astype(np.float64), minlength=len(names))
+            count = np.bincount(inv, minlength=len(names))
+        else:
+            dirs = [os.path.dirname(self.paths[i]) for i in copies.tolist()]
+            uniq, inv = np.unique(np.asarray(dirs, dtype=object), return_inverse=True)
+            names = uniq.tolist()
+            size = np.bincount(inv, weights=self.m_size[copies].astype(np.float64), minlength=len(names))
+            count = np.bincount(inv, minlength=len(names))
+        used = np.flatnonzero(count)
+        order = used[np.argsort(-size[used], kind="stable")][:top]
         return [(str(names[i]), int(size[i]), int(count[i])) for i in order.tolist()]
 
     @property
@@ -280,6 +294,75 @@ class Snapshot:
         return out
 
     @staticmethod
+    def from_group_arrays(
+        ga: Any,
+        files: Any,
+        pairs: Any,
+        threshold: float,
+        preferred_refs: Iterable[int] = (),
+    ) -> Snapshot:
+        """The snapshot of a columnar grouping (``simscan.similarity.grouping.GroupArrays`` over
+        the rows of ``files``, from ``pairs``: the ``PairArrays`` grouped, ordered and rounded as
+        ``find_pairs`` lists them).  Same result as :meth:`from_groups` on the ``Group`` objects
+        of that grouping, without building one: numpy columns, one list comprehension per text
+        column, and the per-member pairs made only when asked for (:class:`MemberPairs`).
+        ``preferred_refs`` as in :meth:`from_groups` (a loop over the groups concerned only)."""
+        ids = np.asarray(files.ids, dtype=np.int64)
+        g_start = np.asarray(ga.g_start, dtype=np.int64)
+        n, m = g_start.size - 1, int(ga.m_row.size)
+        m_group = np.repeat(np.arange(n, dtype=np.int64), np.diff(g_start))
+        order = np.arange(m, dtype=np.int64)
+        sim = np.asarray(ga.m_sim, dtype=np.float64).copy()
+        no_pair = np.zeros(m, dtype=bool)
+        preferred = {int(fid): rank for rank, fid in enumerate(preferred_refs)}
+        if preferred and m:
+            m_ids = ids[ga.m_row]
+            want = np.fromiter(preferred, np.int64, len(preferred))
+            touched = np.unique(m_group[np.isin(m_ids, want)])
+            best_of = _pair_best(pairs, ids, want) if touched.size else {}
+            ids_l, kind_l, sim0 = m_ids.tolist(), ga.m_kind.tolist(), ga.m_sim.tolist()
+            start_l = g_start.tolist()
+            for g in touched.tolist():
+                s, e = start_l[g], start_l[g + 1]
+                chosen = [j for j in range(s, e) if ids_l[j] in preferred]
+                new = max(chosen, key=lambda j: preferred[ids_l[j]])
+                if new == s:
+                    continue
+                out = [new, *[j for j in range(s, e) if j != new]]
+                same_content = KINDS[kind_l[new]] in ("exact", "content")
+                for i, j in enumerate(out[1:], 1):
+                    if same_content:
+                        v: float | None = 100.0 if j == s else sim0[j]
+                    elif j == s or KINDS[kind_l[j]] in ("exact", "content"):
+                        v = sim0[new]  # a copy of the old reference scores as the old reference did
+                    else:
+                        v = best_of.get((ids_l[new], ids_l[j]))
+                    sim[s + i] = math.nan if v is None else float(v)
+                    no_pair[s + i] = True  # scored against another reference
+                order[s:e] = out
+                sim[s] = sim0[new]  # set to 100 below, as every reference
+        rows = np.asarray(ga.m_row, dtype=np.int64)[order]
+        is_ref = np.zeros(m, dtype=bool)
+        is_ref[g_start[:-1]] = True
+        sim[is_ref] = 100.0
+        rows_l = rows.tolist()
+        fpaths, fenc = files.paths, files.encoding
+        text = np.asarray(files.is_text, dtype=bool)[rows]
+        snap = Snapshot._build(
+            threshold, g_start, np.asarray(ga.g_kind, dtype=np.int8), m_group, ids[rows],
+            np.asarray(files.size, dtype=np.int64)[rows], np.asarray(files.mtime_ns, dtype=np.int64)[rows], sim,
+            np.asarray(ga.m_kind, dtype=np.int8)[order], is_ref, [fpaths[r] for r in rows_l], [fenc[r] for r in rows_l],
+            text.tolist(),
+        )
+        member_pairs = MemberPairs(
+            files, pairs, rows, np.asarray(ga.m_row, dtype=np.int64)[g_start[:-1]][m_group],
+            np.where(is_ref | no_pair, -2, np.asarray(ga.m_pair, dtype=np.int64)[order]),
+            np.asarray(ga.m_swap, dtype=bool)[order], snap.m_kind,
+        )
+        codes, names = folders_of(files)
+        return dataclasses.replace(snap, pairs=member_pairs, folder_codes=codes[rows], folder_names=names)
+
+    @staticmethod
     def from_columns(
         threshold: float,
         start: list[int],
@@ -295,13 +378,30 @@ class Snapshot:
         enc: list[str | None],
         text: list[bool] | None = None,
     ) -> Snapshot:
-        text = text if text is not None else [True] * len(paths)
-        g_start = np.asarray(start, dtype=np.int64)
-        m_size = np.asarray(size, dtype=np.int64)
-        m_mtime = np.asarray(mtime, dtype=np.int64)
-        m_sim = np.asarray(sim, dtype=np.float64)
-        m_is_ref = np.asarray(is_ref, dtype=bool)
-        n = len(start) - 1
+        return Snapshot._build(
+            threshold, np.asarray(start, dtype=np.int64), np.asarray(kind, dtype=np.int8),
+            np.asarray(group, dtype=np.int64), np.asarray(fid, dtype=np.int64), np.asarray(size, dtype=np.int64),
+            np.asarray(mtime, dtype=np.int64), np.asarray(sim, dtype=np.float64), np.asarray(mkind, dtype=np.int8),
+            np.asarray(is_ref, dtype=bool), paths, enc, text if text is not None else [True] * len(paths),
+        )
+
+    @staticmethod
+    def _build(
+        threshold: float,
+        g_start: np.ndarray,
+        g_kind: np.ndarray,
+        m_group: np.ndarray,
+        m_file_id: np.ndarray,
+        m_size: np.ndarray,
+        m_mtime: np.ndarray,
+        m_sim: np.ndarray,
+        m_kind: np.ndarray,
+        m_is_ref: np.ndarray,
+        paths: list[str],
+        enc: list[str | None],
+        text: list[bool],
+    ) -> Snapshot:
+        n = g_start.size - 1
         if n > 0:
             heads = g_start[:-1]
             reclaim = np.add.reduceat(np.where(m_is_ref, 0, m_size), heads)
@@ -317,33 +417,107 @@ class Snapshot:
         return Snapshot(
             threshold=float(threshold),
             g_start=g_start,
-            g_kind=np.asarray(kind, dtype=np.int8),
+            g_kind=g_kind,
             g_min_sim=min_sim,
             g_reclaim=reclaim.astype(np.int64),
             g_mtime=newest.astype(np.int64),
-            m_group=np.asarray(group, dtype=np.int64),
-            m_file_id=np.asarray(fid, dtype=np.int64),
+            m_group=m_group,
+            m_file_id=m_file_id,
             m_size=m_size,
             m_mtime=m_mtime,
             m_sim=m_sim,
-            m_kind=np.asarray(mkind, dtype=np.int8),
+            m_kind=m_kind,
             m_is_ref=m_is_ref,
             paths=paths,
             folded=[p.casefold() for p in paths],
             encodings=enc,
             is_text=text,
-            l_start=list(start),
-            l_group=list(group),
-            l_file_id=list(fid),
-            l_size=list(size),
-            l_mtime=list(mtime),
-            l_sim=list(sim),
-            l_kind=list(mkind),
-            l_is_ref=list(is_ref),
-            l_g_kind=list(kind),
+            l_start=g_start.tolist(),
+            l_group=m_group.tolist(),
+            l_file_id=m_file_id.tolist(),
+            l_size=m_size.tolist(),
+            l_mtime=m_mtime.tolist(),
+            l_sim=m_sim.tolist(),
+            l_kind=m_kind.tolist(),
+            l_is_ref=m_is_ref.tolist(),
+            l_g_kind=g_kind.tolist(),
             l_g_min_sim=min_sim.tolist(),
             l_g_reclaim=reclaim.tolist(),
         )
+
+
+_FOLDERS: list[tuple[Any, np.ndarray, list[str]]] = []
+
+
+def folders_of(files: Any) -> tuple[np.ndarray, list[str]]:
+    """(code of each row's folder, sorted folder names) of a file table, remembered for the last
+    table seen (a regroup reuses the table of its load; tables are never edited in place)."""
+    entry = _FOLDERS[0] if _FOLDERS else None  # one read: workers of two loads may race here
+    if entry is not None and entry[0] is files:
+        return entry[1], entry[2]
+    sep = os.sep
+    dirs = []
+    for p in files.paths:
+        head = p.rpartition(sep)[0]
+        # rpartition equals os.path.dirname unless the head is empty or ends with a separator.
+        dirs.append(head if head and head[-1] != sep else os.path.dirname(p))
+    names = sorted(set(dirs))
+    code = {d: i for i, d in enumerate(names)}
+    codes = np.fromiter(map(code.__getitem__, dirs), np.int64, len(dirs))
+    _FOLDERS[:] = [(files, codes, names)]
+    return codes, names
+
+
+def _pair_best(pairs: Any, ids: np.ndarray, want: np.ndarray) -> dict[tuple[int, int], float]:
+    """(a_id, b_id) -> best score of the pairs touching the file ids ``want``, both orientations
+    (a later pair of the same two files wins, as the pairs are listed)."""
+    a, b = ids[pairs.a], ids[pairs.b]
+    sel = np.flatnonzero(np.isin(a, want) | np.isin(b, want))
+    out: dict[tuple[int, int], float] = {}
+    for x, y, v in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist()):
+        out[(x, y)] = out[(y, x)] = v
+    return out
+
+
+class MemberPairs(Sequence[Any]):
+    """Per member of a snapshot, the similarity layer's ``Pair`` (reference, member) with the
+    detailed scores, or None (a reference; a member re-expressed against a user-chosen
+    reference).  Made on demand from the pair columns: a tooltip or the preview asks for one,
+    and building 200,000 of them up front cost ~0.3 s per load or regroup."""
+
+    def __init__(self, files: Any, pairs: Any, rows: np.ndarray, ref_rows: np.ndarray, pair_k: np.ndarray,
+                 swap: np.ndarray, kind: np.ndarray) -> None:
+        self._files, self._pairs = files, pairs
+        self._rows, self._ref_rows, self._k, self._swap, self._kind = rows, ref_rows, pair_k, swap, kind
+
+    def __len__(self) -> int:
+        return int(self._rows.size)
+
+    def __getitem__(self, m: Any) -> Any:
+        if isinstance(m, slice):
+            return [self[i] for i in range(*m.indices(len(self)))]
+        m = int(m)
+        if m < 0:
+            m += len(self)
+        if not 0 <= m < len(self):
+            raise IndexError(m)
+        k = int(self._k[m])
+        if k == -2:
+            return None
+        from simscan.similarity import Pair
+
+        f = self._files
+        ref, r = int(self._ref_rows[m]), int(self._rows[m])
+        ra, rb = int(f.ids[ref]), int(f.ids[r])
+        pa, pb = f.paths[ref], f.paths[r]
+        if k < 0:
+            kd = KINDS[int(self._kind[m])]
+            return Pair(ra, rb, pa, pb, 100.0, 100.0, 100.0, 0, kd == "exact", kd)
+        t = self._pairs
+        ca, cb = float(t.containment_a[k]), float(t.containment_b[k])
+        if self._swap[m]:
+            ca, cb = cb, ca
+        return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), False, KINDS[int(t.kind[k])])
 
 
 class ResultsModel(QAbstractItemModel):

@@ -35,11 +35,25 @@ Version 2
                   1,042 MB written and 49.5 us/file, against 84 MB and 32.9 us/file for one
                   sorted pass).  A scan killed before that pass leaves the ids here; the next scan
                   posts them.
+
+Version 3
+---------
+``results``       the results cache (:mod:`simscan.index.results`): per key (what was computed:
+                  cache format, algorithm, similarity parameters, reference folders) one blob of
+                  columns (the file table and the scored pairs), the ``generation`` of the files
+                  it was computed from and the lowest similarity it holds (``floor``).  Derived
+                  data: deleted whenever the files change, recomputed when absent or damaged.
+``meta``          gains ``generation``, a counter bumped in the same transaction as every change
+                  of ``files`` / ``fingerprints`` (see :func:`simscan.index.results.bump`).
+                  Read-only opens also accept a version-2 index (they then work without the cache).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: The oldest schema that read-only opens (pairs, groups, the window) read as it is: version 3
+#: only adds the results cache, which they then do without.
+READABLE_VERSION = 2
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -98,4 +112,14 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ),
     2: ("CREATE TABLE unposted (file_id INTEGER PRIMARY KEY)",),
+    3: (
+        """CREATE TABLE results (
+            key TEXT PRIMARY KEY,
+            generation INTEGER NOT NULL,
+            floor REAL NOT NULL,
+            created_at REAL NOT NULL,
+            data BLOB NOT NULL
+        )""",
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', '1')",
+    ),
 }

@@ -6,13 +6,16 @@ Never imports Qt.  The algorithms work on plain arrays (``core``, ``grouping``,
 Public API (a contract with the GUI and CLI):
 ``DEFAULT_MIN_SIMILARITY``, ``Pair``, ``Group``, ``Member``, ``Comparison``,
 ``find_pairs(index, ...)``, ``group_pairs(pairs, files, ...)``, ``find_groups(index, ...)``,
-``query(index, path, ...)``, ``compare(path_a, path_b)``.
+``query(index, path, ...)``, ``compare(path_a, path_b)``.  Columnar variants for large
+results (no Python object per pair or member): ``find_pair_set(index, ...)`` (pairs as
+``PairArrays`` with their file table, read from the index's results cache when the files did
+not change) and ``group_pair_arrays(pairs, files, ...)`` (``GroupArrays``).
 """
 
 from simscan.similarity.compare import compare
-from simscan.similarity.core import DEFAULT_MIN_SIMILARITY, SimilarityParams
-from simscan.similarity.engine import find_groups, find_pairs, query
-from simscan.similarity.grouping import group_pairs
+from simscan.similarity.core import DEFAULT_MIN_SIMILARITY, PairArrays, SimilarityParams
+from simscan.similarity.engine import PairSet, find_groups, find_pair_set, find_pairs, query
+from simscan.similarity.grouping import GroupArrays, group_pair_arrays, group_pairs
 from simscan.similarity.types import KINDS, Comparison, Group, Member, Pair
 
 __all__ = [
@@ -20,12 +23,17 @@ __all__ = [
     "KINDS",
     "Comparison",
     "Group",
+    "GroupArrays",
     "Member",
     "Pair",
+    "PairArrays",
+    "PairSet",
     "SimilarityParams",
     "compare",
     "find_groups",
+    "find_pair_set",
     "find_pairs",
+    "group_pair_arrays",
     "group_pairs",
     "query",
 ]

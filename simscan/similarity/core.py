@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simscan.progress import Cancelled, CancelToken
-from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.arrays import argsort_hashes, intersect_counts, pairs_in_runs, popcount64, run_bounds
 from simscan.similarity.levels import file_levels, level_counts, value_levels
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
 from simscan.similarity.types import FileTableLike, Pair
@@ -275,6 +275,11 @@ def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[
     lens = offsets[rows + 1] - offsets[rows]
     total = int(lens.sum())
     owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+    if rows.size and bool(np.all(rows[1:] > rows[:-1])):
+        # Ascending rows (the usual case): a mask over the CSR, no index array of every value.
+        keep = np.zeros(offsets.size - 1, dtype=bool)
+        keep[rows] = True
+        return values[np.repeat(keep, np.diff(offsets))], owner
     starts = np.repeat(offsets[rows] - (np.cumsum(lens) - lens), lens)
     idx = np.arange(total, dtype=np.int64) + starts
     return values[idx], owner
@@ -394,8 +399,9 @@ def compute_pair_arrays(
     )
     _check(cancel)
 
-    # --- candidates between representatives
-    rep_rows = cls.rep
+    # --- candidates between representatives (in row order: any order gives the same pairs, and
+    # ascending rows let ``_gather`` take their fingerprints with a mask)
+    rep_rows = np.sort(cls.rep)
     csr_row = align_csr(files, csr_ids, offsets)[rep_rows]
     has = csr_row >= 0
     rep_rows, csr_row = rep_rows[has], csr_row[has]
@@ -406,7 +412,7 @@ def compute_pair_arrays(
     flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
     vlevel = value_levels(vals, rep_text[owner])
     full_size = level_counts(vlevel, owner, nr).astype(np.float64)
-    order = np.argsort(vals)  # stability not needed: ties are equal values
+    order = argsort_hashes(vals)  # (ties are equal values: any order of them gives the same pairs)
     vals_s = vals[order]
     del vals
     owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64)
@@ -532,29 +538,42 @@ def _concat(x: PairArrays, y: PairArrays) -> PairArrays:
     return PairArrays(*(np.concatenate((getattr(x, f), getattr(y, f))) for f in PairArrays.__slots__))
 
 
-def to_pairs(pa: PairArrays, files: FileTableLike) -> list[Pair]:
-    """Pair objects, sorted by best score (descending), then by paths."""
-    from simscan.similarity.types import KINDS
-
+def sorted_rounded(pa: PairArrays) -> PairArrays:
+    """``pa`` in the order of ``find_pairs`` (best score descending — unrounded —, then kind code,
+    then rows a and b) with the three scores rounded to 3 decimals, as the ``Pair`` objects of
+    :func:`to_pairs` carry them.  Apply a threshold to the unrounded columns first."""
     best = pa.best
     order = np.lexsort((pa.b, pa.a, pa.kind, -best))
+    return PairArrays(
+        pa.a[order],
+        pa.b[order],
+        np.round(pa.resemblance[order], 3),
+        np.round(pa.containment_a[order], 3),
+        np.round(pa.containment_b[order], 3),
+        pa.distance[order],
+        pa.exact[order],
+        pa.kind[order],
+    )
+
+
+def pairs_from_rounded(pa: PairArrays, files: FileTableLike) -> list[Pair]:
+    """``Pair`` objects of columns already in order and rounded (:func:`sorted_rounded`)."""
+    from simscan.similarity.types import KINDS
+
     ids = np.asarray(files.ids).tolist()
     paths = files.paths
-    a = pa.a[order].tolist()
-    b = pa.b[order].tolist()
-    out = []
-    for ia, ib, r, ca, cb, d, ex, kd in zip(
-        a,
-        b,
-        np.round(pa.resemblance[order], 3).tolist(),
-        np.round(pa.containment_a[order], 3).tolist(),
-        np.round(pa.containment_b[order], 3).tolist(),
-        pa.distance[order].tolist(),
-        pa.exact[order].tolist(),
-        pa.kind[order].tolist(),
-    ):
-        out.append(Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd]))
-    return out
+    return [
+        Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd])
+        for ia, ib, r, ca, cb, d, ex, kd in zip(
+            pa.a.tolist(), pa.b.tolist(), pa.resemblance.tolist(), pa.containment_a.tolist(),
+            pa.containment_b.tolist(), pa.distance.tolist(), pa.exact.tolist(), pa.kind.tolist(),
+        )
+    ]
+
+
+def to_pairs(pa: PairArrays, files: FileTableLike) -> list[Pair]:
+    """Pair objects, sorted by best score (descending), then by paths."""
+    return pairs_from_rounded(sorted_rounded(pa), files)
 
 
 #: Most pairs :func:`expand_copy_pairs` adds by default (a class of n copies paired with a class

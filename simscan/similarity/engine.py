@@ -3,10 +3,14 @@ arrays and call the pure functions of ``core`` and ``grouping``."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,11 +24,13 @@ from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_level, 
 from simscan.similarity.core import (
     DEFAULT_MIN_SIMILARITY,
     DEFAULT_SIM_PARAMS,
+    PairArrays,
     SimilarityParams,
     expand_copy_pairs,
+    sorted_rounded,
     to_pairs,
 )
-from simscan.similarity.grouping import group_pairs
+from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.types import Group, Pair
 from simscan.similarity.views import compute_pair_arrays_by_view, has_code_view, view_fingerprints, view_values
@@ -82,6 +88,179 @@ def _identity(index: Any, files: Any) -> tuple[np.ndarray, np.ndarray] | None:
     return dev, ino
 
 
+#: Version of what the similarity layer caches (bump when the pair arrays' meaning changes).
+_CACHE_VERSION = 1
+
+
+def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> str:
+    """The results-cache key of pairs found with ``params`` and ``reference_roots`` (which path of
+    a file reached by several paths takes part): everything they depend on besides the files."""
+    from simscan.index.results import CACHE_FORMAT
+    from simscan.index.schema import SCHEMA_VERSION
+    from simscan.model import ALGORITHM_VERSION
+
+    roots = sorted({os.path.abspath(os.fsdecode(r)) for r in reference_roots})
+    return json.dumps(
+        {
+            "what": "pairs", "format": CACHE_FORMAT, "similarity": _CACHE_VERSION, "schema": SCHEMA_VERSION,
+            "algorithm": ALGORITHM_VERSION, "params": dataclasses.asdict(params), "roots": roots,
+            "score_kind": SCORE_KIND, "code": _code_digest(),
+        },
+        sort_keys=True,
+    )
+
+
+#: Modules whose code decides the pairs (and the file table) the cache holds.
+_CODE_MODULES = (
+    "simscan.fingerprint", "simscan.fingerprint.rolling", "simscan.fingerprint.views", "simscan.index.results",
+    "simscan.index.store", "simscan.similarity.arrays", "simscan.similarity.core", "simscan.similarity.engine",
+    "simscan.similarity.levels", "simscan.similarity.simhash_tables", "simscan.similarity.views",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """XXH3 of the source of :data:`_CODE_MODULES`: results cached by another version of that
+    code (an upgrade that forgot ``_CACHE_VERSION``, a developer's edit) are never read.  Falls
+    back to the module names when a source file cannot be read (a frozen build)."""
+    import importlib
+
+    import xxhash
+
+    h = xxhash.xxh3_64()
+    for name in _CODE_MODULES:
+        h.update(name.encode())
+        path = getattr(importlib.import_module(name), "__file__", None)
+        try:
+            with open(path, "rb") as f:  # type: ignore[arg-type]
+                h.update(f.read())
+        except (OSError, TypeError):
+            pass
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """Scored pairs as columns with the file table their rows refer to.
+
+    pairs: ``PairArrays`` (unrounded, unordered: see ``core.sorted_rounded``), every pair with
+    best score >= the requested similarity.  cached: read from the index's results cache
+    rather than computed.  stored: computed and written to that cache now.
+    """
+
+    files: Any
+    pairs: PairArrays
+    cached: bool = False
+    stored: bool = False
+
+
+def _filter(pa: PairArrays, min_similarity: float) -> PairArrays:
+    """The pairs ``compute_pair_arrays`` keeps at ``min_similarity`` from a set computed at a lower
+    floor: copies always, other pairs by their unrounded best score."""
+    keep = (pa.best >= min_similarity) | (pa.kind <= 1)
+    if keep.all():
+        return pa
+    return PairArrays(*(getattr(pa, f)[keep] for f in PairArrays.__slots__))
+
+
+def _pack_pairs(files: Any, pa: PairArrays) -> dict[str, np.ndarray]:
+    from simscan.index.results import pack_file_table
+
+    out: dict[str, np.ndarray] = {}
+    pack_file_table(files, out)
+    for f in PairArrays.__slots__:
+        out["pairs." + f] = getattr(pa, f)
+    return out
+
+
+def _unpack_pairs(d: dict[str, np.ndarray]) -> tuple[Any, PairArrays] | None:
+    from simscan.index import FileTable
+    from simscan.index.results import unpack_file_table
+
+    try:
+        files = unpack_file_table(d, FileTable)
+        pa = PairArrays(*(np.array(d["pairs." + f]) for f in PairArrays.__slots__))
+    except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError):
+        return None
+    n, m = len(files.paths), pa.a.size
+    cols = [getattr(pa, f) for f in PairArrays.__slots__]
+    if any(c.shape != (m,) for c in cols) or (m and (min(pa.a.min(), pa.b.min()) < 0 or max(pa.a.max(), pa.b.max()) >= n)):
+        return None
+    return files, pa
+
+
+def find_pair_set(
+    index: Any,
+    *,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    progress: ProgressSink | None = None,
+    cancel: CancelToken | None = None,
+    params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    reference_roots: Sequence[str] = (),
+    cache: bool = True,
+) -> PairSet:
+    """Every pair of indexed files whose best score is >= ``min_similarity`` (percent), as
+    columns, with the file table read in the same snapshot.
+
+    With ``cache`` (and an index that has a results cache, see ``simscan.index.results``): when
+    the index holds pairs computed from the very same files (same generation) with the same
+    parameters down to at most ``min_similarity``, they are read (milliseconds) instead of
+    computed; otherwise the pairs are computed down to min(``min_similarity``,
+    ``DEFAULT_MIN_SIMILARITY``), so the result serves every request at the default threshold
+    and above, and written to the cache best-effort.  The result is the same either way
+    (tested).  Raises :class:`Cancelled` when cancelled.
+    """
+    key = cache_key(params, reference_roots)
+    can_cache = cache and hasattr(index, "generation") and hasattr(index, "cached_results")
+    floor = min(min_similarity, DEFAULT_MIN_SIMILARITY)
+    gen = None
+    with _snapshot(index):
+        if can_cache:
+            gen = index.generation()
+            hit = index.cached_results(key, gen, min_similarity)
+            got = _unpack_pairs(hit) if hit is not None else None
+            if got is not None:
+                return PairSet(got[0], _filter(got[1], min_similarity), cached=True)
+        files = index.files()
+        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+        identity = _identity(index, files)
+    pa = compute_pair_arrays_by_view(
+        files, ids, offsets, values, min_similarity=floor if can_cache else min_similarity, params=params,
+        cancel=cancel, report=_reporter(progress), identity=identity, reference_roots=reference_roots,
+    )
+    del ids, offsets, values
+    stored = False
+    if can_cache and gen is not None:
+        try:
+            stored = bool(index.store_results(key, gen, floor, _pack_pairs(files, pa)))
+        except (ValueError, TypeError, MemoryError):
+            stored = False
+    return PairSet(files, _filter(pa, min_similarity), stored=stored)
+
+
+def cache_results(
+    index: Any,
+    *,
+    progress: ProgressSink | None = None,
+    cancel: CancelToken | None = None,
+) -> bool:
+    """Make sure the index holds the results the window and ``simscan pairs|groups`` read first
+    (pairs down to ``DEFAULT_MIN_SIMILARITY``, no reference folders): computed and stored unless
+    they are already there for the current files.  For the end of a scan that changed files, so
+    that the next opening of the window is a cache hit (cost: one pair search and a write, e.g.
+    2-3 s for 200,000 files of 100,000 distinct contents).  True when the results are cached now;
+    False when they could not be stored (read-only or busy index, older schema) or on cancel."""
+    if hasattr(index, "has_results") and hasattr(index, "generation"):
+        with _snapshot(index):
+            if index.has_results(cache_key(DEFAULT_SIM_PARAMS), index.generation(), DEFAULT_MIN_SIMILARITY):
+                return True  # (a damaged row is found and replaced by the next load)
+    try:
+        ps = find_pair_set(index, min_similarity=DEFAULT_MIN_SIMILARITY, progress=progress, cancel=cancel)
+    except Cancelled:
+        return False
+    return ps.cached or ps.stored
+
+
 def find_pairs(
     index: Any,
     *,
@@ -90,6 +269,7 @@ def find_pairs(
     cancel: CancelToken | None = None,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     expand_copies: bool = False,
+    cache: bool = True,
 ) -> list[Pair]:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent).
 
@@ -100,21 +280,16 @@ def find_pairs(
     appears.  ``expand_copies``: every copy also inherits its representative's pairs with other
     files (``core.expand_copy_pairs``, at most ``core.MAX_COPY_PAIRS`` added; ``group_pairs``
     wants the unexpanded list, which is smaller).  Sorted by best score, descending.  Returns
-    [] when cancelled.
+    [] when cancelled.  ``cache``: read and write the index's results cache (see
+    :func:`find_pair_set`; the pairs are the same without it).
     """
     try:
-        with _snapshot(index):
-            files = index.files()
-            ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
-            identity = _identity(index, files)
-        pa = compute_pair_arrays_by_view(
-            files, ids, offsets, values, min_similarity=min_similarity, params=params, cancel=cancel,
-            report=_reporter(progress), identity=identity,
-        )
-        pairs = to_pairs(pa, files)
-        return expand_copy_pairs(pairs)[0] if expand_copies else pairs
+        ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel, params=params,
+                           cache=cache)
     except Cancelled:
         return []
+    pairs = to_pairs(ps.pairs, ps.files)
+    return expand_copy_pairs(pairs)[0] if expand_copies else pairs
 
 
 def find_groups(
@@ -124,20 +299,27 @@ def find_groups(
     reference_roots: Sequence[str] = (),
     progress: ProgressSink | None = None,
     cancel: CancelToken | None = None,
+    cache: bool = True,
 ) -> list[Group]:
-    """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled."""
+    """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
+    ``cache`` as for :func:`find_pairs`."""
     try:
-        with _snapshot(index):
-            files = index.files()
-            ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
-            identity = _identity(index, files)
-        pa = compute_pair_arrays_by_view(
-            files, ids, offsets, values, min_similarity=min_similarity, cancel=cancel, report=_reporter(progress),
-            identity=identity, reference_roots=reference_roots,
-        )
+        ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
+                           reference_roots=reference_roots, cache=cache)
     except Cancelled:
         return []
-    return group_pairs(to_pairs(pa, files), files, min_similarity=min_similarity, reference_roots=reference_roots)
+    table = sorted_rounded(ps.pairs)
+    ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots)
+    return groups_from_arrays(ga, ps.files, lambda k: _pair_at(table, ps.files, k))
+
+
+def _pair_at(t: PairArrays, files: Any, k: int) -> Pair:
+    from simscan.similarity.types import KINDS
+
+    a, b = int(t.a[k]), int(t.b[k])
+    return Pair(int(files.ids[a]), int(files.ids[b]), files.paths[a], files.paths[b], float(t.resemblance[k]),
+                float(t.containment_a[k]), float(t.containment_b[k]), int(t.distance[k]), bool(t.exact[k]),
+                KINDS[int(t.kind[k])])
 
 
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"

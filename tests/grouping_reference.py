@@ -1,0 +1,309 @@
+"""The grouping of simscan 0.1 (``simscan.similarity.grouping.group_pairs`` before the columnar
+rewrite), kept verbatim as the slow, obviously-correct reference of the tests: the columnar
+grouping must give the same groups, references, members, order and percentages.
+
+Rules (documented for users):
+
+* Files joined by "exact" or "content" pairs are one *unit* (identity is transitive).
+* A unit's reference candidate is its preferred file: under a user-marked reference folder
+  first, then the oldest modification time, then the shortest path, then the lowest id.
+* Units are visited in that order of preference.  A unit not yet in a group becomes the
+  centre of a new group with every *not yet grouped* unit joined to it by a pair whose best
+  score is >= the threshold.  Every member is therefore similar to the reference itself:
+  no chaining (a~b, b~c with a not similar to c never puts c in a's group through b).  A file
+  left out of a group because its partner was taken by an earlier reference can still
+  centre its own group with its other partners.  The pairs themselves stay available.
+* Paths of one file on disk (same device and inode: hard links, a folder indexed through a
+  symbolic link too) are one file: never paired with each other, and only the preferred of
+  them (by the rules above) joins a group.
+* Each member's percentage is the best score (max of resemblance and both containments)
+  of the pair (reference, member); members that are copies of each other share it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+
+import numpy as np
+
+from simscan.index import FileTable
+from simscan.similarity.core import PairArrays, file_identity, under_roots
+from simscan.similarity.types import KINDS, FileTableLike, Group, Member, Pair
+
+_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+
+
+def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected-component label (smallest row) of each of n rows given edges a-b."""
+    lab = np.arange(n, dtype=np.int64)
+    if a.size == 0:
+        return lab
+    while True:
+        before = lab.copy()
+        m = np.minimum(lab[a], lab[b])
+        np.minimum.at(lab, a, m)
+        np.minimum.at(lab, b, m)
+        lab = lab[lab]  # pointer jumping
+        if np.array_equal(lab, before):
+            return lab
+
+
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """The columns of a pair list that grouping needs (ids, best score, kind code)."""
+
+    a_id: np.ndarray
+    b_id: np.ndarray
+    best: np.ndarray
+    kind: np.ndarray
+
+
+_CACHE: list[tuple[Sequence[Pair], int, _Columns]] = []
+
+
+def _columns(pairs: Sequence[Pair]) -> _Columns:
+    """Columns of ``pairs``, remembered for the last list seen: the GUI regroups the same list
+    on every move of its threshold slider, and reading a million attributes costs more than
+    the grouping itself.  Keyed by the list object and its length (pair lists are not edited
+    in place)."""
+    if _CACHE and _CACHE[0][0] is pairs and _CACHE[0][1] == len(pairs):
+        return _CACHE[0][2]
+    m = len(pairs)
+    a_id = np.fromiter(map(attrgetter("a_id"), pairs), dtype=np.int64, count=m)
+    b_id = np.fromiter(map(attrgetter("b_id"), pairs), dtype=np.int64, count=m)
+    r = np.fromiter(map(attrgetter("resemblance"), pairs), dtype=np.float64, count=m)
+    ca = np.fromiter(map(attrgetter("containment_a"), pairs), dtype=np.float64, count=m)
+    cb = np.fromiter(map(attrgetter("containment_b"), pairs), dtype=np.float64, count=m)
+    names, inv = np.unique(np.array([p.kind for p in pairs], dtype=object).astype(str), return_inverse=True)
+    codes = np.array([_KIND_CODE.get(k, 2) for k in names.tolist()], dtype=np.int8)
+    cols = _Columns(a_id, b_id, np.maximum(r, np.maximum(ca, cb)), codes[inv] if m else np.empty(0, np.int8))
+    _CACHE[:] = [(pairs, m, cols)]
+    return cols
+
+
+def _rows(ids: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Row of each id of ``want`` in ``ids`` (-1 if absent)."""
+    if ids.size == 0:
+        return np.full(want.size, -1, np.int64)
+    order = np.argsort(ids, kind="stable")
+    pos = np.minimum(np.searchsorted(ids[order], want), ids.size - 1)
+    rows = order[pos]
+    return np.where(ids[rows] == want, rows, -1)
+
+
+def _one_path_per_file(
+    files: FileTableLike, pa: np.ndarray, pb: np.ndarray, ok: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
+    """Mask of the pairs to keep so that one file on disk (same device and inode: hard links, a
+    folder indexed through a symbolic link too) is never paired with itself and only its
+    preferred path (lowest ``rank`` among the paths the pairs name) joins a group: a group
+    holding both paths would offer to delete "the copy", which is the only file."""
+    ident = file_identity(files)
+    if ident is None or not ok.any():
+        return np.ones(pa.size, dtype=bool)
+    dev, ino = ident
+    sa, sb = np.where(ok, pa, 0), np.where(ok, pb, 0)
+    keep = ~((dev[sa] == dev[sb]) & (ino[sa] == ino[sb]) & (ino[sa] != 0))
+    rows = np.unique(np.concatenate((sa[ok & keep], sb[ok & keep])))
+    if rows.size < 2:
+        return keep
+    o = rows[np.lexsort((rank[rows], ino[rows], dev[rows]))]
+    dup = np.zeros(o.size, dtype=bool)
+    dup[1:] = (dev[o[1:]] == dev[o[:-1]]) & (ino[o[1:]] == ino[o[:-1]]) & (ino[o[1:]] != 0)
+    if dup.any():
+        alias = np.zeros(len(files.paths), dtype=bool)
+        alias[o[dup]] = True
+        keep &= ~(alias[sa] | alias[sb])
+    return keep
+
+
+def reference_group_pairs(
+    pairs: Sequence[Pair],
+    files: FileTableLike,
+    *,
+    min_similarity: float,
+    reference_roots: Sequence[str] = (),
+) -> list[Group]:
+    """Groups of the pairs whose best score is >= ``min_similarity`` (percent).
+
+    pairs: as from ``find_pairs`` (pairs naming files absent from ``files`` are ignored).
+    files: the file table (for paths, sizes, times, encodings).  reference_roots: folders
+    whose files are preferred as references.  Pure: reads nothing but its arguments (the
+    columns of the last pair list are cached, see ``_columns``).
+    """
+    n = len(files.paths)
+    ids = np.asarray(files.ids, dtype=np.int64)
+    cols = _columns(pairs)
+    pa_all = _rows(ids, cols.a_id)
+    pa = pa_all
+    pb = _rows(ids, cols.b_id)
+    best, kind = cols.best, cols.kind
+    ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best >= min_similarity) | (kind <= 1))
+
+    pref = under_roots(list(files.paths), tuple(reference_roots))
+    pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
+    order = np.lexsort((ids, pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
+    ok &= _one_path_per_file(files, pa, pb, ok, rank)
+
+    idx = np.flatnonzero(ok)
+    pa, pb, best, kind = pa[idx], pb[idx], best[idx], kind[idx]
+
+    same = kind <= 1
+    unit = _components(n, pa[same], pb[same])
+
+    # Unit members in preference order; the first is the unit's reference candidate.
+    in_unit = np.zeros(n, dtype=bool)
+    in_unit[pa[same]] = True
+    in_unit[pb[same]] = True
+
+    # Edges between different units, both directions, best first per source; one per unit pair.
+    e = ~same
+    ua, ub = unit[pa[e]], unit[pb[e]]
+    eb, ep = best[e], idx[e]
+    diff = ua != ub
+    ua, ub, eb, ep = ua[diff], ub[diff], eb[diff], ep[diff]
+    src = np.concatenate((ua, ub))
+    dst = np.concatenate((ub, ua))
+    wb = np.concatenate((eb, eb))
+    wp = np.concatenate((ep, ep))
+    if src.size:
+        # Grouped by source unit; duplicates (several pairs between two units) are skipped in
+        # the loop below, and members are ordered by score per group, so one integer sort is
+        # all the ordering needed.
+        o = np.argsort(src)
+        src, dst, wb, wp = src[o], dst[o], wb[o], wp[o]
+
+    # Participating units in preference order of their best row.
+    part = np.union1d(np.flatnonzero(in_unit), np.unique(src))
+    part = part[np.argsort(rank[part], kind="stable")]
+    members_of: dict[int, list[int]] = {}
+    for r, u in zip(part.tolist(), unit[part].tolist()):
+        members_of.setdefault(u, []).append(r)
+    visit = list(members_of)  # insertion order = order of each unit's best row
+    vis = np.asarray(visit, dtype=np.int64)
+    starts = np.searchsorted(src, vis).tolist() if src.size else [0] * len(visit)
+    ends = np.searchsorted(src, vis, side="right").tolist() if src.size else [0] * len(visit)
+    dst_l, wp_l = dst.tolist(), wp.tolist()
+    best_of = cols.best  # by original pair index
+    unit_l = unit.tolist()
+    a_rows = pa_all.tolist()  # by original pair index
+
+    assigned: set[int] = set()
+    paths = files.paths
+    size = np.asarray(files.size).tolist()
+    mtime = np.asarray(files.mtime_ns).tolist()
+    is_text = np.asarray(files.is_text, dtype=bool).tolist()
+    enc = files.encoding
+    checksum = files.checksum
+    id_l = ids.tolist()
+    groups: list[Group] = []
+    for u, s, t in zip(visit, starts, ends):
+        if u in assigned:
+            continue
+        neigh = [(dst_l[k], wp_l[k]) for k in range(s, t) if dst_l[k] not in assigned]
+        own = members_of[u]
+        if len(own) < 2 and not neigh:
+            continue
+        assigned.add(u)
+        ref = own[0]
+        ref_m = Member(id_l[ref], paths[ref], size[ref], mtime[ref], enc[ref], is_text[ref], 100.0, "exact", True)
+        mem = [ref_m]
+        kinds = set()
+        for r in own[1:]:
+            k = "exact" if checksum[r] == checksum[ref] else "content"
+            kinds.add(k)
+            p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], 100.0, 100.0, 100.0, 0, k == "exact", k)
+            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, k, False, p))
+        for v, pi in sorted(neigh, key=lambda x: -best_of[x[1]]):
+            if v in assigned:  # a second pair between the same two units
+                continue
+            assigned.add(v)
+            src_pair = pairs[pi]
+            # Orient the pair as (reference, member): the unit of pair.a is u or v.
+            forward = unit_l[a_rows[pi]] == u
+            if forward:
+                ca, cb = src_pair.containment_a, src_pair.containment_b
+            else:
+                ca, cb = src_pair.containment_b, src_pair.containment_a
+            for r in members_of.get(v, [v]):
+                p = Pair(
+                    id_l[ref], id_l[r], paths[ref], paths[r], src_pair.resemblance, ca, cb,
+                    src_pair.simhash_distance, False, src_pair.kind,
+                )
+                kinds.add(p.kind)
+                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, p.kind, False, p))
+        if kinds <= {"exact"}:
+            gk = "exact"
+        elif kinds <= {"exact", "content"}:
+            gk = "content"
+        elif "near" in kinds:
+            gk = "near"
+        else:
+            gk = "contained"
+        groups.append(Group(len(groups), gk, ref_m, mem))
+    return groups
+
+
+# ------------------------------------------------------------------ random inputs for the comparisons
+def random_table(rng: random.Random, n: int) -> FileTable:
+    """n files in a few folders; some share a checksum (copies), some a (device, inode)."""
+    ids = np.array(sorted(rng.sample(range(1, 10 * n), n)), np.int64)
+    folders = ["/data/a", "/data/b", "/ref", "/ref/deep", "/x"]
+    paths = [f"{rng.choice(folders)}/{'f' * rng.randint(1, 4)}{k}.txt" for k in range(n)]
+    checks = [bytes([rng.randrange(6)]) * 16 for _ in range(n)]
+    inode = np.array([rng.randrange(1, n + 1) if rng.random() < 0.15 else 10_000 + k for k in range(n)], np.int64)
+    inode[rng.randrange(n)] = 0  # unknown: never merged
+    return FileTable(
+        ids=ids,
+        paths=paths,
+        raw_paths=[p.encode() for p in paths],
+        size=np.array([rng.randrange(1, 5000) for _ in range(n)], np.int64),
+        mtime_ns=np.array([rng.randrange(1, 6) for _ in range(n)], np.int64),  # many ties
+        is_text=np.array([rng.random() < 0.8 for _ in range(n)], dtype=bool),
+        encoding=[rng.choice(["utf-8", "cp1252", None]) for _ in range(n)],
+        checksum=checks,
+        partial=np.zeros(n, np.int64),
+        content_hash=list(checks),
+        simhash=np.zeros(n, np.uint64),
+        fp_count=np.zeros(n, np.int64),
+        units=np.zeros(n, np.int64),
+        device=np.full(n, 7, np.int64),
+        inode=inode,
+    )
+
+
+def random_pairs(rng: random.Random, t: FileTable, m: int) -> list[Pair]:
+    n = len(t.paths)
+    ids = t.ids.tolist()
+    scores = [12.5, 20.0, 33.333, 50.0, 66.667, 70.0, 90.0, 99.999]  # few values: ties of score
+    out: list[Pair] = []
+    for _ in range(m):
+        i, j = rng.randrange(n), rng.randrange(n)
+        a = ids[i] if rng.random() > 0.02 else 999_999  # now and then a file absent from the table
+        kind = rng.choice(["exact", "content", "near", "near", "contained", "near"])
+        if kind in ("exact", "content"):
+            out.append(Pair(a, ids[j], t.paths[i], t.paths[j], 100.0, 100.0, 100.0, rng.randrange(3),
+                            kind == "exact", kind))
+        else:
+            r, ca, cb = rng.choice(scores), rng.choice(scores), rng.choice(scores)
+            out.append(Pair(a, ids[j], t.paths[i], t.paths[j], r, ca, cb, rng.randrange(10), False, kind))
+    return out
+
+
+def random_pair_arrays(rng: random.Random, t: FileTable, m: int) -> PairArrays:
+    """Unrounded scored pairs as compute_pair_arrays makes them (rows of t)."""
+    n = len(t.paths)
+    a = np.array([rng.randrange(n) for _ in range(m)], np.int64)
+    b = np.array([rng.randrange(n) for _ in range(m)], np.int64)
+    kind = np.array([rng.choice([0, 1, 2, 2, 3]) for _ in range(m)], np.int8)
+    sc = np.array([[rng.choice([10.0, 100 / 3, 50.0, 200 / 3]) + rng.random() * 1e-4 for _ in range(3)]
+                   for _ in range(m)]).reshape(m, 3)
+    star = kind <= 1
+    sc[star] = 100.0
+    return PairArrays(a, b, sc[:, 0], sc[:, 1], sc[:, 2], np.array([rng.randrange(8) for _ in range(m)], np.int64),
+                      kind == 0, kind)

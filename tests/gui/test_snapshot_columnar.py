@@ -1,0 +1,102 @@
+"""Snapshot.from_group_arrays (the window's columnar path) against Snapshot.from_groups on the
+Group objects of the same grouping (the path of simscan 0.1), "make reference" included."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from simscan.gui import jobs
+from simscan.gui.models import Snapshot
+from simscan.similarity import group_pairs
+from simscan.similarity.core import sorted_rounded, to_pairs
+from simscan.similarity.grouping import group_pair_arrays
+from tests.grouping_reference import random_pair_arrays, random_table
+
+_ARRAYS = ("g_start", "g_kind", "g_min_sim", "g_reclaim", "g_mtime", "m_group", "m_file_id", "m_size", "m_mtime",
+           "m_sim", "m_kind", "m_is_ref")
+_LISTS = ("paths", "folded", "encodings", "is_text", "l_start", "l_group", "l_file_id", "l_size", "l_mtime",
+          "l_kind", "l_is_ref", "l_g_kind", "l_g_reclaim")
+
+
+def _pair_lookup(pairs, preferred):
+    """best(a, b) of the pairs touching a preferred file: the window's lookup of simscan 0.1."""
+    want = set(preferred)
+    best = {}
+    for p in pairs:
+        if p.a_id in want or p.b_id in want:
+            best[(p.a_id, p.b_id)] = best[(p.b_id, p.a_id)] = p.best
+    return lambda a, b: best.get((a, b))
+
+
+def _same_floats(x, y) -> bool:
+    return len(x) == len(y) and all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(x, y))
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_from_group_arrays_equals_from_groups(seed: int) -> None:
+    rng = random.Random(500 + seed)
+    t = random_table(rng, rng.randrange(2, 70))
+    pa = random_pair_arrays(rng, t, rng.randrange(0, 160))
+    pairs = to_pairs(pa, t)
+    table = sorted_rounded(pa)
+    roots = ("/ref",) if seed % 2 else ()
+    for threshold in (0.0, 40.0):
+        groups = group_pairs(pairs, t, min_similarity=threshold, reference_roots=roots)
+        members = [m.file_id for g in groups for m in g.members]
+        for preferred in ([], rng.sample(members, min(len(members), rng.randrange(0, 6))), [10**9]):
+            want = Snapshot.from_groups(groups, threshold, preferred, _pair_lookup(pairs, preferred) if preferred
+                                        else None)
+            ga = group_pair_arrays(table, t, min_similarity=threshold, reference_roots=roots)
+            got = Snapshot.from_group_arrays(ga, t, table, threshold, preferred)
+            for name in _ARRAYS:
+                a, b = getattr(got, name), getattr(want, name)
+                assert a.dtype.kind == b.dtype.kind and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+            for name in _LISTS:
+                assert getattr(got, name) == getattr(want, name), name
+            assert _same_floats(got.l_sim, want.l_sim) and _same_floats(got.l_g_min_sim, want.l_g_min_sim)
+            assert len(got.pairs) == len(want.pairs)
+            assert [got.pairs[m] for m in range(len(got.pairs))] == list(want.pairs)
+            assert got.folder_space() == want.folder_space()
+            assert [got.scores_text(m) for m in range(got.n_members)] == [
+                want.scores_text(m) for m in range(want.n_members)]
+
+
+def test_regroup_job_reuses_the_folder_codes() -> None:
+    """jobs.group on the same table at two thresholds: the folder codes are computed once."""
+    rng = random.Random(7)
+    t = random_table(rng, 200)
+    table = sorted_rounded(random_pair_arrays(rng, t, 300))
+    low = jobs.group(t, table, 20.0, [])
+    high = jobs.group(t, table, 60.0, [])
+    assert low.n_members >= high.n_members > 0
+    assert low.folder_names is high.folder_names
+    assert jobs.group(t, None, 60.0, []).n_groups == 0
+
+
+def test_window_load_from_the_cache_equals_the_computed_one(corpus, tmp_path) -> None:
+    """jobs.load on a real scanned corpus: the first load computes and caches, the second reads
+    the cache; the snapshots, pairs and histogram agree (a preferred reference included)."""
+    from simscan.progress import CancelToken
+    from simscan.scanner import ScanRequest, run_scan
+
+    index = tmp_path / "i.sqlite3"
+    run_scan(ScanRequest([corpus], index_path=index))
+    cold = jobs.load(index, 30, [], [], lambda p: None, CancelToken())
+    warm = jobs.load(index, 30, [], [], lambda p: None, CancelToken())
+    assert not cold.cached and warm.cached and cold.snapshot.n_members > 3
+    for name in ("a", "b", "resemblance", "containment_a", "containment_b", "distance", "exact", "kind"):
+        assert np.array_equal(getattr(cold.pairs, name), getattr(warm.pairs, name)), name
+    assert np.array_equal(cold.best, warm.best)
+    pick = cold.snapshot.l_file_id[2]  # a member that is not the reference
+    snaps = [jobs.group(r.files, r.pairs, 40.0, [str(corpus)], [pick]) for r in (cold, warm)]
+    for s in (cold.snapshot, snaps[0]):
+        t = snaps[1] if s is snaps[0] else warm.snapshot
+        for name in _ARRAYS:
+            assert np.array_equal(getattr(s, name), getattr(t, name), equal_nan=True), name
+        for name in _LISTS:
+            assert getattr(s, name) == getattr(t, name), name
+        assert list(s.pairs) == list(t.pairs)

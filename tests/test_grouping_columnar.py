@@ -1,0 +1,84 @@
+"""The columnar grouping (``group_rows`` and everything built on it) against the grouping of
+simscan 0.1 kept verbatim in ``tests/grouping_reference.py``, on random pair sets: exact and
+content units, ties of score, several pairs between two files, pairs naming absent files,
+reference roots, several paths of one file (same device and inode)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from simscan.similarity import group_pairs
+from simscan.similarity.core import sorted_rounded, to_pairs
+from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
+from simscan.similarity.types import KINDS
+from tests.grouping_reference import random_pair_arrays, random_pairs, random_table, reference_group_pairs
+
+
+def _as_rows(groups):
+    return [(g.id, g.kind, g.reference, [(m, m.pair) for m in g.members]) for g in groups]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_group_pairs_equals_the_reference_implementation(seed: int) -> None:
+    rng = random.Random(seed)
+    t = random_table(rng, rng.randrange(2, 60))
+    pairs = random_pairs(rng, t, rng.randrange(0, 150))
+    for threshold in (0.0, 20.0, 50.0, 95.0):
+        for roots in ((), ("/ref",), ("/data/b", "/x")):
+            want = reference_group_pairs(pairs, t, min_similarity=threshold, reference_roots=roots)
+            got = group_pairs(list(pairs), t, min_similarity=threshold, reference_roots=roots)
+            assert _as_rows(got) == _as_rows(want), (seed, threshold, roots)
+
+
+def test_large_random_set_equals_the_reference() -> None:
+    """A few thousand files: the vectorised lone-unit path and the loop path together."""
+    rng = random.Random(99)
+    t = random_table(rng, 3000)
+    pairs = random_pairs(rng, t, 4000)
+    want = reference_group_pairs(pairs, t, min_similarity=30, reference_roots=("/ref",))
+    got = group_pairs(pairs, t, min_similarity=30, reference_roots=("/ref",))
+    assert len(want) > 100 and _as_rows(got) == _as_rows(want)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_group_pair_arrays_equals_group_pairs_on_find_pairs_output(seed: int) -> None:
+    """The GUI groups sorted_rounded columns; the CLI groups to_pairs' Pair objects: same groups."""
+    rng = random.Random(1000 + seed)
+    t = random_table(rng, rng.randrange(2, 80))
+    pa = random_pair_arrays(rng, t, rng.randrange(0, 200))
+    pairs = to_pairs(pa, t)
+    table = sorted_rounded(pa)
+    assert [(int(x), int(y)) for x, y in zip(table.a, table.b)] == [
+        (int(np.searchsorted(t.ids, p.a_id)), int(np.searchsorted(t.ids, p.b_id))) for p in pairs]
+    for threshold in (0.0, 33.3333, 60.0):
+        want = reference_group_pairs(pairs, t, min_similarity=threshold, reference_roots=("/ref",))
+        ga = group_pair_arrays(table, t, min_similarity=threshold, reference_roots=("/ref",))
+        got = groups_from_arrays(ga, t, lambda k: pairs[k])
+        assert _as_rows(got) == _as_rows(want)
+        # The columns themselves say what the objects say.
+        for g in want:
+            assert KINDS[int(ga.g_kind[g.id])] == g.kind
+            s, e = int(ga.g_start[g.id]), int(ga.g_start[g.id + 1])
+            assert [float(x) for x in ga.m_sim[s:e]] == [m.similarity for m in g.members]
+            assert [KINDS[int(k)] for k in ga.m_kind[s:e]] == [m.kind for m in g.members]
+
+
+@pytest.mark.parametrize("kind", ["hashes", "skewed", "few", "sorted", "small"])
+def test_argsort_hashes_sorts_like_argsort(kind: str) -> None:
+    """The fingerprint argsort of the pair search: a stable sort of any input."""
+    from simscan.similarity.arrays import argsort_hashes
+
+    rng = np.random.default_rng(len(kind))
+    n = 300 if kind == "small" else 200_000
+    v = rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64)
+    if kind == "skewed":  # every value in one top-16-bit bucket: no speed-up, still sorted
+        v &= np.uint64((1 << 48) - 1)
+    elif kind == "few":  # many ties
+        v = rng.choice(v[:50], n)
+    elif kind == "sorted":
+        v = np.sort(v)
+    o = argsort_hashes(v)
+    assert np.array_equal(o, np.argsort(v, kind="stable"))
