@@ -162,9 +162,20 @@ def test_code_view_fingerprints_equal_reference(tmp_path: Path) -> None:
     for other in (fingerprint_many([data, b"x"])[0], fingerprint_file(tmp_path / "a.java")):
         assert other.rolling.tolist() == fp.rolling.tolist() and other.anchored.tolist() == fp.anchored.tolist()
         assert other.simhash == fp.simhash
+    # Streamed in small chunks (the decoded pieces are joined for the code view): the same.
+    streamed = fingerprint_bytes(data, replace(DEFAULT_PARAMS, chunk_size=512))
+    assert streamed.rolling.tolist() == fp.rolling.tolist() and streamed.anchored.tolist() == fp.anchored.tolist()
     # Prose has no code view; its values are the text view's.
     prose = fingerprint_bytes(words(7, 400).encode())
     assert not views.value_views(np.union1d(prose.rolling, prose.anchored), True).any()
+
+
+def test_long_texts_get_no_code_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    src = java_program(4, _NAMES)
+    assert views.value_views(fingerprint_bytes(src.encode()).rolling, True).any()
+    monkeypatch.setattr(code, "MAX_CODE_CHARS", len(src) - 1)
+    for fp in (fingerprint_bytes(src.encode(), replace(DEFAULT_PARAMS, chunk_size=256)), fingerprint_many([src.encode()])[0]):
+        assert not views.value_views(np.union1d(fp.rolling, fp.anchored), True).any()
 
 
 # ----------------------------------------------------------------------------- scores per view

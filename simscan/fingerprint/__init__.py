@@ -261,8 +261,8 @@ def _fingerprint_text(
     hasher = ManberHasher(params.manber(True))
     norm = _text.PairNormalizer()
     read = 0
-    # Decoded pieces kept for the code view while the text may still get one.
-    pieces: list[str] | None = []
+    # Decoded pieces kept for the code view while the text is short enough to get one.
+    pieces: list[str] = []
     held = 0
 
     def raw() -> Iterator[bytes]:
@@ -282,25 +282,25 @@ def _fingerprint_text(
             units, light = norm.feed(piece, data)
             content.update(light)
             hasher.feed(units)
-            if pieces is not None:
-                held += len(piece)
-                pieces = pieces if held <= _code.MAX_CODE_CHARS else None
-                if pieces is not None:
-                    pieces.append(piece)
+            held += len(piece)
+            if held <= _code.MAX_CODE_CHARS:
+                pieces.append(piece)
+            elif pieces:
+                pieces.clear()  # too long for a code view: the text is not kept
     else:
         for piece in _text.decode_chunks(raw(), det.encoding, errors):
             units, light = norm.feed(piece)
             content.update(light)
             hasher.feed(units)
-            if pieces is not None:
-                held += len(piece)
-                pieces = pieces if held <= _code.MAX_CODE_CHARS else None
-                if pieces is not None:
-                    pieces.append(piece)
+            held += len(piece)
+            if held <= _code.MAX_CODE_CHARS:
+                pieces.append(piece)
+            elif pieces:
+                pieces.clear()  # too long for a code view: the text is not kept
     rolling, anchored = hasher.finish()
     rolling, anchored = _views.tag_rolling(rolling, _views.TEXT), _views.tag_anchored(anchored, _views.TEXT)
     sim = simhash(np.concatenate((rolling, anchored)))
-    if pieces is not None:
+    if held <= _code.MAX_CODE_CHARS:
         rolling, anchored = _with_code_view("".join(pieces), rolling, anchored, params.text_level(hasher.units), params)
     return Fingerprints(
         size=read,
