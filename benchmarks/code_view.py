@@ -13,6 +13,10 @@ values held by more than 50 distinct contents dropped, equal content hash = 100)
 * ``max``: each view is scored apart and the pair keeps the better one (the product's rule,
   ``simscan.similarity.views``).
 
+As in the product, a code view leaves out the windows its file's text view already has
+(``views.code_only``), and under ``max`` it scores a pair only with ``CODE_MIN_SHARED`` shared
+values (``replace`` applies no such minimum: it would apply to every pair of source files).
+
 Printed per variant: the false-positive rate on ``unrelated`` pairs and the recall of every
 label at the default threshold, the recall at the best threshold with <= 1% false positives, ROC
 AUC for the plagiarism labels, and code-view fingerprints per source file.  Then the sampling
@@ -45,6 +49,7 @@ from simscan.fingerprint import text as T
 from simscan.fingerprint import views as V
 from simscan.fingerprint.rolling import ManberHasher, anchored_levels
 from simscan.similarity import DEFAULT_MIN_SIMILARITY
+from simscan.similarity.views import CODE_MIN_SHARED
 
 LABELS = ["exact", "near_duplicate", "similar", "plagiarism_light", "plagiarism_heavy"]
 THR = DEFAULT_MIN_SIMILARITY / 100
@@ -126,7 +131,7 @@ class Scorer:
         self.is_text = [fp.is_text for fp in base]
         self.level = [DEFAULT_PARAMS.text_level(fp.units) if fp.is_text else 0 for fp in base]
 
-    def score(self, sets: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    def score(self, sets: list[tuple[np.ndarray, np.ndarray]], min_shared: int = 1) -> dict[str, np.ndarray]:
         full = [np.union1d(r, a) for r, a in sets]
         seen: dict[bytes, np.ndarray] = {}
         for s, c in zip(full, self.content):
@@ -150,7 +155,8 @@ class Scorer:
             lv = max(self.level[i], self.level[j])
             inter = np.intersect1d(kept[i], kept[j], assume_unique=True).size
             na, nb = int((klev[i] >= lv).sum()), int((klev[j] >= lv).sum())
-            out[lab].append(max(inter / (na + nb - inter), inter / na, inter / nb) if inter else 0.0)
+            ok = inter >= max(1, min_shared)
+            out[lab].append(max(inter / (na + nb - inter), inter / na, inter / nb) if ok else 0.0)
         return {k: np.array(x) for k, x in out.items()}
 
 
@@ -199,9 +205,14 @@ def main() -> None:
     print(f"{'variant':34s} {'FP':>6s}  exact near  simil light heavy   @<=1%FP light heavy   AUC light heavy")
 
     def code_sets(units_of) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Code-view sets as the product stores them: tagged, less the text view's own windows."""
         out = []
-        for fp, t, is_code in zip(base, texts, code_file):
-            out.append(hashed(units_of(t), DEFAULT_PARAMS.text_level(fp.units)) if is_code else (empty, empty))
+        for fp, (tr, ta), t, is_code in zip(base, tv, texts, code_file):
+            if is_code:
+                cr, ca = hashed(units_of(t), DEFAULT_PARAMS.text_level(fp.units))
+                out.append((V.code_only(cr, tr, "rolling"), V.code_only(ca, ta, "anchored")))
+            else:
+                out.append((empty, empty))
         return out
 
     def both(name: str, units_of, only_max: bool = False) -> None:
@@ -210,7 +221,7 @@ def main() -> None:
         if not only_max:
             rep = sc.score([c if is_code else t for c, t, is_code in zip(cs, tv, code_file)])
             row(f"replace: {name}", summary(rep), f"{nfp:.0f} fp/source file")
-        cv = sc.score(cs)
+        cv = sc.score(cs, CODE_MIN_SHARED)
         row(f"max:     {name}", summary({k: np.maximum(text_scores[k], cv[k]) for k in text_scores}))
 
     row("text view only (ALGORITHM_VERSION 8)", summary(text_scores))
@@ -241,7 +252,7 @@ def main() -> None:
     rows = []
     for k in range(1 if quick else 6):
         cs = code_sets(lambda t, k=k: C.code_units(t) + np.uint32(k * 0x1000))
-        cv = sc.score(cs)
+        cv = sc.score(cs, CODE_MIN_SHARED)
         s = summary({key: np.maximum(text_scores[key], cv[key]) for key in text_scores})
         rows.append([s["fp"], s["plagiarism_light"], s["plagiarism_heavy"], s["plagiarism_light@1%"],
                      s["plagiarism_heavy@1%"]])

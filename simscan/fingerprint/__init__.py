@@ -321,15 +321,16 @@ def _with_code_view(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The text view's (tagged, sorted) values plus the code view's when ``text`` looks like
     program source (``code``): hashed like the text, with the anchored windows of the text's
-    own ``level`` (so a pair's sizes are read at one level for both views)."""
+    own ``level`` (so a pair's sizes are read at one level for both views), less the windows
+    the text view already has (``views.code_only``)."""
     if not _code.looks_like_code(text):
         return rolling, anchored
     hasher = ManberHasher(replace(params.manber(True, level), level_units=()))
     hasher.feed(_code.code_units(text))
     cr, ca = hasher.finish()
     return (
-        np.union1d(rolling, _views.tag_rolling(cr, _views.CODE)),
-        np.union1d(anchored, _views.tag_anchored(ca, _views.CODE)),
+        np.union1d(rolling, _views.code_only(cr, rolling, "rolling")),
+        np.union1d(anchored, _views.code_only(ca, anchored, "anchored")),
     )
 
 
@@ -428,13 +429,13 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
         rb = np.searchsorted(ro, np.arange(k + 1))
         ab = np.searchsorted(ao, np.arange(k + 1))
         sims = simhash_segments(np.concatenate((rv, av)), np.concatenate((ro, ao)), k)
-        code_view = _code_views([metas[j]["text"] for j in idx], levels, params) if is_text else {}
+        if is_text:
+            rv, ro, av, ao = _add_code_views([metas[j]["text"] for j in idx], levels, params, rv, ro, av, ao)
+            rb = np.searchsorted(ro, np.arange(k + 1))
+            ab = np.searchsorted(ao, np.arange(k + 1))
         for f, j in enumerate(idx):
             m = metas[j]
             rolling, anchored = rv[rb[f] : rb[f + 1]], av[ab[f] : ab[f + 1]]
-            if f in code_view:
-                cr, ca = code_view[f]
-                rolling, anchored = np.union1d(rolling, cr), np.union1d(anchored, ca)
             out[m["item"]] = Fingerprints(
                 size=m["size"],
                 checksum=m["checksum"],
@@ -450,21 +451,51 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
     return out  # type: ignore[return-value]
 
 
-def _code_views(texts: Sequence[str], levels: np.ndarray, params: FingerprintParams) -> dict[int, tuple]:
-    """Code-view values (tagged, sorted, distinct) of the texts that look like program source,
-    by position in ``texts``: all of them hashed in one vectorised pass, each at its text's
-    level (``levels``), like :func:`_with_code_view` does for one text."""
-    which = [f for f, t in enumerate(texts) if _code.looks_like_code(t)]
-    if not which:
-        return {}
-    parts = _code.code_units_many([texts[f] for f in which])
+def _add_code_views(
+    texts: Sequence[str], levels: np.ndarray, params: FingerprintParams,
+    rv: np.ndarray, ro: np.ndarray, av: np.ndarray, ao: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The text views of a batch (``rv``/``av`` tagged values, ``ro``/``ao`` their owners, each
+    owner's values sorted and distinct) plus the code views of the texts that look like program
+    source, the same for every owner as :func:`_with_code_view` gives one text: all code forms
+    normalised and hashed in one vectorised pass, each at its text's level (``levels``)."""
+    which = np.array([f for f, t in enumerate(texts) if _code.looks_like_code(t)], dtype=np.int64)
+    if which.size == 0:
+        return rv, ro, av, ao
+    parts = _code.code_units_many([texts[f] for f in which.tolist()])
     lengths = np.array([p.size for p in parts], dtype=np.int64)
-    rv, ro, av, ao = _hash_by_level(parts, lengths, np.asarray(levels)[which], params.manber(True), False)
-    rv, ro = _dedupe_by_owner(_views.tag(rv, _views.CODE), ro)
-    av, ao = _dedupe_by_owner(_views.tag(av, _views.CODE), ao)
-    rb = np.searchsorted(ro, np.arange(len(which) + 1))
-    ab = np.searchsorted(ao, np.arange(len(which) + 1))
-    return {f: (rv[rb[i] : rb[i + 1]], av[ab[i] : ab[i + 1]]) for i, f in enumerate(which)}
+    crv, cro, cav, cao = _hash_by_level(parts, lengths, np.asarray(levels)[which], params.manber(True), False)
+    rv, ro = _merge_code_view(rv, ro, crv, which[cro])
+    av, ao = _merge_code_view(av, ao, cav, which[cao])
+    return rv, ro, av, ao
+
+
+def _merge_code_view(
+    tv: np.ndarray, to: np.ndarray, cv: np.ndarray, co: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per owner, the text values ``tv`` plus the code values ``cv`` (as hashed) whose text
+    twin the owner's text view lacks, tagged CODE (``views.code_only`` for many owners at once).
+    Owners ``to`` and ``co`` are non-decreasing; so is the result's, each owner's values sorted."""
+    twins, co = _dedupe_by_owner(_views.tag(cv, _views.TEXT), co)
+    if twins.size == 0:
+        return tv, to
+    vals = np.concatenate((tv, twins))
+    own = np.concatenate((to, co))
+    src = np.concatenate((np.zeros(tv.size, np.int8), np.ones(twins.size, np.int8)))
+    order = np.lexsort((vals, own))
+    v, o, sr = vals[order], own[order], src[order]
+    # An owner's text values are distinct, and so are its code twins: equal (owner, value)
+    # neighbours are one text value and its code twin, in either order.
+    same = (v[1:] == v[:-1]) & (o[1:] == o[:-1])
+    twin = np.zeros(v.size, dtype=bool)
+    twin[1:] |= same
+    twin[:-1] |= same
+    code = (sr == 1) & ~twin
+    v = v.copy()
+    v[code] = _views.tag(v[code], _views.CODE)
+    # Tagging moved the code values: sort each owner's run again (no duplicates: the view bit
+    # differs between the views, and the code twins were distinct per owner).
+    return _dedupe_by_owner(v, o)
 
 
 def _hash_segments(

@@ -37,7 +37,7 @@ from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.similarity.levels import size_at
 from simscan.similarity.types import Comparison, Pair
-from simscan.similarity.views import has_code_view, view_fingerprints
+from simscan.similarity.views import CODE_MIN_SHARED, has_code_view, view_fingerprints
 
 MAX_BYTES = 16 << 20
 MAX_UNITS = 2_000_000
@@ -104,9 +104,11 @@ def _pair_by_view(
     """(pair, the view it was scored on)."""
     pair = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id)
     if has_code_view(fa) and has_code_view(fb):
-        other = _pair_one_view(view_fingerprints(fa, CODE), view_fingerprints(fb, CODE), path_a, path_b, a_id, b_id)
-        if other.best > pair.best:
-            return other, CODE
+        ca, cb = view_fingerprints(fa, CODE), view_fingerprints(fb, CODE)
+        if np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True).size >= CODE_MIN_SHARED:
+            other = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id)
+            if other.best > pair.best:
+                return other, CODE
     return pair, TEXT
 
 

@@ -33,7 +33,13 @@ from simscan.similarity.core import (
 from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.types import Group, Pair
-from simscan.similarity.views import compute_pair_arrays_by_view, has_code_view, view_fingerprints, view_values
+from simscan.similarity.views import (
+    CODE_MIN_SHARED,
+    compute_pair_arrays_by_view,
+    has_code_view,
+    view_fingerprints,
+    view_values,
+)
 
 
 @contextmanager
@@ -545,6 +551,8 @@ def _query(
         a, b = (int(offsets[k]), int(offsets[k + 1])) if k is not None else (0, 0)
         bset = values[a:b][usable[a:b]]  # none for a copy too short to have fingerprints
         inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
+        if view == CODE and inter < CODE_MIN_SHARED:
+            continue  # structure alone: too little shared code (``views.CODE_MIN_SHARED``)
         # Sizes at the pair's level, as in find_pairs.
         lv = max(q_level, DEFAULT_PARAMS.text_level(units) if is_text else 0)
         na, nb = int(q_counts[lv]), int(b_counts[k, lv]) if k is not None else 0
