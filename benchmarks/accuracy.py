@@ -147,7 +147,7 @@ def main() -> None:
         print(f"{lab:<18} {len(pos):>5} {rec:7.3f} {TARGETS[lab]:7.2f} {auc(pos, neg):6.3f}  {ok:<5}  {kd}")
     print("\nsweep: threshold -> FP on unrelated, recall per label")
     print("  P     FP    " + " ".join(f"{lab[:10]:>10}" for lab in LABELS))
-    for t in (2, 5, 8, 10, 12, 15, 20, 25, 30, 40, 50):
+    for t in (2, 5, 8, 10, 12, 13, 14, 15, 20, 25, 30, 40, 50):
         fpr = sum(s >= t for s in neg) / max(1, len(neg))
         recs = [sum(s >= t for s in scores[lab]) / max(1, len(scores[lab])) for lab in LABELS]
         print(f"  {t:<4} {fpr:.4f} " + " ".join(f"{r:10.3f}" for r in recs))

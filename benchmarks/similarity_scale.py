@@ -32,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from simscan.fingerprint import views
 from simscan.fingerprint.simhash import simhash
 from simscan.index import FileRecord, Index
 from simscan.model import ALGORITHM_VERSION
@@ -40,7 +41,9 @@ from simscan.similarity.core import DEFAULT_MIN_SIMILARITY, expand_copy_pairs
 from simscan.similarity.simhash_tables import simhash_pairs
 
 TOP = np.uint64(1 << 63)
-LOW = np.uint64((1 << 63) - 1)
+# Text values carry the view bit of the text view (``simscan.fingerprint.views``): bit 62 clear in
+# rolling values, the pre-image bit in anchored ones, as every text file without a code view.
+LOW = np.uint64((1 << 62) - 1)
 
 
 def rss_mb() -> float:
@@ -75,7 +78,7 @@ def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False)
             if rng.random() < 0.03:
                 roll = np.concatenate((roll, licence))
             roll = np.unique(roll & LOW)
-            anch = np.unique(rng.integers(0, 1 << 63, max(1, roll.size // 3), dtype=np.uint64) | TOP)
+            anch = views.tag_anchored(rng.integers(0, 1 << 63, max(1, roll.size // 3), dtype=np.uint64) | TOP, views.TEXT)
             fps = np.concatenate((roll, anch))
             nroll = int(roll.size)
             ck, ch = rng.bytes(16), rng.bytes(16)

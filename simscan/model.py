@@ -8,7 +8,8 @@ import numpy as np
 
 #: Bump when fingerprints of the same bytes would change: stored ones are then recomputed.
 #: 8: nested, length-dependent anchored fingerprints for text.
-ALGORITHM_VERSION = 8
+#: 9: a view bit in text values, and the code view of program source (``fingerprint.code``).
+ALGORITHM_VERSION = 9
 
 
 @dataclass(frozen=True, slots=True)

@@ -613,3 +613,12 @@ class PairNormalizer:
                 .encode("utf-8", "surrogatepass")
             )
         return units, light
+
+
+def normalize_code_points(cp: np.ndarray) -> np.ndarray:
+    """:func:`normalize` of a text given as code points (uint32, no surrogates): the same units
+    without a round trip through ``str`` (the code view builds its text as an array)."""
+    mapped, _ = _map_general(np.asarray(cp, dtype=np.uint32), _table(True), False)
+    lo = 1 if mapped.size and mapped[0] == _SPACE else 0
+    hi = mapped.size - 1 if mapped.size > lo and mapped[-1] == _SPACE else mapped.size
+    return mapped[lo:hi]

@@ -11,6 +11,9 @@ units [i0, i1 + window) of a and the same length in b.  Runs are accepted longes
 while they add text not yet covered on either side (a passage repeated in one file is shown
 once per occurrence), then mapped back to character offsets of the decoded texts.  Since
 units are normalised code points, the same passage in a UTF-16 and a GBK file matches.
+When the pair scores better on the code view (two program sources, ``views``), the passages
+are those of the code form (identifiers as one placeholder, ``fingerprint.code``), which keeps
+every character offset: a renamed copy is highlighted where only its names differ.
 
 Caps (so that large files do not explode): at most ``MAX_BYTES`` bytes of each file are
 decoded, at most ``MAX_UNITS`` normalised units are searched, each window value matches at
@@ -26,12 +29,15 @@ import os
 import numpy as np
 
 from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_file
+from simscan.fingerprint.code import code_form
 from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
 from simscan.fingerprint.text import normalize_with_offsets
+from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.similarity.levels import size_at
 from simscan.similarity.types import Comparison, Pair
+from simscan.similarity.views import CODE_MIN_SHARED, has_code_view, view_fingerprints
 
 MAX_BYTES = 16 << 20
 MAX_UNITS = 2_000_000
@@ -87,7 +93,28 @@ def classify(
 def pair_from_fingerprints(
     fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
 ) -> Pair:
-    """Scores of two fingerprinted files by exact set arithmetic (no common-value list)."""
+    """Scores of two fingerprinted files by exact set arithmetic (no common-value list), on
+    the view with the higher best score (``views``: the code view when both have one)."""
+    return _pair_by_view(fa, fb, path_a, path_b, a_id, b_id)[0]
+
+
+def _pair_by_view(
+    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
+) -> tuple[Pair, int]:
+    """(pair, the view it was scored on)."""
+    pair = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id)
+    if has_code_view(fa) and has_code_view(fb):
+        ca, cb = view_fingerprints(fa, CODE), view_fingerprints(fb, CODE)
+        if np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True).size >= CODE_MIN_SHARED:
+            other = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id)
+            if other.best > pair.best:
+                return other, CODE
+    return pair, TEXT
+
+
+def _pair_one_view(
+    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
+) -> Pair:
     sa, sb = fingerprint_set(fa), fingerprint_set(fb)
     inter = int(np.intersect1d(sa, sb, assume_unique=True).size)
     # Sizes at the pair's level (the coarser of the two, see ``levels``).
@@ -198,14 +225,16 @@ def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> C
     """
     pa, pb = os.fspath(path_a), os.fspath(path_b)
     (fa, raw_a), (fb, raw_b) = _read(pa), _read(pb)
-    pair = pair_from_fingerprints(fa, fb, os.path.abspath(pa), os.path.abspath(pb))
+    pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb))
     if not (fa.is_text and fb.is_text):
         return Comparison(pair, None, None, [], [], fa.encoding, fb.encoding)
     da, db = decode_bytes(raw_a), decode_bytes(raw_b)
     text_a, text_b = da.text or "", db.text or ""
     truncated = fa.size > MAX_BYTES or fb.size > MAX_BYTES
-    ua, sa = normalize_with_offsets(text_a)
-    ub, sb = normalize_with_offsets(text_b)
+    # Passages of the view the pair was scored on; the code form keeps every offset of the text.
+    form = code_form if view == CODE else (lambda t: t)
+    ua, sa = normalize_with_offsets(form(text_a))
+    ub, sb = normalize_with_offsets(form(text_b))
     if ua.size > MAX_UNITS or ub.size > MAX_UNITS:
         truncated = True
         ua, sa, ub, sb = ua[:MAX_UNITS], sa[:MAX_UNITS], ub[:MAX_UNITS], sb[:MAX_UNITS]

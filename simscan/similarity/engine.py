@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_file
+from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.similarity.arrays import popcount64
@@ -25,7 +26,6 @@ from simscan.similarity.core import (
     DEFAULT_SIM_PARAMS,
     PairArrays,
     SimilarityParams,
-    compute_pair_arrays,
     expand_copy_pairs,
     sorted_rounded,
     to_pairs,
@@ -33,6 +33,13 @@ from simscan.similarity.core import (
 from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.types import Group, Pair
+from simscan.similarity.views import (
+    CODE_MIN_SHARED,
+    compute_pair_arrays_by_view,
+    has_code_view,
+    view_fingerprints,
+    view_values,
+)
 
 
 @contextmanager
@@ -111,9 +118,9 @@ def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> 
 
 #: Modules whose code decides the pairs (and the file table) the cache holds.
 _CODE_MODULES = (
-    "simscan.fingerprint", "simscan.fingerprint.rolling", "simscan.index.results", "simscan.index.store",
-    "simscan.similarity.arrays", "simscan.similarity.core", "simscan.similarity.engine",
-    "simscan.similarity.levels", "simscan.similarity.simhash_tables",
+    "simscan.fingerprint", "simscan.fingerprint.rolling", "simscan.fingerprint.views", "simscan.index.results",
+    "simscan.index.store", "simscan.similarity.arrays", "simscan.similarity.core", "simscan.similarity.engine",
+    "simscan.similarity.levels", "simscan.similarity.simhash_tables", "simscan.similarity.views",
 )
 
 
@@ -223,7 +230,7 @@ def find_pair_set(
         files = index.files()
         ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
         identity = _identity(index, files)
-    pa = compute_pair_arrays(
+    pa = compute_pair_arrays_by_view(
         files, ids, offsets, values, min_similarity=floor if can_cache else min_similarity, params=params,
         cancel=cancel, report=_reporter(progress), identity=identity, reference_roots=reference_roots,
     )
@@ -477,10 +484,21 @@ def query_fingerprints(
     the queried file (a_id -1 unless it is indexed).
     """
     with _snapshot(index):
-        return _query(index, fp, qpath, min_similarity, params)
+        # Each view is scored apart and a file keeps its better pair (``views``).
+        out = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT)
+        if has_code_view(fp):
+            best = {p.b_id: p for p in out}
+            for p in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE):
+                if p.b_id not in best or p.best > best[p.b_id].best:
+                    best[p.b_id] = p
+            out = sorted(best.values(), key=lambda p: (-p.best, p.b_path))
+        return out
 
 
-def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams) -> list[Pair]:
+def _query(
+    index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT
+) -> list[Pair]:
+    """Files similar to ``fp`` (the values of one ``view``), scored on that view of theirs."""
     qset = fingerprint_set(fp, SCORE_KIND)
     copies = np.empty(0, np.int64)
     coarse = coarse_values(fp, qset)
@@ -516,9 +534,10 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
     q_level = fingerprint_level(fp)
     ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
     csr_row = {fid: k for k, fid in enumerate(ids.tolist())}
+    row_text = np.array([bool(meta[f][2]) if f in meta else False for f in ids.tolist()], dtype=bool)
+    offsets, values = view_values(offsets, values, row_text, view)
     # Set sizes per level of every candidate at once (see ``levels``), common values left out.
     owner = np.repeat(np.arange(ids.size), np.diff(offsets))
-    row_text = np.array([bool(meta[f][2]) if f in meta else False for f in ids.tolist()], dtype=bool)
     usable = ~np.isin(values, common) if common.size else np.ones(values.size, dtype=bool)
     b_counts = level_counts(value_levels(values, row_text[owner])[usable], owner[usable], ids.size)
     q_counts = level_counts(value_levels(keep_q, np.full(keep_q.size, fp.is_text)), np.zeros(keep_q.size, np.int64), 1)[0]
@@ -532,6 +551,8 @@ def _query(index: Any, fp: Fingerprints, qpath: str, min_similarity: float, para
         a, b = (int(offsets[k]), int(offsets[k + 1])) if k is not None else (0, 0)
         bset = values[a:b][usable[a:b]]  # none for a copy too short to have fingerprints
         inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
+        if view == CODE and inter < CODE_MIN_SHARED:
+            continue  # structure alone: too little shared code (``views.CODE_MIN_SHARED``)
         # Sizes at the pair's level, as in find_pairs.
         lv = max(q_level, DEFAULT_PARAMS.text_level(units) if is_text else 0)
         na, nb = int(q_counts[lv]), int(b_counts[k, lv]) if k is not None else 0

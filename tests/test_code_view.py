@@ -1,0 +1,307 @@
+"""The code view of program source: code form, detection, view bits, scores per view."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from similarity_support import index_tree, words
+
+from simscan.fingerprint import (
+    DEFAULT_PARAMS,
+    code,
+    fingerprint_bytes,
+    fingerprint_file,
+    fingerprint_many,
+    rolling,
+    views,
+)
+from simscan.fingerprint import text as T
+from simscan.index import Index
+from simscan.similarity import compare, find_pairs, query
+from simscan.similarity.compare import SCORE_KIND
+from simscan.similarity.views import CODE_MIN_SHARED
+
+_NAMES = ["weight", "height", "total", "count", "index", "value", "radius", "length", "area", "result"]
+_RENAMED = ["berat", "tinggi", "jumlah", "banyak", "posisi", "nilai", "jari2", "panjang", "luas", "hasil"]
+
+
+def java_program(seed: int, names: list[str], cls: str = "Main") -> str:
+    """A deterministic Java-like program whose structure depends on ``seed`` only and whose
+    variables are ``names``: two seeds give different programs, two name lists a renamed copy."""
+    rng = random.Random(seed)
+    lines = ["import java.util.Scanner;", "", f"/* Exercise {seed}: read values and print a summary */",
+             f"public class {cls} {{", "    public static void main(String[] args) {",
+             f"        Scanner {names[0]} = new Scanner(System.in);"]
+    for _ in range(24):
+        a, b, c = (names[rng.randrange(1, len(names))] for _ in range(3))
+        n = rng.randint(2, 99)
+        kind = rng.randrange(6)
+        if kind == 0:
+            lines.append(f"        double {a} = {names[0]}.nextDouble();")
+        elif kind == 1:
+            lines.append(f"        int {a} = {b} * {n} + {c};")
+        elif kind == 2:
+            lines.append(f'        if ({a} < {n}) {{ System.out.println("{words(rng.randrange(10**6), 3)}" + {b}); }}')
+        elif kind == 3:
+            lines.append(f"        for (int i = 0; i < {a}; i++) {{ {b} += i * {n}; }}")
+        elif kind == 4:
+            lines.append(f"        // {words(rng.randrange(10**6), 5)}")
+        else:
+            lines.append(f'        System.out.print("{words(rng.randrange(10**6), 4)}: " + {a} / {n}.0);')
+    lines += ["    }", "}", ""]
+    return "\n".join(lines)
+
+
+def _rename(text: str, old: list[str], new: list[str]) -> str:
+    import re
+
+    table = dict(zip(old, new))
+    return re.sub(r"\b(" + "|".join(old) + r")\b", lambda m: table[m.group()], text)
+
+
+# ----------------------------------------------------------------------------- code form
+
+
+def test_code_form_hand_made() -> None:
+    src = 'int x2 = y + 3.5; // keep y here\nString s = "y and x2"; char c = \'y\'; /* y */ return x2;'
+    out = code.code_form(src)
+    assert len(out) == len(src)
+    units = "".join(map(chr, T.normalize(out).tolist()))
+    ph = code.PLACEHOLDER
+    assert units == f"int {ph} {ph} 3 5 keep y here {ph} {ph} y and x2 char {ph} y y return {ph}"
+    # Keywords are case-sensitive, numbers stay, an unterminated literal ends at the line end.
+    assert code.code_form("If x") == ph + code.FILLER + " " + ph
+    assert code.code_form('a = "open\nb') == ph + ' = "open\n' + ph
+    assert code.code_form('"a\\"b" c') == '"a\\"b" ' + ph
+    assert code.code_form("/* never closed x") == "/* never closed x"
+    assert code.code_form("") == ""
+    # Include and import lines name libraries: kept as they are.
+    for line in ("#include <stdio.h>", "  # include \"my_lib.h\"", "import java.util.Scanner;", "using namespace std;"):
+        assert code.code_form(line + "\nx") == line + "\n" + ph
+    assert code.code_form("use(x)") == "use(" + ph + ")"
+
+
+def test_code_form_equals_reference() -> None:
+    rng = random.Random(5)
+    alphabet = list("ab_x9 \n\t\"'\\/*{};.(+é") + ["if", "int", "class", "𝔘", "日本", "//", "/*", "*/", "\r\n"]
+    for _ in range(4000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert code.code_form(s) == code.code_form_reference(s), repr(s)
+    for seed in range(5):
+        src = java_program(seed, _NAMES)
+        assert code.code_form(src) == code.code_form_reference(src)
+        assert len(code.code_form(src)) == len(src)
+
+
+def test_code_units_batch_equals_one_by_one() -> None:
+    rng = random.Random(8)
+    alphabet = list("ab_x9 \n\t\"'\\/*{};.(+") + ["if", "ﬁ", "𝔘", "\u0301", "//", "/*", code.FILLER, code.PLACEHOLDER,
+                                                      "\ue001", "  ", "\r\n"]
+    for _ in range(300):
+        texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))) for _ in range(rng.randint(1, 6))]
+        texts.append(java_program(rng.randrange(100), _NAMES))
+        for got, t in zip(code.code_units_many(texts), texts):
+            assert got.tolist() == T.normalize(code.code_form_reference(t)).tolist(), repr(t)
+
+
+def test_looks_like_code() -> None:
+    java = java_program(1, _NAMES)
+    c_src = "#include <stdio.h>\n\nint main(void) {\n    int n = 3;\n    printf(\"%d\\n\", n);\n    return 0;\n}\n"
+    assert code.looks_like_code(java) and code.looks_like_code(c_src)
+    prose = "\n".join(words(k, 12) + ";" * (k % 5 == 0) for k in range(40))  # a few lines end in ";"
+    assert not code.looks_like_code(prose)
+    assert not code.looks_like_code(prose + "\nA set {a, b} of letters.\n")
+    xml = "\n".join(f'<item id="{k}">caf&eacute;</item>&amp;' for k in range(30)) + "\n{x}\n"
+    assert not code.looks_like_code(xml)
+    py = "def f(x):\n    return {x: 1}\n\nfor k in range(3):\n    print(f(k))\n"
+    assert not code.looks_like_code(py)  # no braces at line ends: Python keeps the text view only
+    assert not code.looks_like_code("x;\n" * (code.MAX_CODE_CHARS // 3 + 1) + "{")
+
+
+# ----------------------------------------------------------------------------- view bits
+
+
+def test_view_bits_round_trip_and_keep_levels() -> None:
+    fp = fingerprint_bytes(java_program(2, _NAMES).encode())
+    for arr in (fp.rolling, fp.anchored):
+        for view in (views.TEXT, views.CODE):
+            t = views.tag(arr, view)
+            assert (views.value_views(t, True) == view).all()
+            assert ((t >> np.uint64(63)) == (arr >> np.uint64(63))).all()  # kind kept
+            if arr is fp.anchored:
+                assert (rolling.anchored_levels(t) == rolling.anchored_levels(arr)).all()
+            back = views.tag(t, views.value_views(arr, True)[0]) if (views.value_views(arr, True) == 0).all() else None
+            if back is not None:
+                assert (back == arr).all()
+    # Binary files have no views.
+    rng = np.random.default_rng(1)
+    v = rng.integers(0, 2**63, 1000, dtype=np.uint64) | np.uint64(1 << 62)
+    assert (views.value_views(v, False) == views.TEXT).all()
+    assert (views.value_views(v, True) == views.CODE).all()
+
+
+def test_code_view_fingerprints_equal_reference(tmp_path: Path) -> None:
+    src = java_program(3, _NAMES)
+    data = src.encode()
+    fp = fingerprint_bytes(data)
+    level = DEFAULT_PARAMS.text_level(fp.units)
+
+    def hashed(units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        h = rolling.ManberHasher(replace(DEFAULT_PARAMS.manber(True, level), level_units=()))
+        h.feed(units)
+        return h.finish()
+
+    tr, ta = hashed(T.normalize(src))
+    cr, ca = hashed(T.normalize(code.code_form_reference(src)))
+    text_r, text_a = set(views.tag(tr, views.TEXT).tolist()), set(views.tag(ta, views.TEXT).tolist())
+    # Code windows the text view already has (no identifier in them) are left out of the code view.
+    code_r = {int(views.tag(np.array([v]), views.CODE)[0]) for v in cr.tolist()
+              if int(views.tag(np.array([v]), views.TEXT)[0]) not in text_r}
+    code_a = {int(views.tag(np.array([v]), views.CODE)[0]) for v in ca.tolist()
+              if int(views.tag(np.array([v]), views.TEXT)[0]) not in text_a}
+    want_r, want_a = sorted(text_r | code_r), sorted(text_a | code_a)
+    assert len(code_r) + len(code_a) > 40 and len(code_r) + len(code_a) < cr.size + ca.size
+    assert fp.rolling.tolist() == want_r and fp.anchored.tolist() == want_a
+    # The same through every entry point and in another encoding with CRLF.
+    (tmp_path / "a.java").write_bytes(src.replace("\n", "\r\n").encode("utf-16"))
+    for other in (fingerprint_many([data, b"x"])[0], fingerprint_file(tmp_path / "a.java")):
+        assert other.rolling.tolist() == fp.rolling.tolist() and other.anchored.tolist() == fp.anchored.tolist()
+        assert other.simhash == fp.simhash
+    # Streamed in small chunks (the decoded pieces are joined for the code view): the same.
+    streamed = fingerprint_bytes(data, replace(DEFAULT_PARAMS, chunk_size=512))
+    assert streamed.rolling.tolist() == fp.rolling.tolist() and streamed.anchored.tolist() == fp.anchored.tolist()
+    # Prose has no code view; its values are the text view's.
+    prose = fingerprint_bytes(words(7, 400).encode())
+    assert not views.value_views(np.union1d(prose.rolling, prose.anchored), True).any()
+
+
+def test_long_texts_get_no_code_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    src = java_program(4, _NAMES)
+    assert views.value_views(fingerprint_bytes(src.encode()).rolling, True).any()
+    monkeypatch.setattr(code, "MAX_CODE_CHARS", len(src) - 1)
+    for fp in (fingerprint_bytes(src.encode(), replace(DEFAULT_PARAMS, chunk_size=256)), fingerprint_many([src.encode()])[0]):
+        assert not views.value_views(np.union1d(fp.rolling, fp.anchored), True).any()
+
+
+# ----------------------------------------------------------------------------- scores per view
+
+
+def _view_sets(ix: Index) -> tuple[dict[int, dict[int, set[int]]], dict[int, int]]:
+    ids, offsets, values = ix.fingerprints(None, kind=SCORE_KIND)
+    files = ix.files()
+    text = {int(i): bool(t) for i, t in zip(files.ids, files.is_text)}
+    level = {int(i): DEFAULT_PARAMS.text_level(int(u)) if text[int(i)] else 0 for i, u in zip(files.ids, files.units)}
+    out: dict[int, dict[int, set[int]]] = {}
+    for k, i in enumerate(ids.tolist()):
+        v = values[offsets[k] : offsets[k + 1]]
+        vw = views.value_views(v, text[i])
+        out[i] = {w: set(v[vw == w].tolist()) for w in (views.TEXT, views.CODE)}
+    return out, level
+
+
+def _at_level(s: set[int], level: int) -> set[int]:
+    anch = np.array(sorted(x for x in s if x >> 63), dtype=np.uint64)
+    keep = anch[rolling.anchored_levels(anch) >= level].tolist() if anch.size else []
+    return {x for x in s if not x >> 63} | set(keep)
+
+
+def _brute(sets: dict, level: dict, a: int, b: int) -> tuple[float, float, float] | None:
+    """Scores of the view with the higher best score (ties: text), by plain set arithmetic; the
+    code view needs ``CODE_MIN_SHARED`` shared values."""
+    best = None
+    for w in (views.TEXT, views.CODE):
+        t = max(level[a], level[b])
+        A, B = _at_level(sets[a][w], t), _at_level(sets[b][w], t)
+        inter = len(A & B)
+        if not inter or (w == views.CODE and inter < CODE_MIN_SHARED):
+            continue
+        sc = (100 * inter / len(A | B), 100 * inter / len(A), 100 * inter / len(B))
+        if best is None or max(sc) > max(best):
+            best = sc
+    return best
+
+
+def test_renamed_copy_scores_on_the_code_view(tmp_path: Path) -> None:
+    root = tmp_path / "src"
+    root.mkdir()
+    orig = java_program(10, _NAMES)
+    (root / "Original.java").write_text(orig)
+    (root / "Renamed.java").write_text(_rename(orig, _NAMES, _RENAMED))
+    (root / "Other.java").write_text(java_program(11, _NAMES, "Other"))
+    (root / "notes.txt").write_text(words(3, 300) + "\n" + orig[:600])  # prose quoting the source
+    (root / "essay.txt").write_text(words(4, 500))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    with Index.open(idx, readonly=True) as ix:
+        pairs = find_pairs(ix, min_similarity=0)
+        sets, level = _view_sets(ix)
+        files = ix.files()
+    name = {int(i): Path(p).name for i, p in zip(files.ids, files.paths)}
+    by_key = {frozenset((p.a_id, p.b_id)): p for p in pairs}
+    for a, b in itertools.combinations(sorted(sets), 2):
+        want = _brute(sets, level, a, b)
+        p = by_key.get(frozenset((a, b)))
+        if want is None:
+            assert p is None, (name[a], name[b])
+            continue
+        assert p is not None, (name[a], name[b])
+        ca, cb = (p.containment_a, p.containment_b) if p.a_id == a else (p.containment_b, p.containment_a)
+        assert (p.resemblance, ca, cb) == pytest.approx(want, abs=1e-3), (name[a], name[b])
+    ren = next(p for p in pairs if {Path(p.a_path).name, Path(p.b_path).name} == {"Original.java", "Renamed.java"})
+    oid, rid = ren.a_id, ren.b_id
+    text_only = max(100 * len(sets[oid][0] & sets[rid][0]) / len(s) for s in (sets[oid][0], sets[rid][0]))
+    assert ren.best >= 90 > text_only + 30  # renaming hides the copy from the text view only
+    # Query (the renamed file as an outside file) and compare give the same scores.
+    outside = tmp_path / "q"
+    outside.mkdir()
+    q = outside / "Renamed.java"
+    q.write_text(_rename(orig, _NAMES, _RENAMED))
+    with Index.open(idx, readonly=True) as ix:
+        res = {Path(p.b_path).name: p for p in query(ix, q, min_similarity=0)}
+    assert res["Original.java"].best == pytest.approx(ren.best, abs=1e-3)
+    c = compare(root / "Original.java", q)
+    assert c.pair.best == pytest.approx(ren.best, abs=1e-3)
+
+
+def test_structure_alone_does_not_pair_tiny_sources(tmp_path: Path) -> None:
+    """Two tiny headers holding one struct each, with other names: alike in the code view, but
+    they share fewer than CODE_MIN_SHARED code fingerprints, so no pair comes from it."""
+    tpl = "#ifndef {G}\n#define {G}\n\nstruct {s} {{\n" + "".join(f"\tlong {{f{k}}};\n" for k in range(6)) + "}};\n#endif\n"
+    (tmp_path / "a.h").write_text(tpl.format(G="_TIMES_H", s="tms", **{f"f{k}": f"tms_{k}x" for k in range(6)}))
+    (tmp_path / "b.h").write_text(tpl.format(G="_SPAN_H", s="span", **{f"f{k}": f"edge{k}" for k in range(6)}))
+    fa, fb = fingerprint_file(tmp_path / "a.h"), fingerprint_file(tmp_path / "b.h")
+    ca, cb = (np.union1d(f.rolling, f.anchored) for f in (fa, fb))
+    ca, cb = ca[views.value_views(ca, True) == views.CODE], cb[views.value_views(cb, True) == views.CODE]
+    assert 0 < np.intersect1d(ca, cb).size < CODE_MIN_SHARED
+    assert compare(tmp_path / "a.h", tmp_path / "b.h").pair.best == 0
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, tmp_path)
+    with Index.open(idx, readonly=True) as ix:
+        assert find_pairs(ix, min_similarity=0) == []
+
+
+def test_compare_highlights_a_renamed_copy_in_the_original_texts(tmp_path: Path) -> None:
+    orig = java_program(20, _NAMES)
+    ren = _rename(orig, _NAMES, _RENAMED)
+    (tmp_path / "a.java").write_text(orig)
+    (tmp_path / "b.java").write_bytes(ren.replace("\n", "\r\n").encode("utf-16"))
+    c = compare(tmp_path / "a.java", tmp_path / "b.java")
+    assert c.text_a == orig and c.text_b == ren.replace("\n", "\r\n")
+    assert c.ranges_a and len(c.ranges_a) == len(c.ranges_b)
+    covered = sum(e - s for s, e in c.ranges_a)
+    assert covered > 0.9 * len(orig)
+    for (a0, a1), (b0, b1) in zip(c.ranges_a, c.ranges_b):
+        # Each paired passage is the same code up to names (equal code forms), in original offsets.
+        ua = T.normalize(code.code_form(c.text_a[a0:a1]))
+        ub = T.normalize(code.code_form(c.text_b[b0:b1]))
+        assert ua.tolist() == ub.tolist()
+    # Without renaming the text view is at least as good, and its passages are the text's own.
+    (tmp_path / "c.java").write_text(orig.replace("// ", "//  "))
+    c2 = compare(tmp_path / "a.java", tmp_path / "c.java")
+    for (a0, a1), (b0, b1) in zip(c2.ranges_a, c2.ranges_b):
+        assert T.normalize(orig[a0:a1]).tolist() == T.normalize(c2.text_b[b0:b1]).tolist()
