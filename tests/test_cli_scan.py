@@ -206,3 +206,20 @@ def test_scan_leaves_the_results_ready(tmp_path: Path, capsys):
     (root / "copy2.txt").write_bytes(text + b"more")
     assert main(["scan", str(root), "--index", str(cached), "--no-cache"]) == EXIT_OK
     assert not ready(cached)  # the files changed: what was kept no longer applies
+
+
+def test_progress_bar_and_stats_escape_control_characters(tmp_path: Path, capsys):
+    """A name with a newline or a terminal escape is shown escaped on the progress bar and in
+    `stats`: it can neither break the line nor drive the terminal."""
+    buf = io.StringIO()
+    bar = ProgressBar(stream=buf, enabled=True)
+    bar(Progress("read", files_done=1, files_total=2, current="/t/evil\x1b[2J\nname\x9b.txt"))
+    drawn = buf.getvalue()
+    assert "evil\\x1b[2J\\nname\\x9b.txt" in drawn and "\n" not in drawn and "\x1b[2J" not in drawn
+    root = tmp_path / "ro\x1b[31mot"
+    make_tree(root, 2)
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == EXIT_OK
+    assert main(["stats", "--index", str(idx)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "ro\\x1b[31mot" in out and "\x1b" not in out

@@ -29,16 +29,16 @@ def open_index_from_args(args: argparse.Namespace, readonly: bool = True) -> Ind
     return Index.open(getattr(args, "index", None), readonly=readonly)
 
 
-# C0 control characters and DEL as escapes: a name holding a newline, a carriage return or a
-# terminal escape sequence must not break a line-per-path listing or drive the terminal.
-_CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127)} | {9: "\\t", 10: "\\n", 13: "\\r"}
+# C0 and C1 control characters and DEL as escapes: a name holding a newline, a carriage return or
+# a terminal escape sequence must not break a line-per-path listing or drive the terminal.
+_CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), *range(127, 160))} | {9: "\\t", 10: "\\n", 13: "\\r"}
 
 
 def display_path(path: str, *, terminal: bool = False) -> str:
     """A path as text: bytes that are not UTF-8 (decoded with surrogate escapes) as ``\\xNN``;
-    with ``terminal`` (text output, messages) control characters escaped too (``\\n``, ``\\x1b``),
-    so that every path stays on one line.  JSON and CSV carry control characters as they are
-    (their quoting keeps them apart)."""
+    with ``terminal`` (text output, messages, the progress bar) control characters (C0, DEL, C1)
+    escaped too (``\\n``, ``\\x1b``), so that every path stays on one line.  JSON and CSV carry
+    control characters as they are (their quoting keeps them apart)."""
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
@@ -97,7 +97,8 @@ class ProgressBar:
             line = " ".join(parts)
         if p.current and len(line) + 4 < width:
             room = width - len(line) - 3
-            cur = p.current if len(p.current) <= room else "…" + p.current[-(room - 1) :]
+            shown = display_path(p.current, terminal=True)
+            cur = shown if len(shown) <= room else "…" + shown[-(room - 1) :]
             line = f"{line}  {cur}"
         line = line[: width - 1]
         self.stream.write("\r\x1b[K" + line)

@@ -201,7 +201,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if last:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["started_at"]))
         print(
-            f"last scan:    {when}, {last['status']}, {', '.join(last['roots'])}: {last['files_seen']:,} files, "
+            f"last scan:    {when}, {last['status']}, {', '.join(display_path(r, terminal=True) for r in last['roots'])}: "
+            f"{last['files_seen']:,} files, "
             f"{last['files_read']:,} read, {last['problems']:,} problems"
         )
     return 0
