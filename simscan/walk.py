@@ -223,7 +223,9 @@ def walk(
         except OSError as e:
             res.problems.append((root, f"cannot scan: {_reason(e)}"))
             continue
-        if stat.S_ISDIR(st.st_mode):
+        if st.st_dev in virtual and not stat.S_ISDIR(st.st_mode):
+            res.problems.append((root, f"on a virtual file system ({virtual[st.st_dev]}): not a file on disk; skipped"))
+        elif stat.S_ISDIR(st.st_mode):
             stack.append(root)
         elif stat.S_ISREG(st.st_mode):
             if root not in opts.skip_paths:

@@ -269,6 +269,8 @@ def test_virtual_file_systems_are_not_entered(tmp_path: Path) -> None:
     res = walk([b"/proc/self", os.fsencode(root)], WalkOptions())
     assert len(res.files) == 5
     assert [(p, r.split(":")[0]) for p, r in res.problems] == [(b"/proc/self", "virtual file system (proc)")]
+    res = walk([b"/proc/self/status"], WalkOptions())  # a file given as a root
+    assert not res.files and "virtual file system (proc)" in res.problems[0][1]
     # The device comes from the mount's own major:minor field (a stat of the mount point would
     # see what is mounted over it); real file systems and automount points are not virtual.
     table = tmp_path / "mountinfo"

@@ -48,7 +48,8 @@ WRITE_TIMEOUT_S = 1.0
 #: Cache rows kept at once (the window's, and a few of `simscan groups --reference DIR`).
 MAX_ENTRIES = 4
 #: Results larger than this are not cached (bytes): 200,000 files and 100,000 pairs take ~30 MB.
-MAX_BLOB_BYTES = 1 << 30
+#: Below SQLite's default blob limit (SQLITE_MAX_LENGTH, 10^9 bytes), which would refuse the write.
+MAX_BLOB_BYTES = 900_000_000
 
 
 def bump(conn: sqlite3.Connection) -> None:
