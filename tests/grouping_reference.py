@@ -1,23 +1,23 @@
-"""The grouping of simscan 0.1 (``simscan.similarity.grouping.group_pairs`` before the columnar
-rewrite), kept verbatim as the slow, obviously-correct reference of the tests: the columnar
-grouping must give the same groups, references, members, order and percentages.
+"""A plain, object-based implementation of the grouping rules (simscan 0.1's loop over
+Python objects, with the members' assignment done by brute force over the pairs), kept as the
+slow reference of the tests: the columnar grouping must give the same groups, references,
+members, order and percentages.
 
-Rules (documented for users):
+Rules (documented for users, see ``simscan.similarity.grouping``):
 
 * Files joined by "exact" or "content" pairs are one *unit* (identity is transitive).
 * A unit's reference candidate is its preferred file: under a user-marked reference folder
   first, then the oldest modification time, then the shortest path, then the lowest id.
-* Units are visited in that order of preference.  A unit not yet in a group becomes the
-  centre of a new group with every *not yet grouped* unit joined to it by a pair whose best
-  score is >= the threshold.  Every member is therefore similar to the reference itself:
-  no chaining (a~b, b~c with a not similar to c never puts c in a's group through b).  A file
-  left out of a group because its partner was taken by an earlier reference can still
-  centre its own group with its other partners.  The pairs themselves stay available.
-* Paths of one file on disk (same device and inode: hard links, a folder indexed through a
-  symbolic link too) are one file: never paired with each other, and only the preferred of
-  them (by the rules above) joins a group.
-* Each member's percentage is the best score (max of resemblance and both containments)
-  of the pair (reference, member); members that are copies of each other share it.
+* References: units are visited in that order; a unit not yet covered becomes a reference
+  when it has copies, uncovered partners (paired at >= the threshold; it covers them), or a
+  covered partner more similar to it than to every reference so far.
+* Members: every covered unit joins the reference with which its best pair scores highest
+  (equal scores: the reference visited first; then the lower pair index), listed best score
+  first, equal scores in visit order.  A reference left without members or copies is no group.
+* Paths of one file on disk (same device and inode) are one file: never paired with each
+  other, and only the preferred of them joins a group.
+* Each member's percentage is the best score of the pair (reference, member); members that
+  are copies of each other share it.
 """
 
 from __future__ import annotations
@@ -192,6 +192,7 @@ def reference_group_pairs(
     best_of = cols.best  # by original pair index
     unit_l = unit.tolist()
     a_rows = pa_all.tolist()  # by original pair index
+    b_rows = _rows(ids, cols.b_id).tolist()
 
     assigned: set[int] = set()
     paths = files.paths
@@ -202,14 +203,44 @@ def reference_group_pairs(
     checksum = files.checksum
     id_l = ids.tolist()
     groups: list[Group] = []
+    # Phase 1: the references, greedily in preference order.
+    refs: list[int] = []
+    near_ref: dict[int, float] = {}  # covered unit -> best score with a reference so far
     for u, s, t in zip(visit, starts, ends):
         if u in assigned:
             continue
-        neigh = [(dst_l[k], wp_l[k]) for k in range(s, t) if dst_l[k] not in assigned]
-        own = members_of[u]
-        if len(own) < 2 and not neigh:
+        partners = [(dst_l[k], best_of[wp_l[k]]) for k in range(s, t)]
+        wanted = [v for v, b in partners if v not in assigned or b > near_ref.get(v, 0.0)]
+        if len(members_of[u]) < 2 and not wanted:
             continue
+        refs.append(u)
         assigned.add(u)
+        for v, b in partners:
+            assigned.add(v)
+            near_ref[v] = max(near_ref.get(v, 0.0), b)
+    # Phase 2, by brute force over the pairs: each covered unit's best reference (highest best
+    # score; equal scores: the reference visited first), through its best pair with it.
+    order_of = {u: i for i, u in enumerate(visit)}
+    ref_index = {u: i for i, u in enumerate(refs)}
+    choice: dict[int, tuple[float, int, int]] = {}  # member unit -> (score, -ref index, -pair index)
+    for pi in idx.tolist():
+        if best_of[pi] < min_similarity or cols.kind[pi] <= 1:
+            continue
+        for x, y in ((unit_l[a_rows[pi]], unit_l[b_rows[pi]]), (unit_l[b_rows[pi]], unit_l[a_rows[pi]])):
+            if x == y or y not in ref_index or x in ref_index or x not in assigned:
+                continue
+            cand = (best_of[pi], -ref_index[y], -pi)
+            old = choice.get(x)
+            if old is None or cand > old:
+                choice[x] = cand
+    members_by_ref: dict[int, list[tuple[int, int]]] = {u: [] for u in refs}
+    for v, (_, neg_ref, neg_pi) in choice.items():
+        members_by_ref[refs[-neg_ref]].append((v, -neg_pi))
+    for u in refs:
+        own = members_of[u]
+        mine = sorted(members_by_ref[u], key=lambda x: (-best_of[x[1]], order_of[x[0]]))
+        if len(own) < 2 and not mine:
+            continue
         ref = own[0]
         ref_m = Member(id_l[ref], paths[ref], size[ref], mtime[ref], enc[ref], is_text[ref], 100.0, "exact", True)
         mem = [ref_m]
@@ -219,10 +250,7 @@ def reference_group_pairs(
             kinds.add(k)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], 100.0, 100.0, 100.0, 0, k == "exact", k)
             mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, k, False, p))
-        for v, pi in sorted(neigh, key=lambda x: -best_of[x[1]]):
-            if v in assigned:  # a second pair between the same two units
-                continue
-            assigned.add(v)
+        for v, pi in mine:
             src_pair = pairs[pi]
             # Orient the pair as (reference, member): the unit of pair.a is u or v.
             forward = unit_l[a_rows[pi]] == u

@@ -1,5 +1,5 @@
-"""The columnar grouping (``group_rows`` and everything built on it) against the grouping of
-simscan 0.1 kept verbatim in ``tests/grouping_reference.py``, on random pair sets: exact and
+"""The columnar grouping (``group_rows`` and everything built on it) against the plain
+implementation of the same rules in ``tests/grouping_reference.py``, on random pair sets: exact and
 content units, ties of score, several pairs between two files, pairs naming absent files,
 reference roots, several paths of one file (same device and inode)."""
 
@@ -10,10 +10,11 @@ import random
 import numpy as np
 import pytest
 
+from simscan.index import FileTable
 from simscan.similarity import group_pairs
 from simscan.similarity.core import sorted_rounded, to_pairs
 from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
-from simscan.similarity.types import KINDS
+from simscan.similarity.types import KINDS, Pair
 from tests.grouping_reference import random_pair_arrays, random_pairs, random_table, reference_group_pairs
 
 
@@ -82,3 +83,45 @@ def test_argsort_hashes_sorts_like_argsort(kind: str) -> None:
         v = np.sort(v)
     o = argsort_hashes(v)
     assert np.array_equal(o, np.argsort(v, kind="stable"))
+
+
+def _table(names: list[str]) -> FileTable:
+    n = len(names)
+    checks = [bytes([k]) * 16 for k in range(n)]
+    return FileTable(
+        ids=np.arange(1, n + 1, dtype=np.int64), paths=names, raw_paths=[x.encode() for x in names],
+        size=np.full(n, 100, np.int64), mtime_ns=np.arange(1, n + 1, dtype=np.int64),  # oldest first
+        is_text=np.ones(n, dtype=bool), encoding=["utf-8"] * n, checksum=checks, partial=np.zeros(n, np.int64),
+        content_hash=list(checks), simhash=np.zeros(n, np.uint64), fp_count=np.zeros(n, np.int64),
+        units=np.zeros(n, np.int64), device=np.full(n, 7, np.int64), inode=np.arange(100, 100 + n, dtype=np.int64),
+    )
+
+
+def _near(t, a: int, b: int, score: float) -> Pair:
+    return Pair(a, b, t.paths[a - 1], t.paths[b - 1], score, score, score, 3, False, "near")
+
+
+def _members(groups) -> list[tuple[str, list[tuple[str, float]]]]:
+    return [(g.reference.path, [(m.path, m.similarity) for m in g.members[1:]]) for g in groups]
+
+
+def test_a_member_joins_its_most_similar_reference() -> None:
+    """x shares a header with the older a (40 %) but is a copy-edit of t (97 %): it is shown
+    with t, not with a; a keeps its own close version b."""
+    t = _table(["/a", "/b", "/t", "/x", "/y"])
+    a, b, tt, x, y = 1, 2, 3, 4, 5
+    pairs = [_near(t, a, x, 40.0), _near(t, a, b, 80.0), _near(t, tt, x, 97.0), _near(t, tt, y, 60.0)]
+    groups = group_pairs(pairs, t, min_similarity=30.0)
+    assert _members(groups) == [("/a", [("/b", 80.0)]), ("/t", [("/x", 97.0), ("/y", 60.0)])]
+    # t has no partner of its own but x: it still becomes x's reference.
+    groups = group_pairs(pairs[:3], t, min_similarity=30.0)
+    assert _members(groups) == [("/a", [("/b", 80.0)]), ("/t", [("/x", 97.0)])]
+
+
+def test_versions_keep_the_oldest_as_their_reference() -> None:
+    """v2 is closer to v3 than v1 is, but a covered file never becomes a reference: the oldest
+    version stays the reference of all (no file of the family left out of its group)."""
+    t = _table(["/v1", "/v2", "/v3"])
+    pairs = [_near(t, 1, 2, 90.0), _near(t, 1, 3, 70.0), _near(t, 2, 3, 95.0)]
+    groups = group_pairs(pairs, t, min_similarity=30.0)
+    assert _members(groups) == [("/v1", [("/v2", 90.0), ("/v3", 70.0)])]
