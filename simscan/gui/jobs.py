@@ -174,8 +174,10 @@ class KeptFile:
 class TrashTarget:
     """A marked file as the scan saw it, with the members of its group that stay.
 
-    ``same_content``: the group holds true copies (kind exact/content), so a kept member only
-    counts as the remaining copy while its size is what the scan saw.
+    ``same_content``: the file is a true copy of its group's reference (its kind is exact or
+    content), and ``kept`` then lists only the unmarked files holding that same content (the
+    reference and its other copies), each counting as the remaining copy only while its size
+    and modification time are what the scan saw.  Otherwise ``kept`` is every unmarked member.
     """
 
     path: str
@@ -253,7 +255,7 @@ class _KeptState:
     """The kept members of one group as they are on disk now."""
 
     identities: dict[tuple[int, int], str]  # (device, inode) -> path, of every kept member that exists
-    intact: frozenset[tuple[int, int]]  # those that still count as the kept copy (regular, size as scanned)
+    intact: frozenset[tuple[int, int]]  # those that still count as the kept copy (regular; copies: as scanned)
 
 
 def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
@@ -266,7 +268,8 @@ def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
             continue
         ident = _identity(kst)
         identities.setdefault(ident, k.path)
-        if stat.S_ISREG(kst.st_mode) and not (same_content and kst.st_size != k.size):
+        changed = kst.st_size != k.size or kst.st_mtime_ns != k.mtime_ns
+        if stat.S_ISREG(kst.st_mode) and not (same_content and changed):
             intact.add(ident)
     return _KeptState(identities, frozenset(intact))
 
@@ -277,8 +280,8 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
     The last line of defence before a file leaves: the file must still be the regular file the
     scan saw (size and mtime in ns unchanged), must not be the very same file (device, inode) as
     a member that is kept (a hard link, or the same file reached through a symlinked folder), and
-    at least one kept member must still exist as a separate file — for true copies, with the size
-    the scan saw.  ``kept``: the group's :func:`_kept_state`, shared by its marked members (stat
+    at least one kept member must still exist as a separate file — for a true copy, a kept file
+    with the same content, with the size and modification time the scan saw.  ``kept``: the group's :func:`_kept_state`, shared by its marked members (stat
     each kept file once, not once per marked file).
     """
     rescan = "; scan again to update the results"

@@ -980,23 +980,33 @@ class MainWindow(QMainWindow):
 
     def trash_targets(self, members: list[int]) -> list[jobs.TrashTarget]:
         """What the trash job needs to check each marked member (flattened index) before it moves:
-        the file as scanned and the unmarked members of its group that stay."""
+        the file as scanned and the unmarked members of its group that stay.  A true copy of the
+        reference (kind exact/content) is checked against the kept files with that content only
+        (the reference and its unmarked copies): an edited draft left in the group is no copy."""
         snap = self.model.snapshot
         marked = self.model.marked
         copies = (KIND_CODE["exact"], KIND_CODE["content"])
         out = []
-        kept_of: dict[int, tuple[jobs.KeptFile, ...]] = {}  # per group, once: groups can hold thousands
+        # Per group, once (groups can hold thousands): every kept member, and the kept copies.
+        kept_of: dict[int, tuple[tuple[jobs.KeptFile, ...], tuple[jobs.KeptFile, ...]]] = {}
         for m in members:
             g = snap.l_group[m]
             kept = kept_of.get(g)
             if kept is None:
-                kept = kept_of[g] = tuple(
-                    jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k])
-                    for k in range(snap.l_start[g], snap.l_start[g + 1])
-                    if snap.l_file_id[k] not in marked
+                stay = [k for k in range(snap.l_start[g], snap.l_start[g + 1]) if snap.l_file_id[k] not in marked]
+
+                def files(ks: list[int]) -> tuple[jobs.KeptFile, ...]:
+                    return tuple(jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k]) for k in ks)
+
+                kept = kept_of[g] = (
+                    files(stay),
+                    files([k for k in stay if snap.l_is_ref[k] or snap.l_kind[k] in copies]),
                 )
-            out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept,
-                                        snap.l_g_kind[g] in copies))
+            # A member: by its own kind.  The reference (marked by hand): as its group, a copy of
+            # the others when they all are its copies.
+            copy = (snap.l_g_kind[g] if snap.l_is_ref[m] else snap.l_kind[m]) in copies
+            out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept[1] if copy else kept[0],
+                                        copy))
         return out
 
     def _on_trashed(self, out: jobs.TrashOutcome) -> None:

@@ -226,3 +226,29 @@ def test_a_fully_marked_group_keeps_every_file(qtbot, window, tmp_path):
     assert not out.trashed and len(out.refused) == 3
     assert all("no copy would be kept" in why for _, why in out.refused)
     assert sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_a_copy_needs_a_kept_file_with_its_content(qtbot, window, tmp_path):
+    """A marked exact copy in a group that also holds an edited draft: the draft is no copy,
+    so once the reference is gone the copy stays; a reference edited in place at the same size
+    (new mtime) no longer counts as the kept copy either."""
+    root = tmp_path / "docs"
+    data = write_copies(root / "g1", ["report.txt", "report_backup.txt"], seed=5)
+    draft = root / "g1" / "report_draft.txt"
+    draft.write_bytes(data[: len(data) // 2] + b" a new paragraph written for the draft. " * 8 + data[len(data) // 2 :])
+    os.utime(draft, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))  # newer: not the reference
+    write_copies(root / "g2", ["a.txt", "b.txt"], seed=6)
+    win = window([str(root)])
+    s = win.model.snapshot
+    kinds = {os.path.basename(p): s.l_kind[m] for m, p in enumerate(s.paths)}
+    assert s.n_groups == 2 and kinds["report_draft.txt"] not in (0, 1)
+    win.model.mark_all_but_reference()
+    assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"report_backup.txt", "b.txt"}
+    (root / "g1" / "report.txt").unlink()  # the reference is gone; only the draft stays
+    ref2 = root / "g2" / "a.txt"
+    ref2.write_bytes(ref2.read_bytes()[::-1])  # same size, other content, new mtime
+    out = trash(qtbot, win)
+    assert not out.trashed
+    why = {os.path.basename(p): r for p, r in out.refused}
+    assert set(why) == {"report_backup.txt", "b.txt"} and all("no copy would be kept" in r for r in why.values())
+    assert (root / "g1" / "report_backup.txt").exists() and (root / "g2" / "b.txt").exists()
