@@ -111,8 +111,12 @@ def test_code_units_batch_equals_one_by_one() -> None:
 
 def test_looks_like_code() -> None:
     java = java_program(1, _NAMES)
-    c_src = "#include <stdio.h>\n\nint main(void) {\n    int n = 3;\n    printf(\"%d\\n\", n);\n    return 0;\n}\n"
+    c_src = "#include <stdio.h>\n\n" + "".join(
+        f"static int step{k}(int n) {{\n    int m = n * {k};\n    printf(\"%d\\n\", m);\n    return m;\n}}\n"
+        for k in range(6)
+    )
     assert code.looks_like_code(java) and code.looks_like_code(c_src)
+    assert not code.looks_like_code(c_src[: code.MIN_CODE_CHARS - 1])  # a skeleton: too short
     prose = "\n".join(words(k, 12) + ";" * (k % 5 == 0) for k in range(40))  # a few lines end in ";"
     assert not code.looks_like_code(prose)
     assert not code.looks_like_code(prose + "\nA set {a, b} of letters.\n")
@@ -269,15 +273,15 @@ def test_renamed_copy_scores_on_the_code_view(tmp_path: Path) -> None:
 
 
 def test_structure_alone_does_not_pair_tiny_sources(tmp_path: Path) -> None:
-    """Two tiny headers holding one struct each, with other names: alike in the code view, but
-    they share fewer than CODE_MIN_SHARED code fingerprints, so no pair comes from it."""
+    """Two tiny headers holding one struct each, with other names: alike once names are
+    abstracted, but under MIN_CODE_CHARS they get no code view at all, so no pair comes from it."""
     tpl = "#ifndef {G}\n#define {G}\n\nstruct {s} {{\n" + "".join(f"\tlong {{f{k}}};\n" for k in range(6)) + "}};\n#endif\n"
     (tmp_path / "a.h").write_text(tpl.format(G="_TIMES_H", s="tms", **{f"f{k}": f"tms_{k}x" for k in range(6)}))
     (tmp_path / "b.h").write_text(tpl.format(G="_SPAN_H", s="span", **{f"f{k}": f"edge{k}" for k in range(6)}))
     fa, fb = fingerprint_file(tmp_path / "a.h"), fingerprint_file(tmp_path / "b.h")
     ca, cb = (np.union1d(f.rolling, f.anchored) for f in (fa, fb))
     ca, cb = ca[views.value_views(ca, True) == views.CODE], cb[views.value_views(cb, True) == views.CODE]
-    assert 0 < np.intersect1d(ca, cb).size < CODE_MIN_SHARED
+    assert ca.size == 0 and cb.size == 0
     assert compare(tmp_path / "a.h", tmp_path / "b.h").pair.best == 0
     idx = tmp_path / "i.sqlite3"
     index_tree(idx, tmp_path)
@@ -305,3 +309,26 @@ def test_compare_highlights_a_renamed_copy_in_the_original_texts(tmp_path: Path)
     c2 = compare(tmp_path / "a.java", tmp_path / "c.java")
     for (a0, a1), (b0, b1) in zip(c2.ranges_a, c2.ranges_b):
         assert T.normalize(orig[a0:a1]).tolist() == T.normalize(c2.text_b[b0:b1]).tolist()
+
+
+def test_tiny_sources_and_crlf_twins() -> None:
+    """A skeleton of a few hundred characters gets no code view (unrelated tiny headers would
+    be alike once names are abstracted); a file and its CRLF twin get the same fingerprints."""
+    from simscan.fingerprint import code as code_mod
+    from simscan.fingerprint import fingerprint_bytes, fingerprint_many
+    from simscan.similarity.views import has_code_view
+
+    header = "/* SPDX */\n#ifndef _A_H\n#define _A_H\nstruct a {\n\tint x;\n\tint y;\n};\n#endif\n"
+    assert code_mod.code_length(header) < code_mod.MIN_CODE_CHARS
+    assert not has_code_view(fingerprint_bytes(header.encode()))
+    body = "".join(f"int f{i}(int a) {{\n    return a * {i} + g(a, {i});\n}}\n" for i in range(40))
+    assert has_code_view(fingerprint_bytes(body.encode()))
+    # Just above the maximum without CRs, far above with them: the CRLF twin is still code.
+    n = code_mod.MAX_CODE_CHARS // len(body) * len(body)
+    big = (body * (code_mod.MAX_CODE_CHARS // len(body) + 1))[: n - 1]
+    lf, crlf = big.encode(), big.replace("\n", "\r\n").encode()
+    a, b = fingerprint_bytes(lf), fingerprint_bytes(crlf)
+    assert has_code_view(a) and a.content_hash == b.content_hash
+    assert np.array_equal(a.rolling, b.rolling) and np.array_equal(a.anchored, b.anchored)
+    c = fingerprint_many([crlf])[0]
+    assert np.array_equal(c.rolling, b.rolling) and np.array_equal(c.anchored, b.anchored)

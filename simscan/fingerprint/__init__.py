@@ -282,7 +282,7 @@ def _fingerprint_text(
             units, light = norm.feed(piece, data)
             content.update(light)
             hasher.feed(units)
-            held += len(piece)
+            held += _code.code_length(piece)
             if held <= _code.MAX_CODE_CHARS:
                 pieces.append(piece)
             elif pieces:
@@ -292,7 +292,7 @@ def _fingerprint_text(
             units, light = norm.feed(piece)
             content.update(light)
             hasher.feed(units)
-            held += len(piece)
+            held += _code.code_length(piece)
             if held <= _code.MAX_CODE_CHARS:
                 pieces.append(piece)
             elif pieces:
