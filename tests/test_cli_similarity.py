@@ -225,3 +225,22 @@ def test_missing_and_non_regular_files_are_told_apart(tmp_path: Path, capsys: py
     assert "nope.txt: no such file" in capsys.readouterr().err
     assert main(["compare", str(tmp_path), str(f)]) == 1
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_compare_and_problems_escape_control_characters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """File content shown by `compare` and reasons shown by `problems` (which name link targets)
+    reach the terminal escaped."""
+    text = "x \x1b[2J\x1b]0;pwned\x07 " + words(7, 300)
+    (tmp_path / "a.log").write_text(text)
+    (tmp_path / "b.log").write_text(text)
+    assert main(["compare", str(tmp_path / "a.log"), str(tmp_path / "b.log")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[2J" in out
+    root = tmp_path / "tree"
+    root.mkdir()
+    os.symlink("nowhere\x1b[2J\nfake.txt: everything fine", root / "badlink")
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    assert main(["problems", "--index", str(idx)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and len(out.strip().splitlines()) == 1 and "broken symbolic link" in out

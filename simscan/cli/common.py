@@ -34,6 +34,12 @@ def open_index_from_args(args: argparse.Namespace, readonly: bool = True) -> Ind
 _CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), *range(127, 160))} | {9: "\\t", 10: "\\n", 13: "\\r"}
 
 
+def terminal_text(text: str) -> str:
+    """``text`` (a file's content, a reason naming other paths) with control characters escaped,
+    as :func:`display_path` does for terminal output."""
+    return text.translate(_CONTROL_ESCAPES)
+
+
 def display_path(path: str, *, terminal: bool = False) -> str:
     """A path as text: bytes that are not UTF-8 (decoded with surrogate escapes) as ``\\xNN``;
     with ``terminal`` (text output, messages, the progress bar) control characters (C0, DEL, C1)
@@ -43,7 +49,7 @@ def display_path(path: str, *, terminal: bool = False) -> str:
         path.encode("utf-8")
     except UnicodeEncodeError:
         path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return path.translate(_CONTROL_ESCAPES) if terminal else path
+    return terminal_text(path) if terminal else path
 
 
 def human_bytes(n: float) -> str:

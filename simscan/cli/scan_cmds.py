@@ -22,6 +22,7 @@ from simscan.cli.common import (
     human_bytes,
     human_duration,
     open_index_from_args,
+    terminal_text,
 )
 from simscan.errors import SimscanError
 from simscan.progress import CancelToken
@@ -219,7 +220,7 @@ def cmd_problems(args: argparse.Namespace) -> int:
         print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)
         return 0
     for path, reason in rows:
-        print(f"{display_path(path, terminal=True)}: {reason}")
+        print(f"{display_path(path, terminal=True)}: {terminal_text(display_path(reason))}")
     return 0
 
 

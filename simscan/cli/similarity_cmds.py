@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from simscan.cli.common import display_path
+from simscan.cli.common import display_path, terminal_text
 from simscan.errors import SimscanError
 from simscan.similarity.core import MAX_COPY_PAIRS
 
@@ -317,7 +317,7 @@ def _comparison_record(c: Any) -> dict[str, Any]:
 
 
 def _snippet(text: str, start: int, end: int, width: int = 70) -> str:
-    s = " ".join(text[start:end].split())
+    s = terminal_text(" ".join(text[start:end].split()))  # file content: no terminal escapes
     return s if len(s) <= width else s[: width // 2 - 2] + " … " + s[-(width // 2 - 2):]
 
 
