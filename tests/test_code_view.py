@@ -313,7 +313,8 @@ def test_compare_highlights_a_renamed_copy_in_the_original_texts(tmp_path: Path)
 
 def test_tiny_sources_and_crlf_twins() -> None:
     """A skeleton of a few hundred characters gets no code view (unrelated tiny headers would
-    be alike once names are abstracted); a file and its CRLF twin get the same fingerprints."""
+    be alike once names are abstracted); a file and its CRLF twin get the same fingerprints,
+    also at the size limit."""
     from simscan.fingerprint import code as code_mod
     from simscan.fingerprint import fingerprint_bytes, fingerprint_many
     from simscan.similarity.views import has_code_view

@@ -282,8 +282,8 @@ def _fingerprint_text(
             units, light = norm.feed(piece, data)
             content.update(light)
             hasher.feed(units)
-            held += _code.code_length(piece)
-            if held <= _code.MAX_CODE_CHARS:
+            held += len(piece)
+            if held <= 2 * _code.MAX_CODE_CHARS:  # CRs included: a CRLF twin is up to twice as long
                 pieces.append(piece)
             elif pieces:
                 pieces.clear()  # too long for a code view: the text is not kept
@@ -292,15 +292,15 @@ def _fingerprint_text(
             units, light = norm.feed(piece)
             content.update(light)
             hasher.feed(units)
-            held += _code.code_length(piece)
-            if held <= _code.MAX_CODE_CHARS:
+            held += len(piece)
+            if held <= 2 * _code.MAX_CODE_CHARS:  # CRs included: a CRLF twin is up to twice as long
                 pieces.append(piece)
             elif pieces:
                 pieces.clear()  # too long for a code view: the text is not kept
     rolling, anchored = hasher.finish()
     rolling, anchored = _views.tag_rolling(rolling, _views.TEXT), _views.tag_anchored(anchored, _views.TEXT)
     sim = simhash(np.concatenate((rolling, anchored)))
-    if held <= _code.MAX_CODE_CHARS:
+    if held <= 2 * _code.MAX_CODE_CHARS:  # looks_like_code counts exactly (CRs left out)
         rolling, anchored = _with_code_view("".join(pieces), rolling, anchored, params.text_level(hasher.units), params)
     return Fingerprints(
         size=read,
