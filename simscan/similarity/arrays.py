@@ -30,9 +30,17 @@ def run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = sorted_keys.size
     if n == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    change = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
-    starts = np.concatenate(([0], change)).astype(np.int64)
-    lengths = np.diff(np.concatenate((starts, [n]))).astype(np.int64)
+    # int32 while positions fit: a pair search has about one run per fingerprint of the index.
+    dt = np.int32 if n < 2**31 else np.int64
+    starts = np.empty(0, dt)
+    change = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1])
+    starts = np.empty(change.size + 1, dt)
+    starts[0] = 0
+    np.add(change, 1, out=starts[1:], casting="unsafe")
+    del change
+    lengths = np.empty(starts.size, dt)
+    np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
+    lengths[-1] = n - starts[-1]
     return starts, lengths
 
 

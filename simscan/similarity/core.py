@@ -274,7 +274,10 @@ def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[
     """(values, owner) of the CSR rows ``rows`` concatenated; owner = position in ``rows``."""
     lens = offsets[rows + 1] - offsets[rows]
     total = int(lens.sum())
-    owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+    # int32 owners while they fit: half the memory of one of the largest arrays of a pair search.
+    owner = np.repeat(np.arange(rows.size, dtype=np.int32 if rows.size < 2**31 else np.int64), lens)
+    if rows.size == offsets.size - 1 and total == values.size:
+        return values, owner  # every row, in order (distinct ascending rows): the CSR itself, no copy
     if rows.size and bool(np.all(rows[1:] > rows[:-1])):
         # Ascending rows (the usual case): a mask over the CSR, no index array of every value.
         keep = np.zeros(offsets.size - 1, dtype=bool)
@@ -415,14 +418,14 @@ def compute_pair_arrays(
     order = argsort_hashes(vals)  # (ties are equal values: any order of them gives the same pairs)
     vals_s = vals[order]
     del vals
-    owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64)
+    owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64, copy=False)
     vlevel = vlevel[order]
     del owner, order
     starts, lengths = run_bounds(vals_s)
     cutoff = budget_cutoff(lengths, params.common_cutoff(nr), params.pair_budget)
     common_run = lengths > cutoff
     kept = np.repeat(~common_run, lengths)
-    kept_size = level_counts(vlevel[kept], owner_s[kept], nr).astype(np.float64)
+    kept_size = level_counts(vlevel, owner_s, nr, keep=kept).astype(np.float64)
     del vlevel
     _check(cancel)
 

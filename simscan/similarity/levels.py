@@ -36,11 +36,26 @@ def value_levels(values: np.ndarray, text_owner: np.ndarray) -> np.ndarray:
     return out
 
 
-def level_counts(value_lv: np.ndarray, owner: np.ndarray, n: int, max_level: int = DEFAULT_PARAMS.max_level) -> np.ndarray:
-    """(n, max_level + 1) int64: row f, column t = number of f's values with level >= t."""
-    lv = np.minimum(np.asarray(value_lv), max_level)
-    hist = np.bincount(np.asarray(owner, dtype=np.int64) * (max_level + 1) + lv, minlength=n * (max_level + 1))
-    hist = hist.reshape(n, max_level + 1)
+def level_counts(
+    value_lv: np.ndarray,
+    owner: np.ndarray,
+    n: int,
+    max_level: int = DEFAULT_PARAMS.max_level,
+    keep: np.ndarray | None = None,
+) -> np.ndarray:
+    """(n, max_level + 1) int64: row f, column t = number of f's values with level >= t (of the
+    values where ``keep`` is True, when given).  The keys are built in one array, int32 while
+    they fit, with left-out values sent to a spare bin: a pair search calls this on every
+    fingerprint of the index, and subsets or int64 temporaries cost hundreds of MB there."""
+    width = max_level + 1
+    dt = np.int32 if (n + 1) * width < 2**31 else np.int64
+    key = np.asarray(owner).astype(dt)
+    key *= width
+    key += np.minimum(np.asarray(value_lv), max_level)
+    if keep is not None:
+        key[~keep] = n * width
+    hist = np.bincount(key, minlength=(n + 1) * width)[: n * width]
+    hist = hist.reshape(n, width)
     return np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]
 
 
