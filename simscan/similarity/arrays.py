@@ -32,7 +32,6 @@ def run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     # int32 while positions fit: a pair search has about one run per fingerprint of the index.
     dt = np.int32 if n < 2**31 else np.int64
-    starts = np.empty(0, dt)
     change = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1])
     starts = np.empty(change.size + 1, dt)
     starts[0] = 0
