@@ -56,6 +56,7 @@ def pairs_in_runs(
     starts, lengths = starts[keep], lengths[keep]
     if starts.size == 0:
         return
+    lengths = np.asarray(lengths, dtype=np.int64)  # pair counts overflow int32
     per_run = lengths * (lengths - 1) // 2
     cum = np.cumsum(per_run)
     lo = 0

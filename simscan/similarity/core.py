@@ -146,7 +146,7 @@ class Classes:
 def budget_cutoff(lengths: np.ndarray, cutoff: int, budget: int) -> int:
     """The largest cut-off <= ``cutoff`` whose posting lists (runs of ``lengths`` files, those
     longer than the cut-off excluded) generate at most ``budget`` pairs (at least 2)."""
-    use = lengths[(lengths >= 2) & (lengths <= cutoff)]
+    use = lengths[(lengths >= 2) & (lengths <= cutoff)].astype(np.int64)  # products overflow int32
     per = use * (use - 1) // 2
     if int(per.sum()) <= budget:
         return cutoff
@@ -432,7 +432,7 @@ def compute_pair_arrays(
     usable = ~common_run & (lengths >= 2)
     key_parts: list[np.ndarray] = []
     cnt_parts: list[np.ndarray] = []
-    ul = lengths[usable]
+    ul = lengths[usable].astype(np.int64)
     total_pairs = int((ul * (ul - 1) // 2).sum())
     done = 0
     for pi, pj in pairs_in_runs(starts[usable], ul):
