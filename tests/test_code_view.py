@@ -333,3 +333,14 @@ def test_tiny_sources_and_crlf_twins() -> None:
     assert np.array_equal(a.rolling, b.rolling) and np.array_equal(a.anchored, b.anchored)
     c = fingerprint_many([crlf])[0]
     assert np.array_equal(c.rolling, b.rolling) and np.array_equal(c.anchored, b.anchored)
+
+
+def test_compare_highlight_covers_a_final_identifier(tmp_path: Path) -> None:
+    """A renamed copy whose match runs to the end of the file, which ends in an identifier: the
+    highlight covers the whole name, not its first letter (a name is one unit in the code form)."""
+    orig = java_program(21, _NAMES) + "int trailing_identifier_name"
+    ren = _rename(orig, _NAMES, _RENAMED)
+    (tmp_path / "a.java").write_text(orig)
+    (tmp_path / "b.java").write_text(ren)
+    c = compare(tmp_path / "a.java", tmp_path / "b.java")
+    assert c.ranges_a and c.ranges_a[-1][1] == len(orig) and c.ranges_b[-1][1] == len(ren)

@@ -29,7 +29,7 @@ import os
 import numpy as np
 
 from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_file
-from simscan.fingerprint.code import code_form
+from simscan.fingerprint.code import FILLER, code_form
 from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
 from simscan.fingerprint.text import normalize_with_offsets
@@ -233,15 +233,29 @@ def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> C
     truncated = fa.size > MAX_BYTES or fb.size > MAX_BYTES
     # Passages of the view the pair was scored on; the code form keeps every offset of the text.
     form = code_form if view == CODE else (lambda t: t)
-    ua, sa = normalize_with_offsets(form(text_a))
-    ub, sb = normalize_with_offsets(form(text_b))
+    fa_text, fb_text = form(text_a), form(text_b)
+    ua, sa = normalize_with_offsets(fa_text)
+    ub, sb = normalize_with_offsets(fb_text)
     if ua.size > MAX_UNITS or ub.size > MAX_UNITS:
         truncated = True
         ua, sa, ub, sb = ua[:MAX_UNITS], sa[:MAX_UNITS], ub[:MAX_UNITS], sb[:MAX_UNITS]
     ra, rb, capped = matching_runs(ua, ub, DEFAULT_PARAMS.window)
-    return Comparison(
-        pair, text_a, text_b, _to_chars(ra, sa), _to_chars(rb, sb), fa.encoding, fb.encoding, truncated or capped
-    )
+    ca, cb = _to_chars(ra, sa), _to_chars(rb, sb)
+    if view == CODE:
+        ca, cb = _through_names(ca, fa_text), _through_names(cb, fb_text)
+    return Comparison(pair, text_a, text_b, ca, cb, fa.encoding, fb.encoding, truncated or capped)
+
+
+def _through_names(ranges: list[tuple[int, int]], form_text: str) -> list[tuple[int, int]]:
+    """Character ranges of the code form extended over the fillers that follow their last
+    character: an identifier is one placeholder unit standing on its first character, so a match
+    ending on it would otherwise highlight one letter of the name."""
+    out = []
+    for s, e in ranges:
+        while e < len(form_text) and form_text[e] == FILLER:
+            e += 1
+        out.append((s, e))
+    return out
 
 
 __all__ = [
