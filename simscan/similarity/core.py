@@ -276,9 +276,9 @@ def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[
     total = int(lens.sum())
     # int32 owners while they fit: half the memory of one of the largest arrays of a pair search.
     owner = np.repeat(np.arange(rows.size, dtype=np.int32 if rows.size < 2**31 else np.int64), lens)
-    if rows.size == offsets.size - 1 and total == values.size:
-        return values, owner  # every row, in order (distinct ascending rows): the CSR itself, no copy
     if rows.size and bool(np.all(rows[1:] > rows[:-1])):
+        if rows.size == offsets.size - 1:
+            return values[: int(offsets[-1])], owner  # rows == 0..n-1: the CSR itself (a view, no copy)
         # Ascending rows (the usual case): a mask over the CSR, no index array of every value.
         keep = np.zeros(offsets.size - 1, dtype=bool)
         keep[rows] = True
