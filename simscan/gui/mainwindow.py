@@ -987,13 +987,15 @@ class MainWindow(QMainWindow):
         marked = self.model.marked
         copies = (KIND_CODE["exact"], KIND_CODE["content"])
         out = []
-        # Per group, once (groups can hold thousands): every kept member, and the kept copies.
-        kept_of: dict[int, tuple[tuple[jobs.KeptFile, ...], tuple[jobs.KeptFile, ...]]] = {}
+        # Per group, once (groups can hold thousands): every kept member, the kept files with the
+        # reference's content, and whether the reference has copies at all.
+        kept_of: dict[int, tuple[tuple[jobs.KeptFile, ...], tuple[jobs.KeptFile, ...], bool]] = {}
         for m in members:
             g = snap.l_group[m]
             kept = kept_of.get(g)
             if kept is None:
-                stay = [k for k in range(snap.l_start[g], snap.l_start[g + 1]) if snap.l_file_id[k] not in marked]
+                span = range(snap.l_start[g], snap.l_start[g + 1])
+                stay = [k for k in span if snap.l_file_id[k] not in marked]
 
                 def files(ks: list[int]) -> tuple[jobs.KeptFile, ...]:
                     return tuple(jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k]) for k in ks)
@@ -1001,10 +1003,11 @@ class MainWindow(QMainWindow):
                 kept = kept_of[g] = (
                     files(stay),
                     files([k for k in stay if snap.l_is_ref[k] or snap.l_kind[k] in copies]),
+                    any(not snap.l_is_ref[k] and snap.l_kind[k] in copies for k in span),
                 )
-            # A member: by its own kind.  The reference (marked by hand): as its group, a copy of
-            # the others when they all are its copies.
-            copy = (snap.l_g_kind[g] if snap.l_is_ref[m] else snap.l_kind[m]) in copies
+            # A member: a copy by its own kind.  The reference (marked by hand): a copy when the
+            # group holds copies of it, which must then keep its content (an edited draft does not).
+            copy = kept[2] if snap.l_is_ref[m] else snap.l_kind[m] in copies
             out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept[1] if copy else kept[0],
                                         copy))
         return out

@@ -252,3 +252,24 @@ def test_a_copy_needs_a_kept_file_with_its_content(qtbot, window, tmp_path):
     why = {os.path.basename(p): r for p, r in out.refused}
     assert set(why) == {"report_backup.txt", "b.txt"} and all("no copy would be kept" in r for r in why.values())
     assert (root / "g1" / "report_backup.txt").exists() and (root / "g2" / "b.txt").exists()
+
+
+def test_a_reference_marked_by_hand_needs_its_copy_intact(qtbot, window, tmp_path):
+    """The reference marked by hand in a group that also holds its byte copy and an edited draft:
+    once the copy changed after the scan, the draft does not keep the reference's content."""
+    root = tmp_path / "docs"
+    data = write_copies(root / "g1", ["report.txt", "report_backup.txt"], seed=8)
+    draft = root / "g1" / "report_draft.txt"
+    draft.write_bytes(data[: len(data) // 2] + b" another paragraph, new in the draft. " * 8 + data[len(data) // 2 :])
+    os.utime(draft, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    win = window([str(root)])
+    s = win.model.snapshot
+    ref = [p for m, p in enumerate(s.paths) if s.l_is_ref[m]]
+    assert len(ref) == 1 and os.path.basename(ref[0]) in ("report.txt", "report_backup.txt")
+    other = root / "g1" / ("report_backup.txt" if ref[0].endswith("report.txt") else "report.txt")
+    with open(other, "ab") as f:
+        f.write(b" edited after the scan")
+    mark(win, ref[0])
+    out = trash(qtbot, win)
+    assert not out.trashed and "no copy would be kept" in out.refused[0][1]
+    assert os.path.exists(ref[0])
