@@ -13,7 +13,10 @@ Rules (documented for users, see ``simscan.similarity.grouping``):
   covered partner more similar to it than to every reference so far.
 * Members: every covered unit joins the reference with which its best pair scores highest
   (equal scores: the reference visited first; then the lower pair index), listed best score
-  first, equal scores in visit order.  A reference left without members or copies is no group.
+  first, equal scores in visit order.  Then, in visit order, a single-file reference left
+  without members takes back its best partner (score, then visit order, then pair index)
+  whose reference keeps another member.  A reference left without members or copies is no
+  group.
 * Paths of one file on disk (same device and inode) are one file: never paired with each
   other, and only the preferred of them joins a group.
 * Each member's percentage is the best score of the pair (reference, member); members that
@@ -236,6 +239,30 @@ def reference_group_pairs(
     members_by_ref: dict[int, list[tuple[int, int]]] = {u: [] for u in refs}
     for v, (_, neg_ref, neg_pi) in choice.items():
         members_by_ref[refs[-neg_ref]].append((v, -neg_pi))
+    # An emptied single-file reference takes back its best partner whose reference keeps another.
+    ref_of = {v: refs[-c[1]] for v, c in choice.items()}
+    for u in refs:
+        if members_by_ref[u] or len(members_of[u]) >= 2:
+            continue
+        best = None
+        for pi in idx.tolist():
+            if best_of[pi] < min_similarity or cols.kind[pi] <= 1:
+                continue
+            ua_, ub_ = unit_l[a_rows[pi]], unit_l[b_rows[pi]]
+            if u not in (ua_, ub_) or ua_ == ub_:
+                continue
+            x = ub_ if ua_ == u else ua_
+            if x not in ref_of or len(members_by_ref[ref_of[x]]) < 2:
+                continue
+            cand = (best_of[pi], -order_of[x], -pi, x)
+            if best is None or cand[:3] > best[:3]:
+                best = cand
+        if best is not None:
+            x, pi = best[3], -best[2]
+            old_ref = ref_of[x]
+            members_by_ref[old_ref] = [e for e in members_by_ref[old_ref] if e[0] != x]
+            members_by_ref[u].append((x, pi))
+            ref_of[x] = u
     for u in refs:
         own = members_of[u]
         mine = sorted(members_by_ref[u], key=lambda x: (-best_of[x[1]], order_of[x[0]]))

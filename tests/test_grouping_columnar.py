@@ -125,3 +125,15 @@ def test_versions_keep_the_oldest_as_their_reference() -> None:
     pairs = [_near(t, 1, 2, 90.0), _near(t, 1, 3, 70.0), _near(t, 2, 3, 95.0)]
     groups = group_pairs(pairs, t, min_similarity=30.0)
     assert _members(groups) == [("/v1", [("/v2", 90.0), ("/v3", 70.0)])]
+
+
+def test_a_reference_emptied_by_better_references_takes_back_a_partner() -> None:
+    """R's only partner X is closer to R2, which also has Y: R takes X back (R2 keeps Y), so no
+    file with a partner disappears from the groups; without Y, X stays with R2."""
+    t = _table(["/r", "/r2", "/x", "/y"])
+    r, r2, x, y = 1, 2, 3, 4
+    pairs = [_near(t, r, x, 40.0), _near(t, r2, x, 60.0), _near(t, r2, y, 50.0)]
+    groups = group_pairs(pairs, t, min_similarity=30.0)
+    assert _members(groups) == [("/r", [("/x", 40.0)]), ("/r2", [("/y", 50.0)])]
+    groups = group_pairs(pairs[:2], t, min_similarity=30.0)
+    assert _members(groups) == [("/r2", [("/x", 60.0)])]
