@@ -344,3 +344,17 @@ def test_compare_highlight_covers_a_final_identifier(tmp_path: Path) -> None:
     (tmp_path / "b.java").write_text(ren)
     c = compare(tmp_path / "a.java", tmp_path / "b.java")
     assert c.ranges_a and c.ranges_a[-1][1] == len(orig) and c.ranges_b[-1][1] == len(ren)
+
+
+def test_crlf_twin_examines_the_same_sample() -> None:
+    """The first brace lies inside the sample in LF terms: the CRLF twin, longer in characters,
+    is still read as code (its sample is taken in LF terms too)."""
+    from simscan.fingerprint import fingerprint_bytes
+    from simscan.similarity.views import has_code_view
+
+    head = "x = 1;\n" * ((code.SAMPLE_CHARS - 1000) // 7)
+    body = "".join(f"int f{i}(int a) {{\n    return a * {i};\n}}\n" for i in range(30))
+    text = head + body
+    assert text.find("{") < code.SAMPLE_CHARS < text.replace("\n", "\r\n").find("{")
+    a, b = fingerprint_bytes(text.encode()), fingerprint_bytes(text.replace("\n", "\r\n").encode())
+    assert has_code_view(a) and np.array_equal(a.rolling, b.rolling) and np.array_equal(a.anchored, b.anchored)

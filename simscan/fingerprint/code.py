@@ -155,7 +155,7 @@ def looks_like_code(text: str) -> bool:
     n = len(text)
     # C-family source has blocks; prose almost never has a brace, and this one C-level search
     # (no copy) spares it the two regex passes (~80 us for 8 KB, as much as fingerprinting it).
-    if n < MIN_CODE_CHARS or text.find("{", 0, SAMPLE_CHARS) < 0:
+    if n < MIN_CODE_CHARS or text.find("{", 0, 2 * SAMPLE_CHARS) < 0:
         return False
     if n < 2 * MIN_CODE_CHARS or n > MAX_CODE_CHARS:
         # Counting line breaks costs ~0.7 ns a character: only where it can change the answer
@@ -163,7 +163,10 @@ def looks_like_code(text: str) -> bool:
         n = code_length(text)
     if n > MAX_CODE_CHARS or n < MIN_CODE_CHARS:
         return False
-    sample = text[:SAMPLE_CHARS]
+    # The sample in LF terms, so that a file and its CRLF twin examine the same lines.
+    sample = text[: 2 * SAMPLE_CHARS].replace("\r\n", "\n")[:SAMPLE_CHARS]
+    if "{" not in sample:
+        return False
     lines = len(_NONBLANK.findall(sample))
     if lines < 3 or sample.count("<") >= lines:
         return False
