@@ -280,9 +280,8 @@ def test_a_write_after_a_concurrent_change_is_refused(indexed) -> None:
         assert ix.cached_results("k", ix.generation(), 10.0) is None  # below the floor
 
 
-def test_an_older_index_is_read_without_a_cache_and_left_untouched(indexed, tmp_path: Path) -> None:
-    _root, idx, _f = indexed
-    want = _pairs(idx, cache=False)
+def _schema_2_copy(idx: Path, tmp_path: Path, journal: str | None = None) -> Path:
+    """A copy of ``idx`` as simscan 0.1 left it (schema 2: no results cache, no generation)."""
     old = tmp_path / "v2.sqlite3"
     shutil.copy(idx, old)
     with sqlite3.connect(old, isolation_level=None) as c:
@@ -290,7 +289,15 @@ def test_an_older_index_is_read_without_a_cache_and_left_untouched(indexed, tmp_
         c.execute("DROP TABLE results")
         c.execute("DELETE FROM meta WHERE key = 'generation'")
         c.execute("PRAGMA user_version = 2")
-        c.execute("PRAGMA journal_mode = DELETE")
+        if journal:
+            c.execute(f"PRAGMA journal_mode = {journal}")
+    return old
+
+
+def test_an_older_index_is_read_without_a_cache_and_left_untouched(indexed, tmp_path: Path) -> None:
+    _root, idx, _f = indexed
+    want = _pairs(idx, cache=False)
+    old = _schema_2_copy(idx, tmp_path, journal="DELETE")
     before = old.read_bytes()
     got = _set(old)
     assert not got.cached and not got.stored
@@ -403,13 +410,7 @@ def test_an_older_index_is_not_upgraded_while_a_scan_writes_to_it(indexed, tmp_p
     from simscan.index import IndexLocked
 
     _root, idx, _f = indexed
-    old = tmp_path / "v2.sqlite3"
-    shutil.copy(idx, old)
-    with sqlite3.connect(old, isolation_level=None) as c:
-        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        c.execute("DROP TABLE results")
-        c.execute("DELETE FROM meta WHERE key = 'generation'")
-        c.execute("PRAGMA user_version = 2")
+    old = _schema_2_copy(idx, tmp_path)
     fd = os.open(f"{old}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # "the older scan"
