@@ -42,6 +42,21 @@ def indexed(idx: Path) -> dict[bytes, dict]:
         }  # fmt: skip
 
 
+def assert_postings_exact(idx: Path) -> dict:
+    """The inverted index holds exactly the posted sample of every stored fingerprint set;
+    returns the indexed rows."""
+    rows = indexed(idx)
+    with Index.open(idx, readonly=True) as ix:
+        stored = {
+            (int(np.int64(v).view(np.uint64)), f) for v, f in ix.connection.execute("SELECT fp, file_id FROM postings")
+        }
+    ref = set()
+    for row in rows.values():
+        ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
+    assert stored == ref
+    return rows
+
+
 def test_first_scan_stores_reference_fingerprints(tmp_path: Path):
     paths = make_tree(tmp_path / "t", 30, binary_every=7)
     r = scan(tmp_path / "t", tmp_path / "i.db")
@@ -363,15 +378,8 @@ def test_postings_follow_the_scanned_content(tmp_path: Path):
     paths[0].write_bytes(paths[1].read_bytes())  # now a copy of file 1
     bump_mtime(paths[0])
     scan(root, idx)
-    rows = indexed(idx)
+    rows = assert_postings_exact(idx)
     with Index.open(idx, readonly=True) as ix:
-        stored = {
-            (int(np.int64(v).view(np.uint64)), f) for v, f in ix.connection.execute("SELECT fp, file_id FROM postings")
-        }
-        ref = set()
-        for row in rows.values():
-            ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
-        assert stored == ref
         _v, f = ix.files_with_fingerprints(rows[os.fsencode(paths[1])]["fps"])
         assert {rows[os.fsencode(paths[0])]["id"], rows[os.fsencode(paths[1])]["id"]} <= set(f.tolist())
 
@@ -638,16 +646,9 @@ def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch, 
     idx = tmp_path / "i.db"
     r = scan(root, idx, jobs=2)
     assert r.files_read == 200 and len(jobs) >= 2
-    rows = indexed(idx)
     with Index.open(idx, readonly=True) as ix:
         assert ix.pending_postings() == 0
-        stored = {
-            (int(np.int64(v).view(np.uint64)), f) for v, f in ix.connection.execute("SELECT fp, file_id FROM postings")
-        }
-    ref = set()
-    for row in rows.values():
-        ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
-    assert stored == ref
+    assert_postings_exact(idx)
 
 
 def test_one_file_reached_by_two_routes_is_indexed_once(tmp_path: Path):

@@ -275,28 +275,22 @@ def _fingerprint_text(
                 chunk, skip = chunk[skip:], max(0, skip - len(chunk))
             yield chunk
 
+    decoded: Iterator[tuple[bytes | None, str]]
     if det.encoding == "utf-8" and errors == "strict":
         # Pieces cut at character boundaries, so that each decoded piece comes with its
         # exact UTF-8 bytes (the light form is then made from those bytes, not re-encoded).
-        for data, piece in _text.utf8_pieces(raw()):
-            units, light = norm.feed(piece, data)
-            content.update(light)
-            hasher.feed(units)
-            held += len(piece)
-            if held <= 2 * _code.MAX_CODE_CHARS:  # CRs included: a CRLF twin is up to twice as long
-                pieces.append(piece)
-            elif pieces:
-                pieces.clear()  # too long for a code view: the text is not kept
+        decoded = _text.utf8_pieces(raw())
     else:
-        for piece in _text.decode_chunks(raw(), det.encoding, errors):
-            units, light = norm.feed(piece)
-            content.update(light)
-            hasher.feed(units)
-            held += len(piece)
-            if held <= 2 * _code.MAX_CODE_CHARS:  # CRs included: a CRLF twin is up to twice as long
-                pieces.append(piece)
-            elif pieces:
-                pieces.clear()  # too long for a code view: the text is not kept
+        decoded = ((None, piece) for piece in _text.decode_chunks(raw(), det.encoding, errors))
+    for data, piece in decoded:
+        units, light = norm.feed(piece, data)
+        content.update(light)
+        hasher.feed(units)
+        held += len(piece)
+        if held <= 2 * _code.MAX_CODE_CHARS:  # CRs included: a CRLF twin is up to twice as long
+            pieces.append(piece)
+        elif pieces:
+            pieces.clear()  # too long for a code view: the text is not kept
     rolling, anchored = hasher.finish()
     rolling, anchored = _views.tag_rolling(rolling, _views.TEXT), _views.tag_anchored(anchored, _views.TEXT)
     sim = simhash(np.concatenate((rolling, anchored)))
