@@ -288,7 +288,7 @@ def reference_group_pairs(
             for r in members_of.get(v, [v]):
                 p = Pair(
                     id_l[ref], id_l[r], paths[ref], paths[r], src_pair.resemblance, ca, cb,
-                    src_pair.simhash_distance, False, src_pair.kind,
+                    src_pair.simhash_distance, False, src_pair.kind, src_pair.view,
                 )
                 kinds.add(p.kind)
                 mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, p.kind, False, p))
@@ -361,4 +361,4 @@ def random_pair_arrays(rng: random.Random, t: FileTable, m: int) -> PairArrays:
     star = kind <= 1
     sc[star] = 100.0
     return PairArrays(a, b, sc[:, 0], sc[:, 1], sc[:, 2], np.array([rng.randrange(8) for _ in range(m)], np.int64),
-                      kind == 0, kind)
+                      kind == 0, kind, np.where(star, 0, np.array([rng.randrange(2) for _ in range(m)])).astype(np.int8))

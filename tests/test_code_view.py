@@ -214,23 +214,24 @@ def _at_level(s: set[int], level: int) -> set[int]:
     return {x for x in s if not x >> 63} | set(keep)
 
 
-def _brute(sets: dict, level: dict, a: int, b: int) -> tuple[float, float, float] | None:
-    """Scores of the view with the higher best score (ties: text), by plain set arithmetic; the
-    code view needs ``CODE_MIN_SHARED`` shared values."""
+def _brute(sets: dict, level: dict, a: int, b: int, code_view: bool = True) -> tuple[float, float, float, str] | None:
+    """Scores of the view with the higher best score (ties: text) and that view's name, by plain
+    set arithmetic; the code view needs ``CODE_MIN_SHARED`` shared values (and ``code_view``)."""
     best = None
-    for w in (views.TEXT, views.CODE):
+    for w in (views.TEXT, views.CODE) if code_view else (views.TEXT,):
         t = max(level[a], level[b])
         A, B = _at_level(sets[a][w], t), _at_level(sets[b][w], t)
         inter = len(A & B)
         if not inter or (w == views.CODE and inter < CODE_MIN_SHARED):
             continue
         sc = (100 * inter / len(A | B), 100 * inter / len(A), 100 * inter / len(B))
-        if best is None or max(sc) > max(best):
-            best = sc
+        if best is None or max(sc) > max(best[:3]):
+            best = (*sc, "code" if w == views.CODE else "text")
     return best
 
 
-def test_renamed_copy_scores_on_the_code_view(tmp_path: Path) -> None:
+def _code_tree(tmp_path: Path) -> tuple[Path, Path, str]:
+    """(index, source folder, the original program) of a few sources and texts, indexed."""
     root = tmp_path / "src"
     root.mkdir()
     orig = java_program(10, _NAMES)
@@ -241,25 +242,39 @@ def test_renamed_copy_scores_on_the_code_view(tmp_path: Path) -> None:
     (root / "essay.txt").write_text(words(4, 500))
     idx = tmp_path / "i.sqlite3"
     index_tree(idx, root)
+    return idx, root, orig
+
+
+def _check_against_brute(idx: Path, pairs: list, code_view: bool = True) -> None:
+    """Every pair's scores and view are those of the plain reference, and no pair is missing."""
     with Index.open(idx, readonly=True) as ix:
-        pairs = find_pairs(ix, min_similarity=0)
         sets, level = _view_sets(ix)
         files = ix.files()
     name = {int(i): Path(p).name for i, p in zip(files.ids, files.paths)}
     by_key = {frozenset((p.a_id, p.b_id)): p for p in pairs}
     for a, b in itertools.combinations(sorted(sets), 2):
-        want = _brute(sets, level, a, b)
+        want = _brute(sets, level, a, b, code_view)
         p = by_key.get(frozenset((a, b)))
         if want is None:
             assert p is None, (name[a], name[b])
             continue
         assert p is not None, (name[a], name[b])
         ca, cb = (p.containment_a, p.containment_b) if p.a_id == a else (p.containment_b, p.containment_a)
-        assert (p.resemblance, ca, cb) == pytest.approx(want, abs=1e-3), (name[a], name[b])
+        assert (p.resemblance, ca, cb) == pytest.approx(want[:3], abs=1e-3), (name[a], name[b])
+        assert p.view == want[3], (name[a], name[b])
+
+
+def test_renamed_copy_scores_on_the_code_view(tmp_path: Path) -> None:
+    idx, root, orig = _code_tree(tmp_path)
+    with Index.open(idx, readonly=True) as ix:
+        pairs = find_pairs(ix, min_similarity=0)
+        sets, _ = _view_sets(ix)
+    _check_against_brute(idx, pairs)
     ren = next(p for p in pairs if {Path(p.a_path).name, Path(p.b_path).name} == {"Original.java", "Renamed.java"})
     oid, rid = ren.a_id, ren.b_id
     text_only = max(100 * len(sets[oid][0] & sets[rid][0]) / len(s) for s in (sets[oid][0], sets[rid][0]))
     assert ren.best >= 90 > text_only + 30  # renaming hides the copy from the text view only
+    assert ren.view == "code"
     # Query (the renamed file as an outside file) and compare give the same scores.
     outside = tmp_path / "q"
     outside.mkdir()
@@ -268,8 +283,62 @@ def test_renamed_copy_scores_on_the_code_view(tmp_path: Path) -> None:
     with Index.open(idx, readonly=True) as ix:
         res = {Path(p.b_path).name: p for p in query(ix, q, min_similarity=0)}
     assert res["Original.java"].best == pytest.approx(ren.best, abs=1e-3)
+    assert res["Original.java"].view == "code"
     c = compare(root / "Original.java", q)
-    assert c.pair.best == pytest.approx(ren.best, abs=1e-3)
+    assert c.pair.best == pytest.approx(ren.best, abs=1e-3) and c.pair.view == "code"
+
+
+def test_code_view_can_be_switched_off(tmp_path: Path) -> None:
+    """``SimilarityParams(code_view=False)``: every pair is scored on the text view alone, the
+    same in find_pairs (cached or not), query and compare, and the CLI's --no-code-view."""
+    import json
+
+    from simscan.cli import main
+    from simscan.similarity import SimilarityParams
+
+    idx, root, orig = _code_tree(tmp_path)
+    off = SimilarityParams(code_view=False)
+    with Index.open(idx) as ix:
+        on_pairs = find_pairs(ix, min_similarity=0)
+        first = find_pairs(ix, min_similarity=0, params=off)  # computed (and cached apart)
+        again = find_pairs(ix, min_similarity=0, params=off)  # read from the cache
+        fresh = find_pairs(ix, min_similarity=0, params=off, cache=False)
+    assert first == again == fresh
+    assert {p.view for p in first} == {"text"} and "code" in {p.view for p in on_pairs}
+    _check_against_brute(idx, first, code_view=False)
+    names = {"Original.java", "Renamed.java"}
+    ren_off = next((p for p in first if {Path(p.a_path).name, Path(p.b_path).name} == names), None)
+    ren_on = next(p for p in on_pairs if {Path(p.a_path).name, Path(p.b_path).name} == names)
+    assert ren_off is None or ren_off.best < ren_on.best - 30
+    q = tmp_path / "Renamed.java"
+    q.write_text(_rename(orig, _NAMES, _RENAMED))
+    with Index.open(idx, readonly=True) as ix:
+        res = {Path(p.b_path).name: p for p in query(ix, q, min_similarity=0, params=off)}
+    assert all(p.view == "text" for p in res.values())
+    assert "Original.java" not in res or res["Original.java"].best < ren_on.best - 30
+    c = compare(root / "Original.java", q, code_view=False)
+    assert c.pair.view == "text" and c.pair.best < ren_on.best - 30
+    # The command line says which view scored each pair, and --no-code-view switches it off.
+    import contextlib
+    import io
+
+    def cli(*argv: str) -> list[dict]:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main([*argv, "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+        return [json.loads(line) for line in buf.getvalue().splitlines()]
+
+    def key(r: dict) -> frozenset:
+        return frozenset((Path(r["a"]).name, Path(r["b"]).name))
+
+    on_cli = {key(r): r for r in cli("pairs")}
+    off_cli = {key(r): r for r in cli("pairs", "--no-code-view")}
+    assert on_cli[frozenset(names)]["view"] == "code"
+    assert {r["view"] for r in off_cli.values()} == {"text"}
+    assert (frozenset(names) not in off_cli
+            or off_cli[frozenset(names)]["best"] < on_cli[frozenset(names)]["best"] - 30)
+    members = [m for g in cli("groups") for m in g["members"] if not m["is_reference"]]
+    assert all(m["view"] in ("text", "code") for m in members) and members
 
 
 def test_structure_alone_does_not_pair_tiny_sources(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from simscan.errors import SimscanError
 from simscan.similarity.core import MAX_COPY_PAIRS
 
 _PAIR_FIELDS = (
-    "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind",
+    "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind", "view",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -86,6 +86,7 @@ def pair_record(p: Any) -> dict[str, Any]:
         "simhash_distance": int(p.simhash_distance),
         "exact": bool(p.exact),
         "kind": p.kind,
+        "view": p.view,
     }
     for key, path in (("a_raw", p.a_path), ("b_raw", p.b_path)):
         raw = _raw_b64(path)
@@ -110,7 +111,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
     else:
         for p in pairs:
             out.write(
-                f"{p.best:6.1f}%  {p.kind:<9}  J {p.resemblance:5.1f}  A {p.containment_a:5.1f}  "
+                f"{p.best:6.1f}%  {p.kind:<9}  {p.view:<4}  J {p.resemblance:5.1f}  A {p.containment_a:5.1f}  "
                 f"B {p.containment_b:5.1f}  d {p.simhash_distance:2d}  "
                 f"{_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
             )
@@ -133,13 +134,16 @@ def _member_record(m: Any) -> dict[str, Any]:
         rec["resemblance"] = _num(m.pair.resemblance)
         rec["containment_reference"] = _num(m.pair.containment_a)
         rec["containment_member"] = _num(m.pair.containment_b)
+        rec["view"] = m.pair.view
     raw = _raw_b64(m.path)
     if raw is not None:
         rec["path_raw"] = raw
     return rec
 
 
-_GROUP_CSV = ("group", "group_kind", "is_reference", "similarity", "kind", "path", "size", "mtime_ns", "encoding")
+_GROUP_CSV = (
+    "group", "group_kind", "is_reference", "similarity", "kind", "path", "size", "mtime_ns", "encoding", "view",
+)
 
 
 def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
@@ -159,14 +163,16 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
             for m in g.members:
                 r = _member_record(m)
                 w.writerow([csv_cell(x) for x in (g.id, g.kind, r["is_reference"], r["similarity"], r["kind"],
-                                                  r["path"], r["size"], r["mtime_ns"], r["encoding"] or "")])
+                                                  r["path"], r["size"], r["mtime_ns"], r["encoding"] or "",
+                                                  r.get("view", ""))])
     else:
         for g in groups:
             total = sum(m.size for m in g.members)
             out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {_human(total)}\n")
             for m in g.members:
                 kind = "reference" if m.is_reference else m.kind
-                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {_shown(m.path)}\n")
+                view = m.pair.view if m.pair is not None else ""
+                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {view:<4}  {_shown(m.path)}\n")
             out.write("\n")
 
 
@@ -219,6 +225,21 @@ def _add_cache_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_view_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-code-view", action="store_true",
+        help="score program source on its text only. By default two source files are also compared with "
+        "every identifier and literal ignored, and the better score counts (view \"code\"): that finds "
+        "copies with renamed variables, and also sources that merely share a shape",
+    )
+
+
+def _params(args: argparse.Namespace) -> Any:
+    from simscan.similarity import SimilarityParams
+
+    return SimilarityParams(code_view=not args.no_code_view)
+
+
 def _progress_bar() -> Any:
     from simscan.cli.common import ProgressBar
 
@@ -232,7 +253,8 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
-        pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache)
+        pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
+                           params=_params(args))
         bar.finish()
         _warn_stale(index)
     if not args.representatives_only:
@@ -272,7 +294,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
     roots = [os.path.abspath(r) for r in args.reference]
     with open_index_from_args(args, readonly=True) as index:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
-                             cache=not args.no_cache)
+                             cache=not args.no_cache, params=_params(args))
         bar.finish()
         _warn_stale(index)
     write_groups(groups, args.format, _out())
@@ -291,7 +313,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             if not os.path.isfile(f):
                 raise _unreadable(f)
             try:
-                pairs.extend(query(index, f, min_similarity=args.min_similarity))
+                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=_params(args)))
             except OSError as e:
                 raise FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}") from None
         _warn_stale(index)
@@ -328,7 +350,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not os.path.isfile(f):
             raise _unreadable(f)
     try:
-        c = compare(args.file_a, args.file_b)
+        c = compare(args.file_a, args.file_b, code_view=not args.no_code_view)
     except OSError as e:
         raise FileProblem(f"cannot read {_shown(e.filename or '')}: {e.strerror or e}") from None
     out = _out()
@@ -339,7 +361,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out.write(f"a: {_shown(p.a_path)}  ({c.encoding_a or 'binary'})\n")
     out.write(f"b: {_shown(p.b_path)}  ({c.encoding_b or 'binary'})\n")
     out.write(
-        f"{p.kind}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
+        f"{p.kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
         f"b in a {p.containment_b:.1f}%  simhash distance {p.simhash_distance}\n"
     )
     out.write(f"({COMPARE_SCOPE_NOTE})\n")
@@ -371,6 +393,10 @@ scores (percent, 0-100):
                   ending), contained (one file lies largely inside the other: its
                   containment is at least 50% and at least 1.5 times the other's, e.g.
                   an excerpt), near (anything else: edited versions, partial overlaps)
+  view            text (the words of the files) or code (both are program source and
+                  score higher with every identifier and literal ignored: the same
+                  program under other names -- or two programs of the same shape;
+                  --no-code-view scores on the text only)
 
 Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
 not as every pair among them (n copies: n-1 pairs).  Every other pair is listed for each
@@ -405,6 +431,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="pair only the oldest of identical copies with other files (smaller output)")
     p.add_argument("--max-copy-pairs", type=_count, default=MAX_COPY_PAIRS, metavar="N",
                    help="list at most N pairs inherited by copies (default %(default)s)")
+    _add_view_option(p)
     _add_cache_option(p)
     p.set_defaults(func=cmd_pairs)
 
@@ -414,6 +441,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _add_common(p)
     p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
                    help="prefer files under DIR as references (repeatable)")
+    _add_view_option(p)
     _add_cache_option(p)
     p.set_defaults(func=cmd_groups)
 
@@ -423,6 +451,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "a is the queried file.")
     p.add_argument("files", nargs="+", metavar="FILE")
     _add_common(p)
+    _add_view_option(p)
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("compare", help="compare two files and show their matching passages",
@@ -432,4 +461,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("file_a", metavar="FILE_A")
     p.add_argument("file_b", metavar="FILE_B")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    _add_view_option(p)
     p.set_defaults(func=cmd_compare)

@@ -4,7 +4,9 @@
   (or a tab / carriage return, which some spreadsheets strip before looking) is prefixed with
   an apostrophe so it is never evaluated as a formula (OWASP "CSV injection").
 * JSON is one document: ``{"threshold": …, "groups": [{"kind", "reference", "reclaimable_bytes",
-  "members": [{"path", "similarity", "kind", "size", "modified", "encoding", "reference", "marked"}]}]}``.
+  "members": [{"path", "similarity", "kind", "size", "modified", "encoding", "reference", "marked",
+  "view"}]}]}``; ``view`` is "code" when a member was compared with its reference as program code
+  (names and literals ignored), "text" otherwise, "" for the reference.
 * HTML is a standalone page; every path is escaped.
 
 Paths that are not valid UTF-8 keep their bytes in CSV (surrogateescape) and are
@@ -26,7 +28,9 @@ import numpy as np
 
 from simscan.gui.models import KINDS, Snapshot
 
-CSV_COLUMNS = ["group", "group_kind", "role", "path", "similarity", "kind", "size", "modified", "encoding", "marked"]
+CSV_COLUMNS = [
+    "group", "group_kind", "role", "path", "similarity", "kind", "size", "modified", "encoding", "marked", "view",
+]
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -58,7 +62,15 @@ def rows(snap: Snapshot, groups: Iterable[int], marked: frozenset[int] | set[int
                 "modified": _iso(snap.l_mtime[m]),
                 "encoding": snap.encodings[m] or ("" if snap.is_text[m] else "binary"),
                 "marked": snap.l_file_id[m] in marked,
+                "view": _view(snap, m),
             }
+
+
+def _view(snap: Snapshot, m: int) -> str:
+    """The fingerprint view that scored member ``m`` against its reference ("text" or "code"), or
+    "" when there is no such pair (the reference; a member re-expressed against another one)."""
+    pair = snap.pairs[m] if m < len(snap.pairs) else None
+    return "" if pair is None else getattr(pair, "view", "text")
 
 
 def write_csv(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
@@ -91,7 +103,7 @@ def to_json(snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> di
             )
         else:
             out[-1]["reclaimable_bytes"] += r["size"]
-        member = {k: r[k] for k in ("path", "similarity", "kind", "size", "modified", "encoding", "marked")}
+        member = {k: r[k] for k in ("path", "similarity", "kind", "size", "modified", "encoding", "marked", "view")}
         member["reference"] = r["role"] == "reference"
         out[-1]["members"].append(member)
     return {"threshold": snap.threshold, "groups": out}
@@ -142,7 +154,7 @@ def write_html(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[in
         sim = "" if r["similarity"] is None else f'{r["similarity"]:.1f} %'
         parts.append(
             f'<tr class="{"ref" if r["role"] == "reference" else "member"}"><td class="path">{e(r["path"])}</td>'
-            f'<td class="num">{e(sim)}</td><td>{e(r["kind"])}</td><td class="num">{r["size"]:,}</td>'
+            f'<td class="num">{e(sim)}</td><td>{e(r["kind"] + (" (as code)" if r["view"] == "code" else ""))}</td><td class="num">{r["size"]:,}</td>'
             f'<td>{e(r["modified"])}</td><td>{e(r["encoding"])}</td><td>{"✔" if r["marked"] else ""}</td></tr>\n'
         )
     parts.append("</tbody></table></body></html>\n")

@@ -26,7 +26,7 @@ from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
-from simscan.similarity.core import PairArrays, sorted_rounded
+from simscan.similarity.core import PairArrays, SimilarityParams, sorted_rounded
 from simscan.similarity.engine import find_pair_set
 from simscan.similarity.grouping import group_pair_arrays
 
@@ -120,8 +120,10 @@ def load(
     preferred: Sequence[int],
     progress: Sink,
     cancel: CancelToken,
+    code_view: bool = True,
 ) -> Results:
-    """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``."""
+    """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``.
+    ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure)."""
     if not index_path.exists():
         return Results(index_path, False, None, None, np.zeros(0), Snapshot.empty(threshold))
     progress(Progress("load", message=str(index_path)))
@@ -129,7 +131,8 @@ def load(
         with Index.open(index_path, readonly=True) as idx:
             # Read from the index's results cache when the files did not change since the pairs
             # were last computed; else computed, then cached for the next load (best-effort).
-            ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel)
+            ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel,
+                               params=SimilarityParams(code_view=code_view))
         _check(cancel)
         files = ps.files
         pairs = sorted_rounded(ps.pairs)
@@ -152,13 +155,16 @@ def scan_and_load(
     preferred: Sequence[int],
     progress: Sink,
     cancel: CancelToken,
+    code_view: bool = True,
 ) -> ScanOutcome:
     """Scan, then read the results (unless cancelled: the window then reloads what was kept)."""
     result = run_scan(request, progress=progress, cancel=cancel)
     if result.cancelled or cancel.cancelled:
         return ScanOutcome(result, None)
     assert request.index_path is not None
-    return ScanOutcome(result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel))
+    return ScanOutcome(
+        result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view)
+    )
 
 
 @dataclass(frozen=True)
@@ -316,6 +322,7 @@ def trash(
     preferred: Sequence[int],
     progress: Sink,
     cancel: CancelToken,
+    code_view: bool = True,
 ) -> TrashOutcome:
     """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
     already gone) in the index, reload.
@@ -359,7 +366,7 @@ def trash(
                 idx.remove_paths([os.fsencode(p) for p in gone])
         # Pairs are re-found rather than patched: copies of a file are paired with their class's
         # representative only, so removing a representative changes which pairs exist.
-        results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken())
+        results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view)
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)
@@ -380,7 +387,8 @@ class PreviewRequest:
     sel_info: Any
     pair: Any = None  # the selected row's Pair (reference, selected) as listed, or None
     similarity: float | None = None  # the percentage the selected row shows
+    code_view: bool = True  # SimilarityParams.code_view of the listed results
 
 
 def compare_files(req: PreviewRequest, progress: Sink, cancel: CancelToken) -> tuple[PreviewRequest, Any]:
-    return req, compare(req.ref_path, req.sel_path)
+    return req, compare(req.ref_path, req.sel_path, code_view=req.code_view)

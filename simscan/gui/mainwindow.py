@@ -264,6 +264,13 @@ class MainWindow(QMainWindow):
                                            tr("Use another index file"))
         self.act_quit = self._action(tr("&Quit"), self.close, QKeySequence.StandardKey.Quit, None)
         self.act_about = self._action(tr("&About simscan"), self.about, None, None)
+        self.act_code_view = self._action(
+            tr("Compare Program Code by &Structure"), self.toggle_code_view, None, None,
+            tr("Also compare two program sources with every name and literal ignored, and list the better score "
+               "(finds copies with renamed variables; also pairs sources that merely share a shape)"),
+        )
+        self.act_code_view.setCheckable(True)
+        self.act_code_view.setChecked(True)
 
     def _build_ui(self) -> None:
         tr = self.tr
@@ -279,6 +286,7 @@ class MainWindow(QMainWindow):
         m = mb.addMenu(tr("&Selection"))
         for a in (self.act_open, self.act_reveal, self.act_copy):
             m.addAction(a)
+        mb.addMenu(tr("&View")).addAction(self.act_code_view)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
 
         tb = QToolBar(tr("Main"))
@@ -491,6 +499,7 @@ class MainWindow(QMainWindow):
         self.hidden_check.setChecked(s.value("scan/hidden", False, bool))
         self.min_size_spin.setValue(s.value("scan/min_size_kb", 0, int))
         self.threshold_slider.setValue(s.value("results/threshold", int(jobs.PAIR_FLOOR), int))
+        self.act_code_view.setChecked(s.value("results/code_view", True, bool))
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
         for key, setter in (
@@ -512,6 +521,7 @@ class MainWindow(QMainWindow):
         s.setValue("scan/min_size_kb", self.min_size_spin.value())
         s.setValue("results/threshold", self.threshold_slider.value())
         s.setValue("results/kind", self.kind_combo.currentData())
+        s.setValue("results/code_view", self.code_view)
         s.setValue("index/last", str(self.index_path))
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/main_split", self.main_split.saveState())
@@ -554,6 +564,16 @@ class MainWindow(QMainWindow):
     def threshold(self) -> float:
         return float(self.threshold_slider.value())
 
+    @property
+    def code_view(self) -> bool:
+        """Program sources are also compared by structure (``SimilarityParams.code_view``)."""
+        return self.act_code_view.isChecked()
+
+    def toggle_code_view(self) -> None:
+        """Re-read the results with the other setting (the index caches the pairs of each apart)."""
+        self.settings.setValue("results/code_view", self.code_view)
+        self.load_results()
+
     def scan_request(self) -> ScanRequest:
         exclude = [p.strip() for p in self.exclude_edit.text().split(";") if p.strip()]
         return ScanRequest(
@@ -582,10 +602,11 @@ class MainWindow(QMainWindow):
         self.message.hide()
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
+        code_view = self.code_view
         self.runner.cancel("load")
         self.runner.start(
             "scan",
-            lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel),
+            lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view),
             finished=self._on_scan_finished,
             failed=self._on_job_failed,
             cancelled=self._on_scan_cancelled,
@@ -660,9 +681,10 @@ class MainWindow(QMainWindow):
             return
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
+        code_view = self.code_view
         self.runner.start(
             "load",
-            lambda progress, cancel: jobs.load(path, *args, progress, cancel),
+            lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view),
             finished=self._on_loaded,
             failed=self._on_job_failed,
             cancelled=lambda: self._set_idle(),
@@ -751,6 +773,7 @@ class MainWindow(QMainWindow):
         for a in (self.act_open, self.act_reveal, self.act_copy, self.act_mark, self.act_make_ref):
             a.setEnabled(has_sel)
         self.b_remove.setEnabled(not scanning)
+        self.act_code_view.setEnabled(not busy)
 
     # ------------------------------------------------------------------ selection and preview
     def _current_file_id(self) -> int | None:
@@ -834,7 +857,7 @@ class MainWindow(QMainWindow):
         req = jobs.PreviewRequest(
             snap.paths[ref], snap.paths[sel],
             self._info(ref, "reference"), self._info(sel, "selected"),
-            snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel],
+            snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel], self.code_view,
         )
         self.preview.show_message(self.tr("Comparing…"))
         self.runner.start(
@@ -968,10 +991,11 @@ class MainWindow(QMainWindow):
             return
         targets = self.trash_targets(members)
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
+        code_view = self.code_view
         self.runner.cancel("load")
         self.runner.start(
             "trash",
-            lambda p, c: jobs.trash(targets, *args, p, c),
+            lambda p, c: jobs.trash(targets, *args, p, c, code_view),
             finished=self._on_trashed,
             failed=self._on_job_failed,
             progress=self._on_progress,

@@ -181,10 +181,13 @@ class Snapshot:
         pair = self.pairs[m] if m < len(self.pairs) else None
         if pair is None:
             return ""
-        return _tr(
+        text = _tr(
             "Resemblance {0:.1f} % · {1:.1f} % of this file is in the reference · {2:.1f} % of the reference is "
             "in this file · simhash distance {3}"
         ).format(pair.resemblance, pair.containment_b, pair.containment_a, pair.simhash_distance)
+        if getattr(pair, "view", "text") == "code":
+            text += " · " + _tr("compared as program code (names and literals ignored)")
+        return text
 
     @property
     def n_groups(self) -> int:
@@ -576,6 +579,7 @@ class MemberPairs(Sequence[Any]):
         if k == -2:
             return None
         from simscan.similarity import Pair
+        from simscan.similarity.types import VIEWS
 
         f = self._files
         ref, r = int(self._ref_rows[m]), int(self._rows[m])
@@ -588,7 +592,8 @@ class MemberPairs(Sequence[Any]):
         ca, cb = float(t.containment_a[k]), float(t.containment_b[k])
         if self._swap[m]:
             ca, cb = cb, ca
-        return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), False, KINDS[int(t.kind[k])])
+        return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), False, KINDS[int(t.kind[k])],
+                    VIEWS[int(t.view[k])])
 
 
 class ResultsModel(QAbstractItemModel):

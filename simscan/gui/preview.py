@@ -270,6 +270,11 @@ class PreviewWidget(QStackedWidget):
             text = self.tr("{kind}: {best:.1f} % similar.").format(kind=self.tr(alone.kind).capitalize(), best=best)
         else:
             text = self.tr("{kind}.").format(kind=self.tr(alone.kind).capitalize())
+        if getattr(shown, "view", "text") == "code":
+            text += " " + self.tr(
+                "Compared as program code: every name and literal is ignored, so this says how much of the two "
+                "programs has the same structure (a copy with renamed variables, or code of the same shape)."
+            )
         listed = best if best is not None else (row_pair.best if row_pair is not None else None)
         if listed is None or f"{listed:.1f}" != f"{alone.best:.1f}":
             text += " " + self.tr(

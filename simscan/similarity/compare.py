@@ -25,6 +25,7 @@ Binary files: scores only, no ranges (byte ranges of binary data mean little to 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 
@@ -91,24 +92,27 @@ def classify(
 
 
 def pair_from_fingerprints(
-    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
+    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1,
+    code_view: bool = True,
 ) -> Pair:
     """Scores of two fingerprinted files by exact set arithmetic (no common-value list), on
-    the view with the higher best score (``views``: the code view when both have one)."""
-    return _pair_by_view(fa, fb, path_a, path_b, a_id, b_id)[0]
+    the view with the higher best score (``views``: the code view when both have one, unless
+    ``code_view`` is off)."""
+    return _pair_by_view(fa, fb, path_a, path_b, a_id, b_id, code_view)[0]
 
 
 def _pair_by_view(
-    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
+    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1,
+    code_view: bool = True,
 ) -> tuple[Pair, int]:
     """(pair, the view it was scored on)."""
     pair = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id)
-    if has_code_view(fa) and has_code_view(fb):
+    if code_view and has_code_view(fa) and has_code_view(fb):
         ca, cb = view_fingerprints(fa, CODE), view_fingerprints(fb, CODE)
         if np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True).size >= CODE_MIN_SHARED:
             other = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id)
             if other.best > pair.best:
-                return other, CODE
+                return replace(other, view="code"), CODE
     return pair, TEXT
 
 
@@ -218,14 +222,16 @@ def _read(path: str) -> tuple[Fingerprints, bytes]:
     return fingerprint_file(path), data[:MAX_BYTES]
 
 
-def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> Comparison:
+def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], code_view: bool = True) -> Comparison:
     """Scores of two files and their matching passages (see the module docstring).
 
-    The files need not be indexed (ids are -1).  Raises OSError when a file cannot be read.
+    The files need not be indexed (ids are -1).  ``code_view``: as ``SimilarityParams.code_view``
+    (off: program sources are scored and matched on their text only).  Raises OSError when a
+    file cannot be read.
     """
     pa, pb = os.fspath(path_a), os.fspath(path_b)
     (fa, raw_a), (fb, raw_b) = _read(pa), _read(pb)
-    pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb))
+    pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb), code_view=code_view)
     if not (fa.is_text and fb.is_text):
         return Comparison(pair, None, None, [], [], fa.encoding, fb.encoding)
     da, db = decode_bytes(raw_a), decode_bytes(raw_b)

@@ -107,6 +107,10 @@ class SimilarityParams:
     lowered until they fit (``budget_cutoff``), so time and memory stay bounded on any data:
     2^23 incidences take a few seconds and ~0.3 GB of pair keys at most.  Real collections stay far
     below it (100 k synthetic files: ~0.1 M).
+    code_view: also score program sources on their code view (``views``; a pair keeps the
+    better view).  Off, only their text counts: a copy with renamed identifiers scores lower,
+    and sources that merely share a shape (e.g. classes of getters and setters) are not paired
+    by structure (figures on the evaluation corpus: ``views``).
     """
 
     common_min_df: int = 50
@@ -116,6 +120,7 @@ class SimilarityParams:
     contained_min: float = 50.0
     min_shared: int = 1
     pair_budget: int = 1 << 23
+    code_view: bool = True
 
     def common_cutoff(self, n: int) -> int:
         return max(self.common_min_df, math.ceil(self.common_fraction * n))
@@ -317,6 +322,7 @@ class PairArrays:
     distance: np.ndarray
     exact: np.ndarray
     kind: np.ndarray  # int8 index into KINDS
+    view: np.ndarray  # int8 index into VIEWS: the fingerprint view that scored the pair (0 text, 1 code)
 
     @property
     def best(self) -> np.ndarray:
@@ -399,6 +405,7 @@ def compute_pair_arrays(
         popcount64(sim[sa] ^ sim[sb]),
         s_exact,
         np.where(s_exact, 0, 1).astype(np.int8),
+        np.zeros(members.size, dtype=np.int8),
     )
     _check(cancel)
 
@@ -533,6 +540,7 @@ def compute_pair_arrays(
         dist,
         np.zeros(fa.size, dtype=bool),
         np.where(contained, 3, 2).astype(np.int8),
+        np.zeros(fa.size, dtype=np.int8),
     )
     return _concat(star, near)
 
@@ -556,20 +564,22 @@ def sorted_rounded(pa: PairArrays) -> PairArrays:
         pa.distance[order],
         pa.exact[order],
         pa.kind[order],
+        pa.view[order],
     )
 
 
 def pairs_from_rounded(pa: PairArrays, files: FileTableLike) -> list[Pair]:
     """``Pair`` objects of columns already in order and rounded (:func:`sorted_rounded`)."""
-    from simscan.similarity.types import KINDS
+    from simscan.similarity.types import KINDS, VIEWS
 
     ids = np.asarray(files.ids).tolist()
     paths = files.paths
     return [
-        Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd])
-        for ia, ib, r, ca, cb, d, ex, kd in zip(
+        Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd], VIEWS[vw])
+        for ia, ib, r, ca, cb, d, ex, kd, vw in zip(
             pa.a.tolist(), pa.b.tolist(), pa.resemblance.tolist(), pa.containment_a.tolist(),
             pa.containment_b.tolist(), pa.distance.tolist(), pa.exact.tolist(), pa.kind.tolist(),
+            pa.view.tolist(),
         )
     ]
 

@@ -306,12 +306,13 @@ def find_groups(
     progress: ProgressSink | None = None,
     cancel: CancelToken | None = None,
     cache: bool = True,
+    params: SimilarityParams = DEFAULT_SIM_PARAMS,
 ) -> list[Group]:
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
-    ``cache`` as for :func:`find_pairs`."""
+    ``cache`` and ``params`` as for :func:`find_pairs`."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
-                           reference_roots=reference_roots, cache=cache)
+                           reference_roots=reference_roots, cache=cache, params=params)
     except Cancelled:
         return []
     table = sorted_rounded(ps.pairs)
@@ -320,12 +321,12 @@ def find_groups(
 
 
 def _pair_at(t: PairArrays, files: Any, k: int) -> Pair:
-    from simscan.similarity.types import KINDS
+    from simscan.similarity.types import KINDS, VIEWS
 
     a, b = int(t.a[k]), int(t.b[k])
     return Pair(int(files.ids[a]), int(files.ids[b]), files.paths[a], files.paths[b], float(t.resemblance[k]),
                 float(t.containment_a[k]), float(t.containment_b[k]), int(t.distance[k]), bool(t.exact[k]),
-                KINDS[int(t.kind[k])])
+                KINDS[int(t.kind[k])], VIEWS[int(t.view[k])])
 
 
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"
@@ -486,7 +487,7 @@ def query_fingerprints(
     with _snapshot(index):
         # Each view is scored apart and a file keeps its better pair (``views``).
         out = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT)
-        if has_code_view(fp):
+        if params.code_view and has_code_view(fp):
             best = {p.b_id: p for p in out}
             for p in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE):
                 if p.b_id not in best or p.best > best[p.b_id].best:
@@ -570,6 +571,7 @@ def _query(
         if best < min_similarity or best <= 0:
             continue
         dist = int(popcount64(np.array([sh ^ fp.simhash], np.uint64))[0])
-        out.append(Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, 3), round(ca, 3), round(cb, 3), dist, exact, kind))
+        out.append(Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, 3), round(ca, 3), round(cb, 3), dist, exact, kind,
+                        "code" if view == CODE and not (exact or kind == "content") else "text"))
     out.sort(key=lambda p: (-p.best, p.b_path))
     return out

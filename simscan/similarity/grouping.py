@@ -466,7 +466,7 @@ def groups_from_arrays(ga: GroupArrays, files: FileTableLike, pair_at: Callable[
             sp = pair_at(k)
             ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], sp.resemblance, ca, cb, sp.simhash_distance, False,
-                     sp.kind)
+                     sp.kind, sp.view)
             mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, p.kind, False, p))
         groups.append(Group(g, KINDS[gk], ref_m, mem))
     return groups

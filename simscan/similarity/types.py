@@ -15,6 +15,11 @@ import numpy as np
 #: Pair kinds, from the strongest to the weakest relation.
 KINDS = ("exact", "content", "near", "contained")
 
+#: Fingerprint views a pair can be scored on (``simscan.similarity.views``): "text" (the
+#: normalised words of any file, raw bytes of binary files) or "code" (program source with
+#: every identifier and literal as one placeholder: the same program under other names).
+VIEWS = ("text", "code")
+
 
 class FileTableLike(Protocol):
     """The columns of ``simscan.index.FileTable`` the similarity layer reads (same order)."""
@@ -44,6 +49,9 @@ class Pair:
     inside the other: its containment is >= 50% and >= 1.5 times the other containment; an
     excerpt, or a file quoted in a longer one) or "near" (anything else: edited versions,
     symmetric partial overlaps).
+    view: the fingerprint view the scores come from, one of ``VIEWS``: "code" when both files
+    are program source and their code forms (names and literals ignored) score higher than
+    their text; such a score says the two have the same structure, not the same words.
     """
 
     a_id: int
@@ -56,6 +64,7 @@ class Pair:
     simhash_distance: int
     exact: bool
     kind: str
+    view: str = "text"
 
     @property
     def best(self) -> float:

@@ -35,6 +35,9 @@ from simscan.similarity.core import DEFAULT_SIM_PARAMS, PairArrays, align_csr, c
 #: view's own windows, ``fingerprint.views.code_only``, the code view found 303 such pairs.)
 CODE_MIN_SHARED = 5
 
+#: ``PairArrays.view`` of a pair scored on the code view (index into ``types.VIEWS``).
+CODE_VIEW = 1
+
 
 def split_csr(
     files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray
@@ -83,15 +86,18 @@ def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
 def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,
                                 **kwargs: Any) -> PairArrays:
     """:func:`core.compute_pair_arrays` on each view, merged by :func:`merge_best` (one pass
-    when no file has a code view).  Same arguments."""
+    when no file has a code view, or with ``params.code_view`` off: then the text view alone).
+    Same arguments; each pair's ``view`` says which view scored it."""
     (t_off, t_val), code = split_csr(files, csr_ids, offsets, values)
     text = compute_pair_arrays(files, csr_ids, t_off, t_val, **kwargs)
-    if code is None:
-        return text
     params = kwargs.get("params", DEFAULT_SIM_PARAMS)
+    if code is None or not params.code_view:
+        return text
     # Progress was reported by the main pass.
     kwargs = dict(kwargs, report=None, params=replace(params, min_shared=max(params.min_shared, CODE_MIN_SHARED)))
-    return merge_best(text, compute_pair_arrays(files, csr_ids, code[0], code[1], **kwargs))
+    by_code = compute_pair_arrays(files, csr_ids, code[0], code[1], **kwargs)
+    by_code.view[:] = CODE_VIEW
+    return merge_best(text, by_code)
 
 
 def view_values(

@@ -51,6 +51,8 @@ def test_csv_export(scanned, tmp_path):
     assert sum(r["role"] == "reference" for r in rows) == 1
     assert sum(r["marked"] == "yes" for r in rows) == 3
     assert all(float(r["similarity"]) == 100.0 for r in rows)
+    assert [r["view"] for r in rows if r["role"] == "member"] == ["text"] * 3  # copies: their text
+    assert [r["view"] for r in rows if r["role"] == "reference"] == [""]
     for r in rows:
         for v in r.values():
             assert not v.startswith(("=", "+", "-", "@")), v
@@ -93,7 +95,7 @@ def test_export_respects_the_filter_and_reports_errors(scanned, tmp_path):
     out = tmp_path / "empty.csv"
     assert win.export(str(out)) == 0
     assert out.read_text(encoding="utf-8-sig").splitlines() == [
-        "group,group_kind,role,path,similarity,kind,size,modified,encoding,marked"
+        "group,group_kind,role,path,similarity,kind,size,modified,encoding,marked,view"
     ]
     assert win.export(str(tmp_path / "no-such-dir" / "x.csv")) == 0
     assert win.message.isVisible() and "Could not write" in win.message.text.text()

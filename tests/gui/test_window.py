@@ -137,7 +137,7 @@ def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path, monk
     total = 10 * 150
     scan_and_load = jobs.scan_and_load
 
-    def held_at_first_read(request, threshold, roots, preferred, progress, cancel):
+    def held_at_first_read(request, threshold, roots, preferred, progress, cancel, *more):
         """The real scan, held at its first "read" report until the user presses Cancel, so the
         cancel lands mid-scan however fast the machine reads."""
         def sink(p):
@@ -146,7 +146,7 @@ def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path, monk
             while p.phase == "read" and not cancel.cancelled and time.monotonic() < deadline:
                 time.sleep(0.005)
 
-        return scan_and_load(request, threshold, roots, preferred, sink, cancel)
+        return scan_and_load(request, threshold, roots, preferred, sink, cancel, *more)
 
     monkeypatch.setattr(jobs, "scan_and_load", held_at_first_read)
     win = window(roots=[str(big)])
@@ -711,3 +711,37 @@ def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
     assert text.startswith(f"{row_pair.kind.capitalize()}: {listed:.1f} % similar")
     assert f"resemblance {row_pair.resemblance:.1f} %" in text
     assert f"These two files alone: {alone.best:.1f} %" in text
+
+
+def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
+    """A renamed copy of a program is listed as compared by its code; View > Compare Program Code by
+    Structure off re-reads the results on the text alone, and the choice is remembered."""
+    from test_code_view import _NAMES, _RENAMED, _rename, java_program
+
+    root = tmp_path / "src"
+    root.mkdir()
+    orig = java_program(10, _NAMES)
+    (root / "Original.java").write_text(orig)
+    os.utime(root / "Original.java", (1_000_000_000, 1_000_000_000))  # the older: the reference
+    (root / "Renamed.java").write_text(_rename(orig, _NAMES, _RENAMED))
+    win = window(roots=[str(root)])
+    win.threshold_slider.setValue(50)
+    scan(qtbot, win)
+    m = member_row(win, "Renamed.java")
+    s = win.model.snapshot
+    assert s.pairs[m].view == "code" and s.l_sim[m] >= 90
+    tip = win.model.member_index(m, COL_SIMILARITY).data(Qt.ItemDataRole.ToolTipRole)
+    assert "program code" in tip
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        assert win.select_member(m)
+    assert "program code" in win.preview.summary.text()
+    assert win.act_code_view.isChecked()
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.act_code_view.trigger()
+    assert not win.act_code_view.isChecked()
+    assert win.settings.value("results/code_view", True, bool) is False
+    # On the text alone the renamed copy is far below 50 %: no group is left.
+    assert win.model.snapshot.n_groups == 0
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.act_code_view.trigger()
+    assert win.model.snapshot.n_groups == 1
