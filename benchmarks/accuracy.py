@@ -1,6 +1,6 @@
 """Accuracy of simscan on the labelled evaluation corpus, through the command line.
 
-Usage: python3 benchmarks/accuracy.py [--corpus ../shared/evalcorpus] [--threshold P]
+Usage: python3 benchmarks/accuracy.py [--corpus ../shared/evalcorpus] [--threshold P] [--no-code-view]
 
 Scans ``<corpus>/corpus`` into a temporary index with ``python -m simscan scan``, lists every
 pair with ``python -m simscan pairs --min-similarity 0 --format json`` and scores each labelled
@@ -99,6 +99,7 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(REPO.parent / "shared" / "evalcorpus"))
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--index", default=None, help="reuse this index (scan skipped if it exists)")
+    ap.add_argument("--no-code-view", action="store_true", help="score program source on its text only")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
@@ -112,7 +113,8 @@ def main() -> None:
         if not (args.index and os.path.exists(index)):
             run_cli(["scan", str(root), "--index", index, "--quiet"])
         t1 = time.perf_counter()
-        out = run_cli(["pairs", "--index", index, "--min-similarity", "0", "--format", "json"])
+        out = run_cli(["pairs", "--index", index, "--min-similarity", "0", "--format", "json"]
+                      + (["--no-code-view"] if args.no_code_view else []))
         t2 = time.perf_counter()
     pairs = [json.loads(line) for line in out.splitlines() if line.strip()]
     best, cls, best_kind = pair_scores(pairs, root)
@@ -138,6 +140,10 @@ def main() -> None:
     for p in pairs:
         reported[p["kind"]] += 1
     print("kinds of the reported pairs: " + ", ".join(f"{k} {v}" for k, v in sorted(reported.items())))
+    views = defaultdict(int)
+    for p in pairs:
+        views[p.get("view", "text")] += 1
+    print("views that scored them: " + ", ".join(f"{k} {v}" for k, v in sorted(views.items())))
     print(f"{'label':<18} {'n':>5} {'recall':>7} {'target':>7} {'AUC':>6}  kinds of the found pairs")
     for lab in LABELS:
         pos = scores[lab]

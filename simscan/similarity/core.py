@@ -110,7 +110,9 @@ class SimilarityParams:
     code_view: also score program sources on their code view (``views``; a pair keeps the
     better view).  Off, only their text counts: a copy with renamed identifiers scores lower,
     and sources that merely share a shape (e.g. classes of getters and setters) are not paired
-    by structure (figures on the evaluation corpus: ``views``).
+    by structure.  On the evaluation corpus at 15 % (``benchmarks/accuracy.py [--no-code-view]``):
+    recall plagiarism light / heavy 0.861 / 0.381 with it, 0.770 / 0.327 without; false
+    positives on unrelated pairs 0.91 % / 0.45 %; exact, near and similar 1.000 either way.
     """
 
     common_min_df: int = 50
