@@ -525,7 +525,6 @@ class ManberHasher:
         self._s[0] = 0
         self._d = np.empty(cap, dtype=np.uint32)
         self._mask = np.empty(cap, dtype=bool)
-        self._shift = np.empty(cap, dtype=np.uint32) if self.nested else None
         self._carry = np.empty(0, dtype=np.uint8 if binary else np.uint32)
         # Bytes with an even window: the two-lane prefix sum (selection hash mod 2^19).
         self._lanes = binary and w % 2 == 0
@@ -731,13 +730,16 @@ class ManberHasher:
         if roll_width + level_width < 1 << 32:
             # One compare finds both kinds: shifted by the rolling range's width r (mod 2^32),
             # the rolling range [2^32 - r, 2^32) and the level range [0, L) become [0, r + L).
-            shifted = self._shift[:hi]
+            # In place (dv is not read again but at the candidates): one buffer less in cache.
+            shifted = dv[:hi]
             with np.errstate(over="ignore"):
-                np.add(dv[:hi], np.uint32(roll_width), out=shifted)
+                np.add(shifted, np.uint32(roll_width), out=shifted)
             both = np.flatnonzero(np.less(shifted, np.uint32(roll_width + level_width), out=self._mask[:hi]))
             # One gather of the selection hashes serves the split and both kinds' values.
             # (Index arrays and takes: a boolean compress with a mixed mask costs twice as much.)
-            vb = dv[both]
+            vb = shifted[both]
+            with np.errstate(over="ignore"):
+                vb -= np.uint32(roll_width)
             is_roll = vb >= self._roll_thr
             i = np.flatnonzero(is_roll)
             roll, rv = both[i], vb[i]
