@@ -396,12 +396,15 @@ def test_problems_of_old_runs_are_pruned(tmp_path: Path, monkeypatch):
         assert len(ix.runs(100)) == 6
 
 
-def test_posting_job_in_slices_equals_one_pass(tmp_path: Path):
+@pytest.mark.parametrize("from_memory", [False, True])
+def test_posting_job_in_slices_equals_one_pass(tmp_path: Path, from_memory: bool):
     recs = _records(40)
     with Index.open(tmp_path / "a.db") as a, Index.open(tmp_path / "b.db") as b:
         a.write_files(recs)
         ids = b.write_files(recs, defer_postings=True)
-        job = b.posting_job(ids[:30].tolist(), slice_rows=7)
+        # The scanner hands over the pairs of the arrays it has just written instead of reading them back.
+        pairs = b.posted_pairs(ids[:30].tolist(), [r.fps for r in recs[:30]]) if from_memory else None
+        job = b.posting_job(ids[:30].tolist(), slice_rows=7, pairs=pairs)
         assert job.step() and job.step()
         # Another connection forgets one of the job's files half-way through the job.
         with Index.open(tmp_path / "b.db") as other:
@@ -427,3 +430,34 @@ def test_inode_numbers_using_all_64_bits_are_stored(tmp_path: Path):
         assert int(ft.device.view(np.uint64)[0]) == big_dev
         ix.rename_files([(int(fid), b"/r/moved.txt", big_dev, big_ino + 1)])
         assert ix.paths_for_inodes([(big_dev, big_ino + 1)]) == [((big_dev, big_ino + 1), b"/r/moved.txt")]
+
+
+@pytest.mark.parametrize("max_params", [None, 999])
+def test_multi_row_inserts_store_every_row(tmp_path: Path, max_params: int | None):
+    # Rows are bound a few hundred per statement (fewer when the library allows fewer parameters; 999 is
+    # the lowest default SQLite ever had):
+    # counts that are not a multiple of the statement size must lose or repeat nothing.
+    recs = _records(7)
+    many = [
+        FileRecord(b"/m/%05d" % i, 1, 10_000 + i, i, 5, True, "utf-8", b"c" * 16, -i, b"h" * 16, i, 3,
+                   recs[i % 7].fps, recs[i % 7].n_rolling)
+        for i in range(1_203)
+    ]  # fmt: skip
+    with Index.open(tmp_path / "i.db") as ix, Index.open(tmp_path / "ref.db") as ref:
+        if max_params is not None:
+            ix.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, max_params)
+        ids = ix.write_files(many, defer_postings=True)
+        assert ix.pending_postings() == len(many)
+        ix.post_pending()
+        # A plain reference: the same records written one at a time.
+        for r in many:
+            ref.write_files([r])
+        assert list(ids) == list(range(1, len(many) + 1))
+        ft = ix.files()
+        assert [bytes(p) for p in ft.raw_paths] == [r.path for r in many]
+        assert ft.inode.tolist() == [r.inode for r in many] and ft.partial.tolist() == [r.partial for r in many]
+        fids, off, vals = ix.fingerprints(kind="all")
+        assert list(fids) == list(ids)
+        for i, r in enumerate(many):
+            assert np.array_equal(vals[off[i] : off[i + 1]], r.fps)
+        assert _stored_postings(ix) == _stored_postings(ref) == _brute_postings(dict(zip(ids.tolist(), many)))

@@ -636,9 +636,10 @@ def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch, 
     jobs = []
     real_job = Index.posting_job
 
-    def counted(self, ids, slice_rows=40_000):  # the real job, in small slices, counted
+    def counted(self, ids, slice_rows=40_000, pairs=None):  # the real job, in small slices, counted
         jobs.append(len(ids))
-        return real_job(self, ids, slice_rows=7)
+        assert pairs is not None  # the pairs kept from the arrays written, not read back
+        return real_job(self, ids, slice_rows=7, pairs=pairs)
 
     monkeypatch.setattr(Index, "posting_job", counted)
     root = tmp_path / "t"
