@@ -74,3 +74,93 @@ def test_pair_normalizer_from_utf8_bytes(monkeypatch: pytest.MonkeyPatch, min_by
         pair = T.fast_pair_bytes(text, raw)
         if pair is not None:
             assert " ".join(w for w in pair[0].decode().split(" ") if w) == _ref(text, True)
+
+
+# --------------------------------------------------------------------------- bytes not decoded
+
+# Byte sequences Python's strict decoder rejects, or that the check leaves to it (4 bytes).
+_BAD = [b"\x80", b"\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xc3", b"\xc3A", b"\xe2\x80", b"\xe2\x80A", b"\xe0\x80\x80",
+        b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x9f\x98\x80", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+        b"\xff", b"\xfe", b"\xc3\xa9\xa9", b"\xe2\x80\x9c\x9c", b"\xe2\xc3\xa9"]
+# Well-formed sequences at the edges of the ranges the check accepts.
+_GOOD = [b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xe1\x80\x80", b"\xec\xbf\xbf", b"\xed\x80\x80", b"\xed\x9f\xbf",
+         b"\xee\x80\x80", b"\xef\xbf\xbf", b"\xef\xbb\xbf", b"\xe2\x80\x9c", b"\xc3\xa9"]
+
+
+def _bytes_text(rng: np.random.Generator, n: int, inserts: list[bytes], k: int) -> bytes:
+    base = bytearray(rng.choice(list(b"abcdefghij klmnop.,\n\r"), n).astype(np.uint8).tobytes())
+    for pos in sorted(rng.integers(0, n + 1, k).tolist(), reverse=True):
+        base[pos:pos] = inserts[int(rng.integers(len(inserts)))]
+    return bytes(base)
+
+
+def test_sparse_utf8_valid_only_for_strictly_valid_bytes() -> None:
+    """Never None-free for bytes Python rejects; for valid BMP text the same characters as
+    the UTF-16 form, and never None (so the decoding is really skipped)."""
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        good = _bytes_text(rng, int(rng.integers(0, 300)), _GOOD, int(rng.integers(1, 12)))
+        sparse = T._sparse_utf8_valid(good)
+        text = good.decode("utf-8")
+        assert sparse is not None
+        _, lead, cp, cont = sparse
+        assert cp.tolist() == T._sparse_non_ascii(text)[2].tolist()
+        assert len(good) - cont.size == len(text)
+        assert lead.tolist() == [i for i, b in enumerate(good) if b >= 0xC0]
+        bad = _bytes_text(rng, int(rng.integers(0, 300)), _GOOD + _BAD, int(rng.integers(1, 12)))
+        try:
+            bad.decode("utf-8")
+            valid = True
+        except UnicodeDecodeError:
+            valid = False
+        got = T._sparse_utf8_valid(bad)
+        assert valid or got is None, bad
+        if got is not None:
+            assert got[2].tolist() == T._sparse_non_ascii(bad.decode("utf-8"))[2].tolist()
+    for seq in _BAD:
+        for text in (seq, b"abc" + seq, seq + b"abc", b"x" * 100 + seq + b"\xc3\xa9" + b"y" * 100):
+            assert T._sparse_utf8_valid(text) is None, text
+
+
+def test_feed_utf8_equals_feed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(T, "_UTF8_SPARSE_MIN", 0)
+    rng = np.random.default_rng(4)
+    for trial in range(150):
+        data = _bytes_text(rng, int(rng.integers(0, 3000)), _GOOD + (_BAD if trial % 3 == 0 else []),
+                           int(rng.integers(0, 30)))
+        pieces = [data[: len(data) // 2], data[len(data) // 2 :]] if trial % 2 else [data]
+        a, b = T.PairNormalizer(), T.PairNormalizer()
+        for piece in pieces:
+            got = a.feed_utf8(piece)
+            try:
+                text = piece.decode("utf-8")
+            except UnicodeDecodeError:
+                assert got is None
+                break
+            if got is None:
+                got = (*a.feed(text, piece), len(text))
+            units, light = b.feed(text, piece)
+            assert got[0].astype(np.uint32).tolist() == units.astype(np.uint32).tolist()
+            assert bytes(got[1]) == bytes(light) and got[2] == len(text)
+
+
+def test_large_files_same_with_and_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole files of several large pieces: the bytes-only path gives the fingerprints that
+    decoding every piece gives, including invalid bytes deep inside a large piece (read
+    again with replacement) and a 4-byte character (decoded)."""
+    from simscan.fingerprint import FingerprintParams, fingerprint_bytes
+
+    params = FingerprintParams(chunk_size=1 << 17)
+    rng = np.random.default_rng(5)
+    words = _bytes_text(rng, 200_000, _GOOD, 2000)
+    cases = [words, words[:150_000] + b"\xff" + words[150_000:], words[:90_000] + "😀".encode() + words[90_000:],
+             b"\xef\xbb\xbf" + words, words.replace(b"\n", b"\r\n")]
+    for data in cases:
+        fast = fingerprint_bytes(data, params)
+        monkeypatch.setattr(T, "_UTF8_SPARSE_MIN", 1 << 40)  # every piece decoded
+        slow = fingerprint_bytes(data, params)
+        monkeypatch.undo()
+        for field in ("encoding", "content_hash", "simhash", "units", "checksum"):
+            assert getattr(fast, field) == getattr(slow, field), field
+        assert fast.rolling.tolist() == slow.rolling.tolist() and fast.anchored.tolist() == slow.anchored.tolist()
+    assert fingerprint_bytes(cases[1], params).encoding == "utf-8+replace"

@@ -261,8 +261,8 @@ def _fingerprint_text(
     hasher = ManberHasher(params.manber(True))
     norm = _text.PairNormalizer()
     read = 0
-    # Decoded pieces kept for the code view while the text is short enough to get one.
-    pieces: list[str] = []
+    # Pieces (decoded, or UTF-8 bytes) kept for the code view while the text is short enough.
+    pieces: list[str | bytes] = []
     held = 0
 
     def raw() -> Iterator[bytes]:
@@ -275,27 +275,38 @@ def _fingerprint_text(
                 chunk, skip = chunk[skip:], max(0, skip - len(chunk))
             yield chunk
 
-    decoded: Iterator[tuple[bytes | None, str]]
+    decoded: Iterator[tuple[bytes | None, str | None]]
     if det.encoding == "utf-8" and errors == "strict":
-        # Pieces cut at character boundaries, so that each decoded piece comes with its
-        # exact UTF-8 bytes (the light form is then made from those bytes, not re-encoded).
-        decoded = _text.utf8_pieces(raw())
+        # Pieces cut at character borders and not decoded: a large piece that is certainly
+        # valid UTF-8 on the byte fast path never becomes a str (``PairNormalizer.feed_utf8``);
+        # any other is decoded here (strictly: invalid UTF-8 raises, and the file is read
+        # again with replacement).  The light form is made from the exact bytes.
+        decoded = ((data, None) for data in _text.utf8_cut(raw()))
     else:
         decoded = ((None, piece) for piece in _text.decode_chunks(raw(), det.encoding, errors))
     for data, piece in decoded:
-        units, light = norm.feed(piece, data)
+        got = norm.feed_utf8(data) if piece is None else None
+        if got is None:
+            if piece is None:
+                piece = data.decode("utf-8")
+            units, light = norm.feed(piece, data)
+            chars = len(piece)
+        else:
+            units, light, chars = got
         content.update(light)
         hasher.feed(units)
-        held += len(piece)
+        held += chars
         if held <= 2 * _code.MAX_CODE_CHARS:  # CRs included: a CRLF twin is up to twice as long
-            pieces.append(piece)
+            pieces.append(piece if piece is not None else data)
         elif pieces:
             pieces.clear()  # too long for a code view: the text is not kept
     rolling, anchored = hasher.finish()
     rolling, anchored = _views.tag_rolling(rolling, _views.TEXT), _views.tag_anchored(anchored, _views.TEXT)
     sim = simhash(np.concatenate((rolling, anchored)))
     if held <= 2 * _code.MAX_CODE_CHARS:  # looks_like_code counts exactly (CRs left out)
-        rolling, anchored = _with_code_view("".join(pieces), rolling, anchored, params.text_level(hasher.units), params)
+        # Pieces kept as bytes were cut at character borders and are valid: decoded one by one.
+        text = "".join(p if isinstance(p, str) else p.decode("utf-8") for p in pieces)
+        rolling, anchored = _with_code_view(text, rolling, anchored, params.text_level(hasher.units), params)
     return Fingerprints(
         size=read,
         checksum=full.digest(),

@@ -167,11 +167,18 @@ def _utf16_without_bom(arr: np.ndarray, nul: np.ndarray) -> str | None:
 def utf8_pieces(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, str]]:
     """Strict UTF-8 decoding of byte chunks into (bytes, text) pieces cut at character
     boundaries; raises UnicodeDecodeError on invalid or truncated input."""
+    for piece in utf8_cut(chunks):
+        yield piece, piece.decode("utf-8")
+
+
+def utf8_cut(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Byte chunks re-cut at UTF-8 character borders (an incomplete trailing sequence is
+    carried to the next chunk), NOT decoded: the caller validates or decodes each piece.
+    Raises UnicodeDecodeError when the input ends inside a sequence."""
     carry = b""
     for chunk in chunks:
         data = carry + chunk if carry else bytes(chunk)
         cut = len(data)
-        # Back up over an incomplete trailing sequence (at most 3 bytes).
         for back in range(1, min(4, len(data)) + 1):
             b = data[-back]
             if b < 0x80:
@@ -183,11 +190,10 @@ def utf8_pieces(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, str]]:
                 break
         carry = data[cut:]
         if cut:
-            piece = data[:cut] if cut < len(data) else data
-            yield piece, piece.decode("utf-8")
+            yield data[:cut] if cut < len(data) else data
     if carry:
         carry.decode("utf-8")  # raises: truncated sequence at the end
-        yield carry, carry.decode("utf-8")  # pragma: no cover - decode above raised
+        yield carry  # pragma: no cover - decode above raised
 
 
 def decode_chunks(chunks: Iterator[bytes], encoding: str, errors: str = "strict") -> Iterator[str]:
@@ -383,16 +389,66 @@ def _sparse_utf8(text: str, raw: bytes) -> tuple[np.ndarray | None, np.ndarray, 
     return None, lead, cp, cont
 
 
-def _fast_bytes(text: str, t: _Table, sparse: tuple | None, raw: bytes | None = None) -> bytes | None:
+def _sparse_utf8_valid(raw: bytes) -> tuple[None, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_sparse_utf8` of bytes not yet decoded, or None unless ``raw`` is certainly
+    well-formed UTF-8 made of 1- to 3-byte sequences (then it decodes strictly, and the
+    caller may skip decoding it: ~0.4 ns a byte).  Checked on the non-ASCII bytes only:
+    each lead byte C2..EF is followed by exactly its continuation bytes (the next entries,
+    at the next positions), no continuation byte is left over, and the second byte after
+    E0 is A0..BF (no overlong form), after ED 80..9F (no surrogate): the well-formed
+    sequences of the Unicode standard (table 3-7) below U+10000, which is what Python's
+    strict decoder accepts.  Anything else (4-byte sequences included) gives None."""
+    a = np.frombuffer(raw, dtype=np.uint8)
+    hi = np.flatnonzero(a >= 0x80)
+    if hi.size == 0:
+        return None
+    b = a[hi]
+    li = np.flatnonzero(b >= 0xC0)  # entries of hi that are lead bytes
+    if li.size == 0:
+        return None
+    b0 = b[li].astype(np.uint32)
+    if int(b0.min()) < 0xC2 or int(b0.max()) >= 0xF0:
+        return None
+    three = np.flatnonzero(b0 >= 0xE0)
+    if hi.size != 2 * li.size + three.size or int(li[-1]) + 1 >= hi.size:
+        return None
+    lead = hi[li]
+    # The entry after each lead is the next byte, a continuation (not a lead); with the
+    # count above, every continuation byte then belongs to exactly one lead.
+    if not (bool((hi[li + 1] == lead + 1).all()) and bool((b[li + 1] < 0xC0).all())):
+        return None
+    b1 = b[li + 1].astype(np.uint32)
+    cp = ((b0 & 0x1F) << 6) | (b1 & 0x3F)
+    cont = lead + 1
+    if three.size:
+        l3 = li[three]
+        if int(l3[-1]) + 2 >= hi.size:
+            return None
+        if not (bool((hi[l3 + 2] == hi[l3] + 2).all()) and bool((b[l3 + 2] < 0xC0).all())):
+            return None
+        t0, t1 = b0[three], b1[three]
+        if bool(((t0 == 0xE0) & (t1 < 0xA0)).any()) or bool(((t0 == 0xED) & (t1 >= 0xA0)).any()):
+            return None
+        cp[three] = ((t0 & 0x0F) << 12) | ((t1 & 0x3F) << 6) | (b[l3 + 2].astype(np.uint32) & 0x3F)
+        cont = np.concatenate((cont, hi[l3] + 2))
+    return None, lead, cp, cont
+
+
+def _fast_bytes(text: str | None, t: _Table, sparse: tuple | None, raw: bytes | None = None) -> bytes | None:
     """The byte fast path: ``text`` mapped through the table, not yet collapsed (heavy:
     ASCII code points; light: UTF-8), or None when the text needs the general path.
     ``raw``: the UTF-8 bytes of ``text`` when at hand (saves encoding it again);
-    ``sparse``: :func:`_sparse_non_ascii` or, with ``raw``, :func:`_sparse_utf8`."""
-    if text.isascii():
+    ``sparse``: :func:`_sparse_non_ascii` or, with ``raw``, :func:`_sparse_utf8`.  ``text``
+    may be None when ``raw`` is given with its :func:`_sparse_utf8_valid` (or is ASCII)."""
+    if sparse is None and (raw.isascii() if text is None else text.isascii()):
         b = raw if raw is not None else text.encode("ascii")
         return b.translate(t.ascii_map, t.ascii_drop)
     u16, hi, vals, cont = sparse if sparse is not None else _sparse_non_ascii(text)
-    if hi.size * _SPARSE > (len(text) if u16 is None else u16.size):
+    if u16 is None:
+        chars = len(raw) - cont.size if text is None else len(text)
+    else:
+        chars = u16.size
+    if hi.size * _SPARSE > chars:
         return None
     m = t.code.take(vals)
     # Fast only when every non-ASCII character maps to one ASCII unit (or none), for the
@@ -659,6 +715,29 @@ class PairNormalizer:
                 .encode("utf-8", "surrogatepass")
             )
         return units, light
+
+    def feed_utf8(self, raw: bytes) -> tuple[np.ndarray, bytes | np.ndarray, int] | None:
+        """:meth:`feed` of a piece given only as bytes (cut at a character border) that may
+        not be UTF-8: (units, light, characters), or None, with nothing consumed, unless the
+        piece is certainly valid UTF-8 and takes the byte fast path (then it need not be
+        decoded at all).  Only large pieces are checked (``_UTF8_SPARSE_MIN``): the check's
+        numpy calls cost more than a small piece's decoding."""
+        if raw.isascii():
+            sparse, chars = None, len(raw)
+        elif len(raw) < _UTF8_SPARSE_MIN:
+            return None
+        else:
+            sparse = _sparse_utf8_valid(raw)
+            if sparse is None:
+                return None
+            chars = len(raw) - sparse[3].size
+        hb = _fast_bytes(None, self.heavy.t, sparse, raw)  # type: ignore[arg-type]
+        if hb is None:
+            return None
+        lb = _fast_bytes(None, self.light.t, sparse, raw)  # type: ignore[arg-type]
+        if lb is None:
+            return None
+        return self.heavy._join_u8(_collapse_bytes(hb)), self.light._join_u8(_collapse_bytes(lb)), chars
 
 
 def normalize_code_points(cp: np.ndarray) -> np.ndarray:
