@@ -27,7 +27,7 @@ from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
 from simscan.similarity.core import PairArrays, SimilarityParams, sorted_rounded
-from simscan.similarity.engine import find_pair_set
+from simscan.similarity.engine import PairSet, find_pair_set
 from simscan.similarity.grouping import group_pair_arrays
 
 Sink = Callable[[Progress], None]
@@ -50,6 +50,7 @@ class Results:
     snapshot: Snapshot = field(repr=False)
     n_files: int = 0
     cached: bool = False  # the pairs came from the index's results cache
+    pair_set: PairSet | None = field(default=None, repr=False)  # unrounded, for the next load after a trash
 
 
 _gc_lock = threading.Lock()
@@ -121,9 +122,12 @@ def load(
     progress: Sink,
     cancel: CancelToken,
     code_view: bool = True,
+    previous: PairSet | None = None,
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``.
-    ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure)."""
+    ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure).
+    ``previous``: the pairs of the last load, from which those after a trash can be derived
+    (``find_pair_set``)."""
     if not index_path.exists():
         return Results(index_path, False, None, None, np.zeros(0), Snapshot.empty(threshold))
     progress(Progress("load", message=str(index_path)))
@@ -132,14 +136,14 @@ def load(
             # Read from the index's results cache when the files did not change since the pairs
             # were last computed; else computed, then cached for the next load (best-effort).
             ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel,
-                               params=SimilarityParams(code_view=code_view))
+                               params=SimilarityParams(code_view=code_view), previous=previous)
         _check(cancel)
         files = ps.files
         pairs = sorted_rounded(ps.pairs)
         progress(Progress("groups", files_done=0, files_total=int(pairs.a.size)))
         snap = group(files, pairs, threshold, reference_roots, preferred)
         _check(cancel)
-    return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached)
+    return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps)
 
 
 @dataclass(frozen=True)
@@ -323,6 +327,7 @@ def trash(
     progress: Sink,
     cancel: CancelToken,
     code_view: bool = True,
+    previous: PairSet | None = None,
 ) -> TrashOutcome:
     """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
     already gone) in the index, reload.
@@ -364,9 +369,10 @@ def trash(
             with Index.open(index_path) as idx:
                 # The exact bytes of each path (surrogate escapes undone), as moved.
                 idx.remove_paths([os.fsencode(p) for p in gone])
-        # Pairs are re-found rather than patched: copies of a file are paired with their class's
-        # representative only, so removing a representative changes which pairs exist.
-        results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view)
+        # When every moved file leaves a copy of its content behind, the pairs are derived from the
+        # last ones (``previous``); otherwise they are searched again.
+        results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view,
+                       previous)
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)

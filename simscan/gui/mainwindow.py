@@ -992,10 +992,11 @@ class MainWindow(QMainWindow):
         targets = self.trash_targets(members)
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view = self.code_view
+        previous = self.results.pair_set if self.results is not None else None
         self.runner.cancel("load")
         self.runner.start(
             "trash",
-            lambda p, c: jobs.trash(targets, *args, p, c, code_view),
+            lambda p, c: jobs.trash(targets, *args, p, c, code_view, previous),
             finished=self._on_trashed,
             failed=self._on_job_failed,
             progress=self._on_progress,

@@ -168,7 +168,10 @@ def _digest_matrix(digests: list[bytes]) -> np.ndarray:
     """16-byte digests as an (n, 2) uint64 array (shorter ones zero-padded)."""
     if not digests:
         return np.empty((0, 2), np.uint64)
-    joined = b"".join(d[:16].ljust(16, b"\0") for d in digests)
+    if set(map(len, digests)) == {16}:  # xxh3-128 digests: one C-level join (~5x faster)
+        joined = b"".join(digests)
+    else:
+        joined = b"".join(d[:16].ljust(16, b"\0") for d in digests)
     return np.frombuffer(joined, dtype="<u8").reshape(-1, 2)
 
 
@@ -190,7 +193,7 @@ def _labels(keys: list[np.ndarray]) -> np.ndarray:
 
 def priority_order(files: FileTableLike) -> np.ndarray:
     """Row indexes sorted by preference as a reference: oldest mtime, shortest path, lowest id."""
-    pathlen = np.fromiter((len(p) for p in files.paths), dtype=np.int64, count=len(files.paths))
+    pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=len(files.paths))
     return np.lexsort((np.asarray(files.ids), pathlen, np.asarray(files.mtime_ns)))
 
 
@@ -341,6 +344,26 @@ def _scores(inter: np.ndarray, na: np.ndarray, nb: np.ndarray) -> tuple[np.ndarr
     return r, ca, cb
 
 
+def star_pairs(cls: Classes, sim: np.ndarray) -> PairArrays:
+    """The pairs of every exact / content copy with its class's representative (scores 100,
+    kind exact or content); ``sim``: the rows' simhashes (uint64)."""
+    members = np.flatnonzero(~cls.is_rep)
+    sa = cls.rep[cls.content][members]
+    s_exact = cls.exact[sa] == cls.exact[members]
+    ones = np.full(members.size, 100.0)
+    return PairArrays(
+        sa,
+        members,
+        ones,
+        ones.copy(),
+        ones.copy(),
+        popcount64(sim[sa] ^ sim[members]),
+        s_exact,
+        np.where(s_exact, 0, 1).astype(np.int8),
+        np.zeros(members.size, dtype=np.int8),
+    )
+
+
 def _check(cancel: CancelToken | None) -> None:
     if cancel is not None and cancel.cancelled:
         raise Cancelled()
@@ -391,24 +414,7 @@ def compute_pair_arrays(
     if report:
         report("exact", 0, n)
 
-    # --- star pairs of exact / content classes
-    rep_of_row = cls.rep[cls.content]
-    members = np.flatnonzero(~cls.is_rep)
-    sa = rep_of_row[members]
-    sb = members
-    s_exact = cls.exact[sa] == cls.exact[sb]
-    ones = np.full(members.size, 100.0)
-    star = PairArrays(
-        sa,
-        sb,
-        ones,
-        ones.copy(),
-        ones.copy(),
-        popcount64(sim[sa] ^ sim[sb]),
-        s_exact,
-        np.where(s_exact, 0, 1).astype(np.int8),
-        np.zeros(members.size, dtype=np.int8),
-    )
+    star = star_pairs(cls, sim)
     _check(cancel)
 
     # --- candidates between representatives (in row order: any order gives the same pairs, and

@@ -32,6 +32,7 @@ from simscan.similarity.core import (
 )
 from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
 from simscan.similarity.levels import level_counts, value_levels
+from simscan.similarity.removal import pairs_after_removal
 from simscan.similarity.types import Group, Pair
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
@@ -150,14 +151,19 @@ class PairSet:
     """Scored pairs as columns with the file table their rows refer to.
 
     pairs: ``PairArrays`` (unrounded, unordered: see ``core.sorted_rounded``), every pair with
-    best score >= the requested similarity.  cached: read from the index's results cache
-    rather than computed.  stored: computed and written to that cache now.
+    best score >= ``floor`` (the requested similarity).  cached: read from the index's results
+    cache rather than computed.  stored: computed and written to that cache now.  derived: not
+    searched but derived from an earlier set after files left the index (``removal``).  key: the
+    results-cache key of the parameters and reference folders it was found with.
     """
 
     files: Any
     pairs: PairArrays
     cached: bool = False
     stored: bool = False
+    derived: bool = False
+    key: str = ""
+    floor: float = DEFAULT_MIN_SIMILARITY
 
 
 def _filter(pa: PairArrays, min_similarity: float) -> PairArrays:
@@ -204,9 +210,15 @@ def find_pair_set(
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     reference_roots: Sequence[str] = (),
     cache: bool = True,
+    previous: PairSet | None = None,
 ) -> PairSet:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent), as
     columns, with the file table read in the same snapshot.
+
+    ``previous``: the set this returned earlier on the same index, if at hand.  When it is not
+    in the cache and the only change since is files that left the index while a copy of their
+    content stayed (the window's "move copies to the trash"), the pairs are derived from it
+    exactly instead of searched again (``removal``; e.g. 0.3 s instead of 3 s for 200,000 files).
 
     With ``cache`` (and an index that has a results cache, see ``simscan.index.results``): when
     the index holds pairs computed from the very same files (same generation) with the same
@@ -226,8 +238,15 @@ def find_pair_set(
             hit = index.cached_results(key, gen, min_similarity)
             got = _unpack_pairs(hit) if hit is not None else None
             if got is not None:
-                return PairSet(got[0], _filter(got[1], min_similarity), cached=True)
+                return PairSet(got[0], _filter(got[1], min_similarity), cached=True, key=key, floor=min_similarity)
         files = index.files()
+        if previous is not None and previous.key == key and previous.floor <= min_similarity:
+            derived = pairs_after_removal(previous.files, previous.pairs, files,
+                                          lambda a, b: _same_fingerprints(index, a, b))
+            if derived is not None:
+                stored = bool(can_cache and gen is not None and _store(index, key, gen, previous.floor, files, derived))
+                return PairSet(files, _filter(derived, min_similarity), stored=stored, derived=True, key=key,
+                               floor=min_similarity)
         ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
         identity = _identity(index, files)
     pa = compute_pair_arrays_by_view(
@@ -235,13 +254,30 @@ def find_pair_set(
         cancel=cancel, report=_reporter(progress), identity=identity, reference_roots=reference_roots,
     )
     del ids, offsets, values
-    stored = False
-    if can_cache and gen is not None:
-        try:
-            stored = bool(index.store_results(key, gen, floor, _pack_pairs(files, pa)))
-        except (ValueError, TypeError, MemoryError):
-            stored = False
-    return PairSet(files, _filter(pa, min_similarity), stored=stored)
+    stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa))
+    return PairSet(files, _filter(pa, min_similarity), stored=stored, key=key, floor=min_similarity)
+
+
+def _store(index: Any, key: str, gen: int, floor: float, files: Any, pa: PairArrays) -> bool:
+    """Write a pair set to the results cache, best-effort: False when it was not stored."""
+    try:
+        return bool(index.store_results(key, gen, floor, _pack_pairs(files, pa)))
+    except (ValueError, TypeError, MemoryError):
+        return False
+
+
+def _same_fingerprints(index: Any, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether file ``a[k]`` stores the same fingerprints as file ``b[k]`` for every k (both
+    indexed).  A few files: those whose content class changed representative."""
+    ids, offsets, values = index.fingerprints(np.union1d(a, b), kind=SCORE_KIND)
+    row = {int(f): k for k, f in enumerate(np.asarray(ids).tolist())}
+    for x, y in zip(a.tolist(), b.tolist()):
+        if x not in row or y not in row:
+            return False
+        i, j = row[x], row[y]
+        if not np.array_equal(values[offsets[i] : offsets[i + 1]], values[offsets[j] : offsets[j + 1]]):
+            return False
+    return True
 
 
 def cache_results(

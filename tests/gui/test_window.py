@@ -357,6 +357,10 @@ def test_space_marks_and_trash_moves_exactly_the_marked_files(qtbot, window, cor
     shown = shown_groups(win)
     assert set(shown[0]) == {"original.txt", "edited.txt", "excerpt.txt"}
     assert not win.model.marked
+    # The original stayed, so the new pairs were derived from the last ones, not searched again,
+    # and they are what a search finds.
+    assert win.results.pair_set.derived
+    assert sorted(map(sorted, shown)) == sorted(map(sorted, core_groups(tmp_path / "index.sqlite3", 30)))
 
 
 def test_confirmation_warns_when_a_whole_group_is_marked(qtbot, window, corpus, monkeypatch):
