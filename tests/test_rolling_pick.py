@@ -80,3 +80,15 @@ def test_next_indices_against_search() -> None:
             nxt = rolling._next_indices(cands, np.diff(cands), window)
             assert nxt[:-1].tolist() == np.searchsorted(cands, cands + window).tolist()
             assert nxt[-1] == cands.size
+
+
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.015, 0.04, 0.1, 0.5, 1.0])
+def test_flatnonzero_by_words_matches_numpy(density: float) -> None:
+    rng = np.random.default_rng(int(density * 1000))
+    for n in (0, 1, 7, 63, 64, 65, 1000, 4097, 262_095):
+        mask = rng.random(n) < density
+        for claimed in (density, 0.04):  # the claimed density only picks the method
+            assert rolling._flatnonzero(mask, claimed).tolist() == np.flatnonzero(mask).tolist(), (n, claimed)
+        # A view that is not at the start of its buffer (unaligned words).
+        if n > 9:
+            assert rolling._flatnonzero(mask[3:], 0.04).tolist() == np.flatnonzero(mask[3:]).tolist()

@@ -703,7 +703,7 @@ class ManberHasher:
         if self.nested:
             return self._block_nested(nw, limit, off)
         np.greater_equal(dv, self._anchor_thr, out=self._mask[:nw])
-        both = np.flatnonzero(self._mask[: min(nw, limit)])
+        both = _flatnonzero(self._mask[: min(nw, limit)], 1 - int(self._anchor_thr) / (1 << 32))
         is_roll = dv[both] >= self._roll_thr
         starts = both[is_roll]
         at = both[~is_roll]
@@ -734,7 +734,8 @@ class ManberHasher:
             shifted = dv[:hi]
             with np.errstate(over="ignore"):
                 np.add(shifted, np.uint32(roll_width), out=shifted)
-            both = np.flatnonzero(np.less(shifted, np.uint32(roll_width + level_width), out=self._mask[:hi]))
+            mask = np.less(shifted, np.uint32(roll_width + level_width), out=self._mask[:hi])
+            both = _flatnonzero(mask, (roll_width + level_width) / (1 << 32))
             # One gather of the selection hashes serves the split and both kinds' values.
             # (Index arrays and takes: a boolean compress with a mixed mask costs twice as much.)
             vb = shifted[both]
@@ -805,6 +806,34 @@ class ManberHasher:
             cat(self._anchored, np.uint64),
             cat(self._anchor_owner, np.intp),
         )
+
+
+def _flatnonzero(mask: np.ndarray, density: float) -> np.ndarray:
+    """``np.flatnonzero`` of a bool array whose expected fraction of True is ``density``.
+
+    numpy finds sparse True values (up to 10 %) with one memchr call per value, ~15 ns each
+    on this kind of machine: at the text density (1/32 rolling plus the level's anchored
+    candidates, ~4 %) that was 0.6 ns a unit, a tenth of the text path.  From 1.5 % to 10 %
+    the mask is read as 64-bit words instead: the nonzero words (~27 % of them at 4 %) and
+    then the True bytes among them are both dense enough for numpy's branch-free loop:
+    ~0.35 ns a unit.  Exact for any mask; only the speed depends on ``density``."""
+    n = mask.size
+    if not _WORDS_MIN <= density <= _WORDS_MAX or n < 64:
+        return np.flatnonzero(mask)
+    n8 = n & ~7
+    words = mask[:n8].view(np.uint64)
+    at = np.flatnonzero(words != 0)
+    # bool views keep numpy's bool fast path (a uint8 view takes the generic, slow one)
+    q = np.flatnonzero(words[at].view(np.bool_))
+    pos = (at[q >> 3] << 3) | (q & 7)
+    if n8 < n:
+        pos = np.concatenate((pos, np.flatnonzero(mask[n8:]) + n8))
+    return pos
+
+
+#: Densities at which :func:`_flatnonzero` reads words (measured: 2-10 % about twice as fast).
+_WORDS_MIN = 0.015
+_WORDS_MAX = 0.10
 
 
 def _cat(parts: list, dtype: type = np.intp) -> np.ndarray:
