@@ -164,3 +164,23 @@ def test_large_files_same_with_and_without_decoding(monkeypatch: pytest.MonkeyPa
             assert getattr(fast, field) == getattr(slow, field), field
         assert fast.rolling.tolist() == slow.rolling.tolist() and fast.anchored.tolist() == slow.anchored.tolist()
     assert fingerprint_bytes(cases[1], params).encoding == "utf-8+replace"
+
+
+def test_light_collapse_equals_translate_and_collapse() -> None:
+    """The light form without its translate pass: every byte value, dropped controls (then
+    None), runs of every kind of white space, empty and one-byte inputs."""
+    t = T._table(False)
+    assert t.max_space and not T._table(True).max_space
+    rng = np.random.default_rng(6)
+    keep = bytes(b for b in range(256) if b not in t.ascii_drop)
+    for trial in range(300):
+        pool = keep if trial % 3 else bytes(range(256))
+        weights = np.array([8.0 if b in b" \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f" else 1.0 for b in pool])
+        n = int(rng.integers(0, 2000)) if trial % 10 else int(rng.integers(0, 3))
+        data = bytes(rng.choice(list(pool), n, p=weights / weights.sum()).astype(np.uint8).tolist())
+        expected = T._collapse_bytes(data.translate(t.ascii_map, t.ascii_drop)).tobytes()
+        got = T._light_collapse(data, t)
+        if any(b in t.ascii_drop for b in data):
+            assert got is None
+        else:
+            assert got is not None and got.tobytes() == expected, data
