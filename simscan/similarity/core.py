@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simscan.fingerprint import DEFAULT_PARAMS as _FP_PARAMS
 from simscan.progress import Cancelled, CancelToken
 from simscan.similarity.arrays import argsort_hashes, intersect_counts, pairs_in_runs, popcount64, run_bounds
 from simscan.similarity.levels import file_levels, level_counts, value_levels
@@ -280,12 +281,15 @@ def subset_table(files: FileTableLike, rows: np.ndarray) -> FileTableLike:
     return type(files)(**kw)
 
 
-def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, owner) of the CSR rows ``rows`` concatenated; owner = position in ``rows``."""
+def _gather(
+    offsets: np.ndarray, values: np.ndarray, rows: np.ndarray, owners: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, owner) of the CSR rows ``rows`` concatenated; owner = position in ``rows`` (None
+    unless ``owners``)."""
     lens = offsets[rows + 1] - offsets[rows]
     total = int(lens.sum())
     # int32 owners while they fit: half the memory of one of the largest arrays of a pair search.
-    owner = np.repeat(np.arange(rows.size, dtype=np.int32 if rows.size < 2**31 else np.int64), lens)
+    owner = np.repeat(np.arange(rows.size, dtype=np.int32 if rows.size < 2**31 else np.int64), lens) if owners else None
     if rows.size and bool(np.all(rows[1:] > rows[:-1])):
         if rows.size == offsets.size - 1:
             return values[: int(offsets[-1])], owner  # rows == 0..n-1: the CSR itself (a view, no copy)
@@ -369,6 +373,146 @@ def _check(cancel: CancelToken | None) -> None:
         raise Cancelled()
 
 
+#: Fingerprint values sorted at once by the pair search.  Above it the values are split by hash
+#: bits into partitions of about this size, each sorted and paired apart (a value's run lies in one
+#: partition), so the sort's temporaries (~45 bytes a value) scale with the partition, not with the
+#: index: 20 M fingerprints need ~0.1 GB of them instead of ~0.9 GB.
+PARTITION_VALUES = 1 << 21
+
+
+def _partitions(total: int) -> int:
+    """How many partitions (a power of two, at most 256) for ``total`` values."""
+    parts = 1
+    while parts < 256 and total > parts * PARTITION_VALUES:
+        parts *= 2
+    return parts
+
+
+def _partition_ids(vals: np.ndarray, parts: int) -> np.ndarray:
+    """Partition of each value (uint8): hash bits 40.. (uniform: the top bits carry the kind and
+    view), computed in slices so that no temporary is as long as all the values."""
+    out = np.empty(vals.size, np.uint8)
+    shift, mask = np.uint64(40), np.uint64(parts - 1)
+    step = 1 << 22
+    for a in range(0, vals.size, step):
+        out[a : a + step] = (vals[a : a + step] >> shift) & mask
+    return out
+
+
+def shared_counts(
+    offsets: np.ndarray,
+    values: np.ndarray,
+    csr_row: np.ndarray,
+    row_text: np.ndarray,
+    params: SimilarityParams,
+    cancel: CancelToken | None = None,
+    report: Callable[[str, int, int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The inverted-index half of the pair search over the files ``csr_row`` (CSR rows;
+    ``row_text``: each is a text file): (full_size, kept_size, keys, counts).
+
+    full_size / kept_size: (n, levels) float64 set sizes per level of every file, of all its
+    values / of those not common (``level_counts``).  keys: sorted distinct ``lo * n + hi`` of the
+    pairs of positions in ``csr_row`` that share a non-common value; counts: how many they share.
+    A value is common when more than the cut-off of files hold it (``common_cutoff``, lowered by
+    ``budget_cutoff`` when the posting lists under it would make more than ``pair_budget`` pairs).
+
+    The values are sorted and paired by partition (:data:`PARTITION_VALUES`); the cut-off needs
+    the run lengths of every partition, so it is first assumed not lowered, and the few inputs
+    whose lists exceed the budget are done again with the lowered cut-off (a first pass counts).
+    """
+    nr = csr_row.size
+    vals, _ = _gather(offsets, values, csr_row, owners=False)
+    bounds = np.zeros(nr + 1, np.int64)
+    np.cumsum(offsets[csr_row + 1] - offsets[csr_row], out=bounds[1:])
+    parts = _partitions(vals.size)
+    pid = _partition_ids(vals, parts) if parts > 1 else None
+    width = _FP_PARAMS.max_level + 1
+    cutoff = params.common_cutoff(nr)
+
+    def partition(p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values, owners, levels) of partition ``p``, sorted by value."""
+        if pid is None:
+            v, own = vals, np.repeat(np.arange(nr, dtype=np.int32 if nr < 2**31 else np.int64), np.diff(bounds))
+        else:
+            at = np.flatnonzero(pid == p)
+            v = vals[at]
+            own = (np.searchsorted(bounds, at, side="right") - 1).astype(np.int32 if nr < 2**31 else np.int64)
+            del at
+        lv = value_levels(v, row_text[own])
+        order = argsort_hashes(v)  # (ties are equal values: any order of them gives the same pairs)
+        return v[order], own[order], lv[order]
+
+    def one_pass(cut: int) -> tuple[np.ndarray, np.ndarray, list, list, bool]:
+        full_size = np.zeros((nr, width), np.int64)
+        kept_size = np.zeros((nr, width), np.int64)
+        key_parts: list[np.ndarray] = []
+        cnt_parts: list[np.ndarray] = []
+        made = 0
+        for p in range(parts):
+            _check(cancel)
+            v, own, lv = partition(p)
+            full_size += level_counts(lv, own, nr)
+            starts, lengths = run_bounds(v)
+            del v
+            common_run = lengths > cut
+            kept_size += level_counts(lv, own, nr, keep=np.repeat(~common_run, lengths))
+            del lv
+            usable = ~common_run & (lengths >= 2)
+            ul = lengths[usable].astype(np.int64)
+            made += int((ul * (ul - 1) // 2).sum())
+            if made > params.pair_budget and cut == cutoff:
+                return full_size, kept_size, [], [], False  # the cut-off must be lowered: see below
+            for pi, pj in pairs_in_runs(starts[usable], ul):
+                _check(cancel)
+                oa, ob = own[pi].astype(np.int64), own[pj].astype(np.int64)
+                lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
+                k, c = np.unique(lo * nr + hi, return_counts=True)
+                key_parts.append(k)
+                cnt_parts.append(c.astype(np.int32))
+            if report:
+                report("pairs", p + 1, parts)
+        return full_size, kept_size, key_parts, cnt_parts, True
+
+    full_size, kept_size, key_parts, cnt_parts, done = one_pass(cutoff)
+    if not done:
+        # Lengths of every run (clipped above the cut-off: those are common anyway) decide how
+        # far the cut-off goes down; then the pairs are made with it.
+        hist = np.zeros(cutoff + 2, np.int64)
+        for p in range(parts):
+            _check(cancel)
+            _, lengths = run_bounds(partition(p)[0])
+            hist += np.bincount(np.minimum(lengths, cutoff + 1), minlength=cutoff + 2)
+        lens = np.repeat(np.arange(cutoff + 2), hist)
+        full_size, kept_size, key_parts, cnt_parts, _ = one_pass(budget_cutoff(lens, cutoff, params.pair_budget))
+    vals = pid = None  # (the closures' arrays: free them before the merge, the peak of memory)
+    if key_parts:
+        # Merge the per-batch counts: sort the keys once, sum the counts of equal keys.  Each
+        # temporary is freed as soon as possible (this is the peak of memory).
+        several = len(key_parts) > 1  # one batch is already sorted and distinct
+        keys = np.concatenate(key_parts)
+        key_parts.clear()
+        cnts = np.concatenate(cnt_parts)
+        cnt_parts.clear()
+        if several:
+            o = np.argsort(keys)
+            keys = keys[o]
+            cnts = cnts[o]
+            del o
+            first = np.empty(keys.size, dtype=bool)
+            first[:1] = True
+            np.not_equal(keys[1:], keys[:-1], out=first[1:])
+            st = np.flatnonzero(first)
+            del first
+            cnts = np.add.reduceat(cnts, st)
+            keys = keys[st]
+            del st
+    else:
+        keys = np.empty(0, np.int64)
+        cnts = np.empty(0, np.int32)
+    return full_size.astype(np.float64), kept_size.astype(np.float64), keys, cnts
+
+
 def compute_pair_arrays(
     files: FileTableLike,
     csr_ids: np.ndarray,
@@ -424,67 +568,10 @@ def compute_pair_arrays(
     has = csr_row >= 0
     rep_rows, csr_row = rep_rows[has], csr_row[has]
     nr = rep_rows.size
-    vals, owner = _gather(offsets, values, csr_row)
     # Set sizes per level (see ``levels``): a pair is sized at the coarser level of the two.
     rep_text = np.asarray(files.is_text, dtype=bool)[rep_rows]
     flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
-    vlevel = value_levels(vals, rep_text[owner])
-    full_size = level_counts(vlevel, owner, nr).astype(np.float64)
-    order = argsort_hashes(vals)  # (ties are equal values: any order of them gives the same pairs)
-    vals_s = vals[order]
-    del vals
-    owner_s = owner[order].astype(np.int32 if nr < 2**31 else np.int64, copy=False)
-    vlevel = vlevel[order]
-    del owner, order
-    starts, lengths = run_bounds(vals_s)
-    cutoff = budget_cutoff(lengths, params.common_cutoff(nr), params.pair_budget)
-    common_run = lengths > cutoff
-    kept = np.repeat(~common_run, lengths)
-    kept_size = level_counts(vlevel, owner_s, nr, keep=kept).astype(np.float64)
-    del vlevel
-    _check(cancel)
-
-    usable = ~common_run & (lengths >= 2)
-    key_parts: list[np.ndarray] = []
-    cnt_parts: list[np.ndarray] = []
-    ul = lengths[usable].astype(np.int64)
-    total_pairs = int((ul * (ul - 1) // 2).sum())
-    done = 0
-    for pi, pj in pairs_in_runs(starts[usable], ul):
-        _check(cancel)
-        oa, ob = owner_s[pi].astype(np.int64), owner_s[pj].astype(np.int64)
-        lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
-        k, c = np.unique(lo * nr + hi, return_counts=True)
-        key_parts.append(k)
-        cnt_parts.append(c.astype(np.int32))
-        done += int(pi.size)
-        if report:
-            report("pairs", done, total_pairs)
-    if key_parts:
-        # Merge the per-batch counts: sort the keys once, sum the counts of equal keys.  Each
-        # temporary is freed as soon as possible (this is the peak of memory).
-        several = len(key_parts) > 1  # one batch is already sorted and distinct
-        keys = np.concatenate(key_parts)
-        key_parts.clear()
-        cnts = np.concatenate(cnt_parts)
-        cnt_parts.clear()
-        if several:
-            o = np.argsort(keys)
-            keys = keys[o]
-            cnts = cnts[o]
-            del o
-            first = np.empty(keys.size, dtype=bool)
-            first[:1] = True
-            np.not_equal(keys[1:], keys[:-1], out=first[1:])
-            st = np.flatnonzero(first)
-            del first
-            cnts = np.add.reduceat(cnts, st)
-            keys = keys[st]
-            del st
-    else:
-        keys = np.empty(0, np.int64)
-        cnts = np.empty(0, np.int32)
-    del vals_s, owner_s, kept
+    full_size, kept_size, keys, cnts = shared_counts(offsets, values, csr_row, rep_text, params, cancel, report)
 
     # --- simhash candidates among representatives that have fingerprints
     with_fp = np.flatnonzero(full_size[:, 0] > 0)

@@ -1,0 +1,113 @@
+"""The inverted-index half of the pair search, split into partitions of the value space
+(``core.shared_counts``), against a plain per-value reference; and whole pair searches with
+tiny partitions against the one-partition search."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from similarity_support import words
+
+from simscan.similarity import SimilarityParams, core
+from simscan.similarity.core import budget_cutoff, compute_pair_arrays, shared_counts
+from simscan.similarity.levels import level_counts, value_levels
+from simscan.similarity.memory import table_from_paths
+
+
+def _random_csr(rng: random.Random, n_files: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets, values, row_text): sorted distinct values per file, drawn from a pool so that
+    posting lists of every length occur (a few values held by most files), anchored values of
+    every level included."""
+    pool = [rng.getrandbits(63) for _ in range(400)]
+    pool += [(1 << 63) | rng.getrandbits(63) for _ in range(200)]
+    popular = pool[:6]
+    offsets = [0]
+    values: list[int] = []
+    for _ in range(n_files):
+        k = rng.randrange(0, 60)
+        s = set(rng.sample(pool, k)) | ({v for v in popular if rng.random() < 0.8})
+        values += sorted(s)
+        offsets.append(len(values))
+    row_text = np.array([rng.random() < 0.8 for _ in range(n_files)])
+    return np.array(offsets, np.int64), np.array(values, np.uint64), row_text
+
+
+def _reference(offsets, values, rows, row_text, params):
+    """Plain: per value its holders; the cut-off lowered by the budget; pairs counted one by one."""
+    holders: dict[int, list[int]] = defaultdict(list)
+    for pos, r in enumerate(rows.tolist()):
+        for v in values[offsets[r] : offsets[r + 1]].tolist():
+            holders[v].append(pos)
+    n = rows.size
+    cut = budget_cutoff(np.array([len(h) for h in holders.values()], np.int64), params.common_cutoff(n),
+                        params.pair_budget)
+    shared: dict[int, int] = defaultdict(int)
+    kept_vals, kept_own = [], []
+    for v, h in holders.items():
+        if len(h) > cut:
+            continue
+        kept_vals += [v] * len(h)
+        kept_own += h
+        for i in range(len(h)):
+            for j in range(i + 1, len(h)):
+                lo, hi = min(h[i], h[j]), max(h[i], h[j])
+                shared[lo * n + hi] += 1
+    all_vals = np.concatenate([values[offsets[r] : offsets[r + 1]] for r in rows.tolist()] or [np.zeros(0, np.uint64)])
+    own = np.repeat(np.arange(n), [offsets[r + 1] - offsets[r] for r in rows.tolist()])
+    full = level_counts(value_levels(all_vals, row_text[own]), own, n)
+    kv = np.array(kept_vals, np.uint64)
+    ko = np.array(kept_own, np.int64)
+    kept = level_counts(value_levels(kv, row_text[ko]), ko, n)
+    keys = np.array(sorted(shared), np.int64)
+    return full, kept, keys, np.array([shared[k] for k in keys.tolist()], np.int64)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("partition_values", [1 << 21, 64, 7])
+def test_shared_counts_equal_a_plain_reference(monkeypatch, seed: int, partition_values: int) -> None:
+    rng = random.Random(seed)
+    offsets, values, row_text = _random_csr(rng, rng.randrange(2, 70))
+    n = offsets.size - 1
+    rows = np.array(sorted(rng.sample(range(n), rng.randrange(1, n + 1))), np.int64)
+    if seed % 3 == 2:
+        rows = rows[::-1].copy()  # rows in any order (not a mask of the CSR)
+    # The budget: none, or small enough to lower the cut-off (the second pass).
+    params = SimilarityParams(common_min_df=rng.choice([3, 8, 50]), pair_budget=rng.choice([1 << 23, 40, 200]))
+    monkeypatch.setattr(core, "PARTITION_VALUES", partition_values)
+    full, kept, keys, cnts = shared_counts(offsets, values, rows, row_text[rows], params)
+    w_full, w_kept, w_keys, w_cnts = _reference(offsets, values, rows, row_text[rows], params)
+    assert np.array_equal(full, w_full) and np.array_equal(kept, w_kept)
+    assert np.array_equal(keys, w_keys) and np.array_equal(cnts, w_cnts)
+
+
+def test_partitions_are_a_power_of_two_of_bounded_size(monkeypatch) -> None:
+    monkeypatch.setattr(core, "PARTITION_VALUES", 100)
+    assert [core._partitions(t) for t in (0, 100, 101, 400, 401, 10**9)] == [1, 1, 2, 4, 8, 256]
+
+
+def test_whole_search_with_tiny_partitions_equals_one_partition(tmp_path: Path, monkeypatch) -> None:
+    """Real files: shared passages, copies, a header above a small budget."""
+    root = tmp_path / "t"
+    root.mkdir()
+    header = words(70, 250)
+    passages = [words(100 + i, 120) for i in range(6)]
+    for k in range(14):
+        body = " ".join(passages[(k + j) % 6] for j in range(1 + k % 3)) + " " + words(k, 80)
+        (root / f"f{k:02d}.txt").write_text((header + "\n" if k % 2 else "") + body)
+    (root / "copy.txt").write_bytes((root / "f03.txt").read_bytes())
+    t, ids, off, vals = table_from_paths(sorted(root.iterdir()))
+    for params in (SimilarityParams(), SimilarityParams(pair_budget=60), SimilarityParams(common_min_df=4)):
+        want = compute_pair_arrays(t, ids, off, vals, min_similarity=0, params=params)
+        monkeypatch.setattr(core, "PARTITION_VALUES", 16)
+        got = compute_pair_arrays(t, ids, off, vals, min_similarity=0, params=params)
+        monkeypatch.undo()
+
+        def rows(pa):
+            return sorted(zip(*(getattr(pa, f).tolist() for f in pa.__slots__)))
+
+        assert rows(got) == rows(want)
+        assert want.a.size >= 5  # copies, shared passages (and the header unless dropped)
