@@ -95,6 +95,11 @@ def pair_record(p: Any) -> dict[str, Any]:
     return rec
 
 
+def _view_mark(view: str) -> str:
+    """The view in text output: marked only when it is the code view (the exception)."""
+    return "code" if view == "code" else "    "
+
+
 def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
     n = 0
     if fmt == "csv":
@@ -111,7 +116,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
     else:
         for p in pairs:
             out.write(
-                f"{p.best:6.1f}%  {p.kind:<9}  {p.view:<4}  J {p.resemblance:5.1f}  A {p.containment_a:5.1f}  "
+                f"{p.best:6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {p.resemblance:5.1f}  A {p.containment_a:5.1f}  "
                 f"B {p.containment_b:5.1f}  d {p.simhash_distance:2d}  "
                 f"{_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
             )
@@ -171,8 +176,8 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
             out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {_human(total)}\n")
             for m in g.members:
                 kind = "reference" if m.is_reference else m.kind
-                view = m.pair.view if m.pair is not None else ""
-                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {view:<4}  {_shown(m.path)}\n")
+                view = _view_mark(m.pair.view) if m.pair is not None else _view_mark("")
+                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {view}  {_shown(m.path)}\n")
             out.write("\n")
 
 
