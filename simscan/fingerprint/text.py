@@ -473,12 +473,15 @@ def _fast_bytes(
             return None
         if u16 is None:
             # In the UTF-8 bytes: the lead byte becomes the unit, the continuation bytes NUL,
-            # which the table drops (a control character).
+            # which the table drops (a control character).  Edited in a bytearray, which
+            # translates without another copy.
             assert raw is not None and cont is not None
-            narrow = np.frombuffer(raw, dtype=np.uint8).copy()
+            buf = bytearray(raw)
+            narrow = np.frombuffer(buf, dtype=np.uint8)
             narrow[cont] = 0
-        else:
-            narrow = u16.astype(np.uint8)
+            narrow[hi] = m
+            return buf.translate(t.ascii_map, t.ascii_drop)  # type: ignore[return-value]
+        narrow = u16.astype(np.uint8)
         narrow[hi] = m
         return narrow.tobytes().translate(t.ascii_map, t.ascii_drop)
     changed = vals[m != vals]
