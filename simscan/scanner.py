@@ -34,8 +34,8 @@ are started with the walk, otherwise once there is more than :data:`INLINE_MAX_F
 new path that might be a rename (it has the identity of an indexed file) waits for the end of
 the walk, when it is known whether the old path is gone.  The writer commits every
 :data:`COMMIT_FILES` files or :data:`COMMIT_SECONDS`, so a crash, a cancel or Ctrl-C loses at
-most one batch, and the next scan picks up the rest.  At most ``3 x jobs`` tasks are in flight,
-which bounds memory whatever the tree.  If workers cannot start (e.g. ``__main__`` cannot be
+most one batch, and the next scan picks up the rest.  At most ``3 x jobs`` tasks are in flight
+(``8 x jobs`` while they hold at most 64 MB of files), which bounds memory whatever the tree.  If workers cannot start (e.g. ``__main__`` cannot be
 re-imported) or keep dying, the scan reads in-process instead.
 
 Files are opened read-only with O_NOATIME where the kernel permits it (owner or root), with
@@ -73,6 +73,12 @@ BATCH_FILES = 256
 #: A task's byte budget; files at least this large are a task each (read in chunks, not whole).
 BATCH_BYTES = 8 << 20
 LARGE_FILE = 4 << 20
+#: Tasks in flight per worker while they are small (their files total at most IN_FLIGHT_BYTES; larger
+#: ones: 3 per worker).  A worker's queue of 3 tasks of 256 small files lasts ~0.1 s, less than the
+#: writer may spend on one commit or posting step, after which the worker would wait; results of
+#: small files are ~1.7 KB each, so 8 tasks cost a few MB.
+IN_FLIGHT_TASKS = 8
+IN_FLIGHT_BYTES = 64 << 20
 #: Fingerprints kept per file at most (8 M = a 64 MB blob: ~330 MB of text or ~2.3 GB of binary with the
 #: default densities, measured 24.5 and 3.5 per KB).  Beyond it a file keeps its checksums only: its set
 #: would cost hundreds of MB in each process that handles it; SQLite's blob limit is 1 GB anyway.
@@ -645,6 +651,7 @@ class _Reader:
         self.cur: list[tuple[int, bytes, int]] = []
         self.cur_bytes = 0
         self.pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
+        self.pending_bytes = 0  # size of the files of the tasks in flight
         self.pool: ProcessPoolExecutor | None = None
         self.pool_allowed = self.jobs > 1 and _workers_can_start()
         # A first scan will have plenty to read: start the workers while the walk goes on.
@@ -706,8 +713,9 @@ class _Reader:
                     # workers idle while it finishes.  Stable, so the order stays deterministic.
                     self.queue = deque(sorted(self.queue, key=_task_bytes, reverse=True))
                     self.reorder = False
-                while self.queue and len(self.pending) < 3 * self.jobs:
+                while self.queue and self._room(self.queue[0]):
                     t = self.queue.popleft()
+                    self.pending_bytes += _task_bytes(t)
                     self.pending.append((t, self.pool.submit(read_task, t)))
                 if not self.pending:
                     return True
@@ -723,9 +731,17 @@ class _Reader:
             except BrokenProcessPool:
                 self._pool_broke()
                 continue
-            self.pending.popleft()
+            self.pending_bytes -= _task_bytes(self.pending.popleft()[0])
             self.done_by_pool += 1
             self._handle(outcomes)
+
+    def _room(self, task: Task) -> bool:
+        """Whether ``task`` may be submitted now: up to ``3 x jobs`` tasks in flight, and up to
+        :data:`IN_FLIGHT_TASKS` ``x jobs`` while they hold at most :data:`IN_FLIGHT_BYTES` of files."""
+        n = len(self.pending)
+        if n < 3 * self.jobs:
+            return True
+        return n < IN_FLIGHT_TASKS * self.jobs and self.pending_bytes + _task_bytes(task) <= IN_FLIGHT_BYTES
 
     def _idle_work(self) -> bool:
         """While the workers are busy, put finished files into the inverted index a slice at a time
@@ -777,6 +793,7 @@ class _Reader:
         _kill_pool(self.pool)
         self.pool = None
         pending, self.pending = list(self.pending), deque()
+        self.pending_bytes = 0
         if self.done_by_pool == 0 or self.breaks >= MAX_POOL_BREAKS:
             # Workers cannot start here (or keep dying): read in this process from now on, losing nothing.
             self.pool_allowed = False

@@ -591,8 +591,13 @@ class Index:
 
     def posted_pairs(self, ids: Sequence[int], arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The posted (fp as int64, file id) pairs of these files' fingerprint arrays (one array per id,
-        as stored), in file order; what :meth:`posting_job` takes as ``pairs``."""
-        return self._posted_pairs(ids, arrays)
+        as stored), sorted by value (ties in file order); what :meth:`posting_job` takes as ``pairs``.
+        Sorting here, a commit's worth at a time, lets a job of many commits merge sorted runs (~5x
+        cheaper than sorting 2.5 M pairs at once, 0.25 s that kept the scan from collecting its workers'
+        results)."""
+        fp, owner = self._posted_pairs(ids, arrays)
+        order = np.argsort(fp, kind="stable")
+        return fp[order], owner[order]
 
     def _posted_pairs(self, ids: Sequence[int], arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The posted (fp as int64, file id) pairs of these files' fingerprint arrays."""
@@ -1041,7 +1046,9 @@ class PostingJob:
                 owners.append(owner)
             fp = np.concatenate(fps) if fps else np.zeros(0, np.int64)
             owner = np.concatenate(owners) if owners else np.zeros(0, np.int64)
-        order = np.lexsort((owner, fp))
+        # Key order walks the B-tree once.  The stable sort (timsort) merges the sorted runs that
+        # posted_pairs made per commit; ties keep their order, which only affects locality.
+        order = np.argsort(fp, kind="stable")
         self._fp, self._owner = fp[order], owner[order]
         self._pos = 0
 
