@@ -157,6 +157,33 @@ class _Changed(Exception):
 def _worker_init() -> None:
     # Ctrl-C goes to the whole process group: let the parent decide, workers are just terminated.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _keep_freed_memory()
+
+
+#: glibc ``mallopt`` parameters (malloc.h) and the values set in workers.
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+WORKER_MMAP_THRESHOLD = 32 << 20
+WORKER_TRIM_THRESHOLD = 256 << 20
+
+
+def _keep_freed_memory() -> None:
+    """Let a worker's C heap keep the memory numpy frees, for the next batch to reuse.
+
+    By default glibc gives blocks of more than ~128 KB back to the kernel when freed (and trims the
+    heap top), so each batch's temporary arrays are fresh pages again: 3.2 page faults per small
+    file, which on this (virtual) machine cost ~5-10 % of a worker's time (measured 146-150 ->
+    135-143 us per file over 1,500 files, 3 runs each).  A worker lives only as long as its scan, and
+    its heap stays at most at its own peak, which the same work reaches anyway.  Only workers are
+    tuned, never the caller's process (a GUI).  A C library without ``mallopt`` is left as it is."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+        mallopt(_M_MMAP_THRESHOLD, WORKER_MMAP_THRESHOLD)
+        mallopt(_M_TRIM_THRESHOLD, WORKER_TRIM_THRESHOLD)
+    except Exception:  # noqa: BLE001, S110 - an optimisation only: not glibc, no ctypes, ...
+        pass
 
 
 def _open(path: bytes, follow: bool) -> int:
