@@ -91,6 +91,9 @@ COMMIT_FILES = 4000
 COMMIT_SECONDS = 2.0
 #: ... or once this many bytes of fingerprints wait (large files: keeps the writer's memory bounded).
 COMMIT_BYTES = 32 << 20
+#: ... and, while the writer waits for its workers, as soon as this many bytes of fingerprints wait
+#: (a large file; ~2,700 small ones, near COMMIT_FILES anyway).
+IDLE_COMMIT_BYTES = 4 << 20
 #: Files that wait for the inverted index before the scan posts them while its workers are busy.
 POST_JOB_FILES = 16_000
 #: ... and at most this many per job: ~25 postings per file, 16 bytes each, held a few times over while
@@ -775,15 +778,26 @@ class _Reader:
         (see :class:`simscan.index.PostingJob`), so that little is left for the "write" phase.  A
         job starts once :data:`POST_JOB_FILES` files or :data:`POST_JOB_FINGERPRINTS` fingerprints
         wait, or as many as were posted so far (each job walks the whole B-tree, so jobs grow with
-        it).  True when it did some work."""
+        it).  Once the walk is over and every task is submitted, a quarter of that is enough: what
+        waits then would otherwise be left for the final pass, when the workers are done and one
+        core idles (100,000 small files: ~36,000 files, ~0.4 s).  True when it did some work."""
         w = self.writer
         if self.job is not None:
             if not self.job.step():
                 self.finish_job()
             return True
-        if w.waiting_files >= min(max(POST_JOB_FILES, w.posted), POST_JOB_MAX_FILES) or (
-            w.waiting and w.waiting_fps >= max(POST_JOB_FINGERPRINTS, w.posted_fps)
-        ):
+        if w.fp_bytes >= IDLE_COMMIT_BYTES:
+            # Large files: commit what was read while waiting anyway, not with the next file (the
+            # last commit of 8 files of 25-100 MB held 2-3 of them, 0.2 s after the last was read).
+            w.flush()
+            return True
+        if not w.waiting:
+            return False
+        files = min(max(POST_JOB_FILES, w.posted), POST_JOB_MAX_FILES)
+        fps = max(POST_JOB_FINGERPRINTS, w.posted_fps)
+        if not self.walking and not self.queue:
+            files, fps = files // 4, fps // 4
+        if w.waiting_files >= files or w.waiting_fps >= fps:
             self.start_job(POST_JOB_MAX_FILES)
             return True
         return False

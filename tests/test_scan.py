@@ -622,16 +622,21 @@ def test_other_algorithm_version_is_fingerprinted_again(tmp_path: Path):
         assert len(ix.files()) == 10 and ix.stats()["files_needing_rescan"] == 0
 
 
-@pytest.mark.parametrize("trigger", ["files", "fingerprints"])
+@pytest.mark.parametrize("trigger", ["files", "fingerprints", "idle commits"])
 def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch, trigger: str):
     # Many small posting jobs during the read phase, started by the count of waiting files or of
-    # waiting fingerprints (what large files trigger).
+    # waiting fingerprints (what large files trigger), or fed by commits made while the writer
+    # waits for its workers (what large files do).
+    monkeypatch.setattr(scanner, "COMMIT_FILES", 10)
     if trigger == "files":
         monkeypatch.setattr(scanner, "POST_JOB_FILES", 10)
-    else:
+    elif trigger == "fingerprints":
         monkeypatch.setattr(scanner, "POST_JOB_FINGERPRINTS", 2_000)
+    else:
+        monkeypatch.setattr(scanner, "POST_JOB_FILES", 10)
+        monkeypatch.setattr(scanner, "COMMIT_FILES", 1_000_000)
+        monkeypatch.setattr(scanner, "IDLE_COMMIT_BYTES", 1)
     monkeypatch.setattr(scanner, "BATCH_FILES", 5)
-    monkeypatch.setattr(scanner, "COMMIT_FILES", 10)
     monkeypatch.setattr(scanner, "INLINE_MAX_FILES", 0)
     jobs = []
     real_job = Index.posting_job
