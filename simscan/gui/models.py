@@ -789,7 +789,12 @@ class ResultsModel(QAbstractItemModel):
                 v = s.l_sim[m]
                 return "" if math.isnan(v) else f"{v:.1f} %"
             if col == COL_KIND:
-                return _tr("reference") if s.l_is_ref[m] else _tr(KINDS[s.l_kind[m]])
+                if s.l_is_ref[m]:
+                    return _tr("reference")
+                pair = s.pairs[m] if m < len(s.pairs) else None
+                if getattr(pair, "view", "text") == "code":
+                    return _tr("{0} (code)").format(_tr(KINDS[s.l_kind[m]]))
+                return _tr(KINDS[s.l_kind[m]])
             if col == COL_SIZE:
                 return format_size(s.l_size[m])
             if col == COL_MODIFIED:

@@ -736,6 +736,7 @@ def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
     assert s.pairs[m].view == "code" and s.l_sim[m] >= 90
     tip = win.model.member_index(m, COL_SIMILARITY).data(Qt.ItemDataRole.ToolTipRole)
     assert "program code" in tip
+    assert win.model.member_index(m, COL_KIND).data() == "near (code)"
     with qtbot.waitSignal(win.previewShown, timeout=WAIT):
         assert win.select_member(m)
     assert "program code" in win.preview.summary.text()
