@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
@@ -84,6 +85,8 @@ APPLICATION = "simscan"
 #: Settle time (ms) of the threshold slider before regrouping: moves faster than this are
 #: merged into one regroup.  The histogram and the label follow every move at once.
 REGROUP_DELAY_MS = 120
+#: Files made references (Ctrl+E) remembered per index, the latest ones.
+MAX_SAVED_REFERENCES = 10_000
 #: Settle time (ms) of the current row before its preview is computed.
 PREVIEW_DELAY_MS = 60
 
@@ -707,6 +710,9 @@ class MainWindow(QMainWindow):
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
+        if self._restore_references(results):
+            self.regroup()  # the groups with the remembered references replace these
+            return
         self._set_snapshot(results.snapshot)
 
     def _set_snapshot(self, snap: Snapshot) -> None:
@@ -965,7 +971,41 @@ class MainWindow(QMainWindow):
             return
         self.preferred_refs = [f for f in self.preferred_refs if f != fid] + [fid]
         self.model.set_marked([fid], False)  # a reference is kept
+        self._save_references()
         self.regroup()
+
+    def _save_references(self) -> None:
+        """Remember the files made references for this index (by path: ids are the index's own,
+        paths survive a rebuilt index), the latest :data:`MAX_SAVED_REFERENCES` of them."""
+        res = self.results
+        if res is None or res.files is None:
+            return
+        path_of = dict(zip(np.asarray(res.files.ids).tolist(), res.files.paths))
+        paths = [path_of[f] for f in self.preferred_refs if f in path_of][-MAX_SAVED_REFERENCES:]
+        saved = self._saved_references_all()
+        saved[str(self.index_path)] = paths
+        self.settings.setValue("results/references", json.dumps(saved))
+
+    def _saved_references_all(self) -> dict[str, list[str]]:
+        try:
+            raw = json.loads(self.settings.value("results/references", "{}", str) or "{}")
+        except (ValueError, TypeError):
+            return {}
+        if not isinstance(raw, dict):
+            return {}
+        return {str(k): [str(p) for p in v] for k, v in raw.items() if isinstance(v, list)}
+
+    def _restore_references(self, results: jobs.Results) -> bool:
+        """After the first load of an index: the files made references in an earlier session,
+        by path, become preferred again.  True when that changes anything (then regroup)."""
+        if self.preferred_refs or results.files is None:
+            return False
+        paths = self._saved_references_all().get(str(self.index_path), [])
+        if not paths:
+            return False
+        id_of = dict(zip(results.files.paths, np.asarray(results.files.ids).tolist()))
+        self.preferred_refs = [id_of[p] for p in paths if p in id_of]
+        return bool(self.preferred_refs)
 
     def trash_marked(self) -> None:
         if self.runner.busy("trash") or self.runner.busy("scan"):

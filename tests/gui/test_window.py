@@ -434,6 +434,13 @@ def test_make_reference(qtbot, window, corpus):
     assert g["edited.txt"][0] == "reference"
     for name in ("original.txt", "copy.txt", "utf16.txt"):
         assert g[name][1] == pytest.approx(before["edited.txt"][1])
+    # The choice outlives the window: opened again on this index, edited.txt is the reference.
+    win.close()
+    win2 = window()
+    qtbot.waitUntil(lambda: win2.model.snapshot.n_groups > 0 and not win2.runner.busy("group"), timeout=WAIT)
+    assert shown_groups(win2)[0]["edited.txt"][0] == "reference"
+    # Another index has its own choices (none here).
+    assert win2._saved_references_all().keys() == {str(win2.index_path)}
 
 
 def test_filters_kind_and_search(qtbot, window, corpus):
