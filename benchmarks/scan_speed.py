@@ -7,7 +7,10 @@ Trees (generated once, reused; under /tmp, never in the repository):
 - many-small: ``--small`` files of 1-16 KB (uniform), 1,000 per folder, word-like text drawn
   from a 5,000-word vocabulary (every file different), one in ten random binary;
 - few-large: ``--large`` files of 25-100 MB, alternately word-like text and random binary.
-The tree is read once before timing (warm page cache, as the targets assume).  Each tree is
+The tree is read once before timing (warm page cache, as the targets assume).  Other programs
+on a 2-core machine change the wall-clock figures a lot, so the CPU time of the first scan
+(walker+writer and workers) is printed too, with the rate it would allow if every core were the
+scan's own and never idle (an upper bound; compare CPU figures across runs, and repeat).  Each tree is
 scanned into a fresh index, rescanned with nothing changed, then 1 % of the files get new
 content and it is rescanned again.  Targets (2 cores, warm cache): >= 12,000 files/s on
 many-small, >= 1,000 MB/s on few-large, a no-change rescan <= 5 % of the first scan.
@@ -120,13 +123,33 @@ def change_one_percent(root: Path, seed: int = 3) -> int:
 
 
 class RssMonitor:
-    """Polls /proc every 20 ms: the peak of (this process + all its descendants) resident memory."""
+    """Polls /proc every 20 ms: the peak of (this process + all its descendants) resident memory, and
+    the CPU time (user + system) the descendants (fork server, workers) used, as last seen per
+    process: a worker's last <= 20 ms may be missed.  ``main_cpu_s``: this process's CPU time over
+    the same interval, less this monitor's own."""
 
     def __init__(self) -> None:
         self.peak_total = 0
         self.peak_self = 0
+        self._cpu: dict[int, float] = {}
+        self._own = 0.0
+        self._t0 = 0.0
+        self.main_cpu_s = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def children_cpu_s(self) -> float:
+        return sum(self._cpu.values())
+
+    @staticmethod
+    def _cpu_of(pid: int) -> float | None:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     @staticmethod
     def _rss(pid: int) -> int:
@@ -157,22 +180,30 @@ class RssMonitor:
         me = os.getpid()
         while not self._stop.wait(0.02):
             mine = self._rss(me)
-            total = mine + sum(self._rss(p) for p in self._descendants())
+            kids = self._descendants()
+            total = mine + sum(self._rss(p) for p in kids)
             self.peak_self = max(self.peak_self, mine)
             self.peak_total = max(self.peak_total, total)
+            for p in kids:
+                c = self._cpu_of(p)
+                if c is not None:
+                    self._cpu[p] = c
+            self._own = time.thread_time()
 
     def __enter__(self) -> RssMonitor:  # noqa: PYI034
+        self._t0 = time.process_time()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self.main_cpu_s = time.process_time() - self._t0 - self._own
 
 
-def bench(name: str, root: Path, jobs: int | None, target: str) -> None:
+def bench(name: str, root: Path, jobs: int | None, target: str, index_dir: Path = BASE) -> None:
     files, total = warm(root)
-    idx = BASE / f"{name}.sqlite3"
+    idx = index_dir / f"{name}.sqlite3"
     for p in (idx, Path(f"{idx}-wal"), Path(f"{idx}-shm")):
         p.unlink(missing_ok=True)
     req = ScanRequest([root], index_path=idx, jobs=jobs)
@@ -202,6 +233,15 @@ def bench(name: str, root: Path, jobs: int | None, target: str) -> None:
     print(
         f"rescan, 1% changed:{after:7.2f} s  = {100 * after / first:5.1f} %  (changed {changed}, read {r3.files_read})"
     )
+    cores = os.cpu_count() or 1
+    main_us, work_us = (1e6 * x / max(1, r1.files_read) for x in (rss.main_cpu_s, rss.children_cpu_s))
+    cpu_s = rss.main_cpu_s + rss.children_cpu_s
+    print(
+        f"CPU of the first scan: walker+writer {rss.main_cpu_s:.2f} s ({main_us:,.0f} us/file), workers "
+        f"{rss.children_cpu_s:.2f} s ({work_us:,.0f} us/file); {cpu_s / first:.2f} cores busy on average.  "
+        f"With all {cores} cores its own: <= {cores * r1.files_read / cpu_s:,.0f} files/s, "
+        f"{cores * r1.bytes_read / cpu_s / 1e6:,.1f} MB/s"
+    )
     print(
         f"peak RSS during the first scan: {rss.peak_total / 1e6:,.0f} MB in all processes "
         f"({rss.peak_self / 1e6:,.0f} MB walker+writer); index {idx.stat().st_size / 1e6:,.1f} MB"
@@ -214,18 +254,19 @@ def main() -> None:
     ap.add_argument("--small", type=int, default=100_000, help="files in the many-small tree (0: skip)")
     ap.add_argument("--large", type=int, default=8, help="files in the few-large tree (0: skip)")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
+    ap.add_argument("--index-dir", type=Path, default=BASE, help=f"where the indexes go (default {BASE})")
     args = ap.parse_args()
     print(f"simscan scan benchmark: {os.cpu_count()} CPUs, jobs={args.jobs or os.cpu_count()}")
     if args.small:
         t = time.perf_counter()
         root = build_small(args.small)
         print(f"(many-small tree ready in {time.perf_counter() - t:.1f} s: {root})")
-        bench("many-small", root, args.jobs, "target >= 12,000 files/s; no-change rescan <= 5 %")
+        bench("many-small", root, args.jobs, "target >= 12,000 files/s; no-change rescan <= 5 %", args.index_dir)
     if args.large:
         t = time.perf_counter()
         root = build_large(args.large)
         print(f"(few-large tree ready in {time.perf_counter() - t:.1f} s: {root})")
-        bench("few-large", root, args.jobs, "target >= 1,000 MB/s")
+        bench("few-large", root, args.jobs, "target >= 1,000 MB/s", args.index_dir)
 
 
 if __name__ == "__main__":

