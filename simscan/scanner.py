@@ -167,7 +167,7 @@ def _worker_init() -> None:
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 WORKER_MMAP_THRESHOLD = 32 << 20
-WORKER_TRIM_THRESHOLD = 256 << 20
+WORKER_TRIM_THRESHOLD = 64 << 20
 
 
 def _keep_freed_memory() -> None:
