@@ -88,7 +88,7 @@ def test_flatnonzero_by_words_matches_numpy(density: float) -> None:
     for n in (0, 1, 7, 63, 64, 65, 1000, 4097, 262_095):
         mask = rng.random(n) < density
         for claimed in (density, 0.04):  # the claimed density only picks the method
-            assert rolling._flatnonzero(mask, claimed).tolist() == np.flatnonzero(mask).tolist(), (n, claimed)
+            assert rolling.sparse_flatnonzero(mask, claimed).tolist() == np.flatnonzero(mask).tolist(), (n, claimed)
         # A view that is not at the start of its buffer (unaligned words).
         if n > 9:
-            assert rolling._flatnonzero(mask[3:], 0.04).tolist() == np.flatnonzero(mask[3:]).tolist()
+            assert rolling.sparse_flatnonzero(mask[3:], 0.04).tolist() == np.flatnonzero(mask[3:]).tolist()
