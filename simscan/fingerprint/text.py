@@ -81,9 +81,11 @@ def detect_decode(data: bytes) -> tuple[Detected, str | None]:
     """Detect and decode a whole (small) file: (detection, decoded text or None for
     binary); the encoding gets a ``+replace`` suffix when strict decoding failed.  The
     same result as :func:`detect` on the first ``SAMPLE`` bytes, then decoding."""
-    det = detect(data[:SAMPLE])
+    det, decoded = _detect(data[:SAMPLE])
     if not det.is_text:
         return det, None
+    if decoded is not None and len(data) <= SAMPLE:
+        return det, decoded  # the sample was the whole file, already decoded by the detection
     assert det.encoding is not None
     body = data[det.bom_len :] if det.bom_len else data
     try:
@@ -94,33 +96,38 @@ def detect_decode(data: bytes) -> tuple[Detected, str | None]:
 
 def detect(sample: bytes) -> Detected:
     """Decide text or binary, and the encoding, from the first bytes of a file."""
+    return _detect(sample)[0]
+
+
+def _detect(sample: bytes) -> tuple[Detected, str | None]:
+    """:func:`detect`, and ``sample`` decoded when the detection decoded all of it as UTF-8
+    (without a BOM), so that a small file is not decoded twice (else None)."""
     for bom, enc in _BOMS:
         if sample.startswith(bom):
-            return Detected(True, enc, len(bom))
+            return Detected(True, enc, len(bom)), None
     if not sample:
-        return Detected(True, "utf-8")
+        return Detected(True, "utf-8"), ""
     if b"\0" in sample:
         arr = np.frombuffer(sample, dtype=np.uint8)
         enc = _utf16_without_bom(arr, arr == 0)
-        return Detected(True, enc) if enc else Detected(False, None)
+        return (Detected(True, enc) if enc else Detected(False, None)), None
     if b"\x1b" in sample and (b"\x1b$" in sample or b"\x1b(" in sample):
         # ISO-2022 (7-bit CJK: escape sequences, SO/SI shifts): only chardet can tell.
         det = _chardet(sample)
         if det.is_text and det.encoding and det.encoding.startswith("iso2022"):
-            return det
+            return det, None
     # More than 1% control bytes: binary (counted with one C pass: small files are common).
     if sample.translate(_CONTROL_MAP).count(0) * 100 > len(sample):
-        return Detected(False, None)
+        return Detected(False, None), None
     if sample.isascii():
-        return Detected(True, "utf-8")
+        return Detected(True, "utf-8"), None
     try:
-        sample.decode("utf-8")
-        return Detected(True, "utf-8")
+        return Detected(True, "utf-8"), sample.decode("utf-8")
     except UnicodeDecodeError as e:
         # A sample cut inside a multi-byte sequence is still UTF-8.
         if e.start >= len(sample) - 3 and e.reason.startswith("unexpected end"):
-            return Detected(True, "utf-8")
-    return _chardet(sample)
+            return Detected(True, "utf-8"), None
+    return _chardet(sample), None
 
 
 def _chardet(sample: bytes) -> Detected:
