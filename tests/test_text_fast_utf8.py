@@ -184,3 +184,49 @@ def test_light_collapse_equals_translate_and_collapse() -> None:
             assert got is None
         else:
             assert got is not None and got.tobytes() == expected, data
+
+
+def test_collapse_many_light_equals_translated() -> None:
+    """Untranslated light pieces (``fast_pair_bytes``) through ``collapse_many(light=True)``:
+    the light forms of translating, stripping and collapsing each piece, in groups with and
+    without dropped bytes (NUL, other controls, DEL) inside and at the ends of pieces."""
+    t = T._table(False)
+    rng = np.random.default_rng(7)
+    pool = list(b"abc xyz.,\t\r\n\x0b\x0c\x1c\x1f  ") + list("é“”".encode())
+    for trial in range(60):
+        texts = []
+        for _ in range(int(rng.integers(1, 40))):
+            b = bytes(rng.choice(pool, int(rng.integers(0, 300))).astype(np.uint8).tolist())
+            if rng.random() < (0.5 if trial % 2 else 0.02):  # a dropped byte somewhere
+                pos = int(rng.integers(0, len(b) + 1))
+                b = b[:pos] + bytes([int(rng.choice([0, 1, 8, 14, 27, 127]))]) + b[pos:]
+            texts.append(b)
+        sources = [b.strip(T._LOW_BYTES) for b in texts]
+        expected = [T._collapse_bytes(b.translate(t.ascii_map, t.ascii_drop).strip(b" ")).tobytes() for b in texts]
+        for group_bytes in (1 << 18, 64):
+            parts, lengths = T.collapse_many(sources, group_bytes, light=True)
+            flat = b"".join(p.tobytes() for p in parts)
+            assert lengths.tolist() == [len(e) for e in expected]
+            assert flat == b"".join(expected)
+
+
+def test_fingerprint_many_with_control_bytes_equals_one_by_one() -> None:
+    from simscan.fingerprint import fingerprint_bytes, fingerprint_many
+
+    rng = np.random.default_rng(8)
+    items = []
+    for i in range(40):
+        words = _bytes_text(rng, int(rng.integers(0, 4000)), _GOOD, int(rng.integers(0, 20)))
+        if i % 3 == 0:  # a control byte the light form drops, or DEL, anywhere (kept text: < 1 %)
+            pos = int(rng.integers(0, len(words) + 1))
+            words = words[:pos] + bytes([int(rng.choice([1, 8, 14, 27, 127]))]) + words[pos:]
+        if i % 5 == 0:
+            words = b"\x0c \r\n" + words + b"\t\x1f "
+        items.append(words)
+    # A NUL after the detection sample: still text, and the NUL is dropped from both forms.
+    items.append(b"word " * 14000 + b"\x00 tail\r\n")
+    for got, data in zip(fingerprint_many(items), items):
+        want = fingerprint_bytes(data)
+        assert (got.content_hash, got.simhash, got.units, got.encoding) == (
+            want.content_hash, want.simhash, want.units, want.encoding)
+        assert got.rolling.tolist() == want.rolling.tolist() and got.anchored.tolist() == want.anchored.tolist()

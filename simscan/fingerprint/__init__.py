@@ -404,7 +404,7 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
             groups["text"][1].append(units)
     if fast_idx:
         heavy, heavy_len = _text.collapse_many(fast_heavy)
-        light_parts, light_len = _text.collapse_many(fast_light)
+        light_parts, light_len = _text.collapse_many(fast_light, light=True)
         light = np.concatenate(light_parts) if len(light_parts) > 1 else light_parts[0] if light_parts else b""
         off = 0
         for j, n in zip(fast_idx, light_len.tolist()):

@@ -526,15 +526,16 @@ _UTF8_SPARSE_MIN = 1 << 16
 _SPACES = np.full(0, _SPACE, dtype=np.uint8)
 
 
-def _light_collapse(b: bytes | bytearray, t: _Table) -> np.ndarray | None:
-    """``_collapse_bytes(b.translate(t.ascii_map, t.ascii_drop))`` for the light table
-    (``t.max_space``) when ``b`` holds none of the bytes it drops (else None): runs of bytes
-    up to the space are collapsed in the raw bytes, then each kept one becomes a space with
-    one ``maximum`` against an array of spaces (numpy's uint8 maximum with a scalar is 12x
-    slower).  Saves the translate pass, ~0.2 ns a byte net of the dropped-byte check."""
+def _spaces(n: int) -> np.ndarray:
+    """n spaces (a read-only view of a shared array, grown on demand and never written)."""
     global _SPACES
-    a = np.frombuffer(b, dtype=np.uint8)
-    n = a.size
+    if _SPACES.size < n:
+        _SPACES = np.full(max(n, 1 << 20), _SPACE, dtype=np.uint8)
+    return _SPACES[:n]
+
+
+def _light_bytes_only(a: np.ndarray, nuls: int, t: _Table) -> bool:
+    """Whether ``a`` (uint8) holds no byte the light table ``t`` drops, but for ``nuls`` NULs."""
     for lo, hi in t.drop_ranges:
         if lo == hi:
             hit = a == lo
@@ -542,8 +543,21 @@ def _light_collapse(b: bytes | bytearray, t: _Table) -> np.ndarray | None:
             hit = a <= hi
         else:
             hit = np.subtract(a, np.uint8(lo), dtype=np.uint8) <= np.uint8(hi - lo)
-        if hit.any():
-            return None
+        if np.count_nonzero(hit) > (nuls if lo == 0 else 0):
+            return False
+    return True
+
+
+def _light_collapse(b: bytes | bytearray, t: _Table) -> np.ndarray | None:
+    """``_collapse_bytes(b.translate(t.ascii_map, t.ascii_drop))`` for the light table
+    (``t.max_space``) when ``b`` holds none of the bytes it drops (else None): runs of bytes
+    up to the space are collapsed in the raw bytes, then each kept one becomes a space with
+    one ``maximum`` against an array of spaces (numpy's uint8 maximum with a scalar is 12x
+    slower).  Saves the translate pass, ~0.2 ns a byte net of the dropped-byte check."""
+    a = np.frombuffer(b, dtype=np.uint8)
+    n = a.size
+    if not _light_bytes_only(a, 0, t):
+        return None
     if n == 0:
         return a
     low = a <= _SPACE
@@ -552,9 +566,7 @@ def _light_collapse(b: bytes | bytearray, t: _Table) -> np.ndarray | None:
     np.logical_and(low[1:], low[:-1], out=keep[1:])
     np.logical_not(keep[1:], out=keep[1:])
     c = a[keep]
-    if _SPACES.size < c.size:
-        _SPACES = np.full(max(c.size, 1 << 20), _SPACE, dtype=np.uint8)
-    np.maximum(c, _SPACES[: c.size], out=c)
+    np.maximum(c, _spaces(c.size), out=c)
     return c
 
 
@@ -583,26 +595,43 @@ def _map_fast(text: str, t: _Table, sparse: tuple | None, raw: bytes | None = No
 def fast_pair_bytes(text: str, raw: bytes | None = None) -> tuple[bytes, bytes] | None:
     """(heavy, light) byte fast-path forms of a whole text, each stripped of spaces at both
     ends but not yet collapsed (see :func:`collapse_many`), or None when the text needs
-    the general path.  ``raw``: its UTF-8 bytes, when at hand."""
+    the general path.  ``raw``: its UTF-8 bytes, when at hand.  The light form is not yet
+    translated either (``collapse_many(..., light=True)`` maps it, see :func:`_light_collapse`):
+    stripped of every byte up to the space, which is the same as translating and then
+    stripping spaces whenever the text holds no byte the light table drops (and
+    ``collapse_many`` translates the pieces of a group that holds one)."""
     sparse = _sparse(text, raw)
     h = _fast_bytes(text, _table(True), sparse, raw)
     if h is None:
         return None
-    light = _fast_bytes(text, _table(False), sparse, raw)
+    light = _fast_bytes(text, _table(False), sparse, raw, translate=False)
     if light is None:
         return None
-    return h.strip(b" "), light.strip(b" ")
+    return h.strip(b" "), light.strip(_LOW_BYTES)
 
 
-def collapse_many(pieces: list[bytes], group_bytes: int = 1 << 18) -> tuple[list[np.ndarray], np.ndarray]:
+_LOW_BYTES = bytes(range(_SPACE + 1))
+
+
+def collapse_many(
+    pieces: list[bytes], group_bytes: int = 1 << 18, light: bool = False
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Collapse the space runs of many stripped pieces with a few numpy passes per group
     of about ``group_bytes`` (cache-sized: big fresh arrays cost page faults).
 
     Returns (parts, lengths): the collapsed pieces concatenated, as a list of uint8 arrays
     (one per group, in order), and the length of each piece.  A group's pieces are joined
     with NUL (never present after mapping), so a run never spans two pieces, and the NULs
-    are dropped in the same compress.
+    are dropped in the same compress.  ``light``: the pieces are light forms not yet
+    translated (:func:`fast_pair_bytes`): runs of bytes up to the space are collapsed and
+    mapped to a space as in :func:`_light_collapse`; a group holding a byte the light table
+    drops (a NUL other than the separators included) is translated piece by piece first.
     """
+    lt = _table(False)
+    if light and not lt.max_space:  # pragma: no cover - the light table has this form
+        pieces = [p.translate(lt.ascii_map, lt.ascii_drop).strip(b" ") for p in pieces]
+        light = False
+    pieces = list(pieces)
     sizes = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
     lengths = sizes.copy()
     parts: list[np.ndarray] = []
@@ -616,13 +645,26 @@ def collapse_many(pieces: list[bytes], group_bytes: int = 1 << 18) -> tuple[list
             continue
         group = pieces[first:last]
         a = np.frombuffer(b"\0".join(group), dtype=np.uint8)
+        shortcut = light and a.size > 0
+        if shortcut and not _light_bytes_only(a, last - first - 1, lt):
+            group = pieces[first:last] = [p.translate(lt.ascii_map, lt.ascii_drop).strip(b" ") for p in group]
+            sizes[first:last] = lengths[first:last] = [len(p) for p in group]
+            a = np.frombuffer(b"\0".join(group), dtype=np.uint8)
+            shortcut = False
         if a.size:
-            sp = a == _SPACE
+            if shortcut:
+                # Bytes 1..32 (the NUL separators excluded) all become a space.
+                sp = np.subtract(a, np.uint8(1), dtype=np.uint8) < _SPACE
+            else:
+                sp = a == _SPACE
             # ~5 % of heavy bytes (each punctuation mark before a space): see sparse_flatnonzero.
             dup = sparse_flatnonzero(sp[1:] & sp[:-1], 0.05) + 1
             keep = a != 0
             keep[dup] = False
-            parts.append(a[keep])
+            out = a[keep]
+            if shortcut:
+                np.maximum(out, _spaces(out.size), out=out)
+            parts.append(out)
             if dup.size:
                 starts = np.zeros(last - first, dtype=np.int64)
                 starts[1:] = np.cumsum(sizes[first : last - 1] + 1)
