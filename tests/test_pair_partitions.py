@@ -86,7 +86,7 @@ def test_shared_counts_equal_a_plain_reference(monkeypatch, seed: int, partition
 
 def test_partitions_are_a_power_of_two_of_bounded_size(monkeypatch) -> None:
     monkeypatch.setattr(core, "PARTITION_VALUES", 100)
-    assert [core._partitions(t) for t in (0, 100, 101, 400, 401, 10**9)] == [1, 1, 2, 4, 8, 256]
+    assert [core._partitions(t) for t in (0, 100, 101, 400, 401, 10**9)] == [1, 1, 2, 4, 8, 128]
 
 
 def test_whole_search_with_tiny_partitions_equals_one_partition(tmp_path: Path, monkeypatch) -> None:
@@ -111,3 +111,46 @@ def test_whole_search_with_tiny_partitions_equals_one_partition(tmp_path: Path, 
 
         assert rows(got) == rows(want)
         assert want.a.size >= 5  # copies, shared passages (and the header unless dropped)
+
+
+def test_row_counts_and_split_csr_equal_plain_loops() -> None:
+    """``views.row_counts`` (empty rows anywhere) and ``views.split_csr`` (copying, or compacting
+    the text view in place in slices) against per-row loops."""
+    from types import SimpleNamespace
+
+    from simscan.fingerprint import views as fv
+    from simscan.similarity import views
+
+    rng = np.random.default_rng(5)
+    for trial in range(6):
+        lens = rng.integers(0, 5, 40)
+        lens[:2] = 0 if trial % 2 else lens[:2]
+        lens[-3:] = 0 if trial % 3 == 0 else lens[-3:]
+        offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+        is_text = rng.random(lens.size) < 0.8
+        raw = rng.integers(0, 2**63, int(offsets[-1]), dtype=np.uint64)
+        # Tag a random half of each text file's values with the code view.
+        own = np.repeat(np.arange(lens.size), lens)
+        code_pick = (rng.random(raw.size) < 0.5) & is_text[own]
+        values = np.where(code_pick, fv.tag(raw, fv.CODE), fv.tag(raw, fv.TEXT))
+        mask = rng.random(raw.size) < 0.3
+        want = [int(mask[offsets[r] : offsets[r + 1]].sum()) for r in range(lens.size)]
+        assert views.row_counts(mask, offsets).tolist() == want
+        files = SimpleNamespace(ids=np.arange(lens.size) + 100, is_text=is_text)
+        ids = files.ids.copy()
+        views_of = fv.value_views(values, is_text[own])
+        plain = [
+            [values[offsets[r] : offsets[r + 1]][views_of[offsets[r] : offsets[r + 1]] == w].tolist()
+             for r in range(lens.size)]
+            for w in (fv.TEXT, fv.CODE)
+        ]
+        for consume in (False, True):
+            monkey_slice = views._COMPACT_SLICE
+            views._COMPACT_SLICE = 7  # many slices
+            try:
+                (t_off, t_val), code = views.split_csr(files, ids, offsets, values.copy(), consume=consume)
+            finally:
+                views._COMPACT_SLICE = monkey_slice
+            assert code is not None
+            for (off, val), rows in zip(((t_off, t_val), code), plain):
+                assert [val[off[r] : off[r + 1]].tolist() for r in range(lens.size)] == rows

@@ -450,23 +450,3 @@ def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
         res = query(ix, q, min_similarity=0)
     assert [Path(p.b_path).name for p in res] == ["book.txt"]
     assert res[0].containment_a > 50 and res[0].kind == "contained"
-
-
-def test_gather_equals_a_plain_concatenation() -> None:
-    """_gather (the pair search's reading of its representatives' fingerprints) against a plain
-    loop, for every row order: all rows in order (returned without a copy), ascending subsets,
-    permutations of all rows (which must not take the no-copy path), repeats."""
-    from simscan.similarity.core import _gather
-
-    rng = np.random.default_rng(17)
-    lens = rng.integers(0, 6, 30)
-    offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
-    values = rng.integers(0, 2**63, int(offsets[-1]), dtype=np.uint64)
-    n = lens.size
-    cases = [np.arange(n), np.sort(rng.choice(n, 12, replace=False)), rng.permutation(n), np.arange(n)[::-1],
-             rng.integers(0, n, 40)]
-    for rows in cases:
-        got_v, got_o = _gather(offsets, values, rows.astype(np.int64))
-        want_v = [int(v) for r in rows.tolist() for v in values[offsets[r] : offsets[r + 1]].tolist()]
-        want_o = [k for k, r in enumerate(rows.tolist()) for _ in range(int(lens[r]))]
-        assert got_v.tolist() == want_v and got_o.tolist() == want_o

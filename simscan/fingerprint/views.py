@@ -106,6 +106,11 @@ def tag_sorted(values: np.ndarray, view: int) -> np.ndarray:
     return np.unique(tag(values, view))
 
 
+#: Values examined at once by :func:`value_views` (its temporaries are several uint64 arrays
+#: as long as the slice: a pair search passes every fingerprint of the index).
+_VIEW_SLICE = 1 << 22
+
+
 def value_views(values: np.ndarray, text_owner: np.ndarray | bool) -> np.ndarray:
     """View (uint8: TEXT 0 / CODE 1) of each stored value; values of binary files
     (``text_owner`` False) are TEXT."""
@@ -114,12 +119,15 @@ def value_views(values: np.ndarray, text_owner: np.ndarray | bool) -> np.ndarray
     if v.size == 0:
         return out
     text = np.broadcast_to(np.asarray(text_owner, dtype=bool), v.shape)
-    anch = (v & _TOP) != 0
-    r = text & ~anch
-    out[r] = ((v[r] & _BIT62) != 0).astype(np.uint8)
-    a = text & anch
-    if a.any():
-        out[a] = (_unperm(v[a]) & _ONE).astype(np.uint8)
+    for lo in range(0, v.size, _VIEW_SLICE):
+        sl = slice(lo, lo + _VIEW_SLICE)
+        vs, ts, o = v[sl], text[sl], out[sl]
+        anch = (vs & _TOP) != 0
+        r = ts & ~anch
+        o[r] = ((vs[r] & _BIT62) != 0).astype(np.uint8)
+        a = ts & anch
+        if a.any():
+            o[a] = (_unperm(vs[a]) & _ONE).astype(np.uint8)
     return out
 
 

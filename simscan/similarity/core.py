@@ -281,27 +281,6 @@ def subset_table(files: FileTableLike, rows: np.ndarray) -> FileTableLike:
     return type(files)(**kw)
 
 
-def _gather(
-    offsets: np.ndarray, values: np.ndarray, rows: np.ndarray, owners: bool = True
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """(values, owner) of the CSR rows ``rows`` concatenated; owner = position in ``rows`` (None
-    unless ``owners``)."""
-    lens = offsets[rows + 1] - offsets[rows]
-    total = int(lens.sum())
-    # int32 owners while they fit: half the memory of one of the largest arrays of a pair search.
-    owner = np.repeat(np.arange(rows.size, dtype=np.int32 if rows.size < 2**31 else np.int64), lens) if owners else None
-    if rows.size and bool(np.all(rows[1:] > rows[:-1])):
-        if rows.size == offsets.size - 1:
-            return values[: int(offsets[-1])], owner  # rows == 0..n-1: the CSR itself (a view, no copy)
-        # Ascending rows (the usual case): a mask over the CSR, no index array of every value.
-        keep = np.zeros(offsets.size - 1, dtype=bool)
-        keep[rows] = True
-        return values[np.repeat(keep, np.diff(offsets))], owner
-    starts = np.repeat(offsets[rows] - (np.cumsum(lens) - lens), lens)
-    idx = np.arange(total, dtype=np.int64) + starts
-    return values[idx], owner
-
-
 def align_csr(
     files: FileTableLike, csr_ids: np.ndarray, offsets: np.ndarray
 ) -> np.ndarray:
@@ -376,22 +355,29 @@ def _check(cancel: CancelToken | None) -> None:
 #: Fingerprint values sorted at once by the pair search.  Above it the values are split by hash
 #: bits into partitions of about this size, each sorted and paired apart (a value's run lies in one
 #: partition), so the sort's temporaries (~45 bytes a value) scale with the partition, not with the
-#: index: 20 M fingerprints need ~0.1 GB of them instead of ~0.9 GB.
-PARTITION_VALUES = 1 << 21
+#: index: 52 M fingerprints (a 241,000-file home folder) need ~0.3 GB of them instead of ~2.3 GB.
+PARTITION_VALUES = 1 << 23
 
 
 def _partitions(total: int) -> int:
-    """How many partitions (a power of two, at most 256) for ``total`` values."""
+    """How many partitions (a power of two, at most 128) for ``total`` values."""
     parts = 1
-    while parts < 256 and total > parts * PARTITION_VALUES:
+    while parts < 128 and total > parts * PARTITION_VALUES:
         parts *= 2
     return parts
+
+
+#: Partition id of the values of files that take no part (never a partition: at most 128).
+_OUTSIDE = 255
 
 
 def _partition_ids(vals: np.ndarray, parts: int) -> np.ndarray:
     """Partition of each value (uint8): hash bits 40.. (uniform: the top bits carry the kind and
     view), computed in slices so that no temporary is as long as all the values."""
     out = np.empty(vals.size, np.uint8)
+    if parts == 1:
+        out[:] = 0
+        return out
     shift, mask = np.uint64(40), np.uint64(parts - 1)
     step = 1 << 22
     for a in range(0, vals.size, step):
@@ -418,73 +404,80 @@ def shared_counts(
     ``budget_cutoff`` when the posting lists under it would make more than ``pair_budget`` pairs).
 
     The values are sorted and paired by partition (:data:`PARTITION_VALUES`); the cut-off needs
-    the run lengths of every partition, so it is first assumed not lowered, and the few inputs
-    whose lists exceed the budget are done again with the lowered cut-off (a first pass counts).
+    the run lengths of every partition, so it is first assumed not lowered; when the lists exceed
+    the budget, that pass goes on counting run lengths only and a second one pairs with the
+    lowered cut-off.
     """
     nr = csr_row.size
-    vals, _ = _gather(offsets, values, csr_row, owners=False)
-    bounds = np.zeros(nr + 1, np.int64)
-    np.cumsum(offsets[csr_row + 1] - offsets[csr_row], out=bounds[1:])
-    parts = _partitions(vals.size)
-    pid = _partition_ids(vals, parts) if parts > 1 else None
+    offsets = np.asarray(offsets, dtype=np.int64)
+    vals = np.asarray(values, dtype=np.uint64)[: int(offsets[-1])]  # the CSR itself: no copy
+    idx_t = np.int32 if nr < 2**31 else np.int64
+    pos_of_row = np.full(offsets.size - 1, -1, idx_t)  # position in ``csr_row`` of each CSR row
+    pos_of_row[csr_row] = np.arange(nr, dtype=idx_t)
+    parts = _partitions(int((offsets[csr_row + 1] - offsets[csr_row]).sum()))
+    pid = _partition_ids(vals, parts)
+    taking = pos_of_row >= 0
+    if not taking.all():
+        pid[~np.repeat(taking, np.diff(offsets))] = _OUTSIDE
     width = _FP_PARAMS.max_level + 1
     cutoff = params.common_cutoff(nr)
 
     def partition(p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(values, owners, levels) of partition ``p``, sorted by value."""
-        if pid is None:
-            v, own = vals, np.repeat(np.arange(nr, dtype=np.int32 if nr < 2**31 else np.int64), np.diff(bounds))
-        else:
-            at = np.flatnonzero(pid == p)
-            v = vals[at]
-            own = (np.searchsorted(bounds, at, side="right") - 1).astype(np.int32 if nr < 2**31 else np.int64)
-            del at
+        at = np.flatnonzero(pid == p)
+        v = vals[at]
+        # ``at`` ascends: each CSR row's values are a slice of it (one search per row, not per value).
+        own = np.repeat(pos_of_row, np.diff(np.searchsorted(at, offsets)))
+        del at
         lv = value_levels(v, row_text[own])
         order = argsort_hashes(v)  # (ties are equal values: any order of them gives the same pairs)
         return v[order], own[order], lv[order]
 
-    def one_pass(cut: int) -> tuple[np.ndarray, np.ndarray, list, list, bool]:
-        full_size = np.zeros((nr, width), np.int64)
+    full_size = np.zeros((nr, width), np.int64)
+    hist = np.zeros(cutoff + 2, np.int64)  # run lengths, clipped above the cut-off (common anyway)
+
+    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool]:
+        """kept_size, key and count batches, and whether the pairs fit the budget at ``cut`` (the
+        first pass also sums ``full_size`` and ``hist``, and goes on counting when they do not)."""
         kept_size = np.zeros((nr, width), np.int64)
         key_parts: list[np.ndarray] = []
         cnt_parts: list[np.ndarray] = []
         made = 0
+        fits = True
         for p in range(parts):
             _check(cancel)
             v, own, lv = partition(p)
-            full_size += level_counts(lv, own, nr)
             starts, lengths = run_bounds(v)
             del v
-            common_run = lengths > cut
-            kept_size += level_counts(lv, own, nr, keep=np.repeat(~common_run, lengths))
-            del lv
-            usable = ~common_run & (lengths >= 2)
-            ul = lengths[usable].astype(np.int64)
-            made += int((ul * (ul - 1) // 2).sum())
-            if made > params.pair_budget and cut == cutoff:
-                return full_size, kept_size, [], [], False  # the cut-off must be lowered: see below
-            for pi, pj in pairs_in_runs(starts[usable], ul):
-                _check(cancel)
-                oa, ob = own[pi].astype(np.int64), own[pj].astype(np.int64)
-                lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
-                k, c = np.unique(lo * nr + hi, return_counts=True)
-                key_parts.append(k)
-                cnt_parts.append(c.astype(np.int32))
+            if first:
+                full_size[:] += level_counts(lv, own, nr)
+                hist[:] += np.bincount(np.minimum(lengths, cutoff + 1), minlength=cutoff + 2)
+            if fits:
+                common_run = lengths > cut
+                kept_size += level_counts(lv, own, nr, keep=np.repeat(~common_run, lengths))
+                usable = ~common_run & (lengths >= 2)
+                ul = lengths[usable].astype(np.int64)
+                made += int((ul * (ul - 1) // 2).sum())
+                if first and made > params.pair_budget:
+                    fits = False  # the cut-off must be lowered: pass 2; this one only counts
+                    key_parts.clear()
+                    cnt_parts.clear()
+                    continue
+                for pi, pj in pairs_in_runs(starts[usable], ul):
+                    _check(cancel)
+                    oa, ob = own[pi].astype(np.int64), own[pj].astype(np.int64)
+                    lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
+                    k, c = np.unique(lo * nr + hi, return_counts=True)
+                    key_parts.append(k)
+                    cnt_parts.append(c.astype(np.int32))
             if report:
                 report("pairs", p + 1, parts)
-        return full_size, kept_size, key_parts, cnt_parts, True
+        return kept_size, key_parts, cnt_parts, fits
 
-    full_size, kept_size, key_parts, cnt_parts, done = one_pass(cutoff)
-    if not done:
-        # Lengths of every run (clipped above the cut-off: those are common anyway) decide how
-        # far the cut-off goes down; then the pairs are made with it.
-        hist = np.zeros(cutoff + 2, np.int64)
-        for p in range(parts):
-            _check(cancel)
-            _, lengths = run_bounds(partition(p)[0])
-            hist += np.bincount(np.minimum(lengths, cutoff + 1), minlength=cutoff + 2)
+    kept_size, key_parts, cnt_parts, fits = one_pass(cutoff, True)
+    if not fits:
         lens = np.repeat(np.arange(cutoff + 2), hist)
-        full_size, kept_size, key_parts, cnt_parts, _ = one_pass(budget_cutoff(lens, cutoff, params.pair_budget))
+        kept_size, key_parts, cnt_parts, _ = one_pass(budget_cutoff(lens, cutoff, params.pair_budget), False)
     vals = pid = None  # (the closures' arrays: free them before the merge, the peak of memory)
     if key_parts:
         # Merge the per-batch counts: sort the keys once, sum the counts of equal keys.  Each
@@ -561,8 +554,7 @@ def compute_pair_arrays(
     star = star_pairs(cls, sim)
     _check(cancel)
 
-    # --- candidates between representatives (in row order: any order gives the same pairs, and
-    # ascending rows let ``_gather`` take their fingerprints with a mask)
+    # --- candidates between representatives (in row order: any order gives the same pairs)
     rep_rows = np.sort(cls.rep)
     csr_row = align_csr(files, csr_ids, offsets)[rep_rows]
     has = csr_row >= 0

@@ -250,7 +250,7 @@ def find_pair_set(
         ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
         identity = _identity(index, files)
     pa = compute_pair_arrays_by_view(
-        files, ids, offsets, values, min_similarity=floor if can_cache else min_similarity, params=params,
+        files, ids, offsets, values, consume=True, min_similarity=floor if can_cache else min_similarity, params=params,
         cancel=cancel, report=_reporter(progress), identity=identity, reference_roots=reference_roots,
     )
     del ids, offsets, values

@@ -40,10 +40,11 @@ CODE_VIEW = 1
 
 
 def split_csr(
-    files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray
+    files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray, consume: bool = False
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray] | None]:
     """((offsets, values) of the text view, (offsets, values) of the code view or None when no
-    file has one), same CSR rows as the input."""
+    file has one), same CSR rows as the input.  ``consume``: ``values`` may be overwritten (the
+    text view's values are then compacted in place: no second copy of every fingerprint)."""
     offsets = np.asarray(offsets, dtype=np.int64)
     values = np.asarray(values, dtype=np.uint64)
     counts = np.diff(offsets)
@@ -51,15 +52,40 @@ def split_csr(
     csr_row = align_csr(files, csr_ids, offsets)
     has = csr_row >= 0
     row_text[csr_row[has]] = np.asarray(files.is_text, dtype=bool)[has]
-    code = _fv.value_views(values, np.repeat(row_text, counts)) == _fv.CODE
+    n = int(offsets[-1]) if offsets.size else 0
+    code = _fv.value_views(values[:n], np.repeat(row_text, counts)) == _fv.CODE
     if not code.any():
         return (offsets, values), None
-    out = []
-    owner = np.repeat(np.arange(counts.size), counts)
-    for sel in (~code, code):
-        per_row = np.bincount(owner[sel], minlength=counts.size)
-        out.append((np.concatenate(([0], np.cumsum(per_row))).astype(np.int64), values[sel]))
-    return out[0], out[1]
+    code_rows = row_counts(code, offsets)
+    code_offsets = np.concatenate(([0], np.cumsum(code_rows))).astype(np.int64)
+    text_offsets = np.concatenate(([0], np.cumsum(counts - code_rows))).astype(np.int64)
+    code_values = values[:n][code]
+    if consume and values.flags.writeable:
+        # Slice by slice: what a slice keeps is a copy, written at or before the slice's start.
+        w = 0
+        for lo in range(0, n, _COMPACT_SLICE):
+            kept = values[lo : min(n, lo + _COMPACT_SLICE)][~code[lo : lo + _COMPACT_SLICE]]
+            values[w : w + kept.size] = kept
+            w += kept.size
+        text_values = values[:w]
+    else:
+        text_values = values[:n][~code]
+    return (text_offsets, text_values), (code_offsets, code_values)
+
+
+#: Values moved at once by the in-place compaction of :func:`split_csr`.
+_COMPACT_SLICE = 1 << 22
+
+
+def row_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per CSR row (``offsets``), how many of its entries ``mask`` holds (int64), without an
+    array of every entry's row."""
+    out = np.zeros(offsets.size - 1, dtype=np.int64)
+    full = np.flatnonzero(offsets[1:] > offsets[:-1])
+    if full.size:
+        # Between one non-empty row's start and the next one's lies exactly that row.
+        out[full] = np.add.reduceat(mask[: int(offsets[-1])], offsets[:-1][full], dtype=np.int64)
+    return out
 
 
 def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
@@ -84,11 +110,12 @@ def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
 
 
 def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,
-                                **kwargs: Any) -> PairArrays:
+                                consume: bool = False, **kwargs: Any) -> PairArrays:
     """:func:`core.compute_pair_arrays` on each view, merged by :func:`merge_best` (one pass
     when no file has a code view, or with ``params.code_view`` off: then the text view alone).
-    Same arguments; each pair's ``view`` says which view scored it."""
-    (t_off, t_val), code = split_csr(files, csr_ids, offsets, values)
+    Same arguments; each pair's ``view`` says which view scored it.  ``consume``: ``values`` may
+    be overwritten (see :func:`split_csr`)."""
+    (t_off, t_val), code = split_csr(files, csr_ids, offsets, values, consume=consume)
     text = compute_pair_arrays(files, csr_ids, t_off, t_val, **kwargs)
     params = kwargs.get("params", DEFAULT_SIM_PARAMS)
     if code is None or not params.code_view:
