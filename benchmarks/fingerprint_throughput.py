@@ -89,16 +89,19 @@ def main() -> None:
         print(f"ratios   : raw / tlsh = {raw_mb_s / tlsh_mb_s:.2f}, text / tlsh = {text_mb_s / tlsh_mb_s:.2f}")
     files = _small_files(2000 if quick else 10000, 8192)
     fingerprint_many(files[:100])
-    c0 = time.process_time()
-    for i in range(0, len(files), BATCH):
-        fingerprint_many(files[i : i + BATCH])
-    batch_files_s = len(files) / (time.process_time() - c0)
+    batch_cpu = float("inf")
+    for _ in range(2 if quick else 3):  # best of a few passes, like the MB/s figures
+        c0 = time.process_time()
+        for i in range(0, len(files), BATCH):
+            fingerprint_many(files[i : i + BATCH])
+        batch_cpu = min(batch_cpu, time.process_time() - c0)
+    batch_files_s = len(files) / batch_cpu
     c0 = time.process_time()
     for f in files[:1000]:
         fingerprint_bytes(f)
     single_files_s = 1000 / (time.process_time() - c0)
     print(
-        f"batch    : {batch_files_s:8.0f} files/s of ~8 KB text (fingerprint_many, {BATCH} per call, CPU), "
+        f"batch    : {batch_files_s:8.0f} files/s of ~8 KB text (fingerprint_many, {BATCH} per call, best CPU pass), "
         f"{single_files_s:.0f} files/s one by one (fingerprint_bytes)"
     )
     print(
