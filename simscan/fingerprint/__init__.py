@@ -348,8 +348,8 @@ def fingerprint_many(items: Sequence[bytes], params: FingerprintParams = DEFAULT
 
     Per-file Python overhead dominates for small files (the scanner meets 100,000 files of
     1-16 KB), so work is done for all files at once wherever possible: texts on the byte
-    fast path are mapped with one C call each and their spaces collapsed in one numpy pass
-    for the whole batch; the units of all texts (and, apart, of all binary files) are
+    fast path are mapped with one C call each (the light form within the collapse) and their
+    spaces collapsed in one numpy pass for the whole batch; the units of all texts (and, apart, of all binary files) are
     concatenated and hashed in one vectorised pass.  A window or anchor crossing a file
     border is not a candidate, so the greedy no-overlap chain over the concatenation gives
     each file exactly its own picks (a pick's successor is in the same file or is the next
