@@ -273,17 +273,27 @@ def test_pairs_in_runs_equals_itertools() -> None:
     assert got == want
 
 
-def test_intersect_counts_equals_sets() -> None:
+@pytest.mark.parametrize("max_tags", [1 << 16, 3])
+def test_intersect_counts_equals_sets(monkeypatch, max_tags: int) -> None:
+    from simscan.similarity import arrays
+
+    monkeypatch.setattr(arrays, "_MAX_TAGS", max_tags)  # batches cut by their pair count too
     rng = np.random.default_rng(4)
-    sets = [np.unique(rng.integers(0, 200, rng.integers(0, 60))).astype(np.uint64) for _ in range(30)]
-    offsets = np.zeros(31, np.int64)
-    offsets[1:] = np.cumsum([s.size for s in sets])
-    values = np.concatenate(sets)
-    a = rng.integers(0, 30, 200)
-    b = rng.integers(0, 30, 200)
-    got = intersect_counts(offsets, values, a, b, batch=50)
-    want = [len(set(sets[x].tolist()) & set(sets[y].tolist())) for x, y in zip(a, b)]
-    assert got.tolist() == want
+    # Small values (many shared) and hash-like ones (the sort's fast path), a row paired with itself.
+    for high in (200, 2**63):
+        sets = [np.unique(rng.integers(0, 200, rng.integers(0, 60))).astype(np.uint64) for _ in range(30)]
+        if high > 200:
+            pool = rng.integers(0, high, 300, dtype=np.uint64)
+            sets = [np.unique(rng.choice(pool, rng.integers(0, 60))) for _ in range(30)]
+        offsets = np.zeros(31, np.int64)
+        offsets[1:] = np.cumsum([s.size for s in sets])
+        values = np.concatenate(sets)
+        a = rng.integers(0, 30, 200)
+        b = rng.integers(0, 30, 200)
+        for batch in (50, 1 << 23):
+            got = intersect_counts(offsets, values, a, b, batch=batch)
+            want = [len(set(sets[x].tolist()) & set(sets[y].tolist())) for x, y in zip(a, b)]
+            assert got.tolist() == want
 
 
 def test_popcount() -> None:

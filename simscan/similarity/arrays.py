@@ -87,6 +87,10 @@ def _ranges(lengths: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) - np.repeat(offsets, lengths)
 
 
+#: Pairs intersected at once by :func:`intersect_counts` (their tags are 16-bit).
+_MAX_TAGS = 1 << 16
+
+
 def intersect_counts(
     offsets: np.ndarray, values: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, batch: int = 1 << 23
 ) -> np.ndarray:
@@ -104,15 +108,19 @@ def intersect_counts(
     while lo < rows_a.size:
         base = cum[lo - 1] if lo else 0
         hi = max(int(np.searchsorted(cum, base + batch, side="right")), lo + 1)
+        hi = min(hi, lo + _MAX_TAGS)
         ra, rb = rows_a[lo:hi], rows_b[lo:hi]
         la = offsets[ra + 1] - offsets[ra]
         lb = offsets[rb + 1] - offsets[rb]
-        pair = np.arange(hi - lo, dtype=np.int64)
+        pair = np.arange(hi - lo, dtype=np.uint16)
         # Both sets of pair k, tagged with k: a value present twice under one tag is shared.
         idx = np.concatenate((np.repeat(offsets[ra], la) + _ranges(la), np.repeat(offsets[rb], lb) + _ranges(lb)))
         tag = np.concatenate((np.repeat(pair, la), np.repeat(pair, lb)))
         vals = values[idx]
-        order = np.lexsort((vals, tag))
+        # Sorted by (tag, value): by value (fast for hash values), then stably by the 16-bit tag
+        # (numpy sorts 16-bit keys stably by radix): 3-4x faster than np.lexsort of the two.
+        order = argsort_hashes(vals)
+        order = order[np.argsort(tag[order], kind="stable")]
         vals, tag = vals[order], tag[order]
         dup = (vals[1:] == vals[:-1]) & (tag[1:] == tag[:-1])
         out[lo:hi] = np.bincount(tag[1:][dup], minlength=hi - lo)

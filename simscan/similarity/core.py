@@ -594,6 +594,16 @@ def compute_pair_arrays(
         dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
         close = np.flatnonzero(dist <= params.simhash_k)
         if close.size:
+            # The full sets can only score better when both files hold common values: the shared
+            # count grows by at most the smaller number of them.  Pairs whose bound does not beat
+            # the score they have skip the (costly) exact intersection.
+            lc = lv[close]
+            fa_, fb_ = full_size[ra[close], lc], full_size[rb[close], lc]
+            bound = c[close] + np.minimum(fa_ - kept_size[ra[close], lc], fb_ - kept_size[rb[close], lc])
+            ur, uca, ucb = _scores(bound, fa_, fb_)
+            kept_best = np.maximum(r[close], np.maximum(ca[close], cb[close]))
+            close = close[np.maximum(ur, np.maximum(uca, ucb)) > kept_best]
+        if close.size:
             full_inter = intersect_counts(offsets, values, csr_row[ra[close]], csr_row[rb[close]])
             lc = lv[close]
             fr, fca, fcb = _scores(full_inter, full_size[ra[close], lc], full_size[rb[close], lc])
