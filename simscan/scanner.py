@@ -166,7 +166,7 @@ def _worker_init() -> None:
 #: glibc ``mallopt`` parameters (malloc.h) and the values set in workers.
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-WORKER_MMAP_THRESHOLD = 32 << 20
+WORKER_MMAP_THRESHOLD = 8 << 20
 WORKER_TRIM_THRESHOLD = 64 << 20
 
 
@@ -174,11 +174,13 @@ def _keep_freed_memory() -> None:
     """Let a worker's C heap keep the memory numpy frees, for the next batch to reuse.
 
     By default glibc gives blocks of more than ~128 KB back to the kernel when freed (and trims the
-    heap top), so each batch's temporary arrays are fresh pages again: 3.2 page faults per small
-    file, which on this (virtual) machine cost ~5-10 % of a worker's time (measured 146-150 ->
-    135-143 us per file over 1,500 files, 3 runs each).  A worker lives only as long as its scan, and
-    its heap stays at most at its own peak, which the same work reaches anyway.  Only workers are
-    tuned, never the caller's process (a GUI).  A C library without ``mallopt`` is left as it is."""
+    heap top), so each batch's temporary arrays are fresh pages again: ~5 page faults per small
+    file, which on this (virtual) machine cost ~10 % of a worker's time (1,000 files in batches of
+    256, three runs each: 156-193 us per file untuned, 138-155 tuned).  Arrays of 8 MB and more
+    still come from and go back to the kernel (a 32 MB threshold was no faster, and a worker kept
+    128 MB instead of 78 MB after two 90 MB text files, raising the scan's peak RSS).  A worker
+    lives only as long as its scan.  Only workers are tuned, never the caller's process (a GUI).
+    A C library without ``mallopt`` is left as it is."""
     try:
         import ctypes
 

@@ -716,10 +716,10 @@ def test_workers_keep_freed_memory_for_the_next_batch():
         "import resource, sys, numpy as np\n"
         "from simscan.scanner import _keep_freed_memory\n"
         "if sys.argv[1] == 'tuned': _keep_freed_memory()\n"
-        "a = np.ones(1 << 20); del a\n"
+        "a = np.ones(1 << 19); del a\n"
         "f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
         "for _ in range(20):\n"
-        "    a = np.ones(1 << 20); del a\n"
+        "    a = np.ones(1 << 19); b = np.ones(1 << 19); del a, b\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)\n"
     )
     root = str(Path(__file__).resolve().parents[1])
@@ -727,5 +727,5 @@ def test_workers_keep_freed_memory_for_the_next_batch():
     for mode in ("default", "tuned"):
         out = subprocess.run([sys.executable, "-c", prog, mode], cwd=root, capture_output=True, text=True, check=True)
         faults[mode] = int(out.stdout)
-    assert faults["default"] >= 20  # each 8 MB array is new memory again
-    assert faults["tuned"] < 5
+    # Untuned, each 4 MB array is new memory again (~20,000 faults here); tuned, the heap grows once.
+    assert faults["tuned"] * 10 < faults["default"]
