@@ -8,7 +8,8 @@ Phases (reported through :class:`simscan.progress.Throttle`, about 10 reports a 
 ``walk`` (list and stat, nothing opened), ``read`` (fingerprint the new and changed files),
 ``write`` (add the last new fingerprints to the inverted index in one sorted pass, see
 :mod:`simscan.index.schema` version 2; most were added in slices while the writer waited for its
-workers) and ``done``.
+workers, from the posted values kept per commit, and once every task is submitted the writer posts
+what waits in smaller jobs so that this pass holds only the last files) and ``done``.
 
 Roots are resolved to real paths (symbolic links followed) and a root inside another one, or
 given twice, is dropped: every file has one path in the index.  A new path whose (device, inode)
