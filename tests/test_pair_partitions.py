@@ -154,3 +154,21 @@ def test_row_counts_and_split_csr_equal_plain_loops() -> None:
             assert code is not None
             for (off, val), rows in zip(((t_off, t_val), code), plain):
                 assert [val[off[r] : off[r + 1]].tolist() for r in range(lens.size)] == rows
+
+
+def test_budget_cutoff_equals_a_plain_search() -> None:
+    """The largest cut-off whose lists make at most the budget's pairs, by trying every one."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        lengths = rng.integers(1, 90, rng.integers(0, 40))
+        cutoff, budget = int(rng.integers(2, 80)), int(rng.integers(0, 3000))
+
+        def pairs(c: int, lengths: np.ndarray = lengths) -> int:
+            return sum(int(x) * (int(x) - 1) // 2 for x in lengths if 2 <= x <= c)
+
+        want = cutoff if pairs(cutoff) <= budget else max([2] + [c for c in range(2, cutoff) if pairs(c) <= budget])
+        # (between lengths the count does not change: the plain answer is a length present, or 2)
+        present = [c for c in range(2, cutoff + 1) if c in set(lengths.tolist())]
+        if want != cutoff:
+            want = max([2] + [c for c in present if pairs(c) <= budget])
+        assert budget_cutoff(lengths, cutoff, budget) == want

@@ -199,3 +199,26 @@ def test_new_representative_can_turn_a_pair_round(tmp_path: Path) -> None:
     (pair,) = [k for k in range(got.pairs.a.size) if got.pairs.kind[k] >= 2]
     assert Path(got.files.paths[got.pairs.a[pair]]).name == "excerpt.txt"
     assert got.pairs.containment_a[pair] > 95 > got.pairs.containment_b[pair]  # the excerpt lies inside
+
+
+def test_hard_links_are_searched_again(tmp_path: Path) -> None:
+    """Two paths of one file: the search keeps one of them before forming classes, so the
+    derivation does not apply (it would see both paths as a class)."""
+    root = tmp_path / "t"
+    root.mkdir()
+    base = words(12, 500)
+    (root / "a.txt").write_text(base)
+    os.link(root / "a.txt", root / "a_link.txt")
+    (root / "b.txt").write_text(base)
+    (root / "part.txt").write_text(" ".join(base.split()[:150]))
+    for age, name in enumerate(("a.txt", "b.txt", "part.txt")):
+        os.utime(root / name, (1_000_000_000 + age, 1_000_000_000 + age))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    with Index.open(idx) as ix:
+        prev = find_pair_set(ix, min_similarity=0)
+        ix.remove_paths([str(root / "b.txt")])
+        got = find_pair_set(ix, min_similarity=0, previous=prev)
+        want = find_pair_set(ix, min_similarity=0, cache=False)
+    assert not got.derived
+    assert _canon(got.files, got.pairs) == _canon(want.files, want.pairs)

@@ -68,9 +68,8 @@ def rows(snap: Snapshot, groups: Iterable[int], marked: frozenset[int] | set[int
 
 def _view(snap: Snapshot, m: int) -> str:
     """The fingerprint view that scored member ``m`` against its reference ("text" or "code"), or
-    "" when there is no such pair (the reference; a member re-expressed against another one)."""
-    pair = snap.pairs[m] if m < len(snap.pairs) else None
-    return "" if pair is None else getattr(pair, "view", "text")
+    "" for the reference."""
+    return "" if snap.l_is_ref[m] else snap.member_view(m)
 
 
 def write_csv(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
@@ -154,7 +153,7 @@ def write_html(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[in
         sim = "" if r["similarity"] is None else f'{r["similarity"]:.1f} %'
         parts.append(
             f'<tr class="{"ref" if r["role"] == "reference" else "member"}"><td class="path">{e(r["path"])}</td>'
-            f'<td class="num">{e(sim)}</td><td>{e(r["kind"] + (" (as code)" if r["view"] == "code" else ""))}</td><td class="num">{r["size"]:,}</td>'
+            f'<td class="num">{e(sim)}</td><td>{e(r["kind"] + (" (code)" if r["view"] == "code" else ""))}</td><td class="num">{r["size"]:,}</td>'
             f'<td>{e(r["modified"])}</td><td>{e(r["encoding"])}</td><td>{"✔" if r["marked"] else ""}</td></tr>\n'
         )
     parts.append("</tbody></table></body></html>\n")

@@ -51,6 +51,7 @@ class Results:
     n_files: int = 0
     cached: bool = False  # the pairs came from the index's results cache
     pair_set: PairSet | None = field(default=None, repr=False)  # unrounded, for the next load after a trash
+    code_view: bool = True  # SimilarityParams.code_view the pairs were found with
 
 
 _gc_lock = threading.Lock()
@@ -143,7 +144,8 @@ def load(
         progress(Progress("groups", files_done=0, files_total=int(pairs.a.size)))
         snap = group(files, pairs, threshold, reference_roots, preferred)
         _check(cancel)
-    return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps)
+    return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps,
+                   code_view)
 
 
 @dataclass(frozen=True)

@@ -863,7 +863,8 @@ class MainWindow(QMainWindow):
         req = jobs.PreviewRequest(
             snap.paths[ref], snap.paths[sel],
             self._info(ref, "reference"), self._info(sel, "selected"),
-            snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel], self.code_view,
+            snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel],
+            self.results.code_view if self.results is not None else self.code_view,  # as the rows were scored
         )
         self.preview.show_message(self.tr("Comparing…"))
         self.runner.start(

@@ -176,6 +176,16 @@ class Snapshot:
     folder_codes: np.ndarray | None = field(default=None, repr=False)
     folder_names: list[str] = field(default_factory=list, repr=False)
 
+    def member_view(self, m: int) -> str:
+        """The view that scored member ``m`` against its reference ("text" or "code"), "" when the
+        member has no such pair (the reference; a member re-expressed against a chosen one)."""
+        if m >= len(self.pairs):
+            return ""
+        if isinstance(self.pairs, MemberPairs):
+            return self.pairs.view_of(m)
+        pair = self.pairs[m]
+        return "" if pair is None else getattr(pair, "view", "text")
+
     def scores_text(self, m: int) -> str:
         """The detailed scores behind member ``m``'s percentage, for a tooltip."""
         pair = self.pairs[m] if m < len(self.pairs) else None
@@ -567,6 +577,14 @@ class MemberPairs(Sequence[Any]):
     def __len__(self) -> int:
         return int(self._rows.size)
 
+    def view_of(self, m: int) -> str:
+        """The view of member ``m``'s pair ("text" or "code"; "" without one: see ``__getitem__``),
+        without building the ``Pair``."""
+        k = int(self._k[m])
+        if k < 0:
+            return "" if k == -2 else "text"  # -2: no pair; -1: a copy of the reference
+        return "code" if int(self._pairs.view[k]) == 1 else "text"
+
     def __getitem__(self, m: Any) -> Any:
         if isinstance(m, slice):
             return [self[i] for i in range(*m.indices(len(self)))]
@@ -791,8 +809,7 @@ class ResultsModel(QAbstractItemModel):
             if col == COL_KIND:
                 if s.l_is_ref[m]:
                     return _tr("reference")
-                pair = s.pairs[m] if m < len(s.pairs) else None
-                if getattr(pair, "view", "text") == "code":
+                if s.member_view(m) == "code":
                     return _tr("{0} (code)").format(_tr(KINDS[s.l_kind[m]]))
                 return _tr(KINDS[s.l_kind[m]])
             if col == COL_SIZE:

@@ -105,20 +105,22 @@ def _pair_by_view(
     fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1,
     code_view: bool = True,
 ) -> tuple[Pair, int]:
-    """(pair, the view it was scored on)."""
-    pair = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id)
+    """(pair, the view it was scored on): the view with the higher unrounded best score, as the
+    pair search chooses (``views.merge_best``)."""
+    pair, best = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id)
     if code_view and has_code_view(fa) and has_code_view(fb):
         ca, cb = view_fingerprints(fa, CODE), view_fingerprints(fb, CODE)
         if np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True).size >= CODE_MIN_SHARED:
-            other = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id)
-            if other.best > pair.best:
+            other, other_best = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id)
+            if other_best > best:
                 return replace(other, view="code"), CODE
     return pair, TEXT
 
 
 def _pair_one_view(
     fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
-) -> Pair:
+) -> tuple[Pair, float]:
+    """(the pair's scores on these sets, rounded as ``Pair`` carries them; its unrounded best)."""
     sa, sb = fingerprint_set(fa), fingerprint_set(fb)
     inter = int(np.intersect1d(sa, sb, assume_unique=True).size)
     # Sizes at the pair's level (the coarser of the two, see ``levels``).
@@ -137,8 +139,9 @@ def _pair_one_view(
         r = ca = cb = 100.0
     else:
         kind = classify(r, ca, cb)
-    return Pair(a_id, b_id, path_a, path_b, round(r, 3), round(ca, 3), round(cb, 3),
+    pair = Pair(a_id, b_id, path_a, path_b, round(r, 3), round(ca, 3), round(cb, 3),
                 hamming(fa.simhash, fb.simhash), exact, kind)
+    return pair, max(r, ca, cb)
 
 
 def _all_window_values(units: np.ndarray, window: int) -> np.ndarray:

@@ -121,7 +121,8 @@ def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> 
 _CODE_MODULES = (
     "simscan.fingerprint", "simscan.fingerprint.rolling", "simscan.fingerprint.views", "simscan.index.results",
     "simscan.index.store", "simscan.similarity.arrays", "simscan.similarity.core", "simscan.similarity.engine",
-    "simscan.similarity.levels", "simscan.similarity.simhash_tables", "simscan.similarity.views",
+    "simscan.similarity.levels", "simscan.similarity.removal", "simscan.similarity.simhash_tables",
+    "simscan.similarity.views",
 )
 
 
@@ -522,20 +523,22 @@ def query_fingerprints(
     """
     with _snapshot(index):
         # Each view is scored apart and a file keeps its better pair (``views``).
-        out = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT)
+        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT)
         if params.code_view and has_code_view(fp):
-            best = {p.b_id: p for p in out}
-            for p in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE):
-                if p.b_id not in best or p.best > best[p.b_id].best:
-                    best[p.b_id] = p
-            out = sorted(best.values(), key=lambda p: (-p.best, p.b_path))
-        return out
+            # The higher unrounded best score wins, as in the pair search (``views.merge_best``).
+            best = {p.b_id: (p, raw) for p, raw in found}
+            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE):
+                if p.b_id not in best or raw > best[p.b_id][1]:
+                    best[p.b_id] = (p, raw)
+            found = list(best.values())
+        return sorted((p for p, _ in found), key=lambda p: (-p.best, p.b_path))
 
 
 def _query(
     index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT
-) -> list[Pair]:
-    """Files similar to ``fp`` (the values of one ``view``), scored on that view of theirs."""
+) -> list[tuple[Pair, float]]:
+    """Files similar to ``fp`` (the values of one ``view``), scored on that view of theirs: (pair,
+    its unrounded best score)."""
     qset = fingerprint_set(fp, SCORE_KIND)
     copies = np.empty(0, np.int64)
     coarse = coarse_values(fp, qset)
@@ -578,7 +581,7 @@ def _query(
     usable = ~np.isin(values, common) if common.size else np.ones(values.size, dtype=bool)
     b_counts = level_counts(value_levels(values, row_text[owner])[usable], owner[usable], ids.size)
     q_counts = level_counts(value_levels(keep_q, np.full(keep_q.size, fp.is_text)), np.zeros(keep_q.size, np.int64), 1)[0]
-    out: list[Pair] = []
+    out: list[tuple[Pair, float]] = []
     for fid in cand.tolist():
         k = csr_row.get(fid)
         m = meta.get(fid)
@@ -607,7 +610,6 @@ def _query(
         if best < min_similarity or best <= 0:
             continue
         dist = int(popcount64(np.array([sh ^ fp.simhash], np.uint64))[0])
-        out.append(Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, 3), round(ca, 3), round(cb, 3), dist, exact, kind,
-                        "code" if view == CODE and not (exact or kind == "content") else "text"))
-    out.sort(key=lambda p: (-p.best, p.b_path))
+        out.append((Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, 3), round(ca, 3), round(cb, 3), dist, exact,
+                         kind, "code" if view == CODE and not (exact or kind == "content") else "text"), best))
     return out

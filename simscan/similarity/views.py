@@ -40,11 +40,13 @@ CODE_VIEW = 1
 
 
 def split_csr(
-    files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray, consume: bool = False
+    files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray, consume: bool = False,
+    keep_code: bool = True,
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray] | None]:
     """((offsets, values) of the text view, (offsets, values) of the code view or None when no
-    file has one), same CSR rows as the input.  ``consume``: ``values`` may be overwritten (the
-    text view's values are then compacted in place: no second copy of every fingerprint)."""
+    file has one, or without ``keep_code``), same CSR rows as the input.  ``consume``: ``values``
+    may be overwritten (the text view's values are then compacted in place: no second copy of
+    every fingerprint)."""
     offsets = np.asarray(offsets, dtype=np.int64)
     values = np.asarray(values, dtype=np.uint64)
     counts = np.diff(offsets)
@@ -59,7 +61,7 @@ def split_csr(
     code_rows = row_counts(code, offsets)
     code_offsets = np.concatenate(([0], np.cumsum(code_rows))).astype(np.int64)
     text_offsets = np.concatenate(([0], np.cumsum(counts - code_rows))).astype(np.int64)
-    code_values = values[:n][code]
+    code_values = values[:n][code] if keep_code else None
     if consume and values.flags.writeable:
         # Slice by slice: what a slice keeps is a copy, written at or before the slice's start.
         w = 0
@@ -70,7 +72,7 @@ def split_csr(
         text_values = values[:w]
     else:
         text_values = values[:n][~code]
-    return (text_offsets, text_values), (code_offsets, code_values)
+    return (text_offsets, text_values), ((code_offsets, code_values) if code_values is not None else None)
 
 
 #: Values moved at once by the in-place compaction of :func:`split_csr`.
@@ -115,10 +117,10 @@ def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.nda
     when no file has a code view, or with ``params.code_view`` off: then the text view alone).
     Same arguments; each pair's ``view`` says which view scored it.  ``consume``: ``values`` may
     be overwritten (see :func:`split_csr`)."""
-    (t_off, t_val), code = split_csr(files, csr_ids, offsets, values, consume=consume)
-    text = compute_pair_arrays(files, csr_ids, t_off, t_val, **kwargs)
     params = kwargs.get("params", DEFAULT_SIM_PARAMS)
-    if code is None or not params.code_view:
+    (t_off, t_val), code = split_csr(files, csr_ids, offsets, values, consume=consume, keep_code=params.code_view)
+    text = compute_pair_arrays(files, csr_ids, t_off, t_val, **kwargs)
+    if code is None:
         return text
     # Progress was reported by the main pass.
     kwargs = dict(kwargs, report=None, params=replace(params, min_shared=max(params.min_shared, CODE_MIN_SHARED)))

@@ -71,6 +71,8 @@ def test_from_group_arrays_equals_from_groups(seed: int) -> None:
             assert _same_floats(got.l_sim, want.l_sim) and _same_floats(got.l_g_min_sim, want.l_g_min_sim)
             assert len(got.pairs) == len(want.pairs)
             assert [got.pairs[m] for m in range(len(got.pairs))] == list(want.pairs)
+            assert [got.member_view(m) for m in range(len(got.pairs))] == [
+                want.member_view(m) for m in range(len(want.pairs))]
             assert got.folder_space() == want.folder_space()
             assert [got.scores_text(m) for m in range(got.n_members)] == [
                 want.scores_text(m) for m in range(want.n_members)]
