@@ -36,8 +36,9 @@ new path that might be a rename (it has the identity of an indexed file) waits f
 the walk, when it is known whether the old path is gone.  The writer commits every
 :data:`COMMIT_FILES` files or :data:`COMMIT_SECONDS`, so a crash, a cancel or Ctrl-C loses at
 most one batch, and the next scan picks up the rest.  At most ``3 x jobs`` tasks are in flight
-(``8 x jobs`` while they hold at most 64 MB of files), which bounds memory whatever the tree.  If workers cannot start (e.g. ``__main__`` cannot be
-re-imported) or keep dying, the scan reads in-process instead.
+(``8 x jobs`` while they hold at most 64 MB of files), which bounds memory whatever the tree.
+If workers cannot start (e.g. ``__main__`` cannot be re-imported) or keep dying, the scan reads
+in-process instead.
 
 Files are opened read-only with O_NOATIME where the kernel permits it (owner or root), with
 O_NONBLOCK (a file swapped for a FIFO after the walk cannot block the scan) and O_NOFOLLOW
