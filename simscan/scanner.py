@@ -96,6 +96,9 @@ COMMIT_BYTES = 32 << 20
 #: ... and, while the writer waits for its workers, as soon as this many bytes of fingerprints wait
 #: (a large file; ~2,700 small ones, near COMMIT_FILES anyway).
 IDLE_COMMIT_BYTES = 4 << 20
+#: Posted (value, file id) pairs kept in memory for the posting jobs at most (16 bytes a pair, ~25 pairs per
+#: small file: ~160,000 files); beyond it the oldest commits' jobs read their fingerprints back from the index.
+WAITING_PAIRS_BYTES = 64 << 20
 #: Files that wait for the inverted index before the scan posts them while its workers are busy.
 POST_JOB_FILES = 16_000
 #: ... and at most this many per job: ~25 postings per file, 16 bytes each, held a few times over while
@@ -377,9 +380,10 @@ class _Writer:
         #: count, their posted (fp, file id) pairs).  The pairs are kept from the arrays just written,
         #: so a posting job need not read the blobs back (~10 us a file); they are 1/8 of the values,
         #: ~2 bytes per fingerprint, and bounded by the posting job thresholds.
-        self.waiting: deque[tuple[list[int], int, np.ndarray, np.ndarray]] = deque()
+        self.waiting: deque[tuple[list[int], int, np.ndarray | None, np.ndarray | None]] = deque()
         self.waiting_files = 0
         self.waiting_fps = 0
+        self.waiting_pair_bytes = 0
         #: How many files and fingerprints it has posted so far.
         self.posted = 0
         self.posted_fps = 0
@@ -391,6 +395,18 @@ class _Writer:
     def problem(self, path: bytes, reason: str) -> None:
         self.problems.append((path, reason))
         self.n_problems += 1
+
+    def _bound_waiting(self) -> None:
+        """Keep at most :data:`WAITING_PAIRS_BYTES` of posted pairs: the oldest commits beyond it keep
+        their ids only, and their posting job reads their blobs back (when results keep arriving
+        faster than the writer finds a moment to post, e.g. with many workers)."""
+        k = 0
+        while self.waiting_pair_bytes > WAITING_PAIRS_BYTES and k < len(self.waiting):
+            ids, n, fp, owner = self.waiting[k]
+            if fp is not None and owner is not None:
+                self.waiting_pair_bytes -= fp.nbytes + owner.nbytes
+                self.waiting[k] = (ids, n, None, None)
+            k += 1
 
     def maybe_flush(self) -> None:
         if (
@@ -415,6 +431,8 @@ class _Writer:
                 self.waiting.append((ok_ids, n_fps, fp, owner))
                 self.waiting_files += len(ok_ids)
                 self.waiting_fps += n_fps
+                self.waiting_pair_bytes += fp.nbytes + owner.nbytes
+                self._bound_waiting()
             self.records, self.problems, self.remove = [], [], []
         self.last = time.monotonic()
         self.fp_bytes = 0
@@ -813,16 +831,22 @@ class _Reader:
         fps: list[np.ndarray] = []
         owners: list[np.ndarray] = []
         n_fps = 0
+        in_memory = True
         while w.waiting and (not ids or len(ids) + len(w.waiting[0][0]) <= max_files):
             i, n, fp, owner = w.waiting.popleft()
             ids += i
             n_fps += n
-            fps.append(fp)
-            owners.append(owner)
+            if fp is None or owner is None:
+                in_memory = False
+            else:
+                w.waiting_pair_bytes -= fp.nbytes + owner.nbytes
+                fps.append(fp)
+                owners.append(owner)
         w.waiting_files -= len(ids)
         w.waiting_fps -= n_fps
         if ids:
-            self.job = w.index.posting_job(ids, pairs=(np.concatenate(fps), np.concatenate(owners)))
+            pairs = (np.concatenate(fps), np.concatenate(owners)) if in_memory else None
+            self.job = w.index.posting_job(ids, pairs=pairs)
             self.job_fps = n_fps
 
     def finish_job(self) -> None:
