@@ -467,3 +467,32 @@ def test_multi_row_inserts_store_every_row(tmp_path: Path, max_params: int | Non
         for i, r in enumerate(many):
             assert np.array_equal(vals[off[i] : off[i + 1]], r.fps)
         assert _stored_postings(ix) == _stored_postings(ref) == _brute_postings(dict(zip(ids.tolist(), many)))
+
+
+@pytest.mark.parametrize("hint", ["exact", 0, "small", "large"])
+def test_full_fingerprint_read_whatever_the_size_hint(tmp_path: Path, monkeypatch, hint) -> None:
+    """A full read writes the blobs into an array sized from ``files.fp_count``; a count that
+    disagrees with the blobs (too small: the rest is joined at the end; too large: trimmed) gives
+    the same CSR as the one-by-one reads."""
+    recs = _records(60, seed=9)
+    idx = tmp_path / "i.sqlite3"
+    with Index.open(idx) as ix:
+        ix.write_files(recs)
+        want = {int(i): v for i, v in zip(*_rows(ix))}
+        exact = ix._fingerprint_count_hint()
+        n = {"exact": exact, 0: 0, "small": exact // 3, "large": exact * 2 + 7}[hint]
+        monkeypatch.setattr(Index, "_fingerprint_count_hint", lambda self: n)
+        ids, offsets, values = ix.fingerprints(None, kind="all")
+    assert exact == sum(r.fps.size for r in recs if r.error is None)
+    got = {int(i): values[offsets[k] : offsets[k + 1]].tolist() for k, i in enumerate(ids)}
+    assert got == want and values.dtype == np.uint64 and values.size == offsets[-1]
+
+
+def _rows(ix: Index) -> tuple[list[int], list[list[int]]]:
+    """Each file's stored values, read one file at a time (the path without a size hint)."""
+    ids = [int(i) for i in ix.files().ids]
+    out = []
+    for i in ids:
+        _, off, v = ix.fingerprints([i], kind="all")
+        out.append(v.tolist())
+    return ids, out
