@@ -493,6 +493,6 @@ def _rows(ix: Index) -> tuple[list[int], list[list[int]]]:
     ids = [int(i) for i in ix.files().ids]
     out = []
     for i in ids:
-        _, off, v = ix.fingerprints([i], kind="all")
+        _, _off, v = ix.fingerprints([i], kind="all")
         out.append(v.tolist())
     return ids, out

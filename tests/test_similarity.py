@@ -460,3 +460,29 @@ def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
         res = query(ix, q, min_similarity=0)
     assert [Path(p.b_path).name for p in res] == ["book.txt"]
     assert res[0].containment_a > 50 and res[0].kind == "contained"
+
+
+def test_scan_holders_equals_a_plain_lookup(tmp_path: Path, monkeypatch) -> None:
+    """The full pass of a short query (``engine._scan_holders``: streamed batches, a low-bits table,
+    then exact membership) finds exactly the (value, file) pairs a plain lookup finds, including
+    query values that share their low 16 bits with stored values they are not."""
+    from simscan.similarity import engine
+
+    root = tmp_path / "t"
+    _mixed_tree(root)
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    monkeypatch.setattr(engine, "_SCAN_CHUNK", 3)  # several batches
+    with Index.open(idx, readonly=True) as ix:
+        ids, offsets, values = ix.fingerprints(None, kind=SCORE_KIND)
+        batches = list(ix.iter_fingerprints(SCORE_KIND, rows=3))
+        rng = np.random.default_rng(2)
+        stored = rng.choice(values, 40, replace=False)
+        decoys = (stored ^ np.uint64(1 << 40))[:20]  # same low 16 bits, other values
+        qset = np.unique(np.concatenate((stored, decoys, rng.integers(0, 2**63, 10, dtype=np.uint64))))
+        got_v, got_f = engine._scan_holders(ix, qset)
+    assert np.array_equal(np.concatenate([b[0] for b in batches]), ids)
+    assert np.array_equal(np.concatenate([b[2] for b in batches]), values)
+    owner = np.repeat(ids, np.diff(offsets))
+    want = sorted((int(v), int(f)) for v, f in zip(values, owner) if int(v) in set(qset.tolist()))
+    assert sorted(zip(got_v.tolist(), got_f.tolist())) == want and len(want) >= 40

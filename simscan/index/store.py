@@ -936,6 +936,32 @@ class Index:
             values = full
         return ids, offsets, values.astype(np.uint64, copy=False)
 
+    @_sql_errors
+    def iter_fingerprints(self, kind: str = "all", rows: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Every current file's fingerprints as :meth:`fingerprints` gives them, in CSR batches of
+        about ``rows`` files (ascending ids): a full pass in memory of one batch (a query of a short
+        file looks through every stored set)."""
+        if kind not in ("rolling", "anchored", "all"):
+            raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
+        cur = self._conn.execute(
+            "SELECT f.file_id, f.n_rolling, f.fps FROM fingerprints f JOIN files ON files.id = f.file_id"
+            " WHERE files.algorithm_version = ? AND files.error IS NULL ORDER BY f.file_id",
+            (ALGORITHM_VERSION,),
+        )
+        while batch := cur.fetchmany(rows):
+            if kind == "all":
+                parts = [r[2] for r in batch]
+            elif kind == "rolling":
+                parts = [r[2][: 8 * r[1]] for r in batch]
+            else:
+                parts = [r[2][8 * r[1] :] for r in batch]
+            ids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
+            offsets = np.zeros(len(batch) + 1, np.int64)
+            np.cumsum(np.fromiter(map(len, parts), np.int64, len(batch)) // 8, out=offsets[1:])
+            values = np.frombuffer(b"".join(parts), "<u8").astype(np.uint64, copy=False)
+            del batch, parts
+            yield ids, offsets, values
+
     def _fingerprint_count_hint(self) -> int:
         """Values the current files store (the ``files.fp_count`` column), to size a full read."""
         try:
