@@ -496,3 +496,46 @@ def _rows(ix: Index) -> tuple[list[int], list[list[int]]]:
         _, _off, v = ix.fingerprints([i], kind="all")
         out.append(v.tolist())
     return ids, out
+
+
+def test_file_ids_are_never_reused(tmp_path: Path) -> None:
+    """Removing the file with the highest id and adding another gives the new one a new id (a
+    scan's postings waiting in memory under an id can never land on another file's row)."""
+    recs = _records(5)
+    with Index.open(tmp_path / "i.db") as ix:
+        ids = ix.write_files(recs[:3]).tolist()
+        ix.remove_ids([ids[-1]])
+        (new,) = ix.write_files([recs[3]]).tolist()
+        assert new > ids[-1]
+    with Index.open(tmp_path / "i.db") as ix:  # the high-water mark is kept in the index
+        ix.remove_ids([new])
+        (again,) = ix.write_files([recs[4]]).tolist()
+        assert again > new
+
+
+def test_inserts_use_two_statement_shapes_per_table(tmp_path: Path, monkeypatch) -> None:
+    """Rows are bound a fixed number per statement and the rest one a statement: a statement
+    shape for every leftover count would fill the connection's cache with statements that each
+    keep copies of their last bound blobs."""
+    from simscan.index import store
+
+    monkeypatch.setattr(store, "_ROWS_PER_INSERT", 8)
+    monkeypatch.setattr(store, "_BLOB_ROWS_PER_INSERT", 4)
+    recs = _records(60, seed=3)
+    shapes: dict[str, set[int]] = {}
+
+    def trace(sql: str) -> None:
+        for table in ("files", "fingerprints", "postings", "unposted"):
+            if sql.startswith(("INSERT INTO " + table + "(", "INSERT OR REPLACE INTO " + table + "(",
+                               "INSERT OR IGNORE INTO " + table + "(")):
+                shapes.setdefault(table, set()).add(sql.count("),(") + 1)
+
+    with Index.open(tmp_path / "i.db") as ix:
+        ix.connection.set_trace_callback(trace)
+        start = 0
+        for n in (1, 3, 5, 7, 9, 11, 13):  # batches leaving every remainder
+            ix.write_files(recs[start : start + n])
+            start += n
+        ix.connection.set_trace_callback(None)
+    assert shapes["files"] <= {8, 1} and shapes["fingerprints"] <= {4, 1}
+    assert all(len(s) <= 2 for s in shapes.values()), shapes

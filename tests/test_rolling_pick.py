@@ -92,3 +92,5 @@ def test_flatnonzero_by_words_matches_numpy(density: float) -> None:
         # A view that is not at the start of its buffer (unaligned words).
         if n > 9:
             assert rolling.sparse_flatnonzero(mask[3:], 0.04).tolist() == np.flatnonzero(mask[3:]).tolist()
+            # A strided view (not contiguous: it cannot be read as words).
+            assert rolling.sparse_flatnonzero(mask[::2], 0.04).tolist() == np.flatnonzero(mask[::2]).tolist()

@@ -820,7 +820,7 @@ def sparse_flatnonzero(mask: np.ndarray, density: float) -> np.ndarray:
     then the True bytes among them are both dense enough for numpy's branch-free loop:
     ~0.35 ns a unit.  Exact for any mask; only the speed depends on ``density``."""
     n = mask.size
-    if not _WORDS_MIN <= density <= _WORDS_MAX or n < 64:
+    if not _WORDS_MIN <= density <= _WORDS_MAX or n < 64 or mask.ndim != 1 or not mask.flags.c_contiguous:
         return np.flatnonzero(mask)
     n8 = n & ~7
     words = mask[:n8].view(np.uint64)

@@ -71,6 +71,9 @@ _POST_SLICE = 200_000
 #: measured the same.  Fewer rows when the library allows fewer bound parameters (999 before 3.32).
 _ROWS_PER_INSERT = 500
 #: Fingerprint blobs larger than this (bytes) are inserted one a statement (see write_files).
+#: Rows a multi-row INSERT of fingerprint blobs (at most 64 KB each): a cached statement keeps its
+#: last bound blobs, so this bounds what stays held after a commit to ~4 MB.
+_BLOB_ROWS_PER_INSERT = 64
 _BIG_BLOB = 64 << 10
 #: Fingerprint blobs held at once while collecting postings.
 _BLOB_HOLD = 8 << 20
@@ -502,7 +505,7 @@ class Index:
             old_ids = [existing[p] for p in paths if p in existing]
             if old_ids:
                 self._delete_postings(old_ids)
-            next_id = (c.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+            next_id = self._next_file_id(c)
             ids = np.empty(len(records), np.int64)
             new_rows: list[tuple[Any, ...]] = []
             upd_rows: list[tuple[Any, ...]] = []
@@ -540,6 +543,7 @@ class Index:
                     17,
                     [v for row in new_rows for v in row],
                 )
+                c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('next_file_id', ?)", (str(next_id),))
             if upd_rows:
                 c.executemany(
                     "UPDATE files SET device=?, inode=?, size=?, mtime_ns=?, is_text=?, encoding=?, checksum=?,"
@@ -563,7 +567,9 @@ class Index:
                         big.append(row)
                     else:
                         flat += row
-                self._insert_rows("INSERT OR REPLACE INTO fingerprints(file_id, n_rolling, fps)", 3, flat)
+                # Fewer rows a statement for blobs: a cached statement keeps copies of its last bound ones.
+                self._insert_rows("INSERT OR REPLACE INTO fingerprints(file_id, n_rolling, fps)", 3, flat,
+                                  _BLOB_ROWS_PER_INSERT)
                 # One at a time: SQLite copies each bound blob and a cached statement keeps its last
                 # bindings, so a 500-row statement of large files' blobs held them all after the commit
                 # (few-large scan: +90 MB peak RSS of the writer).
@@ -575,15 +581,18 @@ class Index:
             _results.bump(c)
         return ids
 
-    def _insert_rows(self, head: str, ncols: int, flat: list[Any]) -> None:
+    def _insert_rows(self, head: str, ncols: int, flat: list[Any], rows_per: int | None = None) -> None:
         """Run ``head VALUES (...), (...), ...`` over ``flat`` (row-major, ``ncols`` values a row) with
-        :data:`_ROWS_PER_INSERT` rows a statement (statements of the full size are prepared once and
-        cached by the connection)."""
+        ``rows_per`` (default :data:`_ROWS_PER_INSERT`) rows a statement, the rows left over one a
+        statement.  So each table uses two statement shapes, prepared once and cached by the
+        connection: a shape per leftover count would fill the cache with statements that each keep
+        their last bound values (SQLite copies bound blobs) long after the commit."""
         c = self._conn
         n = len(flat) // ncols
         if not n:
             return
-        per = max(1, min(_ROWS_PER_INSERT, c.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // ncols))
+        per = rows_per or _ROWS_PER_INSERT
+        per = max(1, min(per, c.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // ncols))
         row = "(" + ",".join("?" * ncols) + ")"
         full = n - n % per
         if full:
@@ -592,7 +601,19 @@ class Index:
             for s in range(0, full * ncols, step):
                 c.execute(stmt, flat[s : s + step])
         if full < n:
-            c.execute(f"{head} VALUES {','.join([row] * (n - full))}", flat[full * ncols :])
+            rest = flat[full * ncols :]
+            c.executemany(f"{head} VALUES {row}", [rest[k : k + ncols] for k in range(0, len(rest), ncols)])
+
+    def _next_file_id(self, c: sqlite3.Connection) -> int:
+        """The id for the next new file: never one a removed file had (``meta.next_file_id`` keeps the
+        high-water mark), so nothing kept under an id (a scan's postings waiting in memory) can
+        land on another file's row when a file is removed by another process meanwhile."""
+        top = (c.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+        row = c.execute("SELECT value FROM meta WHERE key = 'next_file_id'").fetchone()
+        try:
+            return max(top, int(row[0])) if row is not None else top
+        except (TypeError, ValueError):
+            return top
 
     def _insert_postings_sorted(self, fp: np.ndarray, owner: np.ndarray) -> None:
         """``INSERT OR IGNORE`` these (fp, file id) pairs, already in key order (the B-tree is walked once)."""
