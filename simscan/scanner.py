@@ -185,10 +185,13 @@ def _keep_freed_memory() -> None:
     still come from and go back to the kernel (a 32 MB threshold was no faster, and a worker kept
     128 MB instead of 78 MB after two 90 MB text files, raising the scan's peak RSS).  A worker
     lives only as long as its scan.  Only workers are tuned, never the caller's process (a GUI).
-    A C library without ``mallopt`` is left as it is."""
+    Only glibc is tuned (these parameter numbers are glibc's; other C libraries are left as they are)."""
     try:
         import ctypes
+        import platform
 
+        if platform.libc_ver()[0] != "glibc":
+            return
         mallopt = ctypes.CDLL(None).mallopt
         mallopt(_M_MMAP_THRESHOLD, WORKER_MMAP_THRESHOLD)
         mallopt(_M_TRIM_THRESHOLD, WORKER_TRIM_THRESHOLD)
