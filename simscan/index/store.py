@@ -893,10 +893,7 @@ class Index:
         """
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
-        base = (
-            "SELECT f.file_id, f.n_rolling, f.fps FROM fingerprints f JOIN files ON files.id = f.file_id"
-            " WHERE files.algorithm_version = ? AND files.error IS NULL"
-        )
+        base = _FINGERPRINT_ROWS
         if file_ids is None:
             cursors: Iterable[sqlite3.Cursor] = [self._conn.execute(base + " ORDER BY f.file_id", (ALGORITHM_VERSION,))]
         else:
@@ -925,12 +922,7 @@ class Index:
         blobs: list[bytes] = []  # what does not fit in ``values``, in order
         for cur in cursors:
             while batch := cur.fetchmany(4096):
-                if kind == "all":
-                    parts = [r[2] for r in batch]
-                elif kind == "rolling":
-                    parts = [r[2][: 8 * r[1]] for r in batch]
-                else:
-                    parts = [r[2][8 * r[1] :] for r in batch]
+                parts = _kind_parts(batch, kind)
                 id_parts.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
                 len_parts.append(np.fromiter((len(p) // 8 for p in parts), np.int64, len(batch)))
                 blob = b"".join(parts)
@@ -964,18 +956,9 @@ class Index:
         file looks through every stored set)."""
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
-        cur = self._conn.execute(
-            "SELECT f.file_id, f.n_rolling, f.fps FROM fingerprints f JOIN files ON files.id = f.file_id"
-            " WHERE files.algorithm_version = ? AND files.error IS NULL ORDER BY f.file_id",
-            (ALGORITHM_VERSION,),
-        )
+        cur = self._conn.execute(_FINGERPRINT_ROWS + " ORDER BY f.file_id", (ALGORITHM_VERSION,))
         while batch := cur.fetchmany(rows):
-            if kind == "all":
-                parts = [r[2] for r in batch]
-            elif kind == "rolling":
-                parts = [r[2][: 8 * r[1]] for r in batch]
-            else:
-                parts = [r[2][8 * r[1] :] for r in batch]
+            parts = _kind_parts(batch, kind)
             ids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
             offsets = np.zeros(len(batch) + 1, np.int64)
             np.cumsum(np.fromiter(map(len, parts), np.int64, len(batch)) // 8, out=offsets[1:])
@@ -1206,6 +1189,22 @@ def _table(rows: list[tuple[Any, ...]]) -> FileTable:
         device=np.fromiter(col(12), np.int64, n),
         inode=np.fromiter(col(13), np.int64, n),
     )
+
+
+#: The stored sets of the current files: (file id, rolling count, blob) rows.
+_FINGERPRINT_ROWS = (
+    "SELECT f.file_id, f.n_rolling, f.fps FROM fingerprints f JOIN files ON files.id = f.file_id"
+    " WHERE files.algorithm_version = ? AND files.error IS NULL"
+)
+
+
+def _kind_parts(rows: list[tuple[int, int, bytes]], kind: str) -> list[bytes]:
+    """The bytes of each row's values of one ``kind`` ("all", "rolling" or "anchored")."""
+    if kind == "all":
+        return [r[2] for r in rows]
+    if kind == "rolling":
+        return [r[2][: 8 * r[1]] for r in rows]
+    return [r[2][8 * r[1] :] for r in rows]
 
 
 def _chunks(seq: list[Any], n: int = _CHUNK) -> Iterator[list[Any]]:
