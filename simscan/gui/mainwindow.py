@@ -710,9 +710,8 @@ class MainWindow(QMainWindow):
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
-        if self._restore_references(results):
-            self.regroup()  # the groups with the remembered references replace these
-            return
+        if self._restore_references(results) and self.regroup():
+            return  # the groups with the remembered references come from the regroup
         self._set_snapshot(results.snapshot)
 
     def _set_snapshot(self, snap: Snapshot) -> None:
@@ -734,11 +733,12 @@ class MainWindow(QMainWindow):
         if self.results is not None:
             self._regroup_timer.start()
 
-    def regroup(self) -> None:
-        """Group the pairs in memory at the current threshold (no index access)."""
+    def regroup(self) -> bool:
+        """Group the pairs in memory at the current threshold (no index access); False when it
+        cannot now (no results, or a scan is running)."""
         res = self.results
         if res is None or self.runner.busy("scan"):
-            return
+            return False
         args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs))
 
         def finished(snap: Snapshot) -> None:
@@ -746,6 +746,7 @@ class MainWindow(QMainWindow):
                 self._set_snapshot(snap)
 
         self.runner.start("group", lambda _p, _c: jobs.group(*args), finished=finished, failed=self._on_job_failed)
+        return True
 
     def _apply_filters(self) -> None:
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
