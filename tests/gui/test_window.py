@@ -99,6 +99,14 @@ def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_pa
     assert win.search_edit.text() == str(corpus) + os.sep
 
 
+def preview_of(qtbot, win: MainWindow, member: int | str):
+    """Select a member (row number or file name) and wait for its preview; returns the preview."""
+    m = member_row(win, member) if isinstance(member, str) else member
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        assert win.select_member(m)
+    return win.preview
+
+
 def member_row(win: MainWindow, name: str) -> int:
     s = win.model.snapshot
     return next(m for m, p in enumerate(s.paths) if os.path.basename(p) == name)
@@ -256,9 +264,7 @@ def test_preview_highlights_matching_passages(qtbot, window, corpus):
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(30)
     scan(qtbot, win)
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        assert win.select_member(member_row(win, "edited.txt"))
-    pv = win.preview
+    pv = preview_of(qtbot, win, "edited.txt")
     assert pv.currentIndex() == 1
     assert pv.left.edit.toPlainText() == (corpus / "original.txt").read_text()
     assert pv.right.edit.toPlainText() == (corpus / "edited.txt").read_text()
@@ -307,9 +313,7 @@ def test_binary_files_show_metadata(qtbot, window, tmp_path):
     (root / "b.bin").write_bytes(data)
     win = window(roots=[str(root)])
     scan(qtbot, win)
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        win.select_member(member_row(win, "b.bin"))
-    assert win.preview.currentIndex() == 1
+    assert preview_of(qtbot, win, "b.bin").currentIndex() == 1
     text = win.preview.right.edit.toPlainText()
     assert "Binary file" in text and "16,384 bytes" in text
 
@@ -653,9 +657,7 @@ def test_preview_highlights_exact_passages_with_crlf_and_emoji(qtbot, window, tm
     win = window(roots=[str(root)])
     win.threshold_slider.setValue(30)
     scan(qtbot, win)
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        assert win.select_member(member_row(win, "b_emoji.txt"))
-    pv = win.preview
+    pv = preview_of(qtbot, win, "b_emoji.txt")
     assert pv.currentIndex() == 1
     comp = compare(str(root / "a_crlf.txt"), str(root / "b_emoji.txt"))
     assert comp.ranges_a and "\r\n" in comp.text_a and "🙂" in comp.text_b
@@ -715,9 +717,7 @@ def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
     row_pair = snap.pairs[m]
     alone = compare(snap.paths[ref], snap.paths[m]).pair
     assert f"{alone.best:.1f}" != f"{snap.l_sim[m]:.1f}"  # the case this test is about
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        assert win.select_member(m)
-    text = win.preview.summary.text()
+    text = preview_of(qtbot, win, m).summary.text()
     listed = win.proxy.mapFromSource(win.model.member_index(m, COL_SIMILARITY)).data(SimilarityRole)
     assert text.startswith(f"{row_pair.kind.capitalize()}: {listed:.1f} % similar")
     assert f"resemblance {row_pair.resemblance:.1f} %" in text
@@ -744,9 +744,7 @@ def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
     tip = win.model.member_index(m, COL_SIMILARITY).data(Qt.ItemDataRole.ToolTipRole)
     assert "program code" in tip
     assert win.model.member_index(m, COL_KIND).data() == "near (code)"
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        assert win.select_member(m)
-    assert "program code" in win.preview.summary.text()
+    assert "program code" in preview_of(qtbot, win, m).summary.text()
     assert win.act_code_view.isChecked()
     with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
         win.act_code_view.trigger()
