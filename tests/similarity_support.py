@@ -6,8 +6,11 @@ import os
 import random
 from pathlib import Path
 
+import numpy as np
+
 from simscan.fingerprint import fingerprint_file
 from simscan.index import FileRecord, Index
+from simscan.similarity.core import budget_cutoff
 
 
 def write_index(index_path: Path, files: list[Path]) -> None:
@@ -32,3 +35,9 @@ def words(seed: int, n: int) -> str:
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz"
     return " ".join("".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(n))
+
+
+def lengths_cutoff(lengths, cutoff: int, budget: int) -> int:
+    """``core.budget_cutoff`` of posting lists given by their lengths."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    return budget_cutoff(np.bincount(np.clip(lengths, 0, cutoff + 1), minlength=cutoff + 2), cutoff, budget)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from similarity_support import words
+from similarity_support import lengths_cutoff, words
 
 from simscan.similarity import SimilarityParams, core
-from simscan.similarity.core import budget_cutoff, compute_pair_arrays, shared_counts
+from simscan.similarity.core import compute_pair_arrays, shared_counts
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.memory import table_from_paths
 
@@ -43,7 +43,7 @@ def _reference(offsets, values, rows, row_text, params):
         for v in values[offsets[r] : offsets[r + 1]].tolist():
             holders[v].append(pos)
     n = rows.size
-    cut = budget_cutoff(np.array([len(h) for h in holders.values()], np.int64), params.common_cutoff(n),
+    cut = lengths_cutoff(np.array([len(h) for h in holders.values()], np.int64), params.common_cutoff(n),
                         params.pair_budget)
     shared: dict[int, int] = defaultdict(int)
     kept_vals, kept_own = [], []
@@ -171,4 +171,4 @@ def test_budget_cutoff_equals_a_plain_search() -> None:
         present = [c for c in range(2, cutoff + 1) if c in set(lengths.tolist())]
         if want != cutoff:
             want = max([2] + [c for c in present if pairs(c) <= budget])
-        assert budget_cutoff(lengths, cutoff, budget) == want
+        assert lengths_cutoff(lengths, cutoff, budget) == want

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from similarity_support import index_tree, words
+from similarity_support import index_tree, lengths_cutoff, words
 
 from simscan.fingerprint import DEFAULT_PARAMS, rolling
 from simscan.index import Index
@@ -368,15 +368,13 @@ def test_group_pairs_duplicates_and_fresh_lists() -> None:
 
 
 def test_pair_budget_lowers_the_cut_off() -> None:
-    from simscan.similarity.core import budget_cutoff
-
     lengths = np.array([2] * 10 + [10] * 5 + [40] * 3 + [80])  # pairs: 10, 225, 2340, (3160)
-    assert budget_cutoff(lengths, 50, 10**9) == 50
-    assert budget_cutoff(lengths, 50, 2575) == 50  # 10 + 225 + 2340: fits; 80 is over the cut-off
-    assert budget_cutoff(lengths, 50, 2574) == 10
-    assert budget_cutoff(lengths, 50, 235) == 10
-    assert budget_cutoff(lengths, 50, 234) == 2
-    assert budget_cutoff(lengths, 100, 10**9) == 100
+    assert lengths_cutoff(lengths, 50, 10**9) == 50
+    assert lengths_cutoff(lengths, 50, 2575) == 50  # 10 + 225 + 2340: fits; 80 is over the cut-off
+    assert lengths_cutoff(lengths, 50, 2574) == 10
+    assert lengths_cutoff(lengths, 50, 235) == 10
+    assert lengths_cutoff(lengths, 50, 234) == 2
+    assert lengths_cutoff(lengths, 100, 10**9) == 100
 
 
 def test_pair_budget_on_files(tmp_path: Path) -> None:

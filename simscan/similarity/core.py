@@ -151,16 +151,10 @@ class Classes:
     priority: np.ndarray
 
 
-def budget_cutoff(lengths: np.ndarray, cutoff: int, budget: int) -> int:
-    """The largest cut-off <= ``cutoff`` whose posting lists (runs of ``lengths`` files, those
-    longer than the cut-off excluded) generate at most ``budget`` pairs (at least 2)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    return budget_cutoff_hist(np.bincount(np.clip(lengths, 0, cutoff + 1), minlength=cutoff + 2), cutoff, budget)
-
-
-def budget_cutoff_hist(hist: np.ndarray, cutoff: int, budget: int) -> int:
-    """:func:`budget_cutoff` of the lengths whose histogram is ``hist`` (``hist[L]``: lists of L
-    files, for L <= ``cutoff``; longer ones are counted in any bins above, which are ignored)."""
+def budget_cutoff(hist: np.ndarray, cutoff: int, budget: int) -> int:
+    """The largest cut-off <= ``cutoff`` whose posting lists (``hist[L]``: how many lists of L files;
+    lists longer than ``cutoff`` excluded, so bins above it are ignored) generate at most
+    ``budget`` pairs (at least 2)."""
     lens = np.arange(2, cutoff + 1, dtype=np.int64)
     per = np.asarray(hist[2 : cutoff + 1], dtype=np.int64) * (lens * (lens - 1) // 2)
     if int(per.sum()) <= budget:
@@ -485,7 +479,7 @@ def shared_counts(
 
     kept_size, key_parts, cnt_parts, fits = one_pass(cutoff, True)
     if not fits:
-        kept_size, key_parts, cnt_parts, _ = one_pass(budget_cutoff_hist(hist, cutoff, params.pair_budget), False)
+        kept_size, key_parts, cnt_parts, _ = one_pass(budget_cutoff(hist, cutoff, params.pair_budget), False)
     vals = pid = None  # (the closures' arrays: free them before the merge, the peak of memory)
     if key_parts:
         # Merge the per-batch counts: sort the keys once, sum the counts of equal keys.  Each
