@@ -770,9 +770,12 @@ class _Reader:
                     self.queue = deque(sorted(self.queue, key=_task_bytes, reverse=True))
                     self.reorder = False
                 while self.queue and self._room(self.queue[0]):
+                    # Submitted before it leaves the queue: a pool that broke since the last result
+                    # refuses it (BrokenProcessPool), and the task must stay to be read again.
+                    fut = self.pool.submit(read_task, self.queue[0])
                     t = self.queue.popleft()
                     self.pending_bytes += _task_bytes(t)
-                    self.pending.append((t, self.pool.submit(read_task, t)))
+                    self.pending.append((t, fut))
                 if not self.pending:
                     return True
                 head = self.pending[0][1]

@@ -467,13 +467,17 @@ def test_file_with_too_many_fingerprints_keeps_its_checksum(tmp_path: Path, monk
         assert all("checksum only" in reason for _, reason in ix.problems())
 
 
-def test_a_dying_worker_costs_only_its_batch(tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("noticed", [False, True])
+def test_a_dying_worker_costs_only_its_batch(tmp_path: Path, monkeypatch, noticed: bool):
+    # noticed: the pool knows it is broken before the next task is submitted, which then fails too
+    # (the task must stay queued, not be lost: a race that once left 2 of 40 files unaccounted).
     import multiprocessing
     import signal
 
     monkeypatch.setattr(scanner, "BATCH_FILES", 2)
     monkeypatch.setattr(scanner, "INLINE_MAX_FILES", 0)
     monkeypatch.setattr(scanner, "PROGRESS_RATE", 0)
+    monkeypatch.setattr(scanner, "IN_FLIGHT_TASKS", 3)  # tasks stay queued behind those in flight
     root = tmp_path / "t"
     # Tasks of ~0.5 MB of text keep both workers busy, so the kill lands in the middle of one.
     make_tree(root, 40, min_size=150_000, max_size=300_000, per_dir=40)
@@ -485,6 +489,9 @@ def test_a_dying_worker_costs_only_its_batch(tmp_path: Path, monkeypatch):
             victims = [c for c in multiprocessing.active_children() if c.pid]
             os.kill(victims[0].pid, signal.SIGKILL)  # as the OOM killer would
             killed.append(victims[0].pid)
+            if noticed:
+                victims[0].join(10)
+                time.sleep(0.5)  # the pool's manager thread marks the pool broken
 
     r = run_scan(ScanRequest([root], index_path=idx, jobs=2), progress=sink)
     assert killed and not r.cancelled
