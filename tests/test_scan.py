@@ -481,7 +481,6 @@ def test_a_dying_worker_costs_only_its_batch(tmp_path: Path, monkeypatch, notice
     root = tmp_path / "t"
     # Tasks of ~0.5 MB of text keep both workers busy, so the kill lands in the middle of one.
     make_tree(root, 40, min_size=150_000, max_size=300_000, per_dir=40)
-    idx = tmp_path / "i.db"
     killed = []
 
     def sink(p: Progress) -> None:
@@ -493,9 +492,15 @@ def test_a_dying_worker_costs_only_its_batch(tmp_path: Path, monkeypatch, notice
                 victims[0].join(10)
                 time.sleep(0.5)  # the pool's manager thread marks the pool broken
 
-    r = run_scan(ScanRequest([root], index_path=idx, jobs=2), progress=sink)
-    assert killed and not r.cancelled
-    assert r.files_failed > 0 and r.files_read + r.files_failed == 40 and r.files_read > 0
+    for attempt in range(3):  # on a loaded machine the kill may land between two tasks: nothing to lose then
+        idx = tmp_path / f"i{attempt}.db"
+        killed.clear()
+        r = run_scan(ScanRequest([root], index_path=idx, jobs=2), progress=sink)
+        assert killed and not r.cancelled
+        assert r.files_read + r.files_failed == 40  # every file read or reported, whenever the kill landed
+        if r.files_failed:
+            break
+    assert r.files_failed > 0 and r.files_read > 0
     with Index.open(idx, readonly=True) as ix:
         assert all("reading process died" in reason for _, reason in ix.problems())
     r2 = scan(root, idx)
