@@ -40,6 +40,12 @@ most one batch, and the next scan picks up the rest.  At most ``3 x jobs`` tasks
 If workers cannot start (e.g. ``__main__`` cannot be re-imported) or keep dying, the scan reads
 in-process instead.
 
+A rescan of a large tree (:data:`SPLIT_WALK_MIN_FILES`) from the command line, with a CPU idle, walks
+in two processes: a forked child (:class:`simscan.walk.ForkedShare`, before any thread or worker
+exists; it never touches SQLite) stats the files of its share of the names while this process reads
+the index rows, then walks its own share and classifies the child's list.  A child that fails has
+its share walked again here.  An unchanged file is never listed, only counted.
+
 Files are opened read-only with O_NOATIME where the kernel permits it (owner or root), with
 O_NONBLOCK (a file swapped for a FIFO after the walk cannot block the scan) and O_NOFOLLOW
 unless links are followed.  A file whose size or mtime changes while it is read is retried
@@ -66,7 +72,7 @@ import numpy as np
 
 from simscan.index import FileRecord, Index, PostingJob, companion_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
-from simscan.walk import Entry, WalkOptions, walk
+from simscan.walk import SHARES, Entry, ForkedShare, WalkOptions, WalkResult, can_fork, spare_cpu, walk
 
 #: Small files per worker task.  A task's round trip costs ~0.2 ms (pickling, pipes, wake-ups), so
 #: 256 files make it < 1 us per file, while 256 x ~8 KB keeps a task ~2 MB and the in-flight
@@ -87,6 +93,13 @@ IN_FLIGHT_BYTES = 64 << 20
 MAX_FINGERPRINTS = 8 << 20
 #: Worker pools that may die (a worker killed, e.g. by the OOM killer) before the scan reads in-process.
 MAX_POOL_BREAKS = 3
+#: A rescan of at least this many indexed files walks the tree in two processes.  A stat costs ~2.5 us here
+#: and reading 100 k rows ~0.15 s: a forked child lists every folder and stats the files of CHILD_SHARE
+#: (3/4 of them) while this process reads the rows, then stats the rest, comparing each with its row, and
+#: classifies what the child found (~0.5 us a file).  The child costs ~20 ms (fork, its list sent back).
+SPLIT_WALK_MIN_FILES = 30_000
+OWN_SHARE = (0, SHARES // 4)
+CHILD_SHARE = (SHARES // 4, SHARES)
 #: Commit after this many files or seconds, whichever comes first: a commit costs a few ms (WAL, no
 #: fsync with synchronous=NORMAL), and a crash loses at most this much work.
 COMMIT_FILES = 4000
@@ -441,6 +454,48 @@ class _Writer:
         self.fp_bytes = 0
 
 
+def _split_walk(req: ScanRequest, index: Index, roots: Sequence[bytes]) -> bool:
+    """Whether to walk in two processes (:class:`simscan.walk.ForkedShare`): a rescan of at least
+    :data:`SPLIT_WALK_MIN_FILES` indexed files, several processes allowed, links not followed, a
+    process that may fork (:func:`simscan.walk.can_fork`: the command line, not the GUI) and a CPU
+    idle right now (:func:`simscan.walk.spare_cpu`)."""
+    return (
+        not req.follow_links
+        and (req.jobs is None or req.jobs > 1)
+        and can_fork()
+        and spare_cpu()
+        and index.count_under(roots) >= SPLIT_WALK_MIN_FILES
+    )
+
+
+def _merge_share(
+    walked: WalkResult,
+    other: WalkResult,
+    on_dir: Callable[[bytes, list[Entry], int], None],
+    writer: _Writer,
+) -> None:
+    """Fold the child's share of the walk into ``walked`` (this process's share, which reported the
+    folder problems).  Its files are classified like this process's own; its files with several
+    links are indexed unless this share met another link to them first (the same choice in every
+    scan: shares go by name)."""
+    on_dir(b"", other.files, 0)
+    seen = walked.seen_inodes
+    linked = []
+    for e in sorted(other.linked):
+        first = seen.setdefault((e[1], e[2]), e[0])
+        if first == e[0]:
+            linked.append(e)
+        else:
+            writer.problem(e[0], f"same file as {os.fsdecode(first)} (hard link): indexed once")
+    on_dir(b"", linked, 0)
+    walked.problems.extend(other.problems)
+    walked.unreadable_dirs.extend(other.unreadable_dirs)  # a folder the child could not list keeps its rows
+    walked.found += other.found + len(linked)
+    walked.skipped += other.skipped
+    walked.links_skipped += other.links_skipped
+    walked.unchanged += other.unchanged
+
+
 def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToken, t0: float) -> ScanResult:
     roots = _normalise_roots(req.roots)
     skip = frozenset(os.fsencode(str(p)) for p in companion_paths(index.path))
@@ -456,7 +511,14 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
     writer = _Writer(index, run_id)
     counts: dict[str, float] = {}
     status = "failed"
+    helper: ForkedShare | None = None
     try:
+        if _split_walk(req, index, roots):
+            # A large rescan: a forked child stats most files while this process reads their rows.
+            try:
+                helper = ForkedShare(roots, opts, CHILD_SHARE)
+            except OSError:  # no process to spare (EAGAIN, ENOMEM): one walk, as always
+                helper = None
         old = index.identities_under(roots)  # path -> (path, id, dev, ino, size, mtime_ns, current)
         by_key: dict[tuple[int, int, int, int], bytes] | None = None  # identity -> path, made when first needed
 
@@ -478,7 +540,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         def under_roots(p: bytes) -> bool:
             return p in roots or p.startswith(prefixes)
 
-        def on_dir(folder: bytes, files: list[Entry], start: int) -> None:
+        def on_dir(folder: bytes, files: list[Entry], start: int, walk_unchanged: int = 0) -> None:
             nonlocal unchanged, found
             found += len(files) - start
             for k in range(start, len(files)):
@@ -504,18 +566,25 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 fresh.clear()
             if not reader.pump(cancel, block=False):
                 raise Cancelled
-            throttle.report(Progress("walk", files_done=found, current=os.fsdecode(folder)))
+            throttle.report(Progress("walk", files_done=found + walk_unchanged, current=os.fsdecode(folder)))
 
         try:  # from here on the workers must be stopped whatever happens (Ctrl-C, index errors, bugs)
             try:
-                walked = walk(roots, opts, on_dir, keep=False)  # classified as found: no list of the tree
+                # Classified as found: no list of the tree; unchanged files are not even listed.
+                walked = walk(roots, opts, on_dir, keep=False, known=old, share=OWN_SHARE if helper else None)
+                if helper is not None:
+                    other = helper.result()
+                    if other is None:  # the child failed: its share is walked here
+                        other = walk(roots, opts, on_dir, keep=False, known=old, share=CHILD_SHARE)
+                    _merge_share(walked, other, on_dir, writer)
+                unchanged += walked.unchanged
             except Cancelled:
                 walked = None
             reader.walking = False
             if walked is not None:
                 for p, r in walked.problems:
                     writer.problem(p, r)
-                throttle.report(Progress("walk", files_done=walked.found), force=True)
+                throttle.report(Progress("walk", files_done=walked.found + walked.unchanged), force=True)
                 # What the walk did not find again is gone, or renamed to one of the deferred paths.
                 gone = old
                 renames: list[tuple[int, bytes, int, int]] = []
@@ -535,7 +604,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                     index.remove_ids(remove)
                     writer.flush()
                 counts.update(
-                    files_seen=walked.found, files_unchanged=unchanged,
+                    files_seen=walked.found + walked.unchanged, files_unchanged=unchanged,
                     files_removed=len(remove), files_renamed=len(renames),
                 )  # fmt: skip
                 reader.report(force=True)
@@ -563,6 +632,8 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         writer.flush()
         raise
     finally:
+        if helper is not None:
+            helper.kill()
         counts.setdefault("problems", writer.n_problems)
         counts.setdefault("elapsed_s", time.monotonic() - t0)
         try:

@@ -28,8 +28,13 @@ from __future__ import annotations
 import fnmatch
 import operator
 import os
+import pickle
 import re
 import stat
+import sys
+import threading
+import warnings
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -102,8 +107,20 @@ class WalkResult:
     #: Paths left out by the options (hidden, globs, size limits): indexed ones under the roots are forgotten.
     skipped: int = 0
     links_skipped: int = 0
-    #: Regular files found (``len(files)`` unless the walk was told not to keep them).
+    #: Regular files found and listed (``len(files)`` unless the walk was told not to keep them).
     found: int = 0
+    #: Regular files found unchanged (``known`` in :func:`walk`): found, but not listed in ``files``.
+    unchanged: int = 0
+    #: A share without folder problems: its files with several hard links, not in ``files``.  Whether
+    #: each is indexed depends on the links other shares found (``seen_inodes``), so the caller decides.
+    linked: list[Entry] = field(default_factory=list)
+    #: (device, inode) -> the path indexed for it, of files with several links (and all, when links are followed).
+    seen_inodes: dict[tuple[int, int], bytes] = field(default_factory=dict)
+
+
+#: A walk split among processes (:func:`walk`'s ``share``) deals entries out by ``crc32(name) % SHARES``:
+#: a name has the same share in every process and every scan, whatever else its folder holds.
+SHARES = 16
 
 
 def _compile(globs: Sequence[str]) -> tuple[re.Pattern[bytes] | None, re.Pattern[bytes] | None]:
@@ -148,24 +165,44 @@ def _inside(real: bytes, real_roots: Sequence[bytes]) -> bool:
 def walk(
     roots: Sequence[bytes],
     opts: WalkOptions,
-    on_dir: Callable[[bytes, list[Entry], int], None] | None = None,
+    on_dir: Callable[[bytes, list[Entry], int, int], None] | None = None,
     keep: bool = True,
+    *,
+    known: dict[bytes, tuple[bytes, int, int, int, int, int, int]] | None = None,
+    share: tuple[int, int] | None = None,
 ) -> WalkResult:
     """List the regular files under ``roots`` (absolute, normalised byte paths) per ``opts``.
 
-    ``on_dir(folder, files, start)`` is called after each folder is listed, with the list of files
-    found so far of which ``files[start:]`` are new (the scanner starts reading them while the walk
-    goes on; it may raise to stop the walk), and once more at the end if files are left unreported.
+    ``on_dir(folder, files, start, unchanged)`` is called after each folder is listed, with the list
+    of files found so far of which ``files[start:]`` are new (the scanner starts reading them while
+    the walk goes on; it may raise to stop the walk) and the count of unchanged files so far, and once
+    more at the end if files are left unreported.
     With ``keep=False`` the list is emptied after each call (memory stays proportional to one
     folder, not the tree); ``WalkResult.found`` counts the files either way.
+
+    ``known``: path -> ``(path, id, device, inode, size, mtime_ns, current)``, the rows of
+    :meth:`simscan.index.Index.identities_under`.  A file with one link whose row is current and has its
+    device, inode, size and mtime_ns is unchanged: its row leaves ``known``, it is counted in
+    ``WalkResult.unchanged`` and not listed.
+
+    ``share=(lo, hi)``: one of several processes walking the same roots at once.  Every one lists
+    every folder, but handles only the entries (files, links, special files, skipped names) with
+    ``lo <= crc32(name) % SHARES < hi``.  The share with ``lo == 0`` reports folder problems (each
+    share gives its ``unreadable_dirs``); another puts files with several links in ``WalkResult.linked``.
+    Links are not followed (checked).
     """
+    if share is not None and opts.follow_links:
+        raise ValueError("a walk split into shares does not follow links")
+    share_lo, share_hi = share if share is not None else (0, SHARES)
+    split = share is not None
+    folder_problems = share_lo == 0
     res = WalkResult()
     excl = _compile(opts.exclude)
     has_excl = bool(opts.exclude)
     incl = _compile(opts.include) if opts.include else None
     real_roots = [os.path.realpath(r) for r in roots]
     virtual = virtual_devices()
-    seen_inodes: dict[tuple[int, int], bytes] = {}
+    seen_inodes = res.seen_inodes
     seen_dirs: set[tuple[int, int]] = set()
 
     def add_file(path: bytes, st: os.stat_result) -> None:
@@ -189,7 +226,8 @@ def walk(
                 )
             )
             return
-        res.files.append((path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+        entry = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        (res.linked if not folder_problems and st.st_nlink > 1 else res.files).append(entry)
 
     def consider_link(path: bytes) -> tuple[str, os.stat_result] | None:
         """Follow a link if allowed: ("dir"|"file", stat of the target) or None (problem recorded or skipped)."""
@@ -221,12 +259,15 @@ def walk(
         try:
             st = os.stat(root)
         except OSError as e:
-            res.problems.append((root, f"cannot scan: {_reason(e)}"))
+            if folder_problems:
+                res.problems.append((root, f"cannot scan: {_reason(e)}"))
             continue
-        if st.st_dev in virtual and not stat.S_ISDIR(st.st_mode):
-            res.problems.append((root, f"on a virtual file system ({virtual[st.st_dev]}): not a file on disk; skipped"))
-        elif stat.S_ISDIR(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
             stack.append(root)
+        elif not folder_problems:
+            continue  # a root that is not a folder is share 0's
+        elif st.st_dev in virtual:
+            res.problems.append((root, f"on a virtual file system ({virtual[st.st_dev]}): not a file on disk; skipped"))
         elif stat.S_ISREG(st.st_mode):
             if root not in opts.skip_paths:
                 add_file(root, st)
@@ -240,6 +281,9 @@ def walk(
     fast_max = min(max_size, SPARSE_MIN_BYTES - 1)
     files_append = res.files.append
     is_reg = stat.S_ISREG
+    known_pop = known.pop if known is not None else None
+    unchanged = 0
+    crc32 = zlib.crc32
     reported = 0
     while stack:
         folder = stack.pop()
@@ -249,28 +293,37 @@ def walk(
                 continue  # reached again through a followed link
             seen_dirs.add((dst.st_dev, dst.st_ino))
             if dst.st_dev in virtual:
-                res.problems.append(
-                    (folder, f"virtual file system ({virtual[dst.st_dev]}): made up by the kernel, not files; skipped")
-                )
+                if folder_problems:
+                    res.problems.append(
+                        (folder, f"virtual file system ({virtual[dst.st_dev]}): made up by the kernel, not files; skipped")
+                    )
                 res.unreadable_dirs.append(folder)  # what the index holds below it is kept, not removed
                 continue
             with os.scandir(folder) as it:
                 entries = sorted(it, key=_by_name)
         except OSError as e:
-            res.problems.append((folder, f"folder cannot be read: {_reason(e)}"))
-            res.unreadable_dirs.append(folder)
+            if folder_problems:
+                res.problems.append((folder, f"folder cannot be read: {_reason(e)}"))
+            res.unreadable_dirs.append(folder)  # in every share: a folder one share could not list keeps its rows
             continue
         subdirs: list[bytes] = []
         for entry in entries:
             name: bytes = entry.name  # type: ignore[assignment]
+            mine = not split or share_lo <= crc32(name) % SHARES < share_hi
+            if not mine:  # another share's file, link or special file is left to it; folders are listed by all
+                try:
+                    if not entry.is_dir(follow_symlinks=False):
+                        continue
+                except OSError:
+                    continue
             path: bytes = entry.path  # type: ignore[assignment]
             if not hidden and name.startswith(b"."):
-                res.skipped += 1
+                res.skipped += mine
                 continue
             if path in skip_paths:
                 continue
             if has_excl and _matches(excl, name, path):
-                res.skipped += 1
+                res.skipped += mine
                 continue
             try:
                 if entry.is_symlink():
@@ -297,20 +350,147 @@ def walk(
                 continue
             size = st.st_size
             if min_size <= size <= fast_max and st.st_nlink == 1 and not follow:
+                if known_pop is not None:
+                    row = known_pop(path, None)
+                    if row is not None:
+                        if (
+                            row[6] and row[5] == st.st_mtime_ns and row[4] == size
+                            and row[3] == st.st_ino and row[2] == st.st_dev
+                        ):  # fmt: skip
+                            unchanged += 1
+                            continue
+                        known[path] = row  # type: ignore[index]  # changed: the caller decides
                 files_append((path, st.st_dev, st.st_ino, size, st.st_mtime_ns))
             else:
                 add_file(path, st)  # size limits, hard links, followed links, sparse files
         stack.extend(reversed(subdirs))
         if on_dir is not None:
-            on_dir(folder, res.files, reported)
+            on_dir(folder, res.files, reported, unchanged)
             reported = len(res.files)
             if not keep:
                 res.found += reported
                 res.files.clear()
                 reported = 0
     if on_dir is not None and reported < len(res.files):
-        on_dir(b"", res.files, reported)
+        on_dir(b"", res.files, reported, unchanged)
     res.found += len(res.files)
+    res.unchanged = unchanged
     if not keep:
         res.files.clear()
     return res
+
+
+def can_fork() -> bool:
+    """Whether :class:`ForkedShare` may fork: on Linux, from the main thread, with no other Python
+    thread.  The GUI's scans run in a worker thread beside Qt's own, and a child could inherit a lock
+    one of them held.  Native threads that never run Python here (numpy's BLAS pool, idle) hold
+    nothing the child uses: it runs this module's Python code and system calls only."""
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(os, "fork")
+        and threading.current_thread() is threading.main_thread()
+        and threading.active_count() == 1
+    )
+
+
+def spare_cpu(samples: int = 3) -> bool:
+    """Whether a CPU is idle right now besides the one this process runs on: the fewest runnable
+    tasks of a few readings of /proc/loadavg (this process included) is below the number of CPUs it
+    may use.  A split walk waits for its child, so on a busy machine it is slower than one process.
+    False where it cannot be told."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+        running = []
+        with open("/proc/loadavg", "rb", buffering=0) as f:
+            for _ in range(samples):
+                f.seek(0)
+                running.append(int(f.read().split()[3].split(b"/")[0]))  # "0.5 0.4 0.3 RUNNING/TOTAL LASTPID"
+    except (OSError, ValueError, IndexError, AttributeError):
+        return False
+    return min(running) < cpus
+
+
+class ForkedShare:
+    """One share of a walk (:func:`walk`'s ``share``) done at once by a forked child process.
+
+    The child inherits the roots and the options, walks its share and sends its :class:`WalkResult`
+    back through a pipe, while the parent does something else (reads the index's rows of the files).
+    It closes every other inherited file first (the index, the scan lock: a parent killed mid-walk
+    leaves no lock behind) and never touches the index: SQLite connections must not cross a fork.
+    :meth:`result` is None when the child failed: the caller then walks the share itself.
+    Only where :func:`can_fork`."""
+
+    def __init__(
+        self,
+        roots: Sequence[bytes],
+        opts: WalkOptions,
+        share: tuple[int, int],
+    ) -> None:
+        read_end, write_end = os.pipe()
+        try:
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns about forking with native threads alive (see can_fork: none is used).
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except BaseException:
+            os.close(read_end)
+            os.close(write_end)
+            raise
+        if pid == 0:  # the child: whatever happens, it ends here
+            code = 1
+            try:
+                os.closerange(3, write_end)
+                os.closerange(write_end + 1, 1 << 16)
+                res = walk(roots, opts, share=share)
+                res.seen_inodes = {}
+                with open(write_end, "wb") as out:
+                    out.write(pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self.pid: int | None = pid
+        self._fd = read_end
+
+    def result(self) -> WalkResult | None:
+        """Wait for the child: its walk, or None if it failed (the reason does not matter: the share
+        is walked again in this process)."""
+        try:
+            with open(self._fd, "rb", closefd=False) as f:
+                data = f.read()
+        finally:
+            self._close()
+            status = self._reap()
+        if status != 0 or not data:
+            return None
+        try:
+            res = pickle.loads(data)
+        except Exception:  # noqa: BLE001 - a truncated message is a failed child
+            return None
+        return res if isinstance(res, WalkResult) else None
+
+    def kill(self) -> None:
+        """Stop the child now (the scan was cancelled or failed); idempotent."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
+        self._close()
+        self._reap()
+
+    def _close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def _reap(self) -> int:
+        """The child's wait status (-1 if it was reaped already)."""
+        if self.pid is None:
+            return -1
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = -1
+        self.pid = None
+        return status

@@ -835,6 +835,17 @@ class Index:
         return out
 
     @_sql_errors
+    def count_under(self, roots: Sequence[bytes]) -> int:
+        """How many indexed files are at or below ``roots`` (as :meth:`identities_under`), counted on
+        the path index alone (~10 ms per 100 k files)."""
+        q = "SELECT count(*) FROM files WHERE path = ? OR (path >= ? AND path < ?)"
+        n = 0
+        for root in roots:
+            prefix = root if root.endswith(b"/") else root + b"/"
+            n += self._conn.execute(q, (root, prefix, prefix[:-1] + b"0")).fetchone()[0]
+        return n
+
+    @_sql_errors
     def paths_for_inodes(self, keys: Sequence[tuple[int, int]]) -> list[tuple[tuple[int, int], bytes]]:
         """Indexed rows (any state) of these (device, inode) pairs: ``((device, inode), path)``, by id."""
         by_dev: dict[int, list[int]] = {}
