@@ -10,7 +10,8 @@ import numpy as np
 #: 8: nested, length-dependent anchored fingerprints for text.
 #: 9: a view bit in text values, and the code view of program source (``fingerprint.code``).
 #: 10: no code view for texts under 450 characters; CRs not counted in the code view's limits.
-ALGORITHM_VERSION = 10
+#: 11: code view: primitive types are names, no space between two names (``code.glue``).
+ALGORITHM_VERSION = 11
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,13 +67,30 @@ def _rename(text: str, old: list[str], new: list[str]) -> str:
 # ----------------------------------------------------------------------------- code form
 
 
+def glue_reference(units: np.ndarray) -> list[int]:
+    """Plain reference of ``code.glue``: a space between two placeholders is dropped."""
+    u = [int(x) for x in units]
+    ph = ord(code.PLACEHOLDER)
+    return [x for k, x in enumerate(u) if not (x == 32 and 0 < k < len(u) - 1 and u[k - 1] == ph and u[k + 1] == ph)]
+
+
+def code_units_reference(text: str) -> list[int]:
+    return glue_reference(T.normalize(code.code_form_reference(text)))
+
+
 def test_code_form_hand_made() -> None:
     src = 'int x2 = y + 3.5; // keep y here\nString s = "y and x2"; char c = \'y\'; /* y */ return x2;'
     out = code.code_form(src)
     assert len(out) == len(src)
     units = "".join(map(chr, T.normalize(out).tolist()))
     ph = code.PLACEHOLDER
-    assert units == f"int {ph} {ph} 3 5 keep y here {ph} {ph} y and x2 char {ph} y y return {ph}"
+    # Primitive types are names (TYPE_NAMES); other keywords keep their text.
+    assert units == f"{ph} {ph} {ph} 3 5 keep y here {ph} {ph} y and x2 {ph} {ph} y y return {ph}"
+    # The code view's units: no space between two placeholders, whatever the source's spacing.
+    glued = f"{ph}{ph}{ph} 3 5 keep y here {ph}{ph} y and x2 {ph}{ph} y y return {ph}"
+    assert "".join(map(chr, code.code_units(src).tolist())) == glued
+    assert code.code_units(src.replace(" = ", "=").replace(" + ", "+")).tolist() == code.code_units(src).tolist()
+    assert "".join(map(chr, code.code_units("a.b(c) + 1; return d;").tolist())) == f"{ph}{ph}{ph} 1 return {ph}"
     # Keywords are case-sensitive, numbers stay, an unterminated literal ends at the line end.
     assert code.code_form("If x") == ph + code.FILLER + " " + ph
     assert code.code_form('a = "open\nb') == ph + ' = "open\n' + ph
@@ -106,7 +123,8 @@ def test_code_units_batch_equals_one_by_one() -> None:
         texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))) for _ in range(rng.randint(1, 6))]
         texts.append(java_program(rng.randrange(100), _NAMES))
         for got, t in zip(code.code_units_many(texts), texts):
-            assert got.tolist() == T.normalize(code.code_form_reference(t)).tolist(), repr(t)
+            assert got.tolist() == code_units_reference(t), repr(t)
+            assert code.code_units(t).tolist() == got.tolist()
 
 
 def test_looks_like_code() -> None:
@@ -161,7 +179,7 @@ def test_code_view_fingerprints_equal_reference(tmp_path: Path) -> None:
         return h.finish()
 
     tr, ta = hashed(T.normalize(src))
-    cr, ca = hashed(T.normalize(code.code_form_reference(src)))
+    cr, ca = hashed(np.array(code_units_reference(src), dtype=np.uint32))
     text_r, text_a = set(views.tag(tr, views.TEXT).tolist()), set(views.tag(ta, views.TEXT).tolist())
     # Code windows the text view already has (no identifier in them) are left out of the code view.
     code_r = {int(views.tag(np.array([v]), views.CODE)[0]) for v in cr.tolist()
@@ -369,9 +387,9 @@ def test_compare_highlights_a_renamed_copy_in_the_original_texts(tmp_path: Path)
     covered = sum(e - s for s, e in c.ranges_a)
     assert covered > 0.9 * len(orig)
     for (a0, a1), (b0, b1) in zip(c.ranges_a, c.ranges_b):
-        # Each paired passage is the same code up to names (equal code forms), in original offsets.
-        ua = T.normalize(code.code_form(c.text_a[a0:a1]))
-        ub = T.normalize(code.code_form(c.text_b[b0:b1]))
+        # Each paired passage is the same code up to names (equal code units), in original offsets.
+        ua = code.code_units(c.text_a[a0:a1])
+        ub = code.code_units(c.text_b[b0:b1])
         assert ua.tolist() == ub.tolist()
     # Without renaming the text view is at least as good, and its passages are the text's own.
     (tmp_path / "c.java").write_text(orig.replace("// ", "//  "))

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_file
-from simscan.fingerprint.code import FILLER, code_form
+from simscan.fingerprint.code import FILLER, code_form, glue_mask
 from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
 from simscan.fingerprint.text import normalize_with_offsets
@@ -245,6 +245,10 @@ def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], code
     fa_text, fb_text = form(text_a), form(text_b)
     ua, sa = normalize_with_offsets(fa_text)
     ub, sb = normalize_with_offsets(fb_text)
+    if view == CODE:
+        # The code view's own units (``code.code_units``: no space between two names).
+        ka, kb = glue_mask(ua), glue_mask(ub)
+        ua, sa, ub, sb = ua[ka], sa[ka], ub[kb], sb[kb]
     if ua.size > MAX_UNITS or ub.size > MAX_UNITS:
         truncated = True
         ua, sa, ub, sb = ua[:MAX_UNITS], sa[:MAX_UNITS], ub[:MAX_UNITS], sb[:MAX_UNITS]
