@@ -391,6 +391,8 @@ def test_compare_highlights_a_renamed_copy_in_the_original_texts(tmp_path: Path)
         ua = code.code_units(c.text_a[a0:a1])
         ub = code.code_units(c.text_b[b0:b1])
         assert ua.tolist() == ub.tolist()
+        # At least one window of the code view's own (glued) units, as the fingerprints see them.
+        assert ua.size >= DEFAULT_PARAMS.window
     # Without renaming the text view is at least as good, and its passages are the text's own.
     (tmp_path / "c.java").write_text(orig.replace("// ", "//  "))
     c2 = compare(tmp_path / "a.java", tmp_path / "c.java")
@@ -445,3 +447,23 @@ def test_crlf_twin_examines_the_same_sample() -> None:
     assert text.find("{") < code.SAMPLE_CHARS < text.replace("\n", "\r\n").find("{")
     a, b = fingerprint_bytes(text.encode()), fingerprint_bytes(text.replace("\n", "\r\n").encode())
     assert has_code_view(a) and np.array_equal(a.rolling, b.rolling) and np.array_equal(a.anchored, b.anchored)
+
+
+def test_compare_code_passages_are_windows_of_the_code_view(tmp_path: Path) -> None:
+    """A renamed copy with a new line after every third line: compare's passages on the code
+    view are matches of the code view's own units (names glued), each at least one window long,
+    not shorter stretches that only the spaced code form would match."""
+    orig = java_program(22, _NAMES)
+    lines = _rename(orig, _NAMES, _RENAMED).split("\n")
+    edited = []
+    for i, line in enumerate(lines):
+        edited.append(line)
+        if i % 3 == 2 and 5 < i < len(lines) - 3:
+            edited.append(f'        System.out.println("{words(1000 + i, 6)}");')
+    (tmp_path / "a.java").write_text(orig)
+    (tmp_path / "b.java").write_text("\n".join(edited))
+    c = compare(tmp_path / "a.java", tmp_path / "b.java")
+    assert c.pair.view == "code" and len(c.ranges_a) >= 4
+    for (a0, a1), (b0, b1) in zip(c.ranges_a, c.ranges_b):
+        ua, ub = code.code_units(c.text_a[a0:a1]), code.code_units(c.text_b[b0:b1])
+        assert ua.tolist() == ub.tolist() and ua.size >= DEFAULT_PARAMS.window
