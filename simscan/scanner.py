@@ -57,8 +57,10 @@ from __future__ import annotations
 import errno
 import multiprocessing as mp
 import os
+import select
 import signal
 import stat
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -175,10 +177,33 @@ class _Changed(Exception):
     pass
 
 
-def _worker_init() -> None:
+def _worker_init(scanner_pid: int) -> None:
     # Ctrl-C goes to the whole process group: let the parent decide, workers are just terminated.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _keep_freed_memory()
+    threading.Thread(target=_exit_with, args=(scanner_pid,), name="simscan-parent-watch", daemon=True).start()
+
+
+def _exit_with(pid: int) -> None:
+    """End this worker when the scanning process ``pid`` ends, however it ends: killed with SIGKILL it
+    cannot stop its workers (they are the fork server's children), and a worker would wait for its
+    next task for ever.  Waits on a pidfd where the kernel has them (Linux >= 5.3), else polls."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = -1
+    if fd >= 0:
+        select.select([fd], [], [])
+    else:
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                continue
+    os._exit(1)
 
 
 #: glibc ``mallopt`` parameters (malloc.h) and the values set in workers.
@@ -729,7 +754,7 @@ def _make_pool(jobs: int) -> ProcessPoolExecutor:
     # Workers fork from a server that already imported numpy and the fingerprinter (~0.2 s saved each)
     # and built its tables (``fingerprint.warm``: ~0.1 s of CPU per worker per scan saved).
     ctx.set_forkserver_preload(["simscan.scanner", "simscan.fingerprint", "simscan.fingerprint.warm"])
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),))
 
 
 def _workers_can_start() -> bool:
@@ -745,11 +770,29 @@ def _workers_can_start() -> bool:
 
 
 def _kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now, whatever its workers are doing, and never wait for ever.  A worker killed while
+    it sends a result leaves half a message in the result pipe; the pool's thread reading it would wait
+    for the rest for ever, as this process holds a write end of that pipe too (no end of file comes).
+    Once the workers are dead that end is closed: the read fails, and the pool ends as broken."""
     procs = list(getattr(pool, "_processes", {}).values())  # no public terminate() before 3.14
     for p in procs:
         try:
             p.terminate()
         except Exception:  # noqa: BLE001, S110 - the process may be gone already
+            pass
+    for p in procs:
+        try:
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+                p.join(5)
+        except Exception:  # noqa: BLE001, S110 - gone already
+            pass
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        try:
+            writer.close()
+        except OSError:
             pass
     pool.shutdown(wait=True, cancel_futures=True)
 

@@ -778,3 +778,18 @@ def test_waiting_writer_commits_then_posts_once_everything_is_submitted(tmp_path
             pass
         assert reader.job is None and not w.waiting and ix.pending_postings() == 0
     assert_postings_exact(idx)
+
+
+def test_stopping_the_workers_never_waits_for_half_a_result():
+    # A worker killed (cancel, Ctrl-C) while it sends a result leaves half a message in the result pipe;
+    # the pool's reading thread then waited for the rest for ever, and so did the scan (seen on Ctrl-C).
+    import struct
+
+    pool = scanner._make_pool(2)
+    assert pool.submit(os.getpid).result(timeout=60) > 0  # the workers run
+    writer = pool._result_queue._writer  # this process's write end, as a worker's would be
+    os.write(writer.fileno(), struct.pack("!i", 1 << 20) + b"x" * 100)  # a 1 MiB message cut after 100 bytes
+    time.sleep(0.3)  # the pool's thread is reading the rest
+    done = threading.Event()
+    threading.Thread(target=lambda: (scanner._kill_pool(pool), done.set()), daemon=True).start()
+    assert done.wait(30)

@@ -82,10 +82,12 @@ def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path, monkeypat
     )
     try:
         n = _wait_for_rows(idx, proc, 200)
+        helpers = _descendants(proc.pid)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the scanner, its fork server and its workers
+        os.kill(proc.pid, signal.SIGKILL)  # the scanner alone: nothing of it can run
         proc.wait(10)
     assert 200 <= n < 2000
+    assert helpers and not _gone(helpers)  # its workers notice and end; so does the fork server
     with sqlite3.connect(idx) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     r = run_scan(ScanRequest([root], index_path=idx, jobs=1))
@@ -101,7 +103,46 @@ def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path, monkeypat
     assert statuses == ["done", "killed"]
 
 
-def test_ctrl_c_in_the_cli_exits_130_and_keeps_work(tmp_path: Path):
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (the scan's fork server and its workers), from /proc."""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.add(c)
+            todo.append(c)
+    return out
+
+
+def _gone(pids: set[int], timeout: float = 15.0) -> set[int]:
+    """Those of ``pids`` still running (zombies count as gone) after up to ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = set()
+        for p in pids:
+            try:
+                with open(f"/proc/{p}/stat", "rb") as f:
+                    if f.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                        alive.add(p)
+            except OSError:
+                pass
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_ctrl_c_in_the_cli_exits_130_and_keeps_work(tmp_path: Path, sig: int, code: int, word: str):
+    # SIGTERM (a logout, `timeout`) stops a scan as Ctrl-C does: by default it killed the scanner alone and
+    # left its fork server and workers waiting for ever (~420 MB).
     root = tmp_path / "tree"
     make_tree(root, 2500, per_dir=100)
     idx = tmp_path / "i.db"
@@ -113,13 +154,15 @@ def test_ctrl_c_in_the_cli_exits_130_and_keeps_work(tmp_path: Path):
     )
     try:
         n = _wait_for_rows(idx, proc, 100)
-        proc.send_signal(signal.SIGINT)
+        helpers = _descendants(proc.pid)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err
+    assert proc.returncode == code, err
+    assert word in err and "Traceback" not in err
+    assert helpers and not _gone(helpers)
     with sqlite3.connect(idx) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         kept = c.execute("SELECT count(*) FROM files").fetchone()[0]

@@ -7,12 +7,15 @@ Exit codes (a contract, also in README.md):
   2  usage error (bad arguments)
   3  the index cannot be used (corrupt, locked by another scan, unreadable)
   130  interrupted (Ctrl-C); what was finished is kept
+  143  terminated (SIGTERM: a logout, ``timeout``, a service manager); what was finished is kept
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from simscan import __version__
@@ -23,6 +26,16 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INDEX = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, stopped as Ctrl-C stops: a scan's workers are stopped and its finished work kept
+    (the default action would kill this process alone and leave its workers waiting for ever)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,8 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    watch = args.command != "gui" and threading.current_thread() is threading.main_thread()
+    if watch:  # (the window handles its own signals)
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args) or EXIT_OK)
+    except Terminated:
+        print("simscan: terminated; finished work is kept in the index.", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("simscan: interrupted; finished work is kept in the index.", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -55,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output piped into e.g. `head` that closed early: not an error worth a traceback.
         sys.stderr.close()
         return EXIT_OK
+    finally:
+        if watch:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,7 +2,8 @@
 
 Exit codes: 0 done (problems with single files are reported, not failures), 3 the index cannot
 be used (corrupt: the message names the file and ``--rebuild``; locked by another scan;
-unavailable), 130 interrupted by Ctrl-C (finished work kept), 2 bad arguments.
+unavailable), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work kept either way),
+2 bad arguments.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
         "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
         "problems in single files), 2 bad arguments, 3 the index cannot be used (corrupt: see --rebuild; "
-        "another scan is running), 130 interrupted (finished work is kept).",
+        "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
+        "kept either way).",
     )
     p.add_argument("roots", nargs="+", metavar="ROOT", type=Path, help="folder or file to scan")
     add_index_option(p)
