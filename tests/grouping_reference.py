@@ -15,8 +15,10 @@ Rules (documented for users, see ``simscan.similarity.grouping``):
   (equal scores: the reference visited first; then the lower pair index), listed best score
   first, equal scores in visit order.  Then, in visit order, a single-file reference left
   without members takes back its best partner (score, then visit order, then pair index)
-  whose reference keeps another member.  A reference left without members or copies is no
-  group.
+  whose reference keeps another member.  Then, in visit order, a unit still in no group joins
+  its best partner leading a group, else takes that partner from its reference if the reference
+  keeps a group without it, else the partner leads both.  A reference left without members or
+  copies is no group.
 * Paths of one file on disk (same device and inode) are one file: never paired with each
   other, and only the preferred of them joins a group.
 * Each member's percentage is the best score of the pair (reference, member); members that
@@ -263,6 +265,57 @@ def reference_group_pairs(
             members_by_ref[old_ref] = [e for e in members_by_ref[old_ref] if e[0] != x]
             members_by_ref[u].append((x, pi))
             ref_of[x] = u
+    # Every unit with a partner ends in a group: in visit order, a unit left out joins its best
+    # partner that leads a group, else takes its best partner from that partner's reference when the
+    # reference keeps a group without it, else that partner leads both.
+    qualifying = [pi for pi in idx.tolist() if best_of[pi] >= min_similarity and cols.kind[pi] > 1]
+
+    def placed(u: int) -> bool:
+        return u in ref_of or (u in refs and (bool(members_by_ref.get(u)) or len(members_of[u]) >= 2))
+
+    def best_partner(u: int, ok) -> tuple[int, int] | None:
+        best = None
+        for pi in qualifying:
+            ua_, ub_ = unit_l[a_rows[pi]], unit_l[b_rows[pi]]
+            if u not in (ua_, ub_) or ua_ == ub_:
+                continue
+            x = ub_ if ua_ == u else ua_
+            if ok(x) and (best is None or (best_of[pi], -order_of[x], -pi) > best[0]):
+                best = ((best_of[pi], -order_of[x], -pi), x, pi)
+        return None if best is None else (best[1], best[2])
+
+    for u in visit:
+        if placed(u) or best_partner(u, lambda x: True) is None:
+            continue
+        lead = best_partner(u, lambda x: x in refs and placed(x))
+        if lead is not None:
+            x, pi = lead
+            members_by_ref[x].append((u, pi))
+            ref_of[u] = x
+            if u in refs:
+                refs.remove(u)
+            continue
+        led = best_partner(u, lambda x: x in ref_of)
+        if led is None:
+            continue
+        v, pi = led
+        r = ref_of[v]
+        pi_rv = next(q for w, q in members_by_ref[r] if w == v)
+        members_by_ref[r] = [e for e in members_by_ref[r] if e[0] != v]
+        if members_by_ref[r] or len(members_of[r]) >= 2:
+            if u not in refs:
+                refs.append(u)
+            members_by_ref[u] = [(v, pi)]
+            ref_of[v] = u
+        else:
+            refs.remove(r)
+            if u in refs:
+                refs.remove(u)
+            refs.append(v)
+            del ref_of[v]
+            members_by_ref[v] = [(r, pi_rv), (u, pi)]
+            ref_of[r] = ref_of[u] = v
+    refs.sort(key=order_of.__getitem__)
     for u in refs:
         own = members_of[u]
         mine = sorted(members_by_ref[u], key=lambda x: (-best_of[x[1]], order_of[x[0]]))

@@ -170,9 +170,11 @@ def test_group_pairs_star_no_chaining() -> None:
         Pair(2, 3, "/r/b", "/r/c", 60, 70, 70, 5, False, "near"),
     ]
     groups = group_pairs(pairs, t, min_similarity=50)
-    assert [[m.path for m in g.members] for g in groups] == [["/r/a", "/r/b"]]
-    assert groups[0].reference.path == "/r/a" and groups[0].members[1].similarity == 70
-    # c is similar to b only; b is taken by a's group, so c stays out (no chaining).
+    # c is similar to b only, not to a: it cannot join a's group (no chaining), and b is a's only
+    # member, so b leads both (each member is similar to its reference; no file with a partner is left out).
+    assert [[m.path for m in g.members] for g in groups] == [["/r/b", "/r/a", "/r/c"]]
+    assert groups[0].members[1].similarity == groups[0].members[2].similarity == 70
+    assert group_pairs(pairs[:1], t, min_similarity=50)[0].reference.path == "/r/a"  # the oldest, when it can be
     pairs.append(Pair(3, 4, "/r/c", "/ref/d", 40, 90, 50, 5, False, "contained"))
     groups = group_pairs(pairs, t, min_similarity=50)
     assert [[m.path for m in g.members] for g in groups] == [["/r/a", "/r/b"], ["/r/c", "/ref/d"]]

@@ -14,10 +14,15 @@ Rules (documented for users):
   preferred reference), not the first one that covered it, so an edited copy sits with its
   original rather than with an unrelated file it shares a header with.  A reference whose
   partners all went to better references takes back its best partner whose reference keeps
-  another member (so a file with a partner is not left out of every group for it).  Every
-  member is similar to its own reference (>= the threshold): no chaining (a~b, b~c with a not
-  similar to c never puts c in a's group through b).  A reference left without members or
-  copies is no group.  The pairs themselves stay available.
+  another member.
+* No file with a partner is left out: a unit still in no group (e.g. two excerpts of one
+  document: the older excerpt covered the document, the other excerpt is like the document
+  only) joins its best partner that leads a group; else it takes that partner from its
+  reference when the reference keeps a group without it; else the partner leads both (its old
+  reference and this unit become its members).  Every member is similar to its own reference
+  (>= the threshold): no chaining (a~b, b~c with a not similar to c never puts c in a's group
+  through b; here b leads a and c).  A reference left without members or copies is no group.
+  The pairs themselves stay available.
 * Paths of one file on disk (same device and inode: hard links, a folder indexed through a
   symbolic link too) are one file: never paired with each other, and only the preferred of
   them (by the rules above) joins a group.
@@ -336,6 +341,7 @@ def group_rows(
             members[r] = [e for e in members[r] if e[2] != best_v]
             members[u].append((best[0], best[1], best_v, best[2]))
             chosen[best_v] = u
+    _place_orphans(walk, dst_l, wb_l, wp_l, count_l, is_ref, refs, members, chosen, pos_of)
     lp_pos: list[int] = []
     lb_pos: list[int] = []
     lb_seq: list[int] = []
@@ -400,6 +406,63 @@ def group_rows(
     back = np.array([0, 1, 3, 2], np.int8)  # priority -> kind code
     g_kind = back[np.maximum.reduceat(prio[m_kind], g_start[:-1])]
     return GroupArrays(g_start, g_kind, m_row, m_sim, m_kind, m_pair, m_swap)
+
+
+def _place_orphans(
+    walk: list[tuple[int, int, int, int]],
+    dst_l: list[int],
+    wb_l: list[float],
+    wp_l: list[int],
+    count_l: list[int],
+    is_ref: bytearray,
+    refs: list[tuple[int, int]],
+    members: dict[int, list[tuple[float, int, int, int]]],
+    chosen: dict[int, int],
+    pos_of: dict[int, int],
+) -> None:
+    """Every unit with a partner ends in a group (in place).  After the two phases a unit can be
+    left out: a reference whose partners all stay with better references, or a unit whose partners
+    were all covered by references it is not similar to (two excerpts of one document, the older
+    excerpt its reference: the other excerpt is like the document only).  In visit order, such a
+    unit joins its best partner that leads a group; else it takes its best partner from that
+    partner's reference if the reference keeps a group without it; else that partner becomes the
+    reference of both (its old reference and this unit are its members: each is similar to it)."""
+
+    def placed(u: int) -> bool:
+        return u in chosen or (is_ref[u] == 1 and (bool(members.get(u)) or count_l[u] >= 2))
+
+    for pos, u, s, t in walk:
+        if placed(u):
+            continue
+        lead = [k for k in range(s, t) if is_ref[dst_l[k]] and placed(dst_l[k])]
+        if lead:
+            k = min(lead, key=lambda k: (-wb_l[k], pos_of[dst_l[k]], wp_l[k]))
+            members[dst_l[k]].append((-wb_l[k], pos, u, wp_l[k]))
+            chosen[u] = dst_l[k]
+            is_ref[u] = 0
+            continue
+        led = [k for k in range(s, t) if dst_l[k] in chosen]
+        if not led:
+            continue
+        k = min(led, key=lambda k: (-wb_l[k], pos_of[dst_l[k]], wp_l[k]))
+        v = dst_l[k]
+        r = chosen[v]
+        entry = next(e for e in members[r] if e[2] == v)
+        members[r].remove(entry)
+        if members[r] or count_l[r] >= 2:  # r keeps a group: v moves to u
+            if not is_ref[u]:
+                is_ref[u] = 1
+                refs.append((pos, u))
+            members[u] = [(-wb_l[k], pos_of[v], v, wp_l[k])]
+            chosen[v] = u
+        else:  # v leads: r (through the pair that made v its member) and u
+            is_ref[r] = is_ref[u] = 0
+            is_ref[v] = 1
+            refs.append((pos_of[v], v))
+            del chosen[v]
+            members[v] = [(entry[0], pos_of[r], r, entry[3]), (-wb_l[k], pos, u, wp_l[k])]
+            chosen[r] = chosen[u] = v
+    refs.sort()
 
 
 def group_pair_arrays(
