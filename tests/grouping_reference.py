@@ -7,7 +7,7 @@ Rules (documented for users, see ``simscan.similarity.grouping``):
 
 * Files joined by "exact" or "content" pairs are one *unit* (identity is transitive).
 * A unit's reference candidate is its preferred file: under a user-marked reference folder
-  first, then the oldest modification time, then the shortest path, then the lowest id.
+  first, then the oldest modification time, then the shortest path, then path order.
 * References: units are visited in that order; a unit not yet covered becomes a reference
   when it has copies, uncovered partners (paired at >= the threshold; it covers them), or a
   covered partner more similar to it than to every reference so far.
@@ -150,7 +150,9 @@ def reference_group_pairs(
 
     pref = under_roots(list(files.paths), tuple(reference_roots))
     pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
-    order = np.lexsort((ids, pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
+    by_path = np.empty(n, np.int64)
+    by_path[sorted(range(n), key=files.paths.__getitem__)] = np.arange(n)
+    order = np.lexsort((by_path, pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
     ok &= _one_path_per_file(files, pa, pb, ok, rank)

@@ -486,3 +486,30 @@ def test_scan_holders_equals_a_plain_lookup(tmp_path: Path, monkeypatch) -> None
     owner = np.repeat(ids, np.diff(offsets))
     want = sorted((int(v), int(f)) for v, f in zip(values, owner) if int(v) in set(qset.tolist()))
     assert sorted(zip(got_v.tolist(), got_f.tolist())) == want and len(want) >= 40
+
+
+def test_results_do_not_depend_on_the_order_files_were_indexed(tmp_path: Path):
+    # Equally old files with paths of one length: the reference and the pairs' copy representative
+    # were the lowest file id, i.e. the order a scan happened to read them (a scan resumed after an
+    # interruption gave other groups than a fresh scan of the same files).  Now: path order.
+    from simscan.scanner import ScanRequest, run_scan
+
+    text = words(5, 400)
+    names = ["v11_MASM.json", "v10_MASM.json", "v12_MASM.json"]
+    results = []
+    for order in (names, names[::-1]):
+        root, idx = tmp_path / "-".join(order[0][:3]) / "x", tmp_path / f"{order[0][:3]}.db"
+        root.mkdir(parents=True)
+        for name in order:  # one scan per file: ids in this order
+            (root / name).write_text(text + words(6, 120) if name.startswith("v12") else text)
+            os.utime(root / name, ns=(10**18, 10**18))
+            run_scan(ScanRequest([root], index_path=idx, jobs=1))
+        with Index.open(idx, readonly=True) as ix:
+            pairs = find_pairs(ix, min_similarity=DEFAULT_MIN_SIMILARITY)
+            groups = find_groups(ix, min_similarity=DEFAULT_MIN_SIMILARITY)
+        results.append((
+            sorted((Path(p.a_path).name, Path(p.b_path).name, p.kind, round(p.best, 3)) for p in pairs),
+            [[Path(m.path).name for m in g.members] for g in groups],
+        ))
+    assert results[0] == results[1]
+    assert results[0][1] == [["v10_MASM.json", "v11_MASM.json", "v12_MASM.json"]]

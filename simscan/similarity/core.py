@@ -11,7 +11,7 @@ reads the arrays from the index.  Steps (all vectorised with numpy):
    against the class representative (never n² pairs), and only the representative takes
    part in the steps below: identical files would otherwise share every fingerprint and
    inflate document frequencies quadratically.  Representative: oldest mtime, then the
-   shortest path, then the lowest id.
+   shortest path, then path order.
 
 2. **Candidates from the inverted index.**  The representatives' fingerprints are
    concatenated and sorted by value; a run of equal values is a posting list.  The
@@ -194,10 +194,21 @@ def _labels(keys: list[np.ndarray]) -> np.ndarray:
     return lab
 
 
+def path_rank(files: FileTableLike) -> np.ndarray:
+    """Rank of each row's path in path order (paths are distinct: a total order).  The last
+    tie-break of every preference: one that depends on the files only, not on the ids a scan
+    happened to give them (a scan resumed after an interruption numbers files in another order).
+    ~0.06 s per 100,000 paths."""
+    n = len(files.paths)
+    rank = np.empty(n, np.int64)
+    rank[sorted(range(n), key=files.paths.__getitem__)] = np.arange(n)
+    return rank
+
+
 def priority_order(files: FileTableLike) -> np.ndarray:
-    """Row indexes sorted by preference as a reference: oldest mtime, shortest path, lowest id."""
+    """Row indexes sorted by preference as a reference: oldest mtime, shortest path, then path order."""
     pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=len(files.paths))
-    return np.lexsort((np.asarray(files.ids), pathlen, np.asarray(files.mtime_ns)))
+    return np.lexsort((path_rank(files), pathlen, np.asarray(files.mtime_ns)))
 
 
 def exact_classes(files: FileTableLike) -> Classes:
@@ -247,7 +258,7 @@ def distinct_file_rows(
     folder scanned once directly and once through a symbolic link): they must never be reported
     as copies of each other (deleting "the copy" would delete the only file).  Of each such set
     the row with the lowest ``rank`` is kept (default: the reference rules of ``priority_order``:
-    oldest, shortest path, lowest id).  Inode 0 means "unknown" (some file systems) and is never
+    oldest, shortest path, path order).  Inode 0 means "unknown" (some file systems) and is never
     merged.  Returns ascending row numbers.
     """
     ident = file_identity(files, identity)
@@ -534,7 +545,7 @@ def compute_pair_arrays(
     if reference_roots:
         # The path kept of a file reached by several paths follows the groups' reference rules.
         pref = under_roots(list(files.paths), tuple(reference_roots))
-        order = np.lexsort((np.asarray(files.ids), np.fromiter(map(len, files.paths), np.int64, len(files.paths)),
+        order = np.lexsort((path_rank(files), np.fromiter(map(len, files.paths), np.int64, len(files.paths)),
                             np.asarray(files.mtime_ns), ~pref))
         rank = np.empty(len(files.paths), np.int64)
         rank[order] = np.arange(len(files.paths))

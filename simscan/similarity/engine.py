@@ -486,7 +486,7 @@ def _file_count_bound(index: Any) -> int:
 def _aliases(meta: dict[int, tuple], qpath: str) -> set[int]:
     """Candidate ids to leave out of a query's result: those that are the queried file itself
     under another path (same device and inode), and all but one path (the shortest, then the
-    lowest id) of each indexed file reached by several paths.  Inode 0 means unknown."""
+    path order) of each indexed file reached by several paths.  Inode 0 means unknown."""
     ident = {fid: (m[7], m[8]) for fid, m in meta.items()}
     try:
         st = os.stat(qpath)
@@ -495,7 +495,7 @@ def _aliases(meta: dict[int, tuple], qpath: str) -> set[int]:
         qkey = (0, 0)
     out = {fid for fid, key in ident.items() if key[1] != 0 and key == qkey}
     seen: set[tuple[int, int]] = set()
-    for fid in sorted((f for f in ident if f not in out), key=lambda f: (len(meta[f][0]), f)):
+    for fid in sorted((f for f in ident if f not in out), key=lambda f: (len(meta[f][0]), meta[f][0])):
         key = ident[fid]
         if key[1] == 0:
             continue

@@ -4,7 +4,7 @@ Rules (documented for users):
 
 * Files joined by "exact" or "content" pairs are one *unit* (identity is transitive).
 * A unit's reference candidate is its preferred file: under a user-marked reference folder
-  first, then the oldest modification time, then the shortest path, then the lowest id.
+  first, then the oldest modification time, then the shortest path, then path order.
 * References: units are visited in that order of preference; a unit not yet covered becomes
   a reference when it has copies, or partners (pairs whose best score is >= the threshold)
   not yet covered, which it then covers, or a covered partner more similar to it than to
@@ -48,7 +48,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from simscan.similarity.core import PairArrays, file_identity, under_roots
+from simscan.similarity.core import PairArrays, file_identity, path_rank, under_roots
 from simscan.similarity.types import KINDS, FileTableLike, Group, Member, Pair
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -182,12 +182,11 @@ class GroupArrays:
 
 def _reference_rank(files: FileTableLike, reference_roots: Sequence[str]) -> np.ndarray:
     """Rank of each row as a reference (0 = preferred): under a reference root, then oldest
-    mtime, then shortest path, then lowest id."""
+    mtime, then shortest path, then path order (never the ids: see ``core.path_rank``)."""
     n = len(files.paths)
-    ids = np.asarray(files.ids, dtype=np.int64)
     pref = under_roots(list(files.paths), tuple(reference_roots))
     pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
-    order = np.lexsort((ids, pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
+    order = np.lexsort((path_rank(files), pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
     return rank
