@@ -178,20 +178,21 @@ def test_csv_writers_neutralise_formula_cells() -> None:
     from simscan.cli.similarity_cmds import write_groups, write_pairs
     from simscan.similarity import Group, Member, Pair
 
-    names = ["=cmd|' /C calc'!A0.txt", "+1+1.txt", "-2.txt", "@SUM(A1).txt"]
+    names = ["=cmd|' /C calc'!A0.txt", "+1+1.txt", "-2.txt", "@SUM(A1).txt", "cr\rname.txt", "nl\nname.txt"]
     pairs = [Pair(1, 2, a, b, 50.0, 60.0, 55.0, 3, False, "near") for a, b in zip(names, names[1:] + names[:1])]
     buf = io.StringIO()
-    assert write_pairs(pairs, "csv", buf) == 4
-    rows = list(csv.reader(io.StringIO(buf.getvalue())))
-    assert [r[:2] for r in rows[1:]] == [["'" + a, "'" + b] for a, b in zip(names, names[1:] + names[:1])]
+    assert write_pairs(pairs, "csv", buf) == 6
+    rows = list(csv.reader(io.StringIO(buf.getvalue(), newline="")))  # as a file opened with newline=""
+    quoted = [n if n[0] in "cn" else "'" + n for n in names]  # a carriage return inside a name kept the row whole
+    assert [r[:2] for r in rows[1:]] == [[a, b] for a, b in zip(quoted, quoted[1:] + quoted[:1])]
     assert all(r[2] == "60.0" and r[8] == "near" for r in rows[1:])
     members = [Member(k, n, 10, 0, "utf-8", True, 100.0 if k == 0 else 70.0, "near", k == 0)
                for k, n in enumerate(names)]
     buf = io.StringIO()
     write_groups([Group(0, "near", members[0], members)], "csv", buf)
-    rows = list(csv.reader(io.StringIO(buf.getvalue())))
-    assert [r[5] for r in rows[1:]] == ["'" + n for n in names]
-    assert [r[4] for r in rows[1:]] == ["near"] * 4 and rows[1][0] == "0"
+    rows = list(csv.reader(io.StringIO(buf.getvalue(), newline="")))
+    assert [r[5] for r in rows[1:]] == quoted
+    assert [r[4] for r in rows[1:]] == ["near"] * 6 and rows[1][0] == "0"
 
 
 def test_names_with_control_characters_stay_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -103,7 +103,7 @@ def _view_mark(view: str) -> str:
 def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
     n = 0
     if fmt == "csv":
-        w = csv.writer(out, lineterminator="\n")
+        w = csv.writer(out)  # RFC 4180 rows end in \r\n: then a cell holding \r is quoted too
         w.writerow(_PAIR_FIELDS)
         for p in pairs:
             rec = pair_record(p)
@@ -162,7 +162,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
             }
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     elif fmt == "csv":
-        w = csv.writer(out, lineterminator="\n")
+        w = csv.writer(out)  # RFC 4180 rows end in \r\n: then a cell holding \r is quoted too
         w.writerow(_GROUP_CSV)
         for g in groups:
             for m in g.members:
