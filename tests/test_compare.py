@@ -134,3 +134,25 @@ def test_scores_at_the_pair_level(tmp_path: Path) -> None:
     # At its own finer level the short text would look barely contained: that is what the
     # pair level avoids.
     assert c.pair.containment_a > 80 > 100 * len(a & b) / len(at(fs, ts))
+
+
+def test_compare_and_query_leave_access_times_alone(tmp_path: Path) -> None:
+    # The scanner reads with O_NOATIME; compare and query read plainly, and the files looked
+    # "recently used" to backup tools and "last opened" views.  (As their owner, or root, here.)
+    import os
+
+    from simscan.index import Index
+    from simscan.scanner import ScanRequest, run_scan
+    from simscan.similarity import query
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(words(1, 300))
+    b.write_text(words(1, 300) + " " + words(2, 50))
+    run_scan(ScanRequest([tmp_path], index_path=tmp_path / "i.db", jobs=1))
+    old = 1_000_000_000 * 10**9  # 2001: far older than the files' mtime, so relatime would update it
+    for p in (a, b):
+        os.utime(p, ns=(old, p.stat().st_mtime_ns))
+    compare(str(a), str(b))
+    with Index.open(tmp_path / "i.db", readonly=True) as ix:
+        assert query(ix, str(a))
+    assert a.stat().st_atime_ns == b.stat().st_atime_ns == old

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_file
+from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_file, open_unseen
 from simscan.fingerprint.code import FILLER, code_form, glue_mask
 from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
@@ -218,7 +218,7 @@ def _to_chars(ranges: list[tuple[int, int]], src: np.ndarray) -> list[tuple[int,
 
 def _read(path: str) -> tuple[Fingerprints, bytes]:
     """A file's fingerprints and its first ``MAX_BYTES`` bytes, reading it once when it fits."""
-    with open(path, "rb") as f:
+    with open_unseen(path) as f:
         data = f.read(MAX_BYTES + 1)
     if len(data) <= MAX_BYTES:
         return fingerprint_bytes(data), data
