@@ -35,6 +35,16 @@ def test_scan_then_stats_and_problems(tmp_path: Path, capsys):
     assert st["files"] == 12 and st["last_scan"]["files_unchanged"] == 12 and st["index"] == str(idx)
     assert main(["stats", "--index", str(idx)]) == EXIT_OK
     assert "files:" in capsys.readouterr().out
+    assert st["scan_running"] is False
+    with Index.open(idx) as writer:  # as a scan holds it: stats says so (it said "stopped early")
+        writer.scan_lock()
+        with writer.atomic() as c:
+            c.execute("INSERT INTO unposted(file_id) SELECT id FROM files LIMIT 2")
+        assert main(["stats", "--index", str(idx)]) == EXIT_OK
+        assert "2 files not yet in the inverted index (a scan is running" in capsys.readouterr().out
+        writer.release_scan_lock()
+    assert main(["stats", "--index", str(idx)]) == EXIT_OK
+    assert "(a scan was stopped early" in capsys.readouterr().out
 
     assert main(["problems", "--index", str(idx)]) == EXIT_OK
     out = capsys.readouterr().out

@@ -181,6 +181,7 @@ def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToke
 def cmd_stats(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
         st = idx.stats()
+        st["scan_running"] = idx.scan_running()
     if args.format == "json":
         print(json.dumps(st, indent=2, sort_keys=True))
         return 0
@@ -198,7 +199,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if st.get("files_waiting_for_postings"):
         print(
             f"pending:      {st['files_waiting_for_postings']:,} files not yet in the inverted index "
-            "(a scan was stopped early; the next scan adds them)"
+            + ("(a scan is running: it adds them)" if st["scan_running"] else
+               "(a scan was stopped early; the next scan adds them)")
         )
     last: dict[str, Any] | None = st["last_scan"]
     if last:

@@ -478,6 +478,22 @@ class Index:
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._lock_fd = fd
 
+    def scan_running(self) -> bool:
+        """Whether a scan holds the scan lock now (another process, or this one)."""
+        if self._lock_fd is not None:
+            return True
+        try:
+            fd = os.open(f"{self.path}.lock", os.O_RDONLY)
+        except OSError:
+            return False  # no lock file: no scan ever wrote here
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing drops the shared lock taken to look
+        return False
+
     def release_scan_lock(self) -> None:
         if self._lock_fd is not None:
             try:
