@@ -245,3 +245,11 @@ def test_compare_and_problems_escape_control_characters(tmp_path: Path, capsys: 
     assert main(["problems", "--index", str(idx)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and len(out.strip().splitlines()) == 1 and "broken symbolic link" in out
+
+
+def test_a_reference_folder_that_does_not_exist_is_noted(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _, idx = tree
+    assert main(["groups", "--index", str(idx), "-r", "/no/such/folder"]) == 0
+    assert "reference folder /no/such/folder does not exist" in capsys.readouterr().err
+    assert main(["groups", "--index", str(idx), "-r", str(idx.parent)]) == 0
+    assert "does not exist" not in capsys.readouterr().err

@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "never modified. Problems with single files are listed by `simscan problems`.",
         epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
         "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
-        "problems in single files), 2 bad arguments, 3 the index cannot be used (corrupt: see --rebuild; "
+        "problems in single files), 1 error, 2 bad arguments, 3 the index cannot be used (corrupt: see --rebuild; "
         "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
         "kept either way).",
     )

@@ -297,6 +297,10 @@ def cmd_groups(args: argparse.Namespace) -> int:
 
     bar = _progress_bar()
     roots = [os.path.abspath(r) for r in args.reference]
+    for r in roots:
+        if not os.path.isdir(r):  # a typo would silently change nothing
+            print(f"simscan: note: the reference folder {display_path(r, terminal=True)} does not exist; "
+                  "no file is preferred for it", file=sys.stderr)
     with open_index_from_args(args, readonly=True) as index:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
                              cache=not args.no_cache, params=_params(args))
@@ -405,11 +409,18 @@ scores (percent, 0-100):
 
 Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
 not as every pair among them (n copies: n-1 pairs).  Every other pair is listed for each
-copy: if A-B is listed, so is A_copy-B, with the same scores (pairs: at most
---max-copy-pairs such inherited pairs, a note on stderr says how many were left out;
---representatives-only lists only the pairs of the oldest copy).  Paths of one file on
-disk (hard links, a folder indexed through a symbolic link) are one file, listed once.
+copy: if A-B is listed, so is A_copy-B, with the same scores (at most --max-copy-pairs
+such inherited pairs, a note on stderr says how many were left out; --representatives-only
+lists only the pairs of the oldest copy).  Paths of one file on disk (hard links, a folder
+indexed through a symbolic link) are one file, listed once.
 --format json prints one JSON object per line; csv is safe to open in a spreadsheet."""
+
+#: ``query`` lists every indexed file like the queried one, copies included: no copy options.
+_QUERY_EPILOG = _SCORES_EPILOG[: _SCORES_EPILOG.index("Copies (exact/content)")] + (
+    "Every indexed file like FILE is listed, each copy of it too.  Paths of one file on disk\n"
+    "(hard links, a folder indexed through a symbolic link) are one file, listed once.\n"
+    "--format json prints one JSON object per line; csv is safe to open in a spreadsheet."
+)
 
 
 #: Why ``compare`` and ``pairs`` / ``query`` can show different percentages for one pair.
@@ -451,7 +462,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_groups)
 
     p = sub.add_parser("query", help="find indexed files similar to given files",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_SCORES_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_QUERY_EPILOG,
                        description="Find files in the index similar to FILE (which need not be indexed); "
                        "a is the queried file.")
     p.add_argument("files", nargs="+", metavar="FILE")
