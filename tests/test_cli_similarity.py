@@ -253,3 +253,37 @@ def test_a_reference_folder_that_does_not_exist_is_noted(tree: tuple[Path, Path]
     assert "reference folder /no/such/folder does not exist" in capsys.readouterr().err
     assert main(["groups", "--index", str(idx), "-r", str(idx.parent)]) == 0
     assert "does not exist" not in capsys.readouterr().err
+
+
+def test_ignore_text_leaves_the_shared_question_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A class of 30 answers that each repeat the question: fewer than the 50 files that make text
+    # common, so every pair of answers shared the question and scored as similar.  The teacher gives
+    # the question: it counts nowhere, and only the answer that copied another's text is paired.
+    from similarity_support import words
+
+    root = tmp_path / "answers"
+    root.mkdir()
+    question = "Question 1: " + words(900, 60) + "\n\nAnswer: "
+    (tmp_path / "question.txt").write_text(question)
+    for i in range(30):
+        (root / f"student{i:02d}.txt").write_text(question + words(1000 + i, 120))
+    (root / "student99.txt").write_text(question + words(1007, 120))  # copied student07
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+
+    def pairs(*extra: str) -> list[tuple[str, str]]:
+        assert main(["pairs", "--index", str(idx), "--format", "json", *extra]) == 0
+        recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        return sorted(tuple(sorted((Path(r["a"]).name, Path(r["b"]).name))) for r in recs)
+
+    assert len(pairs()) > 100  # the question alone makes them "similar"
+    only = [("student07.txt", "student99.txt")]
+    assert pairs("--ignore-text", str(tmp_path / "question.txt")) == only
+    assert pairs("--ignore-text", str(tmp_path / "question.txt"), "--no-cache") == only
+    assert main(["query", str(root / "student99.txt"), "--index", str(idx), "--format", "json",
+                 "--ignore-text", str(tmp_path / "question.txt")]) == 0
+    found = [Path(json.loads(x)["b"]).name for x in capsys.readouterr().out.splitlines()]
+    assert found == ["student07.txt"]
+    assert len(pairs()) > 100  # the cached results without it are still right
+    assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / "nope.txt")]) == 1
+    assert "no such file" in capsys.readouterr().err

@@ -513,3 +513,19 @@ def test_results_do_not_depend_on_the_order_files_were_indexed(tmp_path: Path):
         ))
     assert results[0] == results[1]
     assert results[0][1] == [["v10_MASM.json", "v11_MASM.json", "v12_MASM.json"]]
+
+
+def test_drop_values_equals_setdiff_per_row() -> None:
+    from simscan.similarity.core import drop_values, ignore_values
+
+    rng = np.random.default_rng(4)
+    rows = [np.unique(rng.integers(0, 300, rng.integers(0, 40)).astype(np.uint64)) for _ in range(50)]
+    offsets = np.concatenate(([0], np.cumsum([r.size for r in rows]))).astype(np.int64)
+    values = np.concatenate(rows + [np.array([7, 7], np.uint64)])  # a buffer longer than the CSR
+    drop = np.frombuffer(ignore_values([rng.integers(0, 300, 60), np.array([5, 1, 5])]), "<u8").astype(np.uint64)
+    assert np.all(np.diff(drop) > 0)
+    off2, val2 = drop_values(offsets, values, drop)
+    for k, r in enumerate(rows):
+        assert np.array_equal(val2[off2[k] : off2[k + 1]], np.setdiff1d(r, drop))
+    off3, val3 = drop_values(offsets, values, np.empty(0, np.uint64))
+    assert np.array_equal(off3, offsets) and np.array_equal(val3, values[: offsets[-1]])

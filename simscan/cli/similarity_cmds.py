@@ -239,10 +239,26 @@ def _add_view_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_ignore_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ignore-text", action="append", default=[], metavar="FILE",
+        help="text that counts nowhere (repeatable): e.g. the question or template every answer repeats, so "
+        "that answers are not similar for repeating it. Its passages are left out of every file's score",
+    )
+
+
 def _params(args: argparse.Namespace) -> Any:
     from simscan.similarity import SimilarityParams
+    from simscan.similarity.engine import ignore_texts
 
-    return SimilarityParams(code_view=not args.no_code_view)
+    for f in getattr(args, "ignore_text", []):
+        if not os.path.isfile(f):
+            raise _unreadable(f)
+    try:
+        ignored = ignore_texts(getattr(args, "ignore_text", []))
+    except OSError as e:
+        raise FileProblem(f"cannot read a text to ignore: {e.strerror or e}", "Check the --ignore-text path.") from e
+    return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored)
 
 
 def _progress_bar() -> Any:
@@ -448,6 +464,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-copy-pairs", type=_count, default=MAX_COPY_PAIRS, metavar="N",
                    help="list at most N pairs inherited by copies (default %(default)s)")
     _add_view_option(p)
+    _add_ignore_option(p)
     _add_cache_option(p)
     p.set_defaults(func=cmd_pairs)
 
@@ -458,6 +475,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
                    help="prefer files under DIR as references (repeatable)")
     _add_view_option(p)
+    _add_ignore_option(p)
     _add_cache_option(p)
     p.set_defaults(func=cmd_groups)
 
@@ -468,6 +486,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     _add_common(p)
     _add_view_option(p)
+    _add_ignore_option(p)
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("compare", help="compare two files and show their matching passages",

@@ -124,9 +124,37 @@ class SimilarityParams:
     min_shared: int = 1
     pair_budget: int = 1 << 23
     code_view: bool = True
+    ignore_values: bytes = b""
 
     def common_cutoff(self, n: int) -> int:
         return max(self.common_min_df, math.ceil(self.common_fraction * n))
+
+    def ignored(self) -> np.ndarray:
+        """The values of ``ignore_values`` (sorted distinct little-endian uint64: the fingerprints of
+        texts the person said to ignore, e.g. the question every answer repeats; see
+        :func:`ignore_texts`).  They count nowhere, as if they were common."""
+        return np.frombuffer(self.ignore_values, dtype="<u8").astype(np.uint64)
+
+
+def ignore_values(sets: Sequence[np.ndarray]) -> bytes:
+    """``SimilarityParams.ignore_values`` for fingerprint sets (e.g. ``compare.fingerprint_set`` of
+    template files): their union, sorted, as bytes."""
+    if not sets:
+        return b""
+    return np.unique(np.concatenate([np.asarray(x, dtype=np.uint64) for x in sets])).astype("<u8").tobytes()
+
+
+def drop_values(offsets: np.ndarray, values: np.ndarray, drop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A CSR of sorted sets (``offsets``, ``values``) without the values in ``drop`` (sorted)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    values = np.asarray(values, dtype=np.uint64)[: int(offsets[-1])]
+    if drop.size == 0 or values.size == 0:
+        return offsets, values
+    pos = np.minimum(np.searchsorted(drop, values), drop.size - 1)
+    keep = drop[pos] != values
+    csum = np.zeros(values.size + 1, np.int64)
+    np.cumsum(keep, out=csum[1:])
+    return csum[offsets], values[keep]
 
 
 DEFAULT_SIM_PARAMS = SimilarityParams()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_file
 from simscan.fingerprint.views import CODE, TEXT
@@ -26,7 +27,9 @@ from simscan.similarity.core import (
     DEFAULT_SIM_PARAMS,
     PairArrays,
     SimilarityParams,
+    drop_values,
     expand_copy_pairs,
+    ignore_values,
     sorted_rounded,
     to_pairs,
 )
@@ -107,10 +110,14 @@ def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> 
     from simscan.model import ALGORITHM_VERSION
 
     roots = sorted({os.path.abspath(os.fsdecode(r)) for r in reference_roots})
+    settings = dataclasses.asdict(params)
+    ignored = settings.pop("ignore_values")
+    if ignored:  # (absent when empty: the keys of results cached before it existed stay valid)
+        settings["ignore_values"] = f"{len(ignored) // 8} values, xxh3 {xxhash.xxh3_64_hexdigest(ignored)}"
     return json.dumps(
         {
             "what": "pairs", "format": CACHE_FORMAT, "similarity": _CACHE_VERSION, "schema": SCHEMA_VERSION,
-            "algorithm": ALGORITHM_VERSION, "params": dataclasses.asdict(params), "roots": roots,
+            "algorithm": ALGORITHM_VERSION, "params": settings, "roots": roots,
             "score_kind": SCORE_KIND, "code": _code_digest(),
         },
         sort_keys=True,
@@ -202,6 +209,14 @@ def _unpack_pairs(d: dict[str, np.ndarray]) -> tuple[Any, PairArrays] | None:
     return files, pa
 
 
+def ignore_texts(paths: Sequence[str | os.PathLike[str]]) -> bytes:
+    """``SimilarityParams.ignore_values`` for files whose text should count nowhere: the question or
+    template every answer repeats, a licence text (a teacher's "base file", as in MOSS).  Their
+    fingerprints are left out of every set, so a passage of them in two files is not shared, and a
+    file that is all template has nothing left.  Raises OSError when a file cannot be read."""
+    return ignore_values([fingerprint_set(fingerprint_file(os.fspath(p)), SCORE_KIND) for p in paths])
+
+
 def find_pair_set(
     index: Any,
     *,
@@ -250,6 +265,8 @@ def find_pair_set(
                                floor=min_similarity)
         ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
         identity = _identity(index, files)
+    if params.ignore_values:  # texts to ignore: their fingerprints count nowhere
+        offsets, values = drop_values(offsets, values, params.ignored())
     pa = compute_pair_arrays_by_view(
         files, ids, offsets, values, consume=True, min_similarity=floor if can_cache else min_similarity, params=params,
         cancel=cancel, report=_reporter(progress), identity=identity, reference_roots=reference_roots,
@@ -571,6 +588,8 @@ def _query(
     pairs_vc = np.unique(np.stack((vals.view(np.int64), fcontent), axis=1), axis=0)
     uv, dfc = np.unique(pairs_vc[:, 0].view(np.uint64), return_counts=True)
     common = uv[dfc > cutoff]
+    if params.ignore_values:  # texts to ignore count nowhere, as common values
+        common = np.union1d(common, params.ignored())
     keep_q = qset[~np.isin(qset, common)]
     cand = np.array(sorted(set(cand.tolist()) - self_ids), np.int64)
     if cand.size == 0:
