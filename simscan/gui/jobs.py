@@ -27,7 +27,7 @@ from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
 from simscan.similarity.core import PairArrays, SimilarityParams, sorted_rounded
-from simscan.similarity.engine import PairSet, find_pair_set
+from simscan.similarity.engine import PairSet, find_pair_set, ignore_texts
 from simscan.similarity.grouping import group_pair_arrays
 
 Sink = Callable[[Progress], None]
@@ -52,6 +52,7 @@ class Results:
     cached: bool = False  # the pairs came from the index's results cache
     pair_set: PairSet | None = field(default=None, repr=False)  # unrounded, for the next load after a trash
     code_view: bool = True  # SimilarityParams.code_view the pairs were found with
+    ignore: tuple[str, ...] = ()  # the texts ignored (View > Ignore Text of Files…)
 
 
 _gc_lock = threading.Lock()
@@ -124,11 +125,13 @@ def load(
     cancel: CancelToken,
     code_view: bool = True,
     previous: PairSet | None = None,
+    *,
+    ignore: Sequence[str] = (),
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``.
     ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure).
     ``previous``: the pairs of the last load, from which those after a trash can be derived
-    (``find_pair_set``)."""
+    (``find_pair_set``).  ``ignore``: files whose text counts nowhere (``engine.ignore_texts``)."""
     if not index_path.exists():
         return Results(index_path, False, None, None, np.zeros(0), Snapshot.empty(threshold))
     progress(Progress("load", message=str(index_path)))
@@ -137,7 +140,7 @@ def load(
             # Read from the index's results cache when the files did not change since the pairs
             # were last computed; else computed, then cached for the next load (best-effort).
             ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel,
-                               params=SimilarityParams(code_view=code_view), previous=previous)
+                               params=similarity_params(code_view, ignore), previous=previous)
         _check(cancel)
         files = ps.files
         pairs = sorted_rounded(ps.pairs)
@@ -145,7 +148,21 @@ def load(
         snap = group(files, pairs, threshold, reference_roots, preferred)
         _check(cancel)
     return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps,
-                   code_view)
+                   code_view, tuple(ignore))
+
+
+def similarity_params(code_view: bool, ignore: Sequence[str]) -> SimilarityParams:
+    """The pair search's settings from the window's: a text to ignore that cannot be read (moved,
+    deleted) is an error saying how to stop ignoring it, not a silent change of the results."""
+    try:
+        ignored = ignore_texts(ignore)
+    except OSError as e:
+        name = e.filename if isinstance(e.filename, str) else "a text to ignore"
+        raise SimscanError(
+            f"cannot read {name}, a text to ignore: {e.strerror or e}",
+            "Choose the texts again (View > Ignore Text of Files…), or View > Stop Ignoring Texts.",
+        ) from e
+    return SimilarityParams(code_view=code_view, ignore_values=ignored)
 
 
 @dataclass(frozen=True)
@@ -162,6 +179,8 @@ def scan_and_load(
     progress: Sink,
     cancel: CancelToken,
     code_view: bool = True,
+    *,
+    ignore: Sequence[str] = (),
 ) -> ScanOutcome:
     """Scan, then read the results (unless cancelled: the window then reloads what was kept)."""
     result = run_scan(request, progress=progress, cancel=cancel)
@@ -169,7 +188,8 @@ def scan_and_load(
         return ScanOutcome(result, None)
     assert request.index_path is not None
     return ScanOutcome(
-        result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view)
+        result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view,
+                     ignore=ignore)
     )
 
 
@@ -330,6 +350,8 @@ def trash(
     cancel: CancelToken,
     code_view: bool = True,
     previous: PairSet | None = None,
+    *,
+    ignore: Sequence[str] = (),
 ) -> TrashOutcome:
     """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
     already gone) in the index, reload.
@@ -374,7 +396,7 @@ def trash(
         # When every moved file leaves a copy of its content behind, the pairs are derived from the
         # last ones (``previous``); otherwise they are searched again.
         results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view,
-                       previous)
+                       previous, ignore=ignore)
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)

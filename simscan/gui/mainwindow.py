@@ -274,6 +274,14 @@ class MainWindow(QMainWindow):
         )
         self.act_code_view.setCheckable(True)
         self.act_code_view.setChecked(True)
+        self.act_ignore = self._action(
+            tr("&Ignore Text of Files…"), self.choose_ignored_texts, None, None,
+            tr("Text that counts nowhere, e.g. the question or template every answer repeats: answers are not "
+               "similar for repeating it"),
+        )
+        self.act_ignore_stop = self._action(tr("Stop Ignoring &Texts"), self.stop_ignoring_texts, None, None)
+        #: Files whose text counts nowhere (``SimilarityParams.ignore_values``), as the person chose them.
+        self.ignored_texts: list[str] = []
 
     def _build_ui(self) -> None:
         tr = self.tr
@@ -289,7 +297,9 @@ class MainWindow(QMainWindow):
         m = mb.addMenu(tr("&Selection"))
         for a in (self.act_open, self.act_reveal, self.act_copy):
             m.addAction(a)
-        mb.addMenu(tr("&View")).addAction(self.act_code_view)
+        m = mb.addMenu(tr("&View"))
+        for a in (self.act_code_view, None, self.act_ignore, self.act_ignore_stop):
+            m.addSeparator() if a is None else m.addAction(a)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
 
         tb = QToolBar(tr("Main"))
@@ -503,6 +513,10 @@ class MainWindow(QMainWindow):
         self.min_size_spin.setValue(s.value("scan/min_size_kb", 0, int))
         self.threshold_slider.setValue(s.value("results/threshold", int(jobs.PAIR_FLOOR), int))
         self.act_code_view.setChecked(s.value("results/code_view", True, bool))
+        try:
+            self.ignored_texts = [str(p) for p in json.loads(s.value("results/ignore_texts", "[]", str) or "[]")]
+        except (ValueError, TypeError):
+            self.ignored_texts = []
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
         for key, setter in (
@@ -577,6 +591,23 @@ class MainWindow(QMainWindow):
         self.settings.setValue("results/code_view", self.code_view)
         self.load_results()
 
+    def choose_ignored_texts(self) -> None:
+        start = os.path.dirname(self.ignored_texts[0]) if self.ignored_texts else ""
+        paths, _ = QFileDialog.getOpenFileNames(self, self.tr("Text to Ignore (e.g. the question every answer "
+                                                              "repeats)"), start)
+        if paths:
+            self.set_ignored_texts(paths)
+
+    def stop_ignoring_texts(self) -> None:
+        self.set_ignored_texts([])
+
+    def set_ignored_texts(self, paths: list[str]) -> None:
+        """Re-read the results with these texts counting nowhere (remembered for the next session)."""
+        self.ignored_texts = [os.path.abspath(p) for p in paths]
+        self.settings.setValue("results/ignore_texts", json.dumps(self.ignored_texts))
+        self._update_actions()
+        self.load_results()
+
     def scan_request(self) -> ScanRequest:
         exclude = [p.strip() for p in self.exclude_edit.text().split(";") if p.strip()]
         return ScanRequest(
@@ -605,11 +636,11 @@ class MainWindow(QMainWindow):
         self.message.hide()
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
-        code_view = self.code_view
+        code_view, ignore = self.code_view, tuple(self.ignored_texts)
         self.runner.cancel("load")
         self.runner.start(
             "scan",
-            lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view),
+            lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore),
             finished=self._on_scan_finished,
             failed=self._on_job_failed,
             cancelled=self._on_scan_cancelled,
@@ -684,10 +715,10 @@ class MainWindow(QMainWindow):
             return
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
-        code_view = self.code_view
+        code_view, ignore = self.code_view, tuple(self.ignored_texts)
         self.runner.start(
             "load",
-            lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view),
+            lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore),
             finished=self._on_loaded,
             failed=self._on_job_failed,
             cancelled=lambda: self._set_idle(),
@@ -762,6 +793,9 @@ class MainWindow(QMainWindow):
         )
         if marked:
             text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
+        ignored = self.results.ignore if self.results is not None else ()
+        if ignored:
+            text += " · " + self.tr("ignoring the text of {0}").format(", ".join(os.path.basename(p) for p in ignored))
         self.summary_label.setText(text)
         self._update_actions()
 
@@ -781,6 +815,8 @@ class MainWindow(QMainWindow):
             a.setEnabled(has_sel)
         self.b_remove.setEnabled(not scanning)
         self.act_code_view.setEnabled(not busy)
+        self.act_ignore.setEnabled(not busy)
+        self.act_ignore_stop.setEnabled(not busy and bool(self.ignored_texts))
 
     # ------------------------------------------------------------------ selection and preview
     def _current_file_id(self) -> int | None:
@@ -1033,12 +1069,12 @@ class MainWindow(QMainWindow):
             return
         targets = self.trash_targets(members)
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
-        code_view = self.code_view
+        code_view, ignore = self.code_view, tuple(self.ignored_texts)
         previous = self.results.pair_set if self.results is not None else None
         self.runner.cancel("load")
         self.runner.start(
             "trash",
-            lambda p, c: jobs.trash(targets, *args, p, c, code_view, previous),
+            lambda p, c: jobs.trash(targets, *args, p, c, code_view, previous, ignore=ignore),
             finished=self._on_trashed,
             failed=self._on_job_failed,
             progress=self._on_progress,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -145,7 +146,7 @@ def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path, monk
     total = 10 * 150
     scan_and_load = jobs.scan_and_load
 
-    def held_at_first_read(request, threshold, roots, preferred, progress, cancel, *more):
+    def held_at_first_read(request, threshold, roots, preferred, progress, cancel, *more, **kw):
         """The real scan, held at its first "read" report until the user presses Cancel, so the
         cancel lands mid-scan however fast the machine reads."""
         def sink(p):
@@ -154,7 +155,7 @@ def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path, monk
             while p.phase == "read" and not cancel.cancelled and time.monotonic() < deadline:
                 time.sleep(0.005)
 
-        return scan_and_load(request, threshold, roots, preferred, sink, cancel, *more)
+        return scan_and_load(request, threshold, roots, preferred, sink, cancel, *more, **kw)
 
     monkeypatch.setattr(jobs, "scan_and_load", held_at_first_read)
     win = window(roots=[str(big)])
@@ -755,3 +756,34 @@ def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
     with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
         win.act_code_view.trigger()
     assert win.model.snapshot.n_groups == 1
+
+
+def test_ignored_text_leaves_the_question_every_answer_repeats(qtbot, window, tmp_path):
+    """View > Ignore Text of Files…: answers that only repeat the question stop being similar; the
+    copied answer stays; the summary says what is ignored; the choice is remembered; Stop Ignoring
+    Texts brings the old groups back."""
+    import numpy as np
+
+    from tests.gui.conftest import prose
+
+    root = tmp_path / "answers"
+    root.mkdir()
+    question = "Question: " + prose(np.random.default_rng(9), 60) + "\n\nAnswer: "
+    (tmp_path / "question.txt").write_text(question)
+    for i in range(12):
+        (root / f"s{i:02}.txt").write_text(question + prose(np.random.default_rng(200 + i), 120))
+    (root / "s99.txt").write_text(question + prose(np.random.default_rng(203), 120))  # copied s03
+    win = window(roots=[str(root)])
+    win.threshold_slider.setValue(15)
+    scan(qtbot, win)
+    assert win.model.snapshot.n_members > 2 and not win.act_ignore_stop.isEnabled()
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.set_ignored_texts([str(tmp_path / "question.txt")])
+    s = win.model.snapshot
+    assert s.n_groups == 1 and sorted(os.path.basename(p) for p in s.paths) == ["s03.txt", "s99.txt"]
+    assert "ignoring the text of question.txt" in win.summary_label.text()
+    assert json.loads(win.settings.value("results/ignore_texts", "[]", str)) == [str(tmp_path / "question.txt")]
+    assert win.act_ignore_stop.isEnabled()
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.act_ignore_stop.trigger()
+    assert win.model.snapshot.n_members > 2 and "ignoring" not in win.summary_label.text()
