@@ -12,6 +12,7 @@ import gc
 import os
 import stat
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from simscan.errors import SimscanError
+from simscan.fingerprint import decode_file, open_unseen
 from simscan.gui.models import Snapshot
 from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
@@ -288,6 +291,36 @@ class _KeptState:
 
     identities: dict[tuple[int, int], str]  # (device, inode) -> path, of every kept member that exists
     intact: frozenset[tuple[int, int]]  # those that still count as the kept copy (regular; copies: as scanned)
+    digests: dict[tuple[str, bool], bytes | None] = field(default_factory=dict, compare=False)  # (path, text)
+
+
+#: A "content" copy (same text, other bytes) larger than this is not decoded to be checked before it is
+#: trashed (memory: the text and its decoded form), so it is refused; exact copies are checked at any size.
+MAX_TEXT_CHECK_BYTES = 64 << 20
+
+
+def content_digest(path: str, text: bool) -> bytes | None:
+    """What a true copy must share with the copy kept, read now (None: unreadable, or not text):
+    the bytes (``text`` False), or the decoded text with only what makes a "content" copy set
+    aside -- the encoding, the line endings, a byte-order mark, Unicode composition -- so that
+    files differing in indentation, spacing or wrapping (two different Python programs or YAML
+    files) are never each other's copy, though their light forms match.  XXH3-128."""
+    try:
+        if not text:
+            h = xxhash.xxh3_128()
+            with open_unseen(path) as f:
+                while chunk := f.read(1 << 20):
+                    h.update(chunk)
+            return h.digest()
+        if os.path.getsize(path) > MAX_TEXT_CHECK_BYTES:
+            return None
+        decoded = decode_file(path).text
+    except OSError:
+        return None
+    if decoded is None:
+        return None
+    strict = unicodedata.normalize("NFC", decoded.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
+    return xxhash.xxh3_128_digest(strict.encode("utf-8", "surrogatepass"))
 
 
 def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
@@ -337,7 +370,30 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
         )
     if not kept.intact:
         return "no other file of its group is left unchanged on disk, so no copy would be kept" + rescan
+    if target.same_content and not _has_copy(target.path, kept):
+        return (
+            "no kept file holds its content now: it or the copy changed since the scan (same size and time), or "
+            "they differ in more than encoding and line endings (indentation, spacing, wrapping)" + rescan
+        )
     return ""
+
+
+def _has_copy(path: str, kept: _KeptState) -> bool:
+    """Whether a kept, intact file holds ``path``'s content now: the same bytes, or the same text
+    (:func:`content_digest`), read from both files at this moment -- a size and time unchanged
+    since the scan do not prove the bytes are (``cp -p``, ``touch -r``, coarse file-system clocks)."""
+    for text in (False, True):
+        mine = content_digest(path, text)
+        if mine is None:
+            continue
+        for ident in kept.intact:
+            other = kept.identities[ident]
+            key = (other, text)
+            if key not in kept.digests:
+                kept.digests[key] = content_digest(other, text)
+            if kept.digests[key] == mine:
+                return True
+    return False
 
 
 def trash(

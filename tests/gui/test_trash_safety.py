@@ -273,3 +273,47 @@ def test_a_reference_marked_by_hand_needs_its_copy_intact(qtbot, window, tmp_pat
     out = trash(qtbot, win)
     assert not out.trashed and "no copy would be kept" in out.refused[0][1]
     assert os.path.exists(ref[0])
+
+
+def test_a_copy_rewritten_with_its_size_and_time_is_refused(qtbot, window, tmp_path):
+    """`cp -p` of another version over the reference keeps its size and mtime, so the scan (and
+    the group) still call the marked file its exact copy; the trash reads both files now and keeps
+    the only file with the old content (found by this session's review)."""
+    root = tmp_path / "docs"
+    write_copies(root, ["doc.txt", "orig_copy.txt"], seed=11)
+    win = window([str(root)])
+    mark(win, *[p for m, p in enumerate(win.model.snapshot.paths) if not win.model.snapshot.l_is_ref[m]])
+    kept = next(p for m, p in enumerate(win.model.snapshot.paths) if win.model.snapshot.l_is_ref[m])
+    st = os.stat(kept)
+    data = Path(kept).read_bytes()
+    Path(kept).write_bytes(bytes(b ^ 1 if 97 <= b <= 122 else b for b in data))  # same size, other text
+    os.utime(kept, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same mtime, as cp -p leaves it
+    out = trash(qtbot, win)
+    assert not out.trashed and "no kept file holds its content now" in out.refused[0][1]
+    assert all(os.path.exists(p) for p in win.model.snapshot.paths)
+
+
+def test_content_copies_must_differ_only_in_encoding_and_line_endings(qtbot, window, tmp_path):
+    """Two Python programs that differ only in indentation have one light form ("content"
+    copies), but are different programs: the marked one is refused.  The same text saved as
+    UTF-16 with CRLF line endings is a true content copy and is trashed."""
+    root = tmp_path / "src"
+    root.mkdir()
+    body = "".join(f"def f{i}(items):\n    total = 0\n    for x in items:\n        total += x * {i}\n" for i in range(30))
+    (root / "a.py").write_text(body + "    return total\n")
+    (root / "b.py").write_text(body + "        return total\n")  # the return moved into the loop
+    prose_text = prose(np.random.default_rng(21), 300)
+    (root / "notes.txt").write_text(prose_text)
+    (root / "notes_utf16.txt").write_bytes(prose_text.replace("\n", "\r\n").encode("utf-16"))
+    for name, t in (("a.py", 1), ("b.py", 2), ("notes.txt", 1), ("notes_utf16.txt", 2)):  # the older: reference
+        os.utime(root / name, ns=(1_600_000_000 * 10**9, (1_600_000_000 + t) * 10**9))
+    win = window([str(root)])
+    s = win.model.snapshot
+    kinds = {os.path.basename(p): s.l_kind[m] for m, p in enumerate(s.paths)}
+    assert kinds.get("b.py") == kinds.get("notes_utf16.txt") == 1  # "content" copies, both
+    win.model.mark_all_but_reference()
+    assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"b.py", "notes_utf16.txt"}
+    out = trash(qtbot, win)
+    assert [os.path.basename(p) for p in out.trashed] == ["notes_utf16.txt"]
+    assert [os.path.basename(p) for p, _ in out.refused] == ["b.py"] and "indentation" in out.refused[0][1]
+    assert (root / "b.py").exists() and (root / "a.py").exists() and (root / "notes.txt").exists()
