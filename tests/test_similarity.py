@@ -338,14 +338,16 @@ def test_query_finds_copies_of_short_files(tmp_path: Path) -> None:
     (root / "b.txt").write_text("Hello, world.\n")
     (root / "c.txt").write_text("Hello, world.\r\n", encoding="utf-16")
     (root / "d.txt").write_text("Something else entirely.\n")
+    (root / "0.txt").write_text("Hello, world.\n", encoding="utf-16")  # a content copy sorting first by name
     idx = tmp_path / "i.sqlite3"
     index_tree(idx, root)
     q = tmp_path / "q.txt"
     q.write_text("Hello, world.\n")
     with Index.open(idx, readonly=True) as ix:
         res = query(ix, q)
-    assert {(Path(p.b_path).name, p.kind) for p in res} == {("a.txt", "exact"), ("b.txt", "exact"),
-                                                              ("c.txt", "content")}
+    # Listed as `pairs` lists them: at one score, exact copies before content copies.
+    assert [(Path(p.b_path).name, p.kind) for p in res] == [("a.txt", "exact"), ("b.txt", "exact"),
+                                                            ("0.txt", "content"), ("c.txt", "content")]
 
 
 def test_group_pairs_duplicates_and_fresh_lists() -> None:

@@ -36,7 +36,7 @@ from simscan.similarity.core import (
 from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.removal import pairs_after_removal
-from simscan.similarity.types import Group, Pair
+from simscan.similarity.types import KINDS, Group, Pair
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
     compute_pair_arrays_by_view,
@@ -375,13 +375,15 @@ def find_groups(
 
 
 def _pair_at(t: PairArrays, files: Any, k: int) -> Pair:
-    from simscan.similarity.types import KINDS, VIEWS
+    from simscan.similarity.types import VIEWS
 
     a, b = int(t.a[k]), int(t.b[k])
     return Pair(int(files.ids[a]), int(files.ids[b]), files.paths[a], files.paths[b], float(t.resemblance[k]),
                 float(t.containment_a[k]), float(t.containment_b[k]), int(t.distance[k]), bool(t.exact[k]),
                 KINDS[int(t.kind[k])], VIEWS[int(t.view[k])])
 
+
+_KIND_ORDER = {k: i for i, k in enumerate(KINDS)}
 
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"
 
@@ -552,7 +554,8 @@ def query_fingerprints(
                 if p.b_id not in best or raw > best[p.b_id][1]:
                     best[p.b_id] = (p, raw)
             found = list(best.values())
-        return sorted((p for p, _ in found), key=lambda p: (-p.best, p.b_path))
+        # As ``pairs`` lists them: best score first, then exact, content, near, contained, then path.
+        return sorted((p for p, _ in found), key=lambda p: (-p.best, _KIND_ORDER.get(p.kind, 9), p.b_path))
 
 
 def _query(
