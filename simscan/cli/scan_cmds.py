@@ -65,7 +65,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--include", action="append", default=[], metavar="GLOB", help="only scan files matching GLOB; repeatable"
     )
-    p.add_argument("--no-hidden", dest="hidden", action="store_false", help="skip names starting with '.'")
+    hidden = p.add_mutually_exclusive_group()
+    hidden.add_argument(
+        "--hidden", dest="hidden", action="store_true", default=False,
+        help="also scan names starting with '.' (dot files and folders: .git, .cache, ...). Left out by default, "
+        "as in the window: a scan forgets indexed files it now leaves out, so one default keeps the two from "
+        "undoing each other's scans of one index",
+    )
+    hidden.add_argument("--no-hidden", dest="hidden", action="store_false", help="skip names starting with '.' "
+                        "(the default)")
     p.add_argument(
         "--min-size",
         type=parse_size,
