@@ -204,8 +204,12 @@ def walk(
     virtual = virtual_devices()
     seen_inodes = res.seen_inodes
     seen_dirs: set[tuple[int, int]] = set()
+    via_link: set[bytes] = set()  # folders reached through a followed link
+    # Files reached through a followed link: taken after the walk, so that a file inside the roots is
+    # indexed at its own path and the link is the path noted as a second way to it.
+    link_files: list[tuple[bytes, os.stat_result]] = []
 
-    def add_file(path: bytes, st: os.stat_result) -> None:
+    def add_file(path: bytes, st: os.stat_result, link: bool = False) -> None:
         if st.st_size < opts.min_size or (opts.max_size is not None and st.st_size > opts.max_size):
             res.skipped += 1
             return
@@ -214,7 +218,8 @@ def walk(
             first = seen_inodes.get(key)
             if first is not None:
                 if first != path:
-                    res.problems.append((path, f"same file as {os.fsdecode(first)} (hard link): indexed once"))
+                    how = "a symbolic link to it" if link else "hard link"
+                    res.problems.append((path, f"same file as {os.fsdecode(first)} ({how}): indexed once"))
                 return
             seen_inodes[key] = path
         if st.st_size >= SPARSE_MIN_BYTES and st.st_blocks * 512 * SPARSE_RATIO < st.st_size:
@@ -290,7 +295,11 @@ def walk(
         try:
             dst = os.stat(folder)
             if (dst.st_dev, dst.st_ino) in seen_dirs:
-                continue  # reached again through a followed link
+                if folder in via_link and folder_problems:
+                    res.problems.append(
+                        (folder, "symbolic link to a folder scanned already (a loop, or a second way in); not followed again")
+                    )
+                continue
             seen_dirs.add((dst.st_dev, dst.st_ino))
             if dst.st_dev in virtual:
                 if folder_problems:
@@ -333,7 +342,13 @@ def walk(
                     kind, st = target
                     if kind == "dir":
                         subdirs.append(path)
+                        via_link.add(path)
                         continue
+                    if incl is None or _matches(incl, name, path):
+                        link_files.append((path, st))
+                    else:
+                        res.skipped += 1
+                    continue
                 elif entry.is_dir(follow_symlinks=False):
                     subdirs.append(path)
                     continue
@@ -371,6 +386,8 @@ def walk(
                 res.found += reported
                 res.files.clear()
                 reported = 0
+    for path, st in link_files:
+        add_file(path, st, link=True)
     if on_dir is not None and reported < len(res.files):
         on_dir(b"", res.files, reported, unchanged)
     res.found += len(res.files)

@@ -205,6 +205,17 @@ def test_links_followed_only_inside_roots(tmp_path: Path):
     with Index.open(idx, readonly=True) as ix:
         probs = {os.path.basename(p): reason for p, reason in ix.problems()}
     assert "outside" in probs["out-dir"] and "outside" in probs["out-file"]
+    # The loop and the second way into d000 are noted, not silently dropped.
+    assert "scanned already" in probs["cycle"] and "scanned already" in probs["in-dir"]
+    # A link to a file inside the roots: the file is indexed at its own path, the link is the second way in
+    # (it was the link that got indexed, and the real file was noted as its "hard link").
+    os.symlink(root / "d000" / "f00001.txt", root / "a-link.txt")  # sorts before d000/, the file's folder
+    r = scan(root, idx, follow_links=True)
+    rows = indexed(idx)
+    assert os.fsencode(str(root / "d000" / "f00001.txt")) in rows and os.fsencode(str(root / "a-link.txt")) not in rows
+    with Index.open(idx, readonly=True) as ix:
+        probs = {os.path.basename(p): reason for p, reason in ix.problems()}
+    assert probs["a-link.txt"] == f"same file as {root / 'd000' / 'f00001.txt'} (a symbolic link to it): indexed once"
     # Without following, valid links are simply not entered.
     r = scan(root, tmp_path / "j.db")
     assert r.files_read == 3 and r.problems == 0
