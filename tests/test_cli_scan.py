@@ -23,7 +23,7 @@ def test_scan_then_stats_and_problems(tmp_path: Path, capsys):
     assert main(["scan", str(root), "--index", str(idx), "--jobs", "1"]) == EXIT_OK
     out, err = capsys.readouterr()
     assert out == ""  # progress and summary go to stderr
-    assert "scanned 12 files" in err and "12 read" in err and "1 problems" in err
+    assert "scanned 12 files" in err and "12 read" in err and ", 1 problem\n" in err
     assert "simscan groups" in err and "simscan problems" in err
     assert "\r" not in err  # stderr is not a terminal here: no progress bar
 

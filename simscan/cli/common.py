@@ -53,7 +53,7 @@ def display_path(path: str, *, terminal: bool = False) -> str:
 
 
 def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
+    for unit in ("B", "kB", "MB", "GB", "TB"):  # decimal units, written as the window writes them
         if abs(n) < 1000 or unit == "TB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000

@@ -163,10 +163,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if not args.quiet:
         rate = result.files_read / result.elapsed_s if result.elapsed_s > 0 else 0.0
         print(
-            f"scanned {result.files_seen:,} files in {human_duration(result.elapsed_s)}: "
+            f"scanned {_count(result.files_seen, 'file')} in {human_duration(result.elapsed_s)}: "
             f"{result.files_read:,} read ({human_bytes(result.bytes_read)}, {rate:,.0f} files/s), "
             f"{result.files_unchanged:,} unchanged, {result.files_renamed:,} renamed, "
-            f"{result.files_removed:,} removed, {result.problems:,} problems",
+            f"{result.files_removed:,} removed, {_count(result.problems, 'problem')}",
             file=sys.stderr,
         )
         if result.problems:
@@ -184,6 +184,10 @@ def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToke
 
     with Index.open(index_path, readonly=True) as idx:
         cache_results(idx, progress=bar, cancel=cancel)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
