@@ -186,6 +186,7 @@ def test_rebuild_of_a_user_file_or_in_an_impossible_place_exits_3(tmp_path: Path
     assert main(["scan", str(tmp_path / "t"), "--index", str(notes), "--rebuild"]) == EXIT_INDEX
     err = capsys.readouterr().err
     assert str(notes) in err and "not a SQLite database" in err and "Traceback" not in err
+    assert f"mv {notes} {notes}.broken" in err  # the way out when it was simscan's index, damaged past recognition
     assert notes.read_text() == "my notes\n" * 100
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "t"]
     assert main(["scan", str(tmp_path / "t"), "--index", str(notes / "i.db"), "--rebuild"]) == EXIT_INDEX

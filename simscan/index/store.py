@@ -37,6 +37,7 @@ import fcntl
 import functools
 import json
 import os
+import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -1309,7 +1310,7 @@ def rebuild(path: Path | str | None = None) -> tuple[Index, Path | None]:
         # Before creating anything beside it (the lock file would make it look like an index).
         why = _refusal(p)
         if why is not None:
-            raise NotAnIndex(f"will not rebuild: {why}.", "Give the path of a simscan index with --index PATH.")
+            raise NotAnIndex(f"will not rebuild: {why}.", _NOT_REBUILT.format(path=shlex.quote(str(p))))
     try:
         p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as e:
@@ -1329,13 +1330,21 @@ def rebuild(path: Path | str | None = None) -> tuple[Index, Path | None]:
         try:
             moved = move_aside(p)
         except RefusedToMove as e:
-            raise NotAnIndex(f"will not rebuild: {e}.", "Give the path of a simscan index with --index PATH.") from e
+            raise NotAnIndex(f"will not rebuild: {e}.", _NOT_REBUILT.format(path=shlex.quote(str(p)))) from e
         except OSError as e:
             raise _unavailable(p, "move the damaged index aside", e) from e
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
     return Index.open(p), moved
+
+
+#: The way out when --rebuild refuses a file: simscan moves aside only what it recognises as its index, so
+#: an index damaged past recognition (its header overwritten) has to be moved by hand.
+_NOT_REBUILT = (
+    "Give the path of a simscan index with --index PATH.  If this is simscan's own index, damaged past "
+    "recognition, move it away yourself (mv {path} {path}.broken) and scan again."
+)
 
 
 __all__ = [
