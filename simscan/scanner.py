@@ -292,8 +292,9 @@ def _payload(fp: Any) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def _stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What a file is as read: (device, inode, size, mtime_ns, ctime_ns)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def read_task(task: Task) -> list[Outcome]:
@@ -302,7 +303,7 @@ def read_task(task: Task) -> list[Outcome]:
 
     follow, items = task
     out: list[Outcome] = []
-    small: list[tuple[int, tuple[int, int, int, int], bytes]] = []
+    small: list[tuple[int, tuple[int, int, int, int, int], bytes]] = []
     for slot, path, size in items:
         for attempt in (0, 1):
             fd = -1
@@ -572,11 +573,13 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 e = files[k]
                 row = old.pop(e[0], None)
                 if row is None:
-                    if e[1:] in keys():
+                    if e[1:5] in keys():
                         deferred.append(e)
                     else:
                         fresh.append(e)
-                elif row[2] == e[1] and row[3] == e[2] and row[4] == e[3] and row[5] == e[4] and row[6]:
+                elif (
+                    row[2] == e[1] and row[3] == e[2] and row[4] == e[3] and row[5] == e[4] and row[7] == e[5] and row[6]
+                ):
                     unchanged += 1
                 else:
                     reader.add(e, row[1])
@@ -612,11 +615,11 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 throttle.report(Progress("walk", files_done=walked.found + walked.unchanged), force=True)
                 # What the walk did not find again is gone, or renamed to one of the deferred paths.
                 gone = old
-                renames: list[tuple[int, bytes, int, int]] = []
+                renames: list[tuple[int, bytes, int, int, int]] = []
                 for e in deferred:
-                    oldp = keys().get(e[1:])
+                    oldp = keys().get(e[1:5])
                     if oldp is not None and oldp in gone:
-                        renames.append((gone.pop(oldp)[1], e[0], e[1], e[2]))
+                        renames.append((gone.pop(oldp)[1], e[0], e[1], e[2], e[5]))
                     elif oldp is not None and _same_file(oldp, e):
                         # Both paths were walked and lead to one file (e.g. a bind mount): index it once.
                         writer.problem(e[0], f"same file as {os.fsdecode(oldp)} (already in the index): indexed once")
@@ -1012,7 +1015,7 @@ class _Reader:
     def _handle(self, outcomes: list[Outcome]) -> None:
         writer, counts = self.writer, self.counts
         for slot, key, payload in outcomes:
-            (path, dev, ino, size, mtime), old_id = self.entries[slot]  # type: ignore[misc]
+            (path, dev, ino, size, mtime, ctime), old_id = self.entries[slot]  # type: ignore[misc]
             self.entries[slot] = None  # handled once: let it go (memory follows the work in flight)
             self.done_files += 1
             self.done_bytes += size
@@ -1024,7 +1027,7 @@ class _Reader:
                     if old_id is not None:
                         writer.remove.append(old_id)
                 else:
-                    writer.add(FileRecord(path, dev, ino, size, mtime, error=payload))
+                    writer.add(FileRecord(path, dev, ino, size, mtime, error=payload, ctime_ns=ctime))
                 continue
             is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
             self.read_ok += 1
@@ -1034,7 +1037,7 @@ class _Reader:
             writer.add(
                 FileRecord(
                     path, key[0], key[1], key[2], key[3], bool(is_text), enc, checksum, partial, chash, simh, units,
-                    np.frombuffer(fps, "<u8"), n_roll,
+                    np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4],
                 )
             )  # fmt: skip
         counts["files_read"] = self.read_ok

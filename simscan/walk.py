@@ -94,8 +94,8 @@ def virtual_devices(mountinfo: str = "/proc/self/mountinfo") -> dict[int, str]:
     return out
 
 
-#: (path, device, inode, size, mtime_ns) of a regular file to consider.
-Entry = tuple[bytes, int, int, int, int]
+#: (path, device, inode, size, mtime_ns, ctime_ns) of a regular file to consider.
+Entry = tuple[bytes, int, int, int, int, int]
 
 
 @dataclass(slots=True)
@@ -168,7 +168,7 @@ def walk(
     on_dir: Callable[[bytes, list[Entry], int, int], None] | None = None,
     keep: bool = True,
     *,
-    known: dict[bytes, tuple[bytes, int, int, int, int, int, int]] | None = None,
+    known: dict[bytes, tuple[bytes, int, int, int, int, int, int, int | None]] | None = None,
     share: tuple[int, int] | None = None,
 ) -> WalkResult:
     """List the regular files under ``roots`` (absolute, normalised byte paths) per ``opts``.
@@ -180,9 +180,9 @@ def walk(
     With ``keep=False`` the list is emptied after each call (memory stays proportional to one
     folder, not the tree); ``WalkResult.found`` counts the files either way.
 
-    ``known``: path -> ``(path, id, device, inode, size, mtime_ns, current)``, the rows of
+    ``known``: path -> ``(path, id, device, inode, size, mtime_ns, current, ctime_ns)``, the rows of
     :meth:`simscan.index.Index.identities_under`.  A file with one link whose row is current and has its
-    device, inode, size and mtime_ns is unchanged: its row leaves ``known``, it is counted in
+    device, inode, size, mtime_ns and ctime_ns is unchanged: its row leaves ``known``, it is counted in
     ``WalkResult.unchanged`` and not listed.
 
     ``share=(lo, hi)``: one of several processes walking the same roots at once.  Every one lists
@@ -231,7 +231,7 @@ def walk(
                 )
             )
             return
-        entry = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        entry = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         (res.linked if not folder_problems and st.st_nlink > 1 else res.files).append(entry)
 
     def consider_link(path: bytes) -> tuple[str, os.stat_result] | None:
@@ -370,12 +370,12 @@ def walk(
                     if row is not None:
                         if (
                             row[6] and row[5] == st.st_mtime_ns and row[4] == size
-                            and row[3] == st.st_ino and row[2] == st.st_dev
+                            and row[3] == st.st_ino and row[2] == st.st_dev and row[7] == st.st_ctime_ns
                         ):  # fmt: skip
                             unchanged += 1
                             continue
                         known[path] = row  # type: ignore[index]  # changed: the caller decides
-                files_append((path, st.st_dev, st.st_ino, size, st.st_mtime_ns))
+                files_append((path, st.st_dev, st.st_ino, size, st.st_mtime_ns, st.st_ctime_ns))
             else:
                 add_file(path, st)  # size limits, hard links, followed links, sparse files
         stack.extend(reversed(subdirs))

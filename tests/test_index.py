@@ -428,7 +428,8 @@ def test_inode_numbers_using_all_64_bits_are_stored(tmp_path: Path):
         ft = ix.files()
         assert ft.inode.dtype == np.int64 and int(ft.inode.view(np.uint64)[0]) == big_ino
         assert int(ft.device.view(np.uint64)[0]) == big_dev
-        ix.rename_files([(int(fid), b"/r/moved.txt", big_dev, big_ino + 1)])
+        ix.rename_files([(int(fid), b"/r/moved.txt", big_dev, big_ino + 1, 42)])
+        assert ix.identities_under([b"/r"])[b"/r/moved.txt"][7] == 42  # a rename changes the ctime: kept
         assert ix.paths_for_inodes([(big_dev, big_ino + 1)]) == [((big_dev, big_ino + 1), b"/r/moved.txt")]
 
 

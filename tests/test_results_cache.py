@@ -184,7 +184,7 @@ def test_every_writer_bumps_the_generation(tmp_path: Path) -> None:
         g0 = ix.generation()
         ids = ix.write_files([FileRecord(b"/x/a", 1, 2, 3, 4, checksum=b"c" * 16, content_hash=b"h" * 16)])
         g1 = ix.generation()
-        ix.rename_files([(int(ids[0]), b"/x/b", 1, 2)])
+        ix.rename_files([(int(ids[0]), b"/x/b", 1, 2, None)])
         g2 = ix.generation()
         assert ix.remove_ids([999]) == 0 and ix.generation() == g2  # nothing removed: nothing changed
         ix.remove_paths([b"/x/b"])
@@ -287,6 +287,7 @@ def _schema_2_copy(idx: Path, tmp_path: Path, journal: str | None = None) -> Pat
     with sqlite3.connect(old, isolation_level=None) as c:
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         c.execute("DROP TABLE results")
+        c.execute("ALTER TABLE files DROP COLUMN ctime_ns")  # schema 4
         c.execute("DELETE FROM meta WHERE key = 'generation'")
         c.execute("PRAGMA user_version = 2")
         if journal:

@@ -93,6 +93,18 @@ def test_incremental_no_change_edit_rename_delete(tmp_path: Path):
     assert after[os.fsencode(p)]["checksum"] == fingerprint_bytes(bytes(data)).checksum
     assert after[os.fsencode(p)]["id"] == before[os.fsencode(p)]["id"]
 
+    # Other content under the old size and mtime (cp -p, rsync -t --inplace, touch -r): only the ctime,
+    # which no program sets, tells; the file is read again (it was kept as "unchanged": review, P0).
+    q = paths[4]
+    st = q.stat()
+    q.write_bytes(q.read_bytes()[::-1])
+    os.utime(q, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (q.stat().st_size, q.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    r = scan(root, idx)
+    assert (r.files_read, r.files_unchanged) == (1, 39)
+    assert indexed(idx)[os.fsencode(q)]["checksum"] == fingerprint_bytes(q.read_bytes()).checksum
+    after = indexed(idx)
+
     # A rename: nothing read, the row keeps its id and fingerprints under the new path.
     old, new = paths[5], root / "renamed.txt"
     old_row = after[os.fsencode(old)]

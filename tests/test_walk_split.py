@@ -75,14 +75,16 @@ def test_known_files_are_counted_not_listed(tmp_path: Path):
     rows = {}
     for i, p in enumerate(paths):
         st = p.stat()
-        rows[os.fsencode(p)] = (os.fsencode(p), i + 1, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, 1)
+        rows[os.fsencode(p)] = (os.fsencode(p), i + 1, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, 1, st.st_ctime_ns)
     bump_mtime(paths[0])
     stale = os.fsencode(paths[1])
-    rows[stale] = rows[stale][:6] + (0,)  # fingerprints of another algorithm version: read again
+    rows[stale] = rows[stale][:6] + (0, rows[stale][7])  # fingerprints of another algorithm version: read again
+    moved = os.fsencode(paths[2])
+    rows[moved] = rows[moved][:7] + (rows[moved][7] - 1,)  # another ctime: its content may have changed
     known = dict(rows)
     res = walk([os.fsencode(root)], WalkOptions(), known=known)
-    assert res.unchanged == 18 and res.found == 2
-    assert {e[0] for e in res.files} == set(known) == {os.fsencode(paths[0]), stale}
+    assert res.unchanged == 17 and res.found == 3
+    assert {e[0] for e in res.files} == set(known) == {os.fsencode(paths[0]), stale, moved}
 
 
 def _scenario(root: Path, idx: Path) -> list[tuple]:

@@ -46,11 +46,19 @@ Version 3
 ``meta``          gains ``generation``, a counter bumped in the same transaction as every change
                   of ``files`` / ``fingerprints`` (see :func:`simscan.index.results.bump`).
                   Read-only opens also accept a version-2 index (they then work without the cache).
+
+Version 4
+---------
+``files``         gains ``ctime_ns``, the inode change time the scan saw (NULL before version 4: such
+                  a row is read again once).  A rescan reads a file whose ctime changed even with
+                  its size and mtime kept: ``cp -p``, ``rsync -t --inplace`` or ``touch -r`` put other
+                  content under an old size and time, and only the ctime, which no program can set,
+                  tells.  (A chmod, chown or new hard link changes it too: one needless read.)
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: The oldest schema that read-only opens (pairs, groups, the window) read as it is: version 3
 #: only adds the results cache, which they then do without.
 READABLE_VERSION = 2
@@ -122,4 +130,5 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', '1')",
     ),
+    4: ("ALTER TABLE files ADD COLUMN ctime_ns INTEGER",),
 }

@@ -117,6 +117,8 @@ class FileRecord:
     fps: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64), repr=False)
     n_rolling: int = 0
     error: str | None = None
+    #: The inode change time the scan saw (``st_ctime_ns``); None: unknown (the next scan reads it again).
+    ctime_ns: int | None = None
 
     @staticmethod
     def from_fingerprints(path: bytes, device: int, inode: int, mtime_ns: int, fp: Fingerprints) -> FileRecord:
@@ -544,6 +546,7 @@ class Index:
                     ALGORITHM_VERSION,
                     err,
                     run_id,
+                    r.ctime_ns,
                 )
                 fid = existing.get(r.path)
                 if fid is None:
@@ -556,8 +559,8 @@ class Index:
             if new_rows:
                 self._insert_rows(
                     "INSERT INTO files(id, path, device, inode, size, mtime_ns, is_text, encoding, checksum, partial,"
-                    " content_hash, simhash, fp_count, units, algorithm_version, error, run_id)",
-                    17,
+                    " content_hash, simhash, fp_count, units, algorithm_version, error, run_id, ctime_ns)",
+                    18,
                     [v for row in new_rows for v in row],
                 )
                 c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('next_file_id', ?)", (str(next_id),))
@@ -565,7 +568,7 @@ class Index:
                 c.executemany(
                     "UPDATE files SET device=?, inode=?, size=?, mtime_ns=?, is_text=?, encoding=?, checksum=?,"
                     " partial=?, content_hash=?, simhash=?, fp_count=?, units=?, algorithm_version=?, error=?,"
-                    " run_id=? WHERE id=?",
+                    " run_id=?, ctime_ns=? WHERE id=?",
                     upd_rows,
                 )
             ok = [i for i, r in enumerate(records) if not r.error]
@@ -778,13 +781,14 @@ class Index:
             return self.remove_ids(ids)
 
     @_sql_errors
-    def rename_files(self, moves: Sequence[tuple[int, bytes, int, int]]) -> None:
-        """Give indexed files a new path (``(id, new_path, device, inode)``) without touching their content rows."""
+    def rename_files(self, moves: Sequence[tuple[int, bytes, int, int, int | None]]) -> None:
+        """Give indexed files a new path (``(id, new_path, device, inode, ctime_ns)``: a rename changes the
+        ctime) without touching their content rows."""
         if moves:
             with self.atomic() as c:
                 c.executemany(
-                    "UPDATE files SET path = ?, device = ?, inode = ? WHERE id = ?",
-                    [(p, to_signed64(d), to_signed64(i), fid) for fid, p, d, i in moves],
+                    "UPDATE files SET path = ?, device = ?, inode = ?, ctime_ns = ? WHERE id = ?",
+                    [(p, to_signed64(d), to_signed64(i), ct, fid) for fid, p, d, i, ct in moves],
                 )
                 _results.bump(c)
 
@@ -827,16 +831,18 @@ class Index:
 
     # ----------------------------------------------------------------- reads
     @_sql_errors
-    def identities_under(self, roots: Sequence[bytes]) -> dict[bytes, tuple[bytes, int, int, int, int, int, int]]:
+    def identities_under(
+        self, roots: Sequence[bytes]
+    ) -> dict[bytes, tuple[bytes, int, int, int, int, int, int, int | None]]:
         """Every indexed file at or below one of ``roots`` (absolute, normalised byte paths):
-        path -> (path, id, device, inode, size, mtime_ns, current) where ``current`` is 1 when the
-        row has fingerprints of this algorithm version and no error.  The rows as SQLite returns
+        path -> (path, id, device, inode, size, mtime_ns, current, ctime_ns) where ``current`` is 1
+        when the row has fingerprints of this algorithm version and no error.  The rows as SQLite returns
         them: a rescan of 100 k unchanged files spends most of its time here and in the walk."""
         q = (
-            "SELECT path, id, device, inode, size, mtime_ns, (error IS NULL AND algorithm_version = ?) FROM files"
+            "SELECT path, id, device, inode, size, mtime_ns, (error IS NULL AND algorithm_version = ?), ctime_ns FROM files"
             " WHERE path = ? OR (path >= ? AND path < ?)"
         )
-        out: dict[bytes, tuple[bytes, int, int, int, int, int, int]] = {}
+        out: dict[bytes, tuple[bytes, int, int, int, int, int, int, int | None]] = {}
         for root in roots:
             prefix = root if root.endswith(b"/") else root + b"/"
             upper = prefix[:-1] + b"0"  # b"0" sorts right after b"/": the range is exactly "under root"
