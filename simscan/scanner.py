@@ -97,11 +97,13 @@ MAX_FINGERPRINTS = 8 << 20
 MAX_POOL_BREAKS = 3
 #: A rescan of at least this many indexed files walks the tree in two processes.  A stat costs ~2.5 us here
 #: and reading 100 k rows ~0.15 s: a forked child lists every folder and stats the files of CHILD_SHARE
-#: (3/4 of them) while this process reads the rows, then stats the rest, comparing each with its row, and
+#: (11/16 of them) while this process reads the rows, then stats the rest, comparing each with its row, and
 #: classifies what the child found (~0.5 us a file).  The child costs ~20 ms (fork, its list sent back).
+#: 100,000 unchanged files, quiet machine: 0.57 s in one process; 0.47 s with 12/16 to the child, 0.45
+#: with 11/16, 0.47 with 10/16.
 SPLIT_WALK_MIN_FILES = 30_000
-OWN_SHARE = (0, SHARES // 4)
-CHILD_SHARE = (SHARES // 4, SHARES)
+OWN_SHARE = (0, 5)
+CHILD_SHARE = (5, SHARES)
 #: Commit after this many files or seconds, whichever comes first: a commit costs a few ms (WAL, no
 #: fsync with synchronous=NORMAL), and a crash loses at most this much work.
 COMMIT_FILES = 4000
