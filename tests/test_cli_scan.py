@@ -52,6 +52,17 @@ def test_scan_then_stats_and_problems(tmp_path: Path, capsys):
     assert main(["problems", "--index", str(idx), "--format", "json", "--all"]) == EXIT_OK
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert len(lines) == 2 and all(x["path"] == str(root / "pipe") for x in lines)
+    assert all("path_raw" not in x for x in lines)
+    # A name that is not UTF-8: \xNN in "path" and its bytes in "path_raw", as `pairs` writes them (not a
+    # lone surrogate, which many JSON readers refuse).
+    odd = os.fsencode(str(root)) + b"/fifo\xff"
+    os.mkfifo(odd)
+    assert main(["scan", str(root), "--index", str(idx), "-q"]) == EXIT_OK
+    assert main(["problems", "--index", str(idx), "--format", "json"]) == EXIT_OK
+    recs = {x["path"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
+    import base64
+
+    assert base64.b64decode(recs[f"{root}/fifo\\xff"]["path_raw"]) == odd
 
 
 def test_quiet_prints_nothing(tmp_path: Path, capsys):

@@ -9,7 +9,9 @@ unavailable), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished wor
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import os
 import re
 import sys
 import time
@@ -126,7 +128,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("simscan: --jobs must be at least 1", file=sys.stderr)
         return 2
-    missing = [r for r in args.roots if not r.exists() and not r.is_symlink()]
+    missing = [r for r in args.roots if not os.path.lexists(r)]  # (never raises: a root it cannot reach is a problem)
     if missing:
         print(f"simscan: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         print(
@@ -230,7 +232,13 @@ def cmd_problems(args: argparse.Namespace) -> int:
         rows = idx.problems(last_run_only=not args.all)
     if args.format == "json":
         for path, reason in rows:
-            print(json.dumps({"path": path, "reason": reason}))
+            # As `pairs` writes paths: \xNN for bytes that are not UTF-8, and then the exact bytes in base64.
+            rec = {"path": display_path(path), "reason": reason}
+            try:
+                path.encode("utf-8")
+            except UnicodeEncodeError:
+                rec["path_raw"] = base64.b64encode(os.fsencode(path)).decode("ascii")
+            print(json.dumps(rec, ensure_ascii=False))
         return 0
     if not rows:
         print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)

@@ -40,9 +40,13 @@ def _shown(path: str) -> str:
 
 
 def _unreadable(path: str) -> FileProblem:
-    """The error for a FILE argument that is missing or not a regular file."""
-    if not os.path.lexists(path):
+    """The error for a FILE argument that is missing, cannot be reached or is not a regular file."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
         return FileProblem(f"cannot read {_shown(path)}: no such file", "Check the path.")
+    except OSError as e:  # e.g. a folder on the way that may not be searched: not "no such file"
+        return FileProblem(f"cannot read {_shown(path)}: {e.strerror or e}", "Check the path and its permissions.")
     return FileProblem(f"cannot read {_shown(path)}: not a regular file", "Give a file, not a folder or a device.")
 
 
@@ -182,7 +186,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
 
 
 def _human(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
+    for unit in ("B", "kB", "MB", "GB"):  # decimal, as the window and `simscan scan` write them
         if n < 1000 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000

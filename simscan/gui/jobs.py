@@ -372,8 +372,9 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
         return "no other file of its group is left unchanged on disk, so no copy would be kept" + rescan
     if target.same_content and not _has_copy(target.path, kept):
         return (
-            "no kept file holds its content now: it or the copy changed since the scan (same size and time), or "
-            "they differ in more than encoding and line endings (indentation, spacing, wrapping)" + rescan
+            "no kept file holds its content now: either they differ in more than encoding and line endings "
+            "(indentation, spacing, wrapping: not true copies, so it stays; move it by hand if you mean to), or "
+            "one of them was rewritten since the scan with its size and time kept (scan again)"
         )
     return ""
 
