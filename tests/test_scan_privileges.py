@@ -46,16 +46,22 @@ def test_unreadable_entries_as_nobody():
             "from simscan.scanner import ScanRequest, run_scan\n"
             # Python itself lives under /root here: import everything the scan needs, then drop root.
             f"run_scan(ScanRequest([Path({str(root / 'ok.txt')!r})], index_path=Path({str(top / 'warm.db')!r}), jobs=1))\n"
+            "from simscan.cli import build_parser, main\n"
+            "build_parser()\n"  # (imports the commands' modules while they can be read)
             f"os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
             f"r = run_scan(ScanRequest([Path({str(root)!r})], index_path=Path({str(idx)!r}), jobs=1))\n"
             "print(r.files_seen, r.files_read, r.files_failed, r.problems)\n"
+            # A root inside a folder it may not search: a problem line, not a traceback or "no such file".
+            f"print(main(['scan', {str(locked / 'inner.txt')!r}, '--index', {str(idx_dir / 'j.db')!r}, '-q', '--jobs', '1']))\n"
         )
         env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(idx_dir))
         out = subprocess.run(
             [sys.executable, "-c", code], check=False, cwd="/", env=env, capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 0, out.stderr
-        assert out.stdout.split() == ["2", "1", "1", "2"]
+        assert out.stdout.split() == ["2", "1", "1", "2", "0"], out.stderr
+        with Index.open(idx_dir / "j.db", readonly=True) as ix:
+            assert "Permission denied" in dict(ix.problems())[str(locked / "inner.txt")]
         with Index.open(idx, readonly=True) as ix:
             probs = dict(ix.problems())
             assert [os.path.basename(p) for p in ix.files().paths] == ["ok.txt"]

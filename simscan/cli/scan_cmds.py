@@ -121,6 +121,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.set_defaults(func=cmd_problems)
 
 
+def _missing(path: Path) -> bool:
+    """Whether nothing is at ``path`` (a root that exists but cannot be reached is the scan's problem line)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from simscan.index import rebuild
     from simscan.scanner import ScanRequest, run_scan
@@ -128,7 +139,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("simscan: --jobs must be at least 1", file=sys.stderr)
         return 2
-    missing = [r for r in args.roots if not os.path.lexists(r)]  # (never raises: a root it cannot reach is a problem)
+    missing = [r for r in args.roots if _missing(r)]
     if missing:
         print(f"simscan: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         print(
