@@ -33,6 +33,10 @@ def test_compare_explains_its_scores(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "scores of these two files alone" in out and "discount fingerprints common to many indexed files" in out
+    # Two files that share nothing are not "near" at 0 %, and the note (about partial scores) is left out.
+    assert main(["compare", str(a), str(root / "z_extra.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "nothing shared: best 0.0%" in out and "near" not in out and "files alone" not in out
     with pytest.raises(SystemExit):
         main(["compare", "--help"])
     helptext = capsys.readouterr().out

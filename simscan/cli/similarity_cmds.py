@@ -389,11 +389,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     p = c.pair
     out.write(f"a: {_shown(p.a_path)}  ({c.encoding_a or 'binary'})\n")
     out.write(f"b: {_shown(p.b_path)}  ({c.encoding_b or 'binary'})\n")
+    kind = p.kind if p.best > 0 else "nothing shared"  # (a "near" pair at 0 % reads as a finding)
     out.write(
-        f"{p.kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
+        f"{kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
         f"b in a {p.containment_b:.1f}%  simhash distance {p.simhash_distance}\n"
     )
-    out.write(f"({COMPARE_SCOPE_NOTE})\n")
+    if 0 < p.best < 100:  # (the scope only matters for a partial match)
+        out.write(f"({COMPARE_SCOPE_NOTE})\n")
     if c.text_a is None or c.text_b is None:
         out.write("(binary: no passages shown)\n")
         return 0
