@@ -26,6 +26,7 @@ Rules (the scan never opens a file here, it only stats it):
 from __future__ import annotations
 
 import fnmatch
+import gc
 import operator
 import os
 import pickle
@@ -456,6 +457,7 @@ class ForkedShare:
         if pid == 0:  # the child: whatever happens, it ends here
             code = 1
             try:
+                gc.disable()  # a collection would touch every inherited object: a copied page each
                 os.closerange(3, write_end)
                 os.closerange(write_end + 1, 1 << 16)
                 res = walk(roots, opts, share=share)
