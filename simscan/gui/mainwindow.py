@@ -353,7 +353,7 @@ class MainWindow(QMainWindow):
         self.hidden_check = QCheckBox(tr("Include hidden files"))
         self.min_size_spin = QSpinBox()
         self.min_size_spin.setRange(0, 10_000_000)
-        self.min_size_spin.setSuffix(tr(" KB"))
+        self.min_size_spin.setSuffix(tr(" kB"))
         self.min_size_spin.setToolTip(tr("Skip files smaller than this (0: scan every file)"))
         form.addRow(tr("Exclude:"), self.exclude_edit)
         form.addRow("", self.hidden_check)
