@@ -158,6 +158,15 @@ def test_progress_bar_draws_on_a_terminal():
     assert "120 files found" in text
     assert "50/200 files" in text and "5.0 MB/20.0 MB" in text and "2.5 MB/s" in text and "ETA 6s" in text
     assert text.endswith("\r\x1b[K")
+    # The pair search counts parts and candidate pairs, not files, and a long step shows its time.
+    buf = io.StringIO()
+    bar = ProgressBar(stream=buf, enabled=True)
+    bar(Progress("score", 0, 3_000_000))
+    bar._phase = ("score", bar._phase[1] - 12)  # as if it began 12 s ago
+    bar(Progress("score", 1_000_000, 3_000_000))
+    text = buf.getvalue()
+    assert "scoring pairs:" in text and "1,000,000/3,000,000 candidate pairs" in text and "12s" in text
+    assert " files" not in text
     quiet = io.StringIO()
     ProgressBar(stream=quiet)(Progress("read", 1, 2))  # StringIO is not a terminal
     assert quiet.getvalue() == ""

@@ -69,6 +69,12 @@ def human_duration(s: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
+#: What a phase counts (``Progress.files_done``), where it is not files: the pair search's phases.
+PHASE_UNITS = {"pairs": "parts", "score": "candidate pairs"}
+#: The names the bar gives phases (others are shown as they are).
+PHASE_NAMES = {"exact": "copies", "pairs": "similar files", "score": "scoring pairs"}
+
+
 class ProgressBar:
     """A one-line progress bar on a terminal (stderr), redrawn in place; silent otherwise."""
 
@@ -77,29 +83,36 @@ class ProgressBar:
         self.enabled = self.stream.isatty() if enabled is None else enabled
         self._drawn = False
         self._start = time.monotonic()
+        self._phase = ("", self._start)  # the phase shown and when it began
 
     def __call__(self, p: Progress) -> None:
         if not self.enabled:
             return
         width = shutil.get_terminal_size((100, 20)).columns
+        now = time.monotonic()
+        if p.phase != self._phase[0]:
+            self._phase = (p.phase, now)
+        unit = PHASE_UNITS.get(p.phase, "files")
         if p.phase == "walk":
             line = f"walking: {p.files_done:,} files found"
         else:
-            parts = [f"{p.phase}:"]
+            parts = [f"{PHASE_NAMES.get(p.phase, p.phase)}:"]
             if p.files_total:
                 frac = min(1.0, p.bytes_done / p.bytes_total) if p.bytes_total else p.files_done / p.files_total
                 bar_w = 20
                 fill = int(frac * bar_w)
                 parts.append(f"[{'#' * fill}{'.' * (bar_w - fill)}] {frac * 100:3.0f}%")
-                parts.append(f"{p.files_done:,}/{p.files_total:,} files")
+                parts.append(f"{p.files_done:,}/{p.files_total:,} {unit}")
             else:
-                parts.append(f"{p.files_done:,} files")
+                parts.append(f"{p.files_done:,} {unit}")
             if p.bytes_total:
                 parts.append(f"{human_bytes(p.bytes_done)}/{human_bytes(p.bytes_total)}")
             if p.rate_bytes_s:
                 parts.append(f"{human_bytes(p.rate_bytes_s)}/s")
             if p.eta_s is not None:
                 parts.append(f"ETA {human_duration(p.eta_s)}")
+            elif p.phase in PHASE_UNITS and now - self._phase[1] >= 2:  # a long step shows it is alive
+                parts.append(f"{human_duration(now - self._phase[1])}")
             line = " ".join(parts)
         if p.current and len(line) + 4 < width:
             room = width - len(line) - 3

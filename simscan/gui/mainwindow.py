@@ -140,6 +140,7 @@ PHASES = {
     "load": "Opening the index",
     "exact": "Finding exact copies",
     "pairs": "Comparing",
+    "score": "Scoring pairs",
     "groups": "Grouping",
     "trash": "Moving to the trash",
 }

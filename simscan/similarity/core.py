@@ -626,6 +626,8 @@ def compute_pair_arrays(
     parts: list[tuple[np.ndarray, ...]] = []
     for c0 in range(0, keys.size, _SCORE_CHUNK):
         _check(cancel)
+        if report:
+            report("score", c0, int(keys.size))
         k = keys[c0 : c0 + _SCORE_CHUNK]
         c = cnts[c0 : c0 + _SCORE_CHUNK]
         ra, rb = k // nr, k % nr
