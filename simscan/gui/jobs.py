@@ -379,6 +379,31 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
     return ""
 
 
+def true_copies(pairs: Sequence[tuple[str, str]], progress: Sink, cancel: CancelToken) -> list[bool]:
+    """For each (copy, reference): whether the copy holds the reference's bytes, or its text with only
+    the encoding, line endings, BOM or Unicode composition changed (:func:`content_digest`), read now.
+    Each reference is read once."""
+    seen: dict[tuple[str, bool], bytes | None] = {}
+
+    def digest(path: str, text: bool) -> bytes | None:
+        if (path, text) not in seen:
+            seen[(path, text)] = content_digest(path, text)
+        return seen[(path, text)]
+
+    out = []
+    for i, (copy, ref) in enumerate(pairs):
+        _check(cancel)
+        progress(Progress("verify", files_done=i, files_total=len(pairs), current=copy))
+        same = False
+        for text in (False, True):
+            mine = content_digest(copy, text)
+            if mine is not None and mine == digest(ref, text):
+                same = True
+                break
+        out.append(same)
+    return out
+
+
 def _has_copy(path: str, kept: _KeptState) -> bool:
     """Whether a kept, intact file holds ``path``'s content now: the same bytes, or the same text
     (:func:`content_digest`), read from both files at this moment -- a size and time unchanged

@@ -143,9 +143,10 @@ PHASES = {
     "score": "Scoring pairs",
     "groups": "Grouping",
     "trash": "Moving to the trash",
+    "verify": "Checking the copies",
 }
 #: Phases whose counts are files; the others count other units (pairs, postings): a percentage.
-FILE_PHASES = {"walk", "read", "done", "trash"}
+FILE_PHASES = {"walk", "read", "done", "trash", "verify"}
 
 
 def describe_progress(p: Progress, tr: Any = lambda s: s) -> str:
@@ -178,6 +179,7 @@ class MainWindow(QMainWindow):
     scanFinished = Signal(object)  # ScanResult, or None when cancelled
     previewShown = Signal()
     trashFinished = Signal(object)  # jobs.TrashOutcome
+    marksVerified = Signal()  # Ctrl+M's marks are all set (content copies read beside their references)
     errorShown = Signal(str)
 
     def __init__(
@@ -997,9 +999,44 @@ class MainWindow(QMainWindow):
                 )
 
     def mark_all_but_reference(self) -> None:
-        """Ctrl+M: mark the true copies of the shown groups (see ResultsModel.mark_all_but_reference)."""
+        """Ctrl+M: mark the true copies of the shown groups (see ResultsModel.copies_to_mark).  Exact
+        copies are marked at once; "content" copies (same words, other bytes) once a worker has read
+        each beside its reference: only those that differ in encoding and line endings alone are
+        true copies -- not another indentation, spacing or wrapping (two different programs)."""
         self.model.protected_roots = self.reference_roots()
-        self.model.mark_all_but_reference(self.proxy.visible_groups().tolist())
+        s = self.model.snapshot
+        ms = self.model.copies_to_mark(self.proxy.visible_groups().tolist())
+        content = KIND_CODE["content"]
+        self.model.set_marked([s.l_file_id[m] for m in ms if s.l_kind[m] != content], True)
+        check = [m for m in ms if s.l_kind[m] == content]
+        if not check:
+            self.marksVerified.emit()
+            return
+        pairs = [(s.paths[m], s.paths[s.l_start[s.l_group[m]]]) for m in check]
+        ids = [s.l_file_id[m] for m in check]
+        self.runner.start(
+            "verify",
+            lambda progress, cancel: jobs.true_copies(pairs, progress, cancel),
+            finished=lambda ok: self._on_copies_verified(ids, ok),
+            failed=self._on_job_failed,
+            progress=self._on_progress,
+        )
+        self._set_busy(self.tr("Reading the copies in other encodings beside their references…"))
+
+    def _on_copies_verified(self, ids: list[int], ok: list[bool]) -> None:
+        self._set_idle()
+        self.model.set_marked([fid for fid, good in zip(ids, ok) if good], True)
+        left = len(ids) - sum(ok)
+        if left:
+            self.show_message(
+                self.tr(
+                    "{0:,} files with the same words as their reference but another indentation, spacing or wrapping "
+                    "were not marked: they are not true copies (two programs that differ only in indentation differ). "
+                    "Mark them by hand if you mean to move them."
+                ).format(left),
+                "info",
+            )
+        self.marksVerified.emit()
 
     def unmark_all(self) -> None:
         self.model.clear_marks()

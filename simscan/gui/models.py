@@ -962,8 +962,13 @@ class ResultsModel(QAbstractItemModel):
         file is a "copy" of every other, and trashing them frees nothing).  Edited versions and
         excerpts (near / contained) hold text the reference lacks: they are marked by hand only."""
         s = self._snap
+        self.set_marked([s.l_file_id[m] for m in self.copies_to_mark(groups)], True)
+
+    def copies_to_mark(self, groups: Iterable[int] | None = None) -> list[int]:
+        """The members (flattened indexes) :meth:`mark_all_but_reference` marks."""
+        s = self._snap
         if s.n_members == 0:
-            return
+            return []
         want = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & (s.m_size > 0)
         if groups is not None:
             shown = np.zeros(s.n_groups, dtype=bool)
@@ -972,7 +977,7 @@ class ResultsModel(QAbstractItemModel):
         ms = np.flatnonzero(want).tolist()
         if self._protected_prefixes:
             ms = [m for m in ms if not self.is_protected(m)]
-        self.set_marked([s.l_file_id[m] for m in ms], True)
+        return ms
 
     def _emit_marks(self, ids: set[int]) -> None:
         if not ids:

@@ -311,9 +311,31 @@ def test_content_copies_must_differ_only_in_encoding_and_line_endings(qtbot, win
     s = win.model.snapshot
     kinds = {os.path.basename(p): s.l_kind[m] for m, p in enumerate(s.paths)}
     assert kinds.get("b.py") == kinds.get("notes_utf16.txt") == 1  # "content" copies, both
-    win.model.mark_all_but_reference()
+    win.model.mark_all_but_reference()  # (the model marks every "content" copy: the trash must refuse b.py)
     assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"b.py", "notes_utf16.txt"}
     out = trash(qtbot, win)
     assert [os.path.basename(p) for p in out.trashed] == ["notes_utf16.txt"]
     assert [os.path.basename(p) for p, _ in out.refused] == ["b.py"] and "indentation" in out.refused[0][1]
     assert (root / "b.py").exists() and (root / "a.py").exists() and (root / "notes.txt").exists()
+
+
+def test_ctrl_m_marks_only_content_copies_that_differ_in_encoding_and_line_endings(qtbot, window, tmp_path):
+    """The window's Ctrl+M reads each "content" copy beside its reference first: the UTF-16 CRLF copy
+    of a text is marked, a Python file that differs in indentation is not, and the window says why."""
+    root = tmp_path / "src"
+    root.mkdir()
+    body = "".join(f"def f{i}(items):\n    total = 0\n    for x in items:\n        total += x * {i}\n" for i in range(30))
+    (root / "a.py").write_text(body + "    return total\n")
+    (root / "b.py").write_text(body + "        return total\n")
+    text = prose(np.random.default_rng(22), 300)
+    (root / "notes.txt").write_text(text)
+    (root / "notes_utf16.txt").write_bytes(text.replace("\n", "\r\n").encode("utf-16"))
+    (root / "notes_copy.txt").write_text(text)
+    for name, t in (("a.py", 1), ("b.py", 2), ("notes.txt", 1), ("notes_utf16.txt", 2), ("notes_copy.txt", 2)):
+        os.utime(root / name, ns=(1_600_000_000 * 10**9, (1_600_000_000 + t) * 10**9))
+    win = window([str(root)])
+    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
+        win.mark_all_but_reference()
+    s = win.model.snapshot
+    assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"notes_utf16.txt", "notes_copy.txt"}
+    assert win.message.isVisible() and "not true copies" in win.message.text.text()

@@ -374,7 +374,8 @@ def test_confirmation_warns_when_a_whole_group_is_marked(qtbot, window, corpus, 
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(99)
     scan(qtbot, win)
-    win.mark_all_but_reference()
+    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):  # the UTF-16 copy is read beside its reference
+        win.mark_all_but_reference()
     members = set(shown_groups(win)[0])
     # Ctrl+M marks the true copies only; the excerpt (contained) is marked by hand.
     assert {os.path.basename(win.model.snapshot.paths[m]) for m in win.model.marked_members()} == {
@@ -402,7 +403,8 @@ def test_trash_unavailable_is_reported_in_the_window(qtbot, window, corpus, monk
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(99)
     scan(qtbot, win)
-    win.mark_all_but_reference()
+    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
+        win.mark_all_but_reference()
     # A data folder that cannot hold a trash (a file in its place): Qt's moveToTrash fails.
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("x")
@@ -622,7 +624,8 @@ def test_mark_copies_spares_reference_folders_similar_and_empty_files(qtbot, win
     win.threshold_slider.setValue(30)
     scan(qtbot, win)
     assert "Copies" in win.act_mark_dupes.text()
-    win.act_mark_dupes.trigger()  # Ctrl+M
+    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
+        win.act_mark_dupes.trigger()  # Ctrl+M
     snap = win.model.snapshot
     marked = {os.path.basename(snap.paths[m]) for m in win.model.marked_members()}
     # The true copies outside the reference folder; never a file in it, nor an edited version,
