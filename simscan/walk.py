@@ -477,9 +477,11 @@ class ForkedShare:
         try:
             with open(self._fd, "rb", closefd=False) as f:
                 data = f.read()
-        finally:
-            self._close()
-            status = self._reap()
+        except BaseException:  # e.g. SIGTERM or Ctrl-C while waiting: stop the child, do not wait for it
+            self.kill()
+            raise
+        self._close()
+        status = self._reap()
         if status != 0 or not data:
             return None
         try:

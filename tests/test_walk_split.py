@@ -182,3 +182,32 @@ def test_only_the_main_thread_of_a_threadless_process_forks():
     t.start()
     t.join()
     assert seen == [False]  # the GUI scans in a worker thread: never split there
+
+
+def test_an_interrupted_wait_stops_the_child_at_once(tmp_path: Path, monkeypatch):
+    # SIGTERM (or SIGINT sent to this process alone) while waiting for the child: the wait reaped the child
+    # first, i.e. waited for its whole walk (found by this session's code review).
+    import signal
+    import time
+
+    make_tree(tmp_path / "t", 5)
+
+    def slow(*a, **k):
+        time.sleep(60)
+
+    monkeypatch.setattr(walk_mod, "walk", slow)  # what the child runs
+    child = ForkedShare([os.fsencode(tmp_path / "t")], WalkOptions(), CHILD_SHARE)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    t = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            child.result()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert time.monotonic() - t < 10 and child.pid is None  # killed and reaped, not waited for

@@ -314,11 +314,14 @@ def content_digest(path: str, text: bool) -> bytes | None:
             return h.digest()
         if os.path.getsize(path) > MAX_TEXT_CHECK_BYTES:
             return None
-        decoded = decode_file(path).text
+        dt = decode_file(path)
     except OSError:
         return None
-    if decoded is None:
+    if dt.text is None or "+replace" in (dt.encoding or ""):
+        # Bytes the decoder could not read became U+FFFD: two texts that differ there would read
+        # alike (a Latin-1 "café" and "cafè" after 64 KiB of ASCII).  Only the same bytes prove it.
         return None
+    decoded = dt.text
     strict = unicodedata.normalize("NFC", decoded.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
     return xxhash.xxh3_128_digest(strict.encode("utf-8", "surrogatepass"))
 

@@ -339,3 +339,21 @@ def test_ctrl_m_marks_only_content_copies_that_differ_in_encoding_and_line_endin
     s = win.model.snapshot
     assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"notes_utf16.txt", "notes_copy.txt"}
     assert win.message.isVisible() and "not true copies" in win.message.text.text()
+
+
+def test_text_the_decoder_could_not_read_is_no_proof_of_a_copy(tmp_path):
+    """Two files that start with 64 KiB of ASCII and end in different Latin-1 words decode alike
+    (the unreadable bytes become U+FFFD), so the scan calls them content copies; the trash check
+    (and Ctrl+M) must not: only the same bytes prove it (found by this session's code review)."""
+    from simscan.gui import jobs
+
+    head = b"plain words in ascii only, " * 2500
+    a, b = tmp_path / "menu_a.txt", tmp_path / "menu_b.txt"
+    a.write_bytes(head + "café, thé, crème\n".encode("latin-1"))
+    b.write_bytes(head + "cafè, thè, créme\n".encode("latin-1"))
+    assert jobs.content_digest(str(a), True) is None  # decoded with replacements: no text digest
+    st = os.stat(b)
+    target = jobs.TrashTarget(str(b), st.st_size, st.st_mtime_ns,
+                              (jobs.KeptFile(str(a), a.stat().st_size, a.stat().st_mtime_ns),), True)
+    assert "no kept file holds its content" in jobs.refusal(target)
+    assert jobs.true_copies([(str(b), str(a))], lambda p: None, jobs.CancelToken()) == [False]
