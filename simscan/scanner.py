@@ -74,7 +74,17 @@ import numpy as np
 
 from simscan.index import FileRecord, Index, PostingJob, companion_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
-from simscan.walk import SHARES, Entry, ForkedShare, WalkOptions, WalkResult, can_fork, spare_cpu, walk
+from simscan.walk import (
+    SHARES,
+    Entry,
+    ForkedShare,
+    WalkOptions,
+    WalkResult,
+    admit_linked,
+    can_fork,
+    spare_cpu,
+    walk,
+)  # fmt: skip
 
 #: Small files per worker task.  A task's round trip costs ~0.2 ms (pickling, pipes, wake-ups), so
 #: 256 files make it < 1 us per file, while 256 x ~8 KB keeps a task ~2 MB and the in-flight
@@ -500,26 +510,20 @@ def _merge_share(
     walked: WalkResult,
     other: WalkResult,
     on_dir: Callable[[bytes, list[Entry], int], None],
-    writer: _Writer,
+    roots: Sequence[bytes],
+    opts: WalkOptions,
 ) -> None:
     """Fold the child's share of the walk into ``walked`` (this process's share, which reported the
-    folder problems).  Its files are classified like this process's own; its files with several
-    links are indexed unless this share met another link to them first (the same choice in every
-    scan: shares go by name)."""
+    folder problems).  Its files are classified like this process's own.  Files with several links
+    (both shares held them back) are decided in walk order, as one walk decides them: the same name
+    is indexed whatever the machine's load."""
     on_dir(b"", other.files, 0)
-    seen = walked.seen_inodes
-    linked = []
-    for e in sorted(other.linked):
-        first = seen.setdefault((e[1], e[2]), e[0])
-        if first == e[0]:
-            linked.append(e)
-        else:
-            writer.problem(e[0], f"same file as {os.fsdecode(first)} (hard link): indexed once")
-    on_dir(b"", linked, 0)
-    walked.problems.extend(other.problems)
+    linked = admit_linked(walked.linked + other.linked, roots, opts)
+    on_dir(b"", linked.files, 0)
+    walked.problems.extend(other.problems + linked.problems)
     walked.unreadable_dirs.extend(other.unreadable_dirs)  # a folder the child could not list keeps its rows
-    walked.found += other.found + len(linked)
-    walked.skipped += other.skipped
+    walked.found += other.found + linked.found
+    walked.skipped += other.skipped + linked.skipped
     walked.links_skipped += other.links_skipped
     walked.unchanged += other.unchanged
 
@@ -562,6 +566,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         status = "running"
 
         found = 0
+        counted = 0  # unchanged files of the walks already finished (the progress counts them with the others)
         fresh: list[Entry] = []  # new paths of the folder just listed
         prefixes = tuple(r if r.endswith(b"/") else r + b"/" for r in roots)
 
@@ -596,17 +601,21 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 fresh.clear()
             if not reader.pump(cancel, block=False):
                 raise Cancelled
-            throttle.report(Progress("walk", files_done=found + walk_unchanged, current=os.fsdecode(folder)))
+            throttle.report(
+                Progress("walk", files_done=found + counted + walk_unchanged, current=os.fsdecode(folder))
+            )
 
         try:  # from here on the workers must be stopped whatever happens (Ctrl-C, index errors, bugs)
             try:
                 # Classified as found: no list of the tree; unchanged files are not even listed.
                 walked = walk(roots, opts, on_dir, keep=False, known=old, share=OWN_SHARE if helper else None)
                 if helper is not None:
+                    counted = walked.unchanged
                     other = helper.result()
                     if other is None:  # the child failed: its share is walked here
                         other = walk(roots, opts, on_dir, keep=False, known=old, share=CHILD_SHARE)
-                    _merge_share(walked, other, on_dir, writer)
+                        counted += other.unchanged
+                    _merge_share(walked, other, on_dir, roots, opts)
                 unchanged += walked.unchanged
             except Cancelled:
                 walked = None

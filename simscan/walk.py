@@ -112,16 +112,74 @@ class WalkResult:
     found: int = 0
     #: Regular files found unchanged (``known`` in :func:`walk`): found, but not listed in ``files``.
     unchanged: int = 0
-    #: A share without folder problems: its files with several hard links, not in ``files``.  Whether
-    #: each is indexed depends on the links other shares found (``seen_inodes``), so the caller decides.
-    linked: list[Entry] = field(default_factory=list)
-    #: (device, inode) -> the path indexed for it, of files with several links (and all, when links are followed).
-    seen_inodes: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    #: A walk split into shares: its files with several hard links (path, stat), not in ``files``.
+    #: Which of a file's names is indexed depends on the names every share found: see :func:`admit_linked`.
+    linked: list[tuple[bytes, os.stat_result]] = field(default_factory=list)
 
 
 #: A walk split among processes (:func:`walk`'s ``share``) deals entries out by ``crc32(name) % SHARES``:
 #: a name has the same share in every process and every scan, whatever else its folder holds.
 SHARES = 16
+
+
+def _admit(
+    path: bytes,
+    st: os.stat_result,
+    opts: WalkOptions,
+    seen_inodes: dict[tuple[int, int], bytes],
+    res: WalkResult,
+    link: bool = False,
+) -> None:
+    """Add a regular file to ``res.files``, unless the options leave it out (size limits), another
+    path to it came first (hard links, followed links: ``seen_inodes``) or it is a sparse file
+    of holes (each a problem line)."""
+    if st.st_size < opts.min_size or (opts.max_size is not None and st.st_size > opts.max_size):
+        res.skipped += 1
+        return
+    key = (st.st_dev, st.st_ino)
+    if st.st_nlink > 1 or opts.follow_links:
+        first = seen_inodes.get(key)
+        if first is not None:
+            if first != path:
+                how = "a symbolic link to it" if link else "hard link"
+                res.problems.append((path, f"same file as {os.fsdecode(first)} ({how}): indexed once"))
+            return
+        seen_inodes[key] = path
+    if st.st_size >= SPARSE_MIN_BYTES and st.st_blocks * 512 * SPARSE_RATIO < st.st_size:
+        res.problems.append(
+            (
+                path,
+                f"sparse file: {st.st_size / 2**30:.1f} GiB long but only {st.st_blocks * 512 / 2**20:.1f} MiB"
+                + " on disk; skipped (mostly holes)",
+            )
+        )
+        return
+    res.files.append((path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+
+
+def walk_order(path: bytes, roots: Sequence[bytes]) -> tuple:
+    """Sort key of ``path`` in the order :func:`walk` meets files: roots that are files first, then each
+    root in turn; in a folder its files by name, then its folders by name, depth first."""
+    for i, r in enumerate(roots):
+        if path == r:
+            return (0, i, ())
+        prefix = r if r.endswith(b"/") else r + b"/"
+        if path.startswith(prefix):
+            parts = path[len(prefix) :].split(b"/")
+            return (1, i, tuple((1, c) for c in parts[:-1]) + ((0, parts[-1]),))
+    return (2, 0, ((0, path),))
+
+
+def admit_linked(linked: Sequence[tuple[bytes, os.stat_result]], roots: Sequence[bytes], opts: WalkOptions) -> WalkResult:
+    """The files with several hard links that the shares of a split walk found (``WalkResult.linked``),
+    decided as one walk decides them: in walk order, the first name of each file is indexed and the
+    others are problem lines naming it."""
+    res = WalkResult()
+    seen: dict[tuple[int, int], bytes] = {}
+    for path, st in sorted(linked, key=lambda e: walk_order(e[0], roots)):
+        _admit(path, st, opts, seen, res)
+    res.found = len(res.files)
+    return res
 
 
 def _compile(globs: Sequence[str]) -> tuple[re.Pattern[bytes] | None, re.Pattern[bytes] | None]:
@@ -203,7 +261,7 @@ def walk(
     incl = _compile(opts.include) if opts.include else None
     real_roots = [os.path.realpath(r) for r in roots]
     virtual = virtual_devices()
-    seen_inodes = res.seen_inodes
+    seen_inodes: dict[tuple[int, int], bytes] = {}
     seen_dirs: set[tuple[int, int]] = set()
     via_link: set[bytes] = set()  # folders reached through a followed link
     # Files reached through a followed link: taken after the walk, so that a file inside the roots is
@@ -211,29 +269,10 @@ def walk(
     link_files: list[tuple[bytes, os.stat_result]] = []
 
     def add_file(path: bytes, st: os.stat_result, link: bool = False) -> None:
-        if st.st_size < opts.min_size or (opts.max_size is not None and st.st_size > opts.max_size):
-            res.skipped += 1
+        if split and st.st_nlink > 1:
+            res.linked.append((path, st))  # which name is indexed is decided across shares: admit_linked
             return
-        key = (st.st_dev, st.st_ino)
-        if st.st_nlink > 1 or opts.follow_links:
-            first = seen_inodes.get(key)
-            if first is not None:
-                if first != path:
-                    how = "a symbolic link to it" if link else "hard link"
-                    res.problems.append((path, f"same file as {os.fsdecode(first)} ({how}): indexed once"))
-                return
-            seen_inodes[key] = path
-        if st.st_size >= SPARSE_MIN_BYTES and st.st_blocks * 512 * SPARSE_RATIO < st.st_size:
-            res.problems.append(
-                (
-                    path,
-                    f"sparse file: {st.st_size / 2**30:.1f} GiB long but only {st.st_blocks * 512 / 2**20:.1f} MiB"
-                    + " on disk; skipped (mostly holes)",
-                )
-            )
-            return
-        entry = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        (res.linked if not folder_problems and st.st_nlink > 1 else res.files).append(entry)
+        _admit(path, st, opts, seen_inodes, res, link)
 
     def consider_link(path: bytes) -> tuple[str, os.stat_result] | None:
         """Follow a link if allowed: ("dir"|"file", stat of the target) or None (problem recorded or skipped)."""
@@ -291,7 +330,10 @@ def walk(
     unchanged = 0
     crc32 = zlib.crc32
     reported = 0
-    while stack:
+    link_dirs: list[bytes] = []  # folders reached through a followed link: entered after all the others
+    while stack or link_dirs:
+        if not stack:  # a folder inside the roots is met at its own path first, the link is the second way
+            stack.append(link_dirs.pop(0))
         folder = stack.pop()
         try:
             dst = os.stat(folder)
@@ -342,7 +384,7 @@ def walk(
                         continue
                     kind, st = target
                     if kind == "dir":
-                        subdirs.append(path)
+                        link_dirs.append(path)
                         via_link.add(path)
                         continue
                     if incl is None or _matches(incl, name, path):
@@ -461,7 +503,6 @@ class ForkedShare:
                 os.closerange(3, write_end)
                 os.closerange(write_end + 1, 1 << 16)
                 res = walk(roots, opts, share=share)
-                res.seen_inodes = {}
                 with open(write_end, "wb") as out:
                     out.write(pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
                 code = 0

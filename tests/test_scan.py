@@ -228,9 +228,20 @@ def test_links_followed_only_inside_roots(tmp_path: Path):
     with Index.open(idx, readonly=True) as ix:
         probs = {os.path.basename(p): reason for p, reason in ix.problems()}
     assert probs["a-link.txt"] == f"same file as {root / 'd000' / 'f00001.txt'} (a symbolic link to it): indexed once"
+    # The same for a link to a folder that sorts before the folder (it took the folder's place, silently).
+    (root / "zdir").mkdir()
+    (root / "zdir" / "real.txt").write_bytes(b"a file in a folder reached by a link too " * 10)
+    os.symlink(root / "zdir", root / "alink")
+    scan(root, idx, follow_links=True)
+    rows = indexed(idx)
+    assert os.fsencode(str(root / "zdir" / "real.txt")) in rows
+    assert not any(b"/alink/" in p for p in rows)
+    with Index.open(idx, readonly=True) as ix:
+        probs = {os.path.basename(p): reason for p, reason in ix.problems()}
+    assert "scanned already" in probs["alink"]
     # Without following, valid links are simply not entered.
     r = scan(root, tmp_path / "j.db")
-    assert r.files_read == 3 and r.problems == 0
+    assert r.files_read == 4 and r.problems == 0  # the tree's 3 files and zdir/real.txt
 
 
 def test_index_file_inside_the_root_is_skipped(tmp_path: Path):

@@ -13,7 +13,7 @@ import pytest
 from simscan import scanner
 from simscan import walk as walk_mod
 from simscan.scanner import CHILD_SHARE, OWN_SHARE, ScanRequest, run_scan
-from simscan.walk import SHARES, ForkedShare, WalkOptions, can_fork, walk
+from simscan.walk import SHARES, ForkedShare, WalkOptions, admit_linked, can_fork, walk, walk_order
 from tests.helpers_tree import bump_mtime, make_tree
 from tests.test_scan import indexed
 
@@ -45,6 +45,11 @@ def build(root: Path) -> None:
     src2 = root / "d003" / in_share(CHILD_SHARE, "c1-")
     src2.write_bytes(b"one file, two names in one share " * 30)
     os.link(src2, root / "d003" / in_share(CHILD_SHARE, "c2-"))
+    # The child's name first in walk order (d000 < d001), and a third name in the parent's share.
+    src3 = root / "d000" / in_share(CHILD_SHARE, "first")
+    src3.write_bytes(b"one file, three names, the child's first " * 30)
+    os.link(src3, root / "d001" / in_share(OWN_SHARE, "second"))
+    os.link(src3, root / "d002" / in_share(CHILD_SHARE, "third"))
 
 
 def test_shares_partition_what_one_walk_finds(tmp_path: Path):
@@ -54,19 +59,32 @@ def test_shares_partition_what_one_walk_finds(tmp_path: Path):
     opts = WalkOptions(exclude=("*.tmp",), hidden=False)
     whole = walk(roots, opts)
     own, child = walk(roots, opts, share=OWN_SHARE), walk(roots, opts, share=CHILD_SHARE)
-    listed = [e[0] for e in own.files + child.files + child.linked]
+    listed = [e[0] for e in own.files + child.files]
     assert len(listed) == len(set(listed))  # no file in two shares
-    links = {p for p, reason in whole.problems if "hard link" in reason}
-    within = {p for p, reason in child.problems if "hard link" in reason}  # both names in the child's share
-    assert len(links) == 2 and len(within) == 1
-    assert len(child.linked) == 2  # the child leaves its multi-link files to the caller
-    assert set(listed) == {e[0] for e in whole.files} | (links - within)
-    not_links = lambda probs: sorted(p for p in probs if "hard link" not in p[1])
-    assert not_links(own.problems + child.problems) == not_links(whole.problems)
+    # Files with several names are held back by both shares and decided in walk order, as one walk does.
+    assert len(own.linked) + len(child.linked) == 7
+    linked = admit_linked(own.linked + child.linked, roots, opts)
+    assert sorted(listed + [e[0] for e in linked.files]) == sorted(e[0] for e in whole.files)
+    assert sorted(own.problems + child.problems + linked.problems) == sorted(whole.problems)
+    first = os.fsencode(root / "d000" / in_share(CHILD_SHARE, "first"))
+    assert first in {e[0] for e in linked.files}  # the child's name, first in walk order
     assert own.skipped + child.skipped == whole.skipped == 3  # .hidden.txt, .hdir, skip.tmp
     assert own.links_skipped + child.links_skipped == whole.links_skipped == 1
     with pytest.raises(ValueError):
         walk(roots, WalkOptions(follow_links=True), share=OWN_SHARE)
+
+
+def test_walk_order_is_the_order_a_walk_meets_files(tmp_path: Path):
+    root = tmp_path / "t"
+    for rel in ("b.txt", "a/z.txt", "a/b/c.txt", "a/a.txt", "c/x.txt", "a.txt", "ab/y.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    solo = tmp_path / "solo.txt"
+    solo.write_text("a root that is a file")
+    roots = [os.fsencode(root), os.fsencode(solo)]
+    met = [e[0] for e in walk(roots, WalkOptions()).files]
+    assert met == sorted(met, key=lambda p: walk_order(p, roots))
+    assert met[0] == os.fsencode(solo)  # roots that are files come first
 
 
 def test_known_files_are_counted_not_listed(tmp_path: Path):
@@ -211,3 +229,23 @@ def test_an_interrupted_wait_stops_the_child_at_once(tmp_path: Path, monkeypatch
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     assert time.monotonic() - t < 10 and child.pid is None  # killed and reaped, not waited for
+
+
+def test_walk_progress_never_goes_back(tmp_path: Path, forks: list[ForkedShare], monkeypatch):
+    # A child that fails has its share walked here; the files found then were counted from 0 again, so the
+    # "files found" of the walk went down (found by this session's code review).
+    from simscan.progress import Progress
+
+    monkeypatch.setattr(scanner, "PROGRESS_RATE", 0)
+    root, idx = tmp_path / "t", tmp_path / "i.db"
+    make_tree(root, 200, per_dir=10)
+    run_scan(ScanRequest([root], index_path=idx, jobs=2))
+
+    def broken(*a, **k):
+        raise RuntimeError("the child's walk fails")
+
+    monkeypatch.setattr(walk_mod, "walk", broken)
+    seen: list[int] = []
+    run_scan(ScanRequest([root], index_path=idx, jobs=2),
+             progress=lambda p: seen.append(p.files_done) if isinstance(p, Progress) and p.phase == "walk" else None)
+    assert len(forks) == 1 and seen and seen == sorted(seen) and seen[-1] == 200
