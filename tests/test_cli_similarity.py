@@ -284,6 +284,20 @@ def test_ignore_text_leaves_the_shared_question_out(tmp_path: Path, capsys: pyte
                  "--ignore-text", str(tmp_path / "question.txt")]) == 0
     found = [Path(json.loads(x)["b"]).name for x in capsys.readouterr().out.splitlines()]
     assert found == ["student07.txt"]
+    # compare: the question counts nowhere either, in the scores and in the passages.
+    q = str(tmp_path / "question.txt")
+    assert main(["compare", str(root / "student00.txt"), str(root / "student01.txt"), "--format", "json",
+                 "--ignore-text", q]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["best"] == 0
+    assert main(["compare", str(root / "student07.txt"), str(root / "student99.txt"), "--format", "json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert main(["compare", str(root / "student07.txt"), str(root / "student99.txt"), "--format", "json",
+                 "--ignore-text", q]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert whole["best"] == rec["best"] == 100.0  # (the same file: a content copy either way)
+    starts = [r[0] for r in rec["ranges_a"]]
+    assert min(r[0] for r in whole["ranges_a"]) == 0 and starts and min(starts) > len(question) - 60
     assert len(pairs()) > 100  # the cached results without it are still right
     assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / "nope.txt")]) == 1
     assert "no such file" in capsys.readouterr().err

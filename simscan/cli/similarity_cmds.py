@@ -375,11 +375,11 @@ def _snippet(text: str, start: int, end: int, width: int = 70) -> str:
 def cmd_compare(args: argparse.Namespace) -> int:
     from simscan.similarity import compare
 
-    for f in (args.file_a, args.file_b):
+    for f in (args.file_a, args.file_b, *args.ignore_text):
         if not os.path.isfile(f):
             raise _unreadable(f)
     try:
-        c = compare(args.file_a, args.file_b, code_view=not args.no_code_view)
+        c = compare(args.file_a, args.file_b, code_view=not args.no_code_view, ignore=args.ignore_text)
     except OSError as e:
         raise FileProblem(f"cannot read {_shown(e.filename or '')}: {e.strerror or e}") from None
     out = _out()
@@ -503,4 +503,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("file_b", metavar="FILE_B")
     p.add_argument("--format", choices=("text", "json"), default="text")
     _add_view_option(p)
+    _add_ignore_option(p)
     p.set_defaults(func=cmd_compare)

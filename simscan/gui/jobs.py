@@ -503,7 +503,8 @@ class PreviewRequest:
     pair: Any = None  # the selected row's Pair (reference, selected) as listed, or None
     similarity: float | None = None  # the percentage the selected row shows
     code_view: bool = True  # SimilarityParams.code_view of the listed results
+    ignore: tuple[str, ...] = ()  # the texts the listed results ignore
 
 
 def compare_files(req: PreviewRequest, progress: Sink, cancel: CancelToken) -> tuple[PreviewRequest, Any]:
-    return req, compare(req.ref_path, req.sel_path, code_view=req.code_view)
+    return req, compare(req.ref_path, req.sel_path, code_view=req.code_view, ignore=req.ignore)

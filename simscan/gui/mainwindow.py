@@ -905,6 +905,7 @@ class MainWindow(QMainWindow):
             self._info(ref, "reference"), self._info(sel, "selected"),
             snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel],
             self.results.code_view if self.results is not None else self.code_view,  # as the rows were scored
+            self.results.ignore if self.results is not None else (),
         )
         self.preview.show_message(self.tr("Comparing…"))
         self.runner.start(

@@ -25,6 +25,7 @@ Binary files: scores only, no ranges (byte ranges of binary data mean little to 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -101,27 +102,34 @@ def pair_from_fingerprints(
     return _pair_by_view(fa, fb, path_a, path_b, a_id, b_id, code_view)[0]
 
 
+_NONE = np.empty(0, np.uint64)
+
+
 def _pair_by_view(
     fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1,
-    code_view: bool = True,
+    code_view: bool = True, ignored: np.ndarray = _NONE,
 ) -> tuple[Pair, int]:
     """(pair, the view it was scored on): the view with the higher unrounded best score, as the
-    pair search chooses (``views.merge_best``)."""
-    pair, best = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id)
+    pair search chooses (``views.merge_best``).  ``ignored``: sorted values that count nowhere."""
+    pair, best = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id,
+                                ignored)
     if code_view and has_code_view(fa) and has_code_view(fb):
         ca, cb = view_fingerprints(fa, CODE), view_fingerprints(fb, CODE)
         if np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True).size >= CODE_MIN_SHARED:
-            other, other_best = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id)
+            other, other_best = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id, ignored)
             if other_best > best:
                 return replace(other, view="code"), CODE
     return pair, TEXT
 
 
 def _pair_one_view(
-    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1
+    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1,
+    ignored: np.ndarray = _NONE,
 ) -> tuple[Pair, float]:
     """(the pair's scores on these sets, rounded as ``Pair`` carries them; its unrounded best)."""
     sa, sb = fingerprint_set(fa), fingerprint_set(fb)
+    if ignored.size:
+        sa, sb = np.setdiff1d(sa, ignored, assume_unique=True), np.setdiff1d(sb, ignored, assume_unique=True)
     inter = int(np.intersect1d(sa, sb, assume_unique=True).size)
     # Sizes at the pair's level (the coarser of the two, see ``levels``).
     lv = max(fingerprint_level(fa), fingerprint_level(fb))
@@ -156,9 +164,10 @@ def _all_window_values(units: np.ndarray, window: int) -> np.ndarray:
 
 
 def matching_runs(
-    units_a: np.ndarray, units_b: np.ndarray, window: int
+    units_a: np.ndarray, units_b: np.ndarray, window: int, exclude: np.ndarray = _NONE
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], bool]:
     """Paired unit ranges [start, end) of maximal shared runs of at least ``window`` units.
+    ``exclude``: sorted window values that never match (the windows of texts to ignore).
 
     Returns (ranges_a, ranges_b, capped), sorted by start in a.
     """
@@ -176,6 +185,9 @@ def matching_runs(
     lo = np.searchsorted(hbs, has, side="left")
     hi = np.searchsorted(hbs, has, side="right")
     cnt = hi - lo
+    if exclude.size and has.size:
+        pos = np.minimum(np.searchsorted(exclude, has), exclude.size - 1)
+        cnt[exclude[pos] == has] = 0  # a window of a text to ignore matches nothing
     if int(cnt.max(initial=0)) > MAX_OCCURRENCES:
         capped = True
         cnt = np.minimum(cnt, MAX_OCCURRENCES)
@@ -225,16 +237,23 @@ def _read(path: str) -> tuple[Fingerprints, bytes]:
     return fingerprint_file(path), data[:MAX_BYTES]
 
 
-def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], code_view: bool = True) -> Comparison:
+def compare(
+    path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], code_view: bool = True,
+    ignore: Sequence[str | os.PathLike[str]] = (),
+) -> Comparison:
     """Scores of two files and their matching passages (see the module docstring).
 
     The files need not be indexed (ids are -1).  ``code_view``: as ``SimilarityParams.code_view``
-    (off: program sources are scored and matched on their text only).  Raises OSError when a
-    file cannot be read.
+    (off: program sources are scored and matched on their text only).  ``ignore``: files whose
+    text counts nowhere (``SimilarityParams.ignore_values``): their fingerprints leave both sets
+    and no passage of theirs is a match.  Raises OSError when a file cannot be read.
     """
     pa, pb = os.fspath(path_a), os.fspath(path_b)
     (fa, raw_a), (fb, raw_b) = _read(pa), _read(pb)
-    pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb), code_view=code_view)
+    templates = [_read(os.fspath(t)) for t in ignore]
+    ignored = np.unique(np.concatenate([fingerprint_set(f) for f, _ in templates] or [_NONE]))
+    pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb), code_view=code_view,
+                               ignored=ignored)
     if not (fa.is_text and fb.is_text):
         return Comparison(pair, None, None, [], [], fa.encoding, fb.encoding)
     da, db = decode_bytes(raw_a), decode_bytes(raw_b)
@@ -252,7 +271,17 @@ def compare(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], code
     if ua.size > MAX_UNITS or ub.size > MAX_UNITS:
         truncated = True
         ua, sa, ub, sb = ua[:MAX_UNITS], sa[:MAX_UNITS], ub[:MAX_UNITS], sb[:MAX_UNITS]
-    ra, rb, capped = matching_runs(ua, ub, DEFAULT_PARAMS.window)
+    exclude = _NONE
+    if templates:  # every window of the texts to ignore, in the view's units
+        windows = []
+        for _, raw in templates:
+            text = decode_bytes(raw).text
+            if text:
+                units = normalize_with_offsets(form(text))[0]
+                windows.append(_all_window_values(units[glue_mask(units)] if view == CODE else units,
+                                                  DEFAULT_PARAMS.window))
+        exclude = np.unique(np.concatenate(windows)) if windows else _NONE
+    ra, rb, capped = matching_runs(ua, ub, DEFAULT_PARAMS.window, exclude)
     ca, cb = _to_chars(ra, sa), _to_chars(rb, sb)
     if view == CODE:
         ca, cb = _through_names(ca, fa_text), _through_names(cb, fb_text)
