@@ -13,7 +13,8 @@ Rules (the scan never opens a file here, it only stats it):
 - a second path to an already-seen inode (hard link) is noted and not read again;
 - hidden names (leading ".") are skipped when ``hidden`` is False;
 - ``exclude`` globs prune files and folders; ``include`` globs (if any) admit files only.  A
-  glob with a "/" is matched against the whole path, otherwise against the name;
+  glob with a "/" is matched against the whole path (at any depth unless it starts with "/"),
+  otherwise against the name;
 - sparse files of at least :data:`SPARSE_MIN_BYTES` with less than 1/:data:`SPARSE_RATIO` of
   their size allocated are problems: reading terabytes of holes (e.g. VM images, lastlog)
   would stall a scan for nothing;
@@ -183,9 +184,13 @@ def admit_linked(linked: Sequence[tuple[bytes, os.stat_result]], roots: Sequence
 
 
 def _compile(globs: Sequence[str]) -> tuple[re.Pattern[bytes] | None, re.Pattern[bytes] | None]:
-    """Two byte regexes: one for globs matched against names, one for globs matched against paths."""
+    """Two byte regexes: one for globs matched against names, one for globs matched against paths.
+    A path glob that is not absolute (``docs/old``, ``build/*.o``) matches at any depth: the paths
+    it is matched against are absolute, so as written it could match nothing."""
     by_name = [fnmatch.translate(g) for g in globs if "/" not in g]
-    by_path = [fnmatch.translate(g.rstrip("/")) for g in globs if "/" in g]
+    by_path = [
+        fnmatch.translate(g if g.startswith(("/", "*")) else "*/" + g) for g in (g.rstrip("/") for g in globs if "/" in g)
+    ]
 
     def one(parts: list[str]) -> re.Pattern[bytes] | None:
         return re.compile(os.fsencode("|".join(f"(?:{p})" for p in parts))) if parts else None

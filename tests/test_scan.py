@@ -159,6 +159,9 @@ def test_options_exclude_include_hidden_sizes(tmp_path: Path):
     assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"big.txt"]
     scan(root, idx, exclude=[f"{root}/keep/*"])
     assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"e.txt", b"f.txt"]
+    # A relative path glob matches at any depth (it matched nothing: paths are absolute).
+    scan(root, idx, exclude=["keep/*.txt", "skipdir/"])
+    assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"b.log", b"f.txt"]
 
 
 def test_bad_inputs_are_problems_and_the_rest_is_scanned(tmp_path: Path):

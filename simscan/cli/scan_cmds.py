@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="GLOB",
-        help="skip files and folders matching GLOB (name, or whole path if it has a /); repeatable",
+        help="skip files and folders matching GLOB (the name; with a / the path, at any depth unless the glob "
+        "starts with /); repeatable",
     )
     p.add_argument(
         "--include", action="append", default=[], metavar="GLOB", help="only scan files matching GLOB; repeatable"
