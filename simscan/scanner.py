@@ -172,6 +172,8 @@ class ScanResult:
     files_renamed: int = 0
     files_failed: int = 0
     index_path: str = ""
+    #: Hidden files and folders left out (names starting with "."; ``ScanRequest.hidden`` False).
+    hidden_skipped: int = 0
 
 
 # --------------------------------------------------------------------------- worker side
@@ -524,6 +526,7 @@ def _merge_share(
     walked.unreadable_dirs.extend(other.unreadable_dirs)  # a folder the child could not list keeps its rows
     walked.found += other.found + linked.found
     walked.skipped += other.skipped + linked.skipped
+    walked.hidden += other.hidden
     walked.links_skipped += other.links_skipped
     walked.unchanged += other.unchanged
 
@@ -643,7 +646,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                     index.remove_ids(remove)
                     writer.flush()
                 counts.update(
-                    files_seen=walked.found + walked.unchanged, files_unchanged=unchanged,
+                    files_seen=walked.found + walked.unchanged, files_unchanged=unchanged, hidden_skipped=walked.hidden,
                     files_removed=len(remove), files_renamed=len(renames),
                 )  # fmt: skip
                 reader.report(force=True)
@@ -760,6 +763,7 @@ def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index
         files_renamed=int(counts.get("files_renamed", 0)),
         files_failed=int(counts.get("files_failed", 0)),
         index_path=str(index.path),
+        hidden_skipped=int(counts.get("hidden_skipped", 0)),
     )
 
 

@@ -108,6 +108,8 @@ class WalkResult:
     unreadable_dirs: list[bytes] = field(default_factory=list)
     #: Paths left out by the options (hidden, globs, size limits): indexed ones under the roots are forgotten.
     skipped: int = 0
+    #: Of those, hidden names (a leading "."), files and folders, when the options leave them out.
+    hidden: int = 0
     links_skipped: int = 0
     #: Regular files found and listed (``len(files)`` unless the walk was told not to keep them).
     found: int = 0
@@ -376,6 +378,7 @@ def walk(
             path: bytes = entry.path  # type: ignore[assignment]
             if not hidden and name.startswith(b"."):
                 res.skipped += mine
+                res.hidden += mine
                 continue
             if path in skip_paths:
                 continue

@@ -84,8 +84,9 @@ def test_options_reach_the_scanner(tmp_path: Path, capsys):
     assert main(["scan", str(root), "--index", str(idx), "--min-size", "1k", "--exclude", "*.txt", "-q"]) == 0
     with Index.open(idx, readonly=True) as ix:
         assert [os.path.basename(p) for p in ix.files().paths] == ["b.md"]
-    # Hidden names are left out by default, as in the window; --hidden takes them.
-    assert main(["scan", str(root), "--index", str(idx), "-q"]) == 0
+    # Hidden names are left out by default, as in the window (and the summary says so); --hidden takes them.
+    assert main(["scan", str(root), "--index", str(idx)]) == 0
+    assert "left out 1 hidden file or folder (names starting with '.'); `--hidden` scans them" in capsys.readouterr().err
     with Index.open(idx, readonly=True) as ix:
         assert sorted(os.path.basename(p) for p in ix.files().paths) == ["a.txt", "b.md"]
     assert main(["scan", str(root), "--index", str(idx), "--hidden", "-q"]) == 0

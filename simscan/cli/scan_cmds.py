@@ -183,6 +183,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{result.files_removed:,} removed, {_count(result.problems, 'problem')}",
             file=sys.stderr,
         )
+        if result.hidden_skipped:
+            n = result.hidden_skipped
+            what = "1 hidden file or folder" if n == 1 else f"{n:,} hidden files and folders"
+            print(f"left out {what} (names starting with '.'); `--hidden` scans them", file=sys.stderr)
         if result.problems:
             print("run `simscan problems` to see what could not be read", file=sys.stderr)
         print("run `simscan groups` to see similar files", file=sys.stderr)
