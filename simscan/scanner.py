@@ -554,7 +554,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                 helper = ForkedShare(roots, opts, CHILD_SHARE)
             except OSError:  # no process to spare (EAGAIN, ENOMEM): one walk, as always
                 helper = None
-        old = index.identities_under(roots)  # path -> (path, id, dev, ino, size, mtime_ns, current)
+        old = index.identities_under(roots)  # path -> (path, id, dev, ino, size, mtime_ns, current, ctime_ns)
         by_key: dict[tuple[int, int, int, int], bytes] | None = None  # identity -> path, made when first needed
 
         def keys() -> dict[tuple[int, int, int, int], bytes]:
@@ -587,7 +587,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                         deferred.append(e)
                     else:
                         fresh.append(e)
-                elif (
+                elif (  # unchanged: the walk's `known` test, for the files it listed (links, shares)
                     row[2] == e[1] and row[3] == e[2] and row[4] == e[3] and row[5] == e[4] and row[7] == e[5] and row[6]
                 ):
                     unchanged += 1

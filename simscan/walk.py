@@ -32,6 +32,7 @@ import operator
 import os
 import pickle
 import re
+import signal
 import stat
 import sys
 import threading
@@ -254,8 +255,8 @@ def walk(
     ``share=(lo, hi)``: one of several processes walking the same roots at once.  Every one lists
     every folder, but handles only the entries (files, links, special files, skipped names) with
     ``lo <= crc32(name) % SHARES < hi``.  The share with ``lo == 0`` reports folder problems (each
-    share gives its ``unreadable_dirs``); another puts files with several links in ``WalkResult.linked``.
-    Links are not followed (checked).
+    share gives its ``unreadable_dirs``); every share puts its files with several links in
+    ``WalkResult.linked``, for :func:`admit_linked`.  Links are not followed (checked).
     """
     if share is not None and opts.follow_links:
         raise ValueError("a walk split into shares does not follow links")
@@ -385,6 +386,7 @@ def walk(
             if has_excl and _matches(excl, name, path):
                 res.skipped += mine
                 continue
+            followed = False
             try:
                 if entry.is_symlink():
                     target = consider_link(path)
@@ -395,11 +397,7 @@ def walk(
                         link_dirs.append(path)
                         via_link.add(path)
                         continue
-                    if incl is None or _matches(incl, name, path):
-                        link_files.append((path, st))
-                    else:
-                        res.skipped += 1
-                    continue
+                    followed = True
                 elif entry.is_dir(follow_symlinks=False):
                     subdirs.append(path)
                     continue
@@ -413,6 +411,9 @@ def walk(
                 continue
             if incl is not None and not _matches(incl, name, path):
                 res.skipped += 1
+                continue
+            if followed:
+                link_files.append((path, st))
                 continue
             size = st.st_size
             if min_size <= size <= fast_max and st.st_nlink == 1 and not follow:
@@ -543,7 +544,7 @@ class ForkedShare:
         """Stop the child now (the scan was cancelled or failed); idempotent."""
         if self.pid is not None:
             try:
-                os.kill(self.pid, 9)
+                os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         self._close()

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from simscan.cli.common import display_path, terminal_text
+from simscan.cli.common import display_path, human_bytes, terminal_text
 from simscan.errors import SimscanError
 from simscan.similarity.core import MAX_COPY_PAIRS
 
@@ -177,20 +177,12 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
     else:
         for g in groups:
             total = sum(m.size for m in g.members)
-            out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {_human(total)}\n")
+            out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {human_bytes(total)}\n")
             for m in g.members:
                 kind = "reference" if m.is_reference else m.kind
                 view = _view_mark(m.pair.view) if m.pair is not None else _view_mark("")
                 out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {view}  {_shown(m.path)}\n")
             out.write("\n")
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "kB", "MB", "GB"):  # decimal, as the window and `simscan scan` write them
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
 
 
 def _min_sim(value: str) -> float:
@@ -255,11 +247,11 @@ def _params(args: argparse.Namespace) -> Any:
     from simscan.similarity import SimilarityParams
     from simscan.similarity.engine import ignore_texts
 
-    for f in getattr(args, "ignore_text", []):
+    for f in args.ignore_text:
         if not os.path.isfile(f):
             raise _unreadable(f)
     try:
-        ignored = ignore_texts(getattr(args, "ignore_text", []))
+        ignored = ignore_texts(args.ignore_text)
     except OSError as e:
         raise FileProblem(f"cannot read a text to ignore: {e.strerror or e}", "Check the --ignore-text path.") from e
     return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored)

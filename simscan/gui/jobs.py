@@ -383,44 +383,35 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
 
 
 def true_copies(pairs: Sequence[tuple[str, str]], progress: Sink, cancel: CancelToken) -> list[bool]:
-    """For each (copy, reference): whether the copy holds the reference's bytes, or its text with only
-    the encoding, line endings, BOM or Unicode composition changed (:func:`content_digest`), read now.
-    Each reference is read once."""
+    """For each (copy, reference): whether the copy holds the reference's content now
+    (:func:`_same_content`).  Each reference is read once."""
     seen: dict[tuple[str, bool], bytes | None] = {}
-
-    def digest(path: str, text: bool) -> bytes | None:
-        if (path, text) not in seen:
-            seen[(path, text)] = content_digest(path, text)
-        return seen[(path, text)]
-
     out = []
     for i, (copy, ref) in enumerate(pairs):
         _check(cancel)
         progress(Progress("verify", files_done=i, files_total=len(pairs), current=copy))
-        same = False
-        for text in (False, True):
-            mine = content_digest(copy, text)
-            if mine is not None and mine == digest(ref, text):
-                same = True
-                break
-        out.append(same)
+        out.append(_same_content(copy, [ref], seen))
     return out
 
 
 def _has_copy(path: str, kept: _KeptState) -> bool:
-    """Whether a kept, intact file holds ``path``'s content now: the same bytes, or the same text
-    (:func:`content_digest`), read from both files at this moment -- a size and time unchanged
-    since the scan do not prove the bytes are (``cp -p``, ``touch -r``, coarse file-system clocks)."""
+    """Whether a kept, intact file holds ``path``'s content now (:func:`_same_content`)."""
+    return _same_content(path, [kept.identities[i] for i in kept.intact], kept.digests)
+
+
+def _same_content(path: str, others: Sequence[str], seen: dict[tuple[str, bool], bytes | None]) -> bool:
+    """Whether one of ``others`` holds ``path``'s content, read from both files at this moment: the
+    same bytes, or the same text (:func:`content_digest`) -- a size and time unchanged since the scan
+    do not prove the bytes are (``cp -p``, ``touch -r``, coarse file-system clocks).  ``seen``: the
+    digests of ``others`` read so far (each is read once per kind)."""
     for text in (False, True):
         mine = content_digest(path, text)
         if mine is None:
             continue
-        for ident in kept.intact:
-            other = kept.identities[ident]
-            key = (other, text)
-            if key not in kept.digests:
-                kept.digests[key] = content_digest(other, text)
-            if kept.digests[key] == mine:
+        for other in others:
+            if (other, text) not in seen:
+                seen[(other, text)] = content_digest(other, text)
+            if seen[(other, text)] == mine:
                 return True
     return False
 

@@ -37,6 +37,7 @@ from simscan.fingerprint.simhash import hamming
 from simscan.fingerprint.text import normalize_with_offsets
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
+from simscan.similarity.core import value_union
 from simscan.similarity.levels import size_at
 from simscan.similarity.types import Comparison, Pair
 from simscan.similarity.views import CODE_MIN_SHARED, has_code_view, view_fingerprints
@@ -251,7 +252,7 @@ def compare(
     pa, pb = os.fspath(path_a), os.fspath(path_b)
     (fa, raw_a), (fb, raw_b) = _read(pa), _read(pb)
     templates = [_read(os.fspath(t)) for t in ignore]
-    ignored = np.unique(np.concatenate([fingerprint_set(f) for f, _ in templates] or [_NONE]))
+    ignored = value_union([fingerprint_set(f) for f, _ in templates])
     pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb), code_view=code_view,
                                ignored=ignored)
     if not (fa.is_text and fb.is_text):

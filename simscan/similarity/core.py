@@ -136,12 +136,17 @@ class SimilarityParams:
         return np.frombuffer(self.ignore_values, dtype="<u8").astype(np.uint64)
 
 
+def value_union(sets: Sequence[np.ndarray]) -> np.ndarray:
+    """The sorted distinct uint64 values of all ``sets``."""
+    if not sets:
+        return np.empty(0, np.uint64)
+    return np.unique(np.concatenate([np.asarray(x, dtype=np.uint64) for x in sets]))
+
+
 def ignore_values(sets: Sequence[np.ndarray]) -> bytes:
     """``SimilarityParams.ignore_values`` for fingerprint sets (e.g. ``compare.fingerprint_set`` of
     template files): their union, sorted, as bytes."""
-    if not sets:
-        return b""
-    return np.unique(np.concatenate([np.asarray(x, dtype=np.uint64) for x in sets])).astype("<u8").tobytes()
+    return value_union(sets).astype("<u8").tobytes()
 
 
 def drop_values(offsets: np.ndarray, values: np.ndarray, drop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
