@@ -787,6 +787,11 @@ def _workers_can_start() -> bool:
     return path is None or os.path.isfile(path)
 
 
+def _worker_died(pool: ProcessPoolExecutor) -> bool:
+    """Whether a worker of ``pool`` has ended (workers live as long as their pool)."""
+    return any(p.exitcode is not None for p in list(getattr(pool, "_processes", {}).values()))
+
+
 def _kill_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool now, whatever its workers are doing, and never wait for ever.  A worker killed while
     it sends a result leaves half a message in the result pipe; the pool's thread reading it would wait
@@ -918,6 +923,11 @@ class _Reader:
                         continue
                 outcomes = head.result(timeout=0.1)
             except TimeoutError:
+                if _worker_died(self.pool) and not head.done():
+                    # A worker killed while it sent its result leaves half a message in the result pipe:
+                    # the pool's reading thread waits for the rest for ever and never declares the pool
+                    # broken.  A dead worker with nothing delivered is a broken pool, as it would say.
+                    self._pool_broke()
                 continue
             except BrokenProcessPool:
                 self._pool_broke()

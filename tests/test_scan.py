@@ -830,3 +830,39 @@ def test_stopping_the_workers_never_waits_for_half_a_result():
     done = threading.Event()
     threading.Thread(target=lambda: (scanner._kill_pool(pool), done.set()), daemon=True).start()
     assert done.wait(30)
+
+
+def test_a_worker_dying_while_it_sends_its_result_does_not_hang_the_scan(tmp_path: Path, monkeypatch):
+    # The pool's reading thread, given half a result by a worker killed while sending it, waited for the
+    # rest for ever and never called the pool broken: the scan waited for ever too (seen once in the suite,
+    # in the dying-worker test).  Simulated: half a message in the result pipe, then a worker killed.
+    import multiprocessing
+    import signal
+    import struct
+
+    monkeypatch.setattr(scanner, "BATCH_FILES", 2)
+    monkeypatch.setattr(scanner, "INLINE_MAX_FILES", 0)
+    monkeypatch.setattr(scanner, "PROGRESS_RATE", 0)
+    root = tmp_path / "t"
+    make_tree(root, 40, min_size=150_000, max_size=300_000, per_dir=40)
+    pools = []
+    make_pool = scanner._make_pool
+    monkeypatch.setattr(scanner, "_make_pool", lambda jobs: pools.append(make_pool(jobs)) or pools[-1])
+    done: list[scanner.ScanResult] = []
+
+    def sink(p: Progress) -> None:
+        if p.phase == "read" and p.files_done > 0 and len(pools) == 1 and not getattr(sink, "fired", False):
+            sink.fired = True  # type: ignore[attr-defined]
+            os.write(pools[0]._result_queue._writer.fileno(), struct.pack("!i", 1 << 20) + b"x" * 100)
+            victim = multiprocessing.active_children()[0]
+            os.kill(victim.pid, signal.SIGKILL)
+
+    t = threading.Thread(
+        target=lambda: done.append(run_scan(ScanRequest([root], index_path=tmp_path / "i.db", jobs=2), progress=sink)),
+        daemon=True,
+    )
+    t.start()
+    t.join(120)
+    assert done, "the scan hung"
+    r = done[0]
+    assert getattr(sink, "fired", False) and r.files_read + r.files_failed == 40
