@@ -282,33 +282,48 @@ def file_identity(
     return dev, ino
 
 
+def reference_rank(files: FileTableLike, reference_roots: Sequence[str] = ()) -> np.ndarray:
+    """Rank of each row as a reference (0 = preferred): under one of ``reference_roots`` first, then
+    the oldest mtime, the shortest path, path order (the rules of groups and of copy classes)."""
+    n = len(files.paths)
+    order = priority_order(files)
+    if reference_roots:
+        pref = under_roots(list(files.paths), tuple(reference_roots))
+        order = order[np.argsort(~pref[order], kind="stable")]
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
+    return rank
+
+
 def distinct_file_rows(
-    files: FileTableLike, identity: tuple[np.ndarray, np.ndarray] | None = None, rank: np.ndarray | None = None
+    files: FileTableLike, identity: tuple[np.ndarray, np.ndarray] | None = None,
+    reference_roots: Sequence[str] = (),
 ) -> np.ndarray | None:
     """Rows to keep so that each file on disk appears once, or None when all rows are distinct.
 
     Rows with the same (device, inode) are one file reached by several paths (hard links, a
     folder scanned once directly and once through a symbolic link): they must never be reported
     as copies of each other (deleting "the copy" would delete the only file).  Of each such set
-    the row with the lowest ``rank`` is kept (default: the reference rules of ``priority_order``:
-    oldest, shortest path, path order).  Inode 0 means "unknown" (some file systems) and is never
-    merged.  Returns ascending row numbers.
+    the preferred row is kept (:func:`reference_rank` with ``reference_roots``).  Inode 0 means
+    "unknown" (some file systems) and is never merged.  Returns ascending row numbers.  The rank (a
+    sort of every path) is made only when some rows share a file, which they rarely do.
     """
     ident = file_identity(files, identity)
     n = len(files.paths)
     if ident is None or n < 2:
         return None
     dev, ino = ident
-    if rank is None:
-        rank = np.empty(n, np.int64)
-        rank[priority_order(files)] = np.arange(n)
-    order = np.lexsort((rank, ino, dev))
-    d, i = dev[order], ino[order]
-    dup = np.zeros(n, dtype=bool)
-    dup[1:] = (d[1:] == d[:-1]) & (i[1:] == i[:-1]) & (i[1:] != 0)
-    if not dup.any():
+
+    def repeated(order: np.ndarray) -> np.ndarray:
+        d, i = dev[order], ino[order]
+        dup = np.zeros(n, dtype=bool)
+        dup[1:] = (d[1:] == d[:-1]) & (i[1:] == i[:-1]) & (i[1:] != 0)
+        return dup
+
+    if not repeated(np.lexsort((ino, dev))).any():
         return None
-    return np.sort(order[~dup])
+    order = np.lexsort((reference_rank(files, reference_roots), ino, dev))
+    return np.sort(order[~repeated(order)])
 
 
 def subset_table(files: FileTableLike, rows: np.ndarray) -> FileTableLike:
@@ -574,15 +589,8 @@ def compute_pair_arrays(
     file: only the preferred of them takes part (see ``distinct_file_rows``; files under
     ``reference_roots`` preferred first, as in groups), so no pair ever joins a file with itself.  Raises :class:`Cancelled` when ``cancel`` is set.
     """
-    rank = None
-    if reference_roots:
-        # The path kept of a file reached by several paths follows the groups' reference rules.
-        pref = under_roots(list(files.paths), tuple(reference_roots))
-        order = np.lexsort((path_rank(files), np.fromiter(map(len, files.paths), np.int64, len(files.paths)),
-                            np.asarray(files.mtime_ns), ~pref))
-        rank = np.empty(len(files.paths), np.int64)
-        rank[order] = np.arange(len(files.paths))
-    keep = distinct_file_rows(files, identity, rank)
+    # The path kept of a file reached by several paths follows the groups' reference rules.
+    keep = distinct_file_rows(files, identity, reference_roots)
     if keep is not None:
         sub = compute_pair_arrays(
             subset_table(files, keep), csr_ids, offsets, values, min_similarity=min_similarity, params=params,
@@ -687,10 +695,10 @@ def compute_pair_arrays(
         np.where(contained, 3, 2).astype(np.int8),
         np.zeros(fa.size, dtype=np.int8),
     )
-    return _concat(star, near)
+    return concat_pairs(star, near)
 
 
-def _concat(x: PairArrays, y: PairArrays) -> PairArrays:
+def concat_pairs(x: PairArrays, y: PairArrays) -> PairArrays:
     return PairArrays(*(np.concatenate((getattr(x, f), getattr(y, f))) for f in PairArrays.__slots__))
 
 

@@ -48,7 +48,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from simscan.similarity.core import PairArrays, file_identity, path_rank, under_roots
+from simscan.similarity.core import PairArrays, file_identity, reference_rank
 from simscan.similarity.types import KINDS, FileTableLike, Group, Member, Pair
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -180,18 +180,6 @@ class GroupArrays:
         return int(self.m_row.size)
 
 
-def _reference_rank(files: FileTableLike, reference_roots: Sequence[str]) -> np.ndarray:
-    """Rank of each row as a reference (0 = preferred): under a reference root, then oldest
-    mtime, then shortest path, then path order (never the ids: see ``core.path_rank``)."""
-    n = len(files.paths)
-    pref = under_roots(list(files.paths), tuple(reference_roots))
-    pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
-    order = np.lexsort((path_rank(files), pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
-    rank = np.empty(n, np.int64)
-    rank[order] = np.arange(n)
-    return rank
-
-
 def _empty_groups() -> GroupArrays:
     e = np.empty(0, np.int64)
     return GroupArrays(np.zeros(1, np.int64), np.empty(0, np.int8), e, np.empty(0), np.empty(0, np.int8), e.copy(),
@@ -222,7 +210,7 @@ def group_rows(
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best_all >= min_similarity) | (kind_all <= 1))
     if not ok.any():
         return _empty_groups()
-    rank = _reference_rank(files, reference_roots)
+    rank = reference_rank(files, reference_roots)
     ok &= _one_path_per_file(files, pa, pb, ok, rank)
 
     idx = np.flatnonzero(ok)

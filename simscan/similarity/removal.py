@@ -34,7 +34,14 @@ from typing import Any
 import numpy as np
 
 from simscan.similarity.arrays import popcount64
-from simscan.similarity.core import PairArrays, distinct_file_rows, exact_classes, file_identity, star_pairs
+from simscan.similarity.core import (
+    PairArrays,
+    concat_pairs,
+    distinct_file_rows,
+    exact_classes,
+    file_identity,
+    star_pairs,
+)
 
 #: Per-row columns of a file table that must be unchanged for a row kept across the removal.
 _ARRAY_COLUMNS = ("size", "mtime_ns", "is_text", "partial", "simhash", "units", "device", "inode")
@@ -163,4 +170,4 @@ def pairs_after_removal(
         old_pairs.view[near],
     )
     star = star_pairs(cls_new, sim)
-    return PairArrays(*(np.concatenate((getattr(star, f), getattr(between, f))) for f in PairArrays.__slots__))
+    return concat_pairs(star, between)

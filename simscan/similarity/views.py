@@ -25,7 +25,7 @@ import numpy as np
 
 from simscan.fingerprint import views as _fv
 from simscan.model import Fingerprints
-from simscan.similarity.core import DEFAULT_SIM_PARAMS, PairArrays, align_csr, compute_pair_arrays
+from simscan.similarity.core import DEFAULT_SIM_PARAMS, PairArrays, align_csr, compute_pair_arrays, concat_pairs
 
 #: Fewest shared code-view fingerprints for the code view to score a pair (about 250 units of
 #: code alike up to names; the text view keeps ``SimilarityParams.min_shared``).  Tiny sources
@@ -97,7 +97,7 @@ def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
     Copy pairs (kinds 0, 1) come from the text pass only (the code pass finds the same)."""
     near = code.kind >= 2
     code = PairArrays(*(getattr(code, f)[near] for f in PairArrays.__slots__))
-    both = PairArrays(*(np.concatenate((getattr(text, f), getattr(code, f))) for f in PairArrays.__slots__))
+    both = concat_pairs(text, code)
     if code.a.size == 0:
         return text
     n = int(max(both.a.max(initial=0), both.b.max(initial=0))) + 1
