@@ -72,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from simscan.fingerprint import open_fd_unseen
 from simscan.index import FileRecord, Index, PostingJob, companion_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.walk import (
@@ -177,7 +178,6 @@ class ScanResult:
 
 
 # --------------------------------------------------------------------------- worker side
-_O_NOATIME = getattr(os, "O_NOATIME", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -252,13 +252,7 @@ def _keep_freed_memory() -> None:
 
 
 def _open(path: bytes, follow: bool) -> int:
-    flags = os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW)
-    try:
-        return os.open(path, flags | _O_NOATIME)
-    except PermissionError as e:
-        if e.errno != errno.EPERM or not _O_NOATIME:
-            raise
-        return os.open(path, flags)  # O_NOATIME is only for the owner: read without it
+    return open_fd_unseen(path, os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW))
 
 
 def _read_small(fd: int, size: int) -> bytes:

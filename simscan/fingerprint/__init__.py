@@ -34,6 +34,7 @@ __all__ = [
     "fingerprint_bytes",
     "fingerprint_file",
     "fingerprint_many",
+    "open_fd_unseen",
     "open_unseen",
 ]
 
@@ -47,14 +48,18 @@ def open_unseen(path: str | bytes | os.PathLike[str] | int, buffering: int = -1)
     plainly.  An open file descriptor is taken as it is (and closed with the file)."""
     if isinstance(path, int):
         return open(path, "rb", buffering=buffering)
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    return os.fdopen(open_fd_unseen(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)), "rb", buffering=buffering)
+
+
+def open_fd_unseen(path: str | bytes | os.PathLike[str], flags: int) -> int:
+    """``os.open(path, flags)`` with ``O_NOATIME`` where the kernel allows it (the file's owner, or
+    root: others get EPERM, and then open it plainly)."""
     try:
-        fd = os.open(path, flags | _O_NOATIME)
+        return os.open(path, flags | _O_NOATIME)
     except PermissionError as e:
         if e.errno != errno.EPERM or not _O_NOATIME:
             raise
-        fd = os.open(path, flags)
-    return os.fdopen(fd, "rb", buffering=buffering)
+        return os.open(path, flags)
 
 
 @dataclass(frozen=True, slots=True)
