@@ -1029,12 +1029,19 @@ class MainWindow(QMainWindow):
         self.model.set_marked([fid for fid, good in zip(ids, ok) if good], True)
         left = len(ids) - sum(ok)
         if left:
-            self.show_message(
-                self.tr(
+            what = (
+                self.tr("1 file with the same words as its reference but another indentation, spacing or wrapping was")
+                if left == 1
+                else self.tr(
                     "{0:,} files with the same words as their reference but another indentation, spacing or wrapping "
-                    "were not marked: they are not true copies (two programs that differ only in indentation differ). "
-                    "Mark them by hand if you mean to move them."
-                ).format(left),
+                    "were"
+                ).format(left)
+            )
+            self.show_message(
+                what + self.tr(
+                    " not marked: not a true copy (two programs that differ only in indentation differ). "
+                    "Mark by hand what you mean to move."
+                ),
                 "info",
             )
         self.marksVerified.emit()
