@@ -307,8 +307,8 @@ def walk(
         res.problems.append((path, f"symbolic link to a {_special_kind(st.st_mode)}; skipped"))
         return None
 
-    stack: list[bytes] = []
-    for root in reversed(list(roots)):
+    folder_roots: list[bytes] = []
+    for root in roots:  # files that are roots first, in the order given (as walk_order puts them)
         try:
             st = os.stat(root)
         except OSError as e:
@@ -316,7 +316,7 @@ def walk(
                 res.problems.append((root, f"cannot scan: {_reason(e)}"))
             continue
         if stat.S_ISDIR(st.st_mode):
-            stack.append(root)
+            folder_roots.append(root)
         elif not folder_problems:
             continue  # a root that is not a folder is share 0's
         elif st.st_dev in virtual:
@@ -326,6 +326,7 @@ def walk(
                 add_file(root, st)
         else:
             res.problems.append((root, f"{_special_kind(st.st_mode)}; skipped"))
+    stack = folder_roots[::-1]  # popped from the end: the first root first
 
     # The loop below runs once per file of the tree: the common case is kept inline, with locals.
     hidden, skip_paths, follow = opts.hidden, opts.skip_paths, opts.follow_links

@@ -79,12 +79,21 @@ def test_walk_order_is_the_order_a_walk_meets_files(tmp_path: Path):
     for rel in ("b.txt", "a/z.txt", "a/b/c.txt", "a/a.txt", "c/x.txt", "a.txt", "ab/y.txt"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(rel)
-    solo = tmp_path / "solo.txt"
+    solo, other = tmp_path / "solo.txt", tmp_path / "other.txt"
     solo.write_text("a root that is a file")
-    roots = [os.fsencode(root), os.fsencode(solo)]
+    other.write_text("another")
+    roots = [os.fsencode(root), os.fsencode(solo), os.fsencode(other)]
     met = [e[0] for e in walk(roots, WalkOptions()).files]
     assert met == sorted(met, key=lambda p: walk_order(p, roots))
-    assert met[0] == os.fsencode(solo)  # roots that are files come first
+    assert met[:2] == [os.fsencode(solo), os.fsencode(other)]  # roots that are files first, in the order given
+    # Two file roots that are one file: the first given is indexed, split walk or not.
+    other.unlink()
+    os.link(solo, other)
+    whole = walk(roots, WalkOptions())
+    assert os.fsencode(solo) in {e[0] for e in whole.files} and os.fsencode(other) not in {e[0] for e in whole.files}
+    st = solo.stat()
+    decided = admit_linked([(os.fsencode(other), st), (os.fsencode(solo), st)], roots, WalkOptions())
+    assert [e[0] for e in decided.files] == [os.fsencode(solo)]
 
 
 def test_known_files_are_counted_not_listed(tmp_path: Path):
