@@ -659,6 +659,8 @@ class MainWindow(QMainWindow):
             self.status_label.setText(self.tr("Cancelling… finishing the current files"))
         elif self.runner.busy("load"):
             self.runner.cancel("load")
+        if self.runner.busy("verify"):
+            self.runner.cancel("verify")
 
     def _on_scan_finished(self, outcome: jobs.ScanOutcome) -> None:
         r = outcome.result
@@ -804,12 +806,13 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         scanning = self.runner.busy("scan")
-        busy = scanning or self.runner.busy("trash")
+        verifying = self.runner.busy("verify")  # Ctrl+M reading copies: its marks are not all in yet
+        busy = scanning or verifying or self.runner.busy("trash")
         has_sel = self.view.currentIndex().isValid()
         self.act_scan.setEnabled(not busy and bool(self.folders.folders))
         self.b_scan.setEnabled(self.act_scan.isEnabled())
-        self.act_cancel.setEnabled(scanning)
-        self.b_cancel.setEnabled(scanning)
+        self.act_cancel.setEnabled(scanning or verifying)
+        self.b_cancel.setEnabled(scanning or verifying)
         self.act_trash.setEnabled(not busy and bool(self.model.marked))
         self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0)
         self.act_unmark_all.setEnabled(bool(self.model.marked))
@@ -1015,33 +1018,44 @@ class MainWindow(QMainWindow):
             return
         pairs = [(s.paths[m], s.paths[s.l_start[s.l_group[m]]]) for m in check]
         ids = [s.l_file_id[m] for m in check]
+        index = self.index_path  # file ids name files of this index only
         self.runner.start(
             "verify",
             lambda progress, cancel: jobs.true_copies(pairs, progress, cancel),
-            finished=lambda ok: self._on_copies_verified(ids, ok),
+            finished=lambda ok: self._on_copies_verified(index, ids, ok),
             failed=self._on_job_failed,
+            cancelled=lambda: self._idle_unless_working(self.tr("Stopped reading the copies: only exact copies marked")),
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Reading the copies in other encodings beside their references…"))
 
-    def _on_copies_verified(self, ids: list[int], ok: list[bool]) -> None:
-        self._set_idle()
+    def _idle_unless_working(self, text: str = "") -> None:
+        """The end of a side job (Ctrl+M's reading): idle, unless a scan, load or trash is under way."""
+        if any(self.runner.busy(slot) for slot in ("scan", "load", "trash")):
+            self._update_actions()
+        else:
+            self._set_idle(text)
+
+    def _on_copies_verified(self, index: Path, ids: list[int], ok: list[bool]) -> None:
+        self._idle_unless_working()
+        if index != self.index_path:  # another index was opened meanwhile: these ids are not its files
+            return
         self.model.set_marked([fid for fid, good in zip(ids, ok) if good], True)
         left = len(ids) - sum(ok)
         if left:
-            what = (
-                self.tr("1 file with the same words as its reference but another indentation, spacing or wrapping was")
-                if left == 1
-                else self.tr(
-                    "{0:,} files with the same words as their reference but another indentation, spacing or wrapping "
-                    "were"
-                ).format(left)
+            why = self.tr(
+                "another indentation, spacing or wrapping (two programs that differ only in indentation differ), "
+                "or unreadable now. Mark by hand what you mean to move."
             )
             self.show_message(
-                what + self.tr(
-                    " not marked: not a true copy (two programs that differ only in indentation differ). "
-                    "Mark by hand what you mean to move."
-                ),
+                (
+                    self.tr("1 file with the same words as its reference was not marked: its text is not exactly the "
+                            "reference's -- ")
+                    if left == 1
+                    else self.tr("{0:,} files with the same words as their references were not marked: their text is "
+                                 "not exactly the references' -- ").format(left)
+                )
+                + why,
                 "info",
             )
         self.marksVerified.emit()
@@ -1279,6 +1293,8 @@ class MainWindow(QMainWindow):
             self.set_index(Path(path))
 
     def set_index(self, path: Path) -> None:
+        self.runner.cancel("verify")
+        self.model.clear_marks()  # marks are file ids of the index they were made in
         self.index_path = path
         self.preferred_refs = []
         self.load_results()

@@ -339,7 +339,31 @@ def test_ctrl_m_marks_only_content_copies_that_differ_in_encoding_and_line_endin
     s = win.model.snapshot
     assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"notes_utf16.txt", "notes_copy.txt"}
     assert win.message.isVisible() and "1 file with the same words" in win.message.text.text()
-    assert "not a true copy" in win.message.text.text()
+    assert "not exactly the reference's" in win.message.text.text()
+
+
+def test_marks_never_carry_over_to_another_index(qtbot, window, tmp_path):
+    """Marks are file ids of one index.  Opening another index while Ctrl+M still reads the copies
+    (the reviewer's case) marks nothing there: not the exact copies, not what the reading finds --
+    the other index's files with those ids are unrelated files (found re-reading the change)."""
+    from simscan.scanner import ScanRequest, run_scan
+
+    root = tmp_path / "src"
+    text = write_copies(root, ["a.txt", "b.txt"]).decode()
+    (root / "c_utf16.txt").write_bytes(text.replace("\n", "\r\n").encode("utf-16"))
+    other = tmp_path / "other"
+    write_copies(other, ["x.txt", "y.txt", "z.txt", "w.txt"], seed=9)
+    run_scan(ScanRequest([other], index_path=tmp_path / "other.sqlite3", jobs=1))
+    win = window([str(root)])
+    win.mark_all_but_reference()
+    assert win.model.marked and win.runner.busy("verify")
+    assert not win.act_scan.isEnabled() and not win.act_trash.isEnabled() and win.act_cancel.isEnabled()
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.set_index(tmp_path / "other.sqlite3")
+    qtbot.waitUntil(lambda: not win.runner.busy("verify"), timeout=WAIT)
+    qtbot.wait(50)  # any late delivery of the reading
+    assert win.model.snapshot.n_groups == 1 and not win.model.marked
+    assert not win.act_trash.isEnabled() and win.act_scan.isEnabled()
 
 
 def test_text_the_decoder_could_not_read_is_no_proof_of_a_copy(tmp_path):
