@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import base64
+import os
 import shutil
 import sys
 import time
@@ -130,3 +132,13 @@ class ProgressBar:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
             self._drawn = False
+
+
+def raw_b64(path: str) -> str | None:
+    """base64 of the path's bytes when it is not valid UTF-8 (else None): what JSON output adds
+    beside a path shown with \\xNN escapes, so a script gets the exact name."""
+    try:
+        path.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        return base64.b64encode(os.fsencode(path)).decode("ascii")

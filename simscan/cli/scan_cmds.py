@@ -9,7 +9,6 @@ unavailable), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished wor
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import re
@@ -25,7 +24,7 @@ from simscan.cli.common import (
     human_bytes,
     human_duration,
     open_index_from_args,
-    terminal_text,
+    raw_b64,
 )
 from simscan.errors import SimscanError
 from simscan.progress import CancelToken
@@ -250,17 +249,16 @@ def cmd_problems(args: argparse.Namespace) -> int:
         for path, reason in rows:
             # As `pairs` writes paths: \xNN for bytes that are not UTF-8, and then the exact bytes in base64.
             rec = {"path": display_path(path), "reason": reason}
-            try:
-                path.encode("utf-8")
-            except UnicodeEncodeError:
-                rec["path_raw"] = base64.b64encode(os.fsencode(path)).decode("ascii")
+            raw = raw_b64(path)
+            if raw is not None:
+                rec["path_raw"] = raw
             print(json.dumps(rec, ensure_ascii=False))
         return 0
     if not rows:
         print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)
         return 0
     for path, reason in rows:
-        print(f"{display_path(path, terminal=True)}: {terminal_text(display_path(reason))}")
+        print(f"{display_path(path, terminal=True)}: {display_path(reason, terminal=True)}")
     return 0
 
 

@@ -10,7 +10,6 @@ objects then also carry the exact bytes in base64 (``a_raw`` / ``b_raw`` / ``pat
 from __future__ import annotations
 
 import argparse
-import base64
 import csv
 import json
 import os
@@ -18,7 +17,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from simscan.cli.common import display_path, human_bytes, terminal_text
+from simscan.cli.common import display_path, human_bytes, raw_b64, terminal_text
 from simscan.errors import SimscanError
 from simscan.similarity.core import MAX_COPY_PAIRS
 
@@ -48,15 +47,6 @@ def _unreadable(path: str) -> FileProblem:
     except OSError as e:  # e.g. a folder on the way that may not be searched: not "no such file"
         return FileProblem(f"cannot read {_shown(path)}: {e.strerror or e}", "Check the path and its permissions.")
     return FileProblem(f"cannot read {_shown(path)}: not a regular file", "Give a file, not a folder or a device.")
-
-
-def _raw_b64(path: str) -> str | None:
-    """base64 of the path's bytes when it is not valid UTF-8 (else None)."""
-    try:
-        path.encode("utf-8")
-        return None
-    except UnicodeEncodeError:
-        return base64.b64encode(os.fsencode(path)).decode("ascii")
 
 
 def csv_cell(value: Any) -> Any:
@@ -93,7 +83,7 @@ def pair_record(p: Any) -> dict[str, Any]:
         "view": p.view,
     }
     for key, path in (("a_raw", p.a_path), ("b_raw", p.b_path)):
-        raw = _raw_b64(path)
+        raw = raw_b64(path)
         if raw is not None:
             rec[key] = raw
     return rec
@@ -144,7 +134,7 @@ def _member_record(m: Any) -> dict[str, Any]:
         rec["containment_reference"] = _num(m.pair.containment_a)
         rec["containment_member"] = _num(m.pair.containment_b)
         rec["view"] = m.pair.view
-    raw = _raw_b64(m.path)
+    raw = raw_b64(m.path)
     if raw is not None:
         rec["path_raw"] = raw
     return rec
@@ -329,12 +319,13 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     out = _out()
     pairs = []
+    params = _params(args)  # (reads the texts to ignore once)
     with open_index_from_args(args, readonly=True) as index:
         for f in args.files:
             if not os.path.isfile(f):
                 raise _unreadable(f)
             try:
-                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=_params(args)))
+                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params))
             except OSError as e:
                 raise FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}") from None
         _warn_stale(index)
@@ -381,7 +372,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     p = c.pair
     out.write(f"a: {_shown(p.a_path)}  ({c.encoding_a or 'binary'})\n")
     out.write(f"b: {_shown(p.b_path)}  ({c.encoding_b or 'binary'})\n")
-    kind = p.kind if p.best > 0 else "nothing shared"  # (a "near" pair at 0 % reads as a finding)
+    # A "near" pair at 0 % reads as a finding -- unless a passage is shared (scores sample windows,
+    # passages read every one).
+    kind = p.kind if p.best > 0 or c.ranges_a else "nothing shared"
     out.write(
         f"{kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
         f"b in a {p.containment_b:.1f}%  simhash distance {p.simhash_distance}\n"
@@ -391,7 +384,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if c.text_a is None or c.text_b is None:
         out.write("(binary: no passages shown)\n")
         return 0
-    out.write(f"{len(c.ranges_a)} matching passages\n")
+    n = len(c.ranges_a)
+    out.write(f"{n} matching passage{'' if n == 1 else 's'}\n")
     order = sorted(range(len(c.ranges_a)), key=lambda i: c.ranges_a[i][0])
     for shown, i in enumerate(order, 1):
         (a0, a1), (b0, b1) = c.ranges_a[i], c.ranges_b[i]
@@ -412,8 +406,8 @@ scores (percent, 0-100):
   best            the largest of the three; the threshold applies to it
                   (fingerprints held by more than 50 distinct indexed files, or 0.1% of
                   the index, are boilerplate and left out; `compare` counts them)
-  kind            exact (same bytes), content (same text in another encoding or line
-                  ending), contained (one file lies largely inside the other: its
+  kind            exact (same bytes), content (same words in another encoding, line
+                  ending, spacing or wrapping), contained (one file lies largely inside the other: its
                   containment is at least 50% and at least 1.5 times the other's, e.g.
                   an excerpt), near (anything else: edited versions, partial overlaps)
   view            text (the words of the files) or code (both are program source and
