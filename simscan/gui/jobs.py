@@ -130,11 +130,15 @@ def load(
     previous: PairSet | None = None,
     *,
     ignore: Sequence[str] = (),
+    params: SimilarityParams | None = None,
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``.
     ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure).
     ``previous``: the pairs of the last load, from which those after a trash can be derived
-    (``find_pair_set``).  ``ignore``: files whose text counts nowhere (``engine.ignore_texts``)."""
+    (``find_pair_set``).  ``ignore``: files whose text counts nowhere (``engine.ignore_texts``).
+    ``params``: :func:`similarity_params` of those two, when the caller read them already."""
+    if params is None:
+        params = similarity_params(code_view, ignore)
     if not index_path.exists():
         return Results(index_path, False, None, None, np.zeros(0), Snapshot.empty(threshold))
     progress(Progress("load", message=str(index_path)))
@@ -143,7 +147,7 @@ def load(
             # Read from the index's results cache when the files did not change since the pairs
             # were last computed; else computed, then cached for the next load (best-effort).
             ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel,
-                               params=similarity_params(code_view, ignore), previous=previous)
+                               params=params, previous=previous)
         _check(cancel)
         files = ps.files
         pairs = sorted_rounded(ps.pairs)
@@ -185,14 +189,16 @@ def scan_and_load(
     *,
     ignore: Sequence[str] = (),
 ) -> ScanOutcome:
-    """Scan, then read the results (unless cancelled: the window then reloads what was kept)."""
+    """Scan, then read the results (unless cancelled: the window then reloads what was kept).  A text
+    to ignore that cannot be read stops it before the scan, not after."""
+    params = similarity_params(code_view, ignore)
     result = run_scan(request, progress=progress, cancel=cancel)
     if result.cancelled or cancel.cancelled:
         return ScanOutcome(result, None)
     assert request.index_path is not None
     return ScanOutcome(
         result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view,
-                     ignore=ignore)
+                     ignore=ignore, params=params)
     )
 
 
@@ -432,9 +438,11 @@ def trash(
     """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
     already gone) in the index, reload.
 
-    Every target is checked before anything moves.  Not cancellable half-way on purpose: the
-    index must learn about every file that moved.
+    Every target is checked before anything moves, and the texts to ignore are read (one that
+    cannot be read stops the trash before it moves anything).  Not cancellable half-way on
+    purpose: the index must learn about every file that moved.
     """
+    params = similarity_params(code_view, ignore)
     trashed: list[str] = []
     missing: list[str] = []
     failed: list[tuple[str, str]] = []
@@ -472,7 +480,7 @@ def trash(
         # When every moved file leaves a copy of its content behind, the pairs are derived from the
         # last ones (``previous``); otherwise they are searched again.
         results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view,
-                       previous, ignore=ignore)
+                       previous, ignore=ignore, params=params)
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)

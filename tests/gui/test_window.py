@@ -790,3 +790,14 @@ def test_ignored_text_leaves_the_question_every_answer_repeats(qtbot, window, tm
     with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
         win.act_ignore_stop.trigger()
     assert win.model.snapshot.n_members > 2 and "ignoring" not in win.summary_label.text()
+    # A text to ignore that is gone stops a scan before it reads anything, and says how to go on
+    # (it failed only after the whole scan, found re-reading the change).
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.set_ignored_texts([str(tmp_path / "question.txt")])
+    (tmp_path / "question.txt").unlink()
+    (root / "new.txt").write_text(question + prose(np.random.default_rng(300), 120))
+    win.start_scan()
+    qtbot.waitUntil(lambda: not win.runner.busy("scan"), timeout=WAIT)
+    assert "a text to ignore" in win.message.text.text() and "Stop Ignoring" in win.message.text.text()
+    with Index.open(win.index_path, readonly=True) as idx:
+        assert str(root / "new.txt") not in idx.files().paths
