@@ -540,3 +540,18 @@ def test_inserts_use_two_statement_shapes_per_table(tmp_path: Path, monkeypatch)
         ix.connection.set_trace_callback(None)
     assert shapes["files"] <= {8, 1} and shapes["fingerprints"] <= {4, 1}
     assert all(len(s) <= 2 for s in shapes.values()), shapes
+
+
+def test_a_failing_read_of_fingerprints_is_an_index_error_when_iterated_too(tmp_path: Path):
+    """``iter_fingerprints`` runs its query as it is iterated: a SQLite failure there is still an
+    index error the CLI reports, not a traceback (found re-reading the change)."""
+    from simscan.errors import SimscanError
+
+    ix = Index.open(tmp_path / "i.db")
+    ix.write_files(_records(3))
+    batches = ix.iter_fingerprints()
+    ix.connection.close()
+    with pytest.raises(SimscanError):
+        next(batches)
+    with pytest.raises(SimscanError):
+        ix.fingerprints(None)

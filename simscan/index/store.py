@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import inspect
 import json
 import os
 import shlex
@@ -171,7 +172,18 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _sql_errors(fn: _F) -> _F:
-    """Report SQLite failures of an Index method as index errors (corrupt / locked / unavailable)."""
+    """Report SQLite failures of an Index method as index errors (corrupt / locked / unavailable);
+    of a generator method too, whose queries run as it is iterated, not when it is called."""
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def generator(self: Index, *args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from fn(self, *args, **kwargs)
+            except sqlite3.Error as e:
+                raise translate(e, self.path) from e
+
+        return generator  # type: ignore[return-value]
 
     @functools.wraps(fn)
     def wrapper(self: Index, *args: Any, **kwargs: Any) -> Any:
