@@ -40,12 +40,11 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
+from simscan.similarity.types import KIND_CODE, KINDS
+
 ModelIndex = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()  # the invalid index, a default argument (never mutated)
 
-#: Kind names of the similarity core, in the order of their codes.
-KINDS: tuple[str, ...] = ("exact", "content", "near", "contained")
-KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _COPIES = ("exact", "content")
 
 

@@ -116,7 +116,10 @@ def _pair_by_view(
                                 ignored)
     if code_view and has_code_view(fa) and has_code_view(fb):
         ca, cb = view_fingerprints(fa, CODE), view_fingerprints(fb, CODE)
-        if np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True).size >= CODE_MIN_SHARED:
+        shared = np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True)
+        if ignored.size:  # the gate counts what the scores count, as the pair search applies it
+            shared = np.setdiff1d(shared, ignored, assume_unique=True)
+        if shared.size >= CODE_MIN_SHARED:
             other, other_best = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id, ignored)
             if other_best > best:
                 return replace(other, view="code"), CODE

@@ -36,7 +36,7 @@ from simscan.similarity.core import (
 from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.removal import pairs_after_removal
-from simscan.similarity.types import KINDS, Group, Pair
+from simscan.similarity.types import KIND_CODE, KINDS, Group, Pair
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
     compute_pair_arrays_by_view,
@@ -383,8 +383,6 @@ def _pair_at(t: PairArrays, files: Any, k: int) -> Pair:
                 KINDS[int(t.kind[k])], VIEWS[int(t.view[k])])
 
 
-_KIND_ORDER = {k: i for i, k in enumerate(KINDS)}
-
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"
 
 
@@ -555,7 +553,7 @@ def query_fingerprints(
                     best[p.b_id] = (p, raw)
             found = list(best.values())
         # As ``pairs`` lists them: best score first, then exact, content, near, contained, then path.
-        return sorted((p for p, _ in found), key=lambda p: (-p.best, _KIND_ORDER.get(p.kind, 9), p.b_path))
+        return sorted((p for p, _ in found), key=lambda p: (-p.best, KIND_CODE.get(p.kind, 9), p.b_path))
 
 
 def _query(

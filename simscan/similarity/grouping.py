@@ -49,9 +49,7 @@ from operator import attrgetter
 import numpy as np
 
 from simscan.similarity.core import PairArrays, file_identity, reference_rank
-from simscan.similarity.types import KINDS, FileTableLike, Group, Member, Pair
-
-_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair
 
 
 def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -97,7 +95,7 @@ def _columns(pairs: Sequence[Pair]) -> _Columns:
     ca = np.fromiter(map(attrgetter("containment_a"), pairs), dtype=np.float64, count=m)
     cb = np.fromiter(map(attrgetter("containment_b"), pairs), dtype=np.float64, count=m)
     names, inv = np.unique(np.array([p.kind for p in pairs], dtype=object).astype(str), return_inverse=True)
-    codes = np.array([_KIND_CODE.get(k, 2) for k in names.tolist()], dtype=np.int8)
+    codes = np.array([KIND_CODE.get(k, 2) for k in names.tolist()], dtype=np.int8)
     cols = _Columns(a_id, b_id, np.maximum(r, np.maximum(ca, cb)), codes[inv] if m else np.empty(0, np.int8))
     _CACHE[:] = [(pairs, m, cols)]
     return cols
@@ -385,7 +383,7 @@ def group_rows(
     if copies.size:
         ck = files.checksum
         differs = [ck[r] != ck[q] for r, q in zip(m_row[copies].tolist(), ref_row[copies].tolist())]
-        m_kind[copies[np.asarray(differs, dtype=bool)]] = _KIND_CODE["content"]
+        m_kind[copies[np.asarray(differs, dtype=bool)]] = KIND_CODE["content"]
     # The pair reads (member, reference) when its a-side is not in the reference's unit.
     m_swap = neighbour & (unit[pa_all[np.maximum(m_pair, 0)]] != unit[ref_row])
     # Group kind: exact < content < contained < near; the strongest present wins.

@@ -14,6 +14,8 @@ import numpy as np
 
 #: Pair kinds, from the strongest to the weakest relation.
 KINDS = ("exact", "content", "near", "contained")
+#: Each kind's code (its place in :data:`KINDS`): int8 columns of groups, and the order of a sort.
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 
 #: Fingerprint views a pair can be scored on (``simscan.similarity.views``): "text" (the
 #: normalised words of any file, raw bytes of binary files) or "code" (program source with
