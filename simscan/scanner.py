@@ -83,6 +83,7 @@ from simscan.walk import (
     WalkResult,
     admit_linked,
     can_fork,
+    is_unchanged,
     spare_cpu,
     walk,
 )  # fmt: skip
@@ -581,9 +582,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
                         deferred.append(e)
                     else:
                         fresh.append(e)
-                elif (  # unchanged: the walk's `known` test, for the files it listed (links, shares)
-                    row[2] == e[1] and row[3] == e[2] and row[4] == e[3] and row[5] == e[4] and row[7] == e[5] and row[6]
-                ):
+                elif is_unchanged(row, e):  # the walk's test, for the files it listed (links, shares)
                     unchanged += 1
                 else:
                     reader.add(e, row[1])

@@ -126,6 +126,17 @@ class WalkResult:
 SHARES = 16
 
 
+def is_unchanged(row: Sequence, entry: Sequence) -> bool:
+    """Whether a known file's index row ``(path, id, device, inode, size, mtime_ns, current,
+    ctime_ns)`` still describes a walked entry ``(path, device, inode, size, mtime_ns, ctime_ns)``:
+    the same file, size and times, fingerprinted by this algorithm version -- so it is not read
+    again.  (:func:`walk`'s inner loop writes this test out for speed; keep the two in step.)"""
+    return bool(
+        row[6] and row[5] == entry[4] and row[4] == entry[3] and row[3] == entry[2] and row[2] == entry[1]
+        and row[7] == entry[5]
+    )  # fmt: skip
+
+
 def _admit(
     path: bytes,
     st: os.stat_result,
@@ -421,7 +432,7 @@ def walk(
                 if known_pop is not None:
                     row = known_pop(path, None)
                     if row is not None:
-                        if (
+                        if (  # is_unchanged(row, entry), written out: this runs once per file
                             row[6] and row[5] == st.st_mtime_ns and row[4] == size
                             and row[3] == st.st_ino and row[2] == st.st_dev and row[7] == st.st_ctime_ns
                         ):  # fmt: skip

@@ -13,7 +13,7 @@ import pytest
 from simscan import scanner
 from simscan import walk as walk_mod
 from simscan.scanner import CHILD_SHARE, OWN_SHARE, ScanRequest, run_scan
-from simscan.walk import SHARES, ForkedShare, WalkOptions, admit_linked, can_fork, walk, walk_order
+from simscan.walk import SHARES, ForkedShare, WalkOptions, admit_linked, can_fork, is_unchanged, walk, walk_order
 from tests.helpers_tree import bump_mtime, make_tree
 from tests.test_scan import indexed
 
@@ -112,6 +112,9 @@ def test_known_files_are_counted_not_listed(tmp_path: Path):
     res = walk([os.fsencode(root)], WalkOptions(), known=known)
     assert res.unchanged == 17 and res.found == 3
     assert {e[0] for e in res.files} == set(known) == {os.fsencode(paths[0]), stale, moved}
+    # The scanner's test for the files the walk lists anyway (is_unchanged) agrees with the walk's own.
+    listed = walk([os.fsencode(root)], WalkOptions()).files
+    assert {e[0] for e in listed if not is_unchanged(rows[e[0]], e)} == set(known)
 
 
 def _scenario(root: Path, idx: Path) -> list[tuple]:
