@@ -424,6 +424,25 @@ def test_tiny_sources_and_crlf_twins() -> None:
     assert np.array_equal(c.rolling, b.rolling) and np.array_equal(c.anchored, b.anchored)
 
 
+
+def test_the_size_limit_counts_a_crlf_cut_between_pieces_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text is kept for the code view while it is short enough in code_length's terms, a CR LF
+    as one character -- also when a read piece ends between the CR and the LF (odd chunk sizes)."""
+    from simscan.fingerprint import code as code_mod
+    from simscan.fingerprint import fingerprint_bytes
+    from simscan.similarity.views import has_code_view
+
+    src = java_program(4, _NAMES)
+    lf, crlf = src.encode(), src.replace("\n", "\r\n").encode()
+    for limit, code_view in ((code_mod.code_length(src), True), (code_mod.code_length(src) - 1, False)):
+        monkeypatch.setattr(code_mod, "MAX_CODE_CHARS", limit)
+        for chunk in (7, 64, 1 << 16):
+            a = fingerprint_bytes(lf, replace(DEFAULT_PARAMS, chunk_size=chunk))
+            b = fingerprint_bytes(crlf, replace(DEFAULT_PARAMS, chunk_size=chunk))
+            assert has_code_view(a) == has_code_view(b) == code_view, (limit, chunk)
+            assert np.array_equal(a.rolling, b.rolling) and np.array_equal(a.anchored, b.anchored)
+
+
 def test_compare_highlight_covers_a_final_identifier(tmp_path: Path) -> None:
     """A renamed copy whose match runs to the end of the file, which ends in an identifier: the
     highlight covers the whole name, not its first letter (a name is one unit in the code form)."""

@@ -290,7 +290,8 @@ def _fingerprint_text(
     read = 0
     # Pieces (decoded, or UTF-8 bytes) kept for the code view while the text is short enough.
     pieces: list[str | bytes] = []
-    held = 0
+    held = 0  # characters so far, as code_length counts them (a CR LF is one)
+    cr_end = False  # the last piece ended in a CR (a CR LF cut in two)
 
     def raw() -> Iterator[bytes]:
         nonlocal read
@@ -322,15 +323,20 @@ def _fingerprint_text(
             units, light, chars = got
         content.update(light)
         hasher.feed(units)
-        held += chars
-        if held <= 2 * _code.MAX_CODE_CHARS:  # CRs included: a CRLF twin is up to twice as long
-            pieces.append(piece if piece is not None else data)
-        elif pieces:
-            pieces.clear()  # too long for a code view: the text is not kept
+        if held <= _code.MAX_CODE_CHARS:  # still short enough for a code view: kept
+            kept = piece if piece is not None else data
+            crlf = kept.count("\r\n" if isinstance(kept, str) else b"\r\n")
+            crlf += cr_end and kept[:1] in ("\n", b"\n")
+            cr_end = kept[-1:] in ("\r", b"\r")
+            held += chars - crlf
+            if held <= _code.MAX_CODE_CHARS:
+                pieces.append(kept)
+            else:
+                pieces.clear()  # too long for a code view: the text is not kept
     rolling, anchored = hasher.finish()
     rolling, anchored = _views.tag_rolling(rolling, _views.TEXT), _views.tag_anchored(anchored, _views.TEXT)
     sim = simhash(np.concatenate((rolling, anchored)))
-    if held <= 2 * _code.MAX_CODE_CHARS:  # looks_like_code counts exactly (CRs left out)
+    if held <= _code.MAX_CODE_CHARS:
         # Pieces kept as bytes were cut at character borders and are valid: decoded one by one.
         text = "".join(p if isinstance(p, str) else p.decode("utf-8") for p in pieces)
         rolling, anchored = _with_code_view(text, rolling, anchored, params.text_level(hasher.units), params)
