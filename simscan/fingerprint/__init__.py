@@ -306,14 +306,14 @@ def _fingerprint_text(
     decoded: Iterator[tuple[bytes | None, str | None]]
     if det.encoding == "utf-8" and errors == "strict":
         # Pieces cut at character borders and not decoded: a large piece that is certainly
-        # valid UTF-8 on the byte fast path never becomes a str (``PairNormalizer.feed_utf8``);
+        # valid UTF-8 on the byte fast path never becomes a str (``PairNormalizer.feed_bytes``);
         # any other is decoded here (strictly: invalid UTF-8 raises, and the file is read
         # again with replacement).  The light form is made from the exact bytes.
         decoded = ((data, None) for data in _text.utf8_cut(raw()))
     else:
         decoded = ((None, piece) for piece in _text.decode_chunks(raw(), det.encoding, errors))
     for data, piece in decoded:
-        got = norm.feed_utf8(data) if piece is None else None
+        got = norm.feed_bytes(data) if piece is None else None
         if got is None:
             if piece is None:
                 piece = data.decode("utf-8")

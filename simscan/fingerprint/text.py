@@ -828,7 +828,7 @@ class PairNormalizer:
             )
         return units, light
 
-    def feed_utf8(self, raw: bytes) -> tuple[np.ndarray, bytes | np.ndarray, int] | None:
+    def feed_bytes(self, raw: bytes) -> tuple[np.ndarray, bytes | np.ndarray, int] | None:
         """:meth:`feed` of a piece given only as bytes (cut at a character border) that may
         not be UTF-8: (units, light, characters), or None, with nothing consumed, unless the
         piece is certainly valid UTF-8 and takes the byte fast path (then it need not be
