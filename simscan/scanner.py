@@ -126,7 +126,7 @@ COMMIT_BYTES = 32 << 20
 #: (a large file; ~2,700 small ones, near COMMIT_FILES anyway).
 IDLE_COMMIT_BYTES = 4 << 20
 #: Posted (value, file id) pairs kept in memory for the posting jobs at most (16 bytes a pair, ~25 pairs per
-#: small file: ~160,000 files); beyond it the oldest commits' jobs read their fingerprints back from the index.
+#: small file: ~160,000 files); beyond it the newest commits' jobs read their fingerprints back from the index.
 WAITING_PAIRS_BYTES = 64 << 20
 #: Files that wait for the inverted index before the scan posts them while its workers are busy.
 POST_JOB_FILES = 16_000
@@ -447,18 +447,6 @@ class _Writer:
         self.problems.append((path, reason))
         self.n_problems += 1
 
-    def _bound_waiting(self) -> None:
-        """Keep at most :data:`WAITING_PAIRS_BYTES` of posted pairs: the oldest commits beyond it keep
-        their ids only, and their posting job reads their blobs back (when results keep arriving
-        faster than the writer finds a moment to post, e.g. with many workers)."""
-        k = 0
-        while self.waiting_pair_bytes > WAITING_PAIRS_BYTES and k < len(self.waiting):
-            ids, n, fp, owner = self.waiting[k]
-            if fp is not None and owner is not None:
-                self.waiting_pair_bytes -= fp.nbytes + owner.nbytes
-                self.waiting[k] = (ids, n, None, None)
-            k += 1
-
     def maybe_flush(self) -> None:
         if (
             len(self.records) >= COMMIT_FILES
@@ -478,12 +466,17 @@ class _Writer:
                 ok_ids = ids[ok].tolist()
                 arrays = [self.records[i].fps for i in ok]
                 n_fps = sum(int(a.size) for a in arrays)
-                fp, owner = self.index.posted_pairs(ok_ids, arrays)
+                # The posted pairs are kept for the posting job while there is room
+                # (WAITING_PAIRS_BYTES); beyond it (results arriving faster than the writer finds a
+                # moment to post, e.g. with many workers) a commit keeps its ids only, and its job
+                # reads its fingerprints back.
+                fp = owner = None
+                if self.waiting_pair_bytes < WAITING_PAIRS_BYTES:
+                    fp, owner = self.index.posted_pairs(ok_ids, arrays)
+                    self.waiting_pair_bytes += fp.nbytes + owner.nbytes
                 self.waiting.append((ok_ids, n_fps, fp, owner))
                 self.waiting_files += len(ok_ids)
                 self.waiting_fps += n_fps
-                self.waiting_pair_bytes += fp.nbytes + owner.nbytes
-                self._bound_waiting()
             self.records, self.problems, self.remove = [], [], []
         self.last = time.monotonic()
         self.fp_bytes = 0
