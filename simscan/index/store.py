@@ -480,9 +480,16 @@ class Index:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:
             raise _unavailable(self.path, f"open the lock file {lock}", e) from e
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        for attempt in range(6):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # A look of scan_running holds a shared lock for a moment: try again briefly
+                # before saying another scan writes here.
+                if attempt < 5:
+                    time.sleep(0.01)
+        else:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
             os.close(fd)
             raise IndexLocked(
