@@ -955,16 +955,13 @@ class ResultsModel(QAbstractItemModel):
                 prefixes.add(form.rstrip(os.sep) + os.sep)
         self._protected_prefixes = tuple(sorted(prefixes))
 
-    def mark_all_but_reference(self, groups: Iterable[int] | None = None) -> None:
-        """Mark the true copies (kind exact or content) of ``groups`` (all when None), never a
-        group's reference, a file in a reference folder, or an empty file (0 bytes: every empty
-        file is a "copy" of every other, and trashing them frees nothing).  Edited versions and
-        excerpts (near / contained) hold text the reference lacks: they are marked by hand only."""
-        s = self._snap
-        self.set_marked([s.l_file_id[m] for m in self.copies_to_mark(groups)], True)
-
     def copies_to_mark(self, groups: Iterable[int] | None = None) -> list[int]:
-        """The members (flattened indexes) :meth:`mark_all_but_reference` marks."""
+        """The members (flattened indexes) Ctrl+M marks (``MainWindow.mark_all_but_reference``,
+        which reads "content" copies first): the copies (kind exact or content) of ``groups`` (all
+        when None), never a group's reference, a file in a reference folder, or an empty file (0
+        bytes: every empty file is a "copy" of every other, and trashing them frees nothing).
+        Edited versions and excerpts (near / contained) hold text the reference lacks: they are
+        marked by hand only."""
         s = self._snap
         if s.n_members == 0:
             return []

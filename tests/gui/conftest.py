@@ -108,3 +108,9 @@ def corpus(tmp_path: Path) -> Path:
         p.write_bytes(data)
         os.utime(p, (t0 + i * 100, t0 + i * 100))
     return root
+
+
+def mark_copies(model) -> None:
+    """Mark every member ``copies_to_mark`` names, as the scan classified it (unlike Ctrl+M, no
+    "content" copy is read first)."""
+    model.set_marked([model.snapshot.l_file_id[m] for m in model.copies_to_mark()], True)

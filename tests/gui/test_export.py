@@ -11,6 +11,7 @@ import pytest
 
 from simscan.gui.export import neutralise
 from simscan.gui.mainwindow import MainWindow
+from tests.gui.conftest import mark_copies
 
 
 @pytest.mark.parametrize(
@@ -37,7 +38,7 @@ def scanned(qtbot, tmp_path):
     with qtbot.waitSignal(win.resultsLoaded, timeout=30_000):
         win.start_scan()
     assert win.model.snapshot.n_groups == 1
-    win.model.mark_all_but_reference()
+    mark_copies(win.model)
     return win, root, names
 
 

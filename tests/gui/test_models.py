@@ -27,6 +27,7 @@ from simscan.gui.models import (
 )
 from simscan.progress import CancelToken
 from simscan.scanner import ScanRequest, run_scan
+from tests.gui.conftest import mark_copies
 
 
 def synthetic(n_groups: int, seed: int = 0) -> Snapshot:
@@ -172,7 +173,7 @@ def test_marks_and_check_states():
     assert model.fully_marked_groups() == [model.group_of(g)]
     model.setData(g, Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole)
     assert not model.marked
-    model.mark_all_but_reference()
+    mark_copies(model)
     # Only true copies (exact/content) that are not empty: the slow, obvious rule per member.
     copies = {snap.l_file_id[m] for m in range(snap.n_members)
               if not snap.l_is_ref[m] and KINDS[snap.l_kind[m]] in ("exact", "content") and snap.l_size[m] > 0}
@@ -234,5 +235,5 @@ def test_make_reference_then_mark_copies_keeps_the_original(tmp_path):
 
     model = ResultsModel()
     model.set_snapshot(snap)
-    model.mark_all_but_reference()
+    mark_copies(model)
     assert sorted(Path(snap.paths[m]).name for m in model.marked_members()) == ["copy_of_edited.txt"]

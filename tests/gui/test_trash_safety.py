@@ -15,7 +15,7 @@ import pytest
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
 from simscan.index import Index
-from tests.gui.conftest import prose
+from tests.gui.conftest import mark_copies, prose
 
 WAIT = 30_000
 
@@ -242,7 +242,7 @@ def test_a_copy_needs_a_kept_file_with_its_content(qtbot, window, tmp_path):
     s = win.model.snapshot
     kinds = {os.path.basename(p): s.l_kind[m] for m, p in enumerate(s.paths)}
     assert s.n_groups == 2 and kinds["report_draft.txt"] not in (0, 1)
-    win.model.mark_all_but_reference()
+    mark_copies(win.model)
     assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"report_backup.txt", "b.txt"}
     (root / "g1" / "report.txt").unlink()  # the reference is gone; only the draft stays
     ref2 = root / "g2" / "a.txt"
@@ -311,7 +311,7 @@ def test_content_copies_must_differ_only_in_encoding_and_line_endings(qtbot, win
     s = win.model.snapshot
     kinds = {os.path.basename(p): s.l_kind[m] for m, p in enumerate(s.paths)}
     assert kinds.get("b.py") == kinds.get("notes_utf16.txt") == 1  # "content" copies, both
-    win.model.mark_all_but_reference()  # (the model marks every "content" copy: the trash must refuse b.py)
+    mark_copies(win.model)  # (every "content" copy, unread: the trash must refuse b.py)
     assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"b.py", "notes_utf16.txt"}
     out = trash(qtbot, win)
     assert [os.path.basename(p) for p in out.trashed] == ["notes_utf16.txt"]
