@@ -389,14 +389,15 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
 
 
 def true_copies(pairs: Sequence[tuple[str, str]], progress: Sink, cancel: CancelToken) -> list[bool]:
-    """For each (copy, reference): whether the copy holds the reference's content now
-    (:func:`_same_content`).  Each reference is read once."""
+    """For each (copy, reference) the scan called "content" copies (other bytes): whether the copy
+    holds the reference's text now (:func:`_same_content`, its text reading only: their bytes
+    differ).  Each reference is read once."""
     seen: dict[tuple[str, bool], bytes | None] = {}
     out = []
     for i, (copy, ref) in enumerate(pairs):
         _check(cancel)
         progress(Progress("verify", files_done=i, files_total=len(pairs), current=copy))
-        out.append(_same_content(copy, [ref], seen))
+        out.append(_same_content(copy, [ref], seen, kinds=(True,)))
     return out
 
 
@@ -405,12 +406,15 @@ def _has_copy(path: str, kept: _KeptState) -> bool:
     return _same_content(path, [kept.identities[i] for i in kept.intact], kept.digests)
 
 
-def _same_content(path: str, others: Sequence[str], seen: dict[tuple[str, bool], bytes | None]) -> bool:
+def _same_content(
+    path: str, others: Sequence[str], seen: dict[tuple[str, bool], bytes | None], kinds: Sequence[bool] = (False, True)
+) -> bool:
     """Whether one of ``others`` holds ``path``'s content, read from both files at this moment: the
     same bytes, or the same text (:func:`content_digest`) -- a size and time unchanged since the scan
     do not prove the bytes are (``cp -p``, ``touch -r``, coarse file-system clocks).  ``seen``: the
-    digests of ``others`` read so far (each is read once per kind)."""
-    for text in (False, True):
+    digests of ``others`` read so far (each is read once per kind); ``kinds``: the readings to try
+    (False: bytes, True: text)."""
+    for text in kinds:
         mine = content_digest(path, text)
         if mine is None:
             continue
