@@ -56,6 +56,7 @@ class Results:
     pair_set: PairSet | None = field(default=None, repr=False)  # unrounded, for the next load after a trash
     code_view: bool = True  # SimilarityParams.code_view the pairs were found with
     ignore: tuple[str, ...] = ()  # the texts ignored (View > Ignore Text of Files…)
+    preferred: tuple[int, ...] = ()  # the ids preferred as references in the groups (with ``remembered``)
 
 
 _gc_lock = threading.Lock()
@@ -131,12 +132,15 @@ def load(
     *,
     ignore: Sequence[str] = (),
     params: SimilarityParams | None = None,
+    remembered: Sequence[str] = (),
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``.
     ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure).
     ``previous``: the pairs of the last load, from which those after a trash can be derived
     (``find_pair_set``).  ``ignore``: files whose text counts nowhere (``engine.ignore_texts``).
-    ``params``: :func:`similarity_params` of those two, when the caller read them already."""
+    ``params``: :func:`similarity_params` of those two, when the caller read them already.
+    ``remembered``: paths made references in an earlier session, preferred when none is
+    (``preferred`` empty) and they are indexed -- resolved here, so the groups are made once."""
     if params is None:
         params = similarity_params(code_view, ignore)
     if not index_path.exists():
@@ -150,12 +154,15 @@ def load(
                                params=params, previous=previous)
         _check(cancel)
         files = ps.files
+        if remembered and not preferred:
+            id_of = dict(zip(files.paths, np.asarray(files.ids).tolist()))
+            preferred = [id_of[p] for p in remembered if p in id_of]
         pairs = sorted_rounded(ps.pairs)
         progress(Progress("groups", files_done=0, files_total=int(pairs.a.size)))
         snap = group(files, pairs, threshold, reference_roots, preferred)
         _check(cancel)
     return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps,
-                   code_view, tuple(ignore))
+                   code_view, tuple(ignore), tuple(preferred))
 
 
 def similarity_params(code_view: bool, ignore: Sequence[str]) -> SimilarityParams:
@@ -188,6 +195,7 @@ def scan_and_load(
     code_view: bool = True,
     *,
     ignore: Sequence[str] = (),
+    remembered: Sequence[str] = (),
 ) -> ScanOutcome:
     """Scan, then read the results (unless cancelled: the window then reloads what was kept).  A text
     to ignore that cannot be read stops it before the scan, not after."""
@@ -198,7 +206,7 @@ def scan_and_load(
     assert request.index_path is not None
     return ScanOutcome(
         result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view,
-                     ignore=ignore, params=params)
+                     ignore=ignore, params=params, remembered=remembered)
     )
 
 

@@ -639,11 +639,12 @@ class MainWindow(QMainWindow):
         self.message.hide()
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
-        code_view, ignore = self.code_view, tuple(self.ignored_texts)
+        code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
         self.runner.cancel("load")
         self.runner.start(
             "scan",
-            lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore),
+            lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
+                                                        remembered=remembered),
             finished=self._on_scan_finished,
             failed=self._on_job_failed,
             cancelled=self._on_scan_cancelled,
@@ -720,10 +721,11 @@ class MainWindow(QMainWindow):
             return
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
-        code_view, ignore = self.code_view, tuple(self.ignored_texts)
+        code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
         self.runner.start(
             "load",
-            lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore),
+            lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
+                                               remembered=remembered),
             finished=self._on_loaded,
             failed=self._on_job_failed,
             cancelled=lambda: self._set_idle(),
@@ -746,8 +748,8 @@ class MainWindow(QMainWindow):
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
-        if self._restore_references(results) and self.regroup():
-            return  # the groups with the remembered references come from the regroup
+        if results.preferred and not self.preferred_refs:  # references remembered from an earlier session
+            self.preferred_refs = list(results.preferred)
         self._set_snapshot(results.snapshot)
 
     def _set_snapshot(self, snap: Snapshot) -> None:
@@ -1093,17 +1095,12 @@ class MainWindow(QMainWindow):
             return {}
         return {str(k): [str(p) for p in v] for k, v in raw.items() if isinstance(v, list)}
 
-    def _restore_references(self, results: jobs.Results) -> bool:
-        """After the first load of an index: the files made references in an earlier session,
-        by path, become preferred again.  True when that changes anything (then regroup)."""
-        if self.preferred_refs or results.files is None:
-            return False
-        paths = self._saved_references_all().get(str(self.index_path), [])
-        if not paths:
-            return False
-        id_of = dict(zip(results.files.paths, np.asarray(results.files.ids).tolist()))
-        self.preferred_refs = [id_of[p] for p in paths if p in id_of]
-        return bool(self.preferred_refs)
+    def _remembered_references(self) -> tuple[str, ...]:
+        """Until the first load of an index: the paths of the files made references in an earlier
+        session, which the load prefers again (``jobs.load``'s ``remembered``)."""
+        if self.preferred_refs:
+            return ()
+        return tuple(self._saved_references_all().get(str(self.index_path), []))
 
     def trash_marked(self) -> None:
         if self.runner.busy("trash") or self.runner.busy("scan"):

@@ -446,6 +446,7 @@ def test_make_reference(qtbot, window, corpus):
     win2 = window()
     qtbot.waitUntil(lambda: win2.model.snapshot.n_groups > 0 and not win2.runner.busy("group"), timeout=WAIT)
     assert shown_groups(win2)[0]["edited.txt"][0] == "reference"
+    assert win2.model.snapshot is win2.results.snapshot  # grouped once, by the load, with the remembered one
     # Another index has its own choices (none here).
     assert win2._saved_references_all().keys() == {str(win2.index_path)}
 
