@@ -136,3 +136,17 @@ def test_reference_root_given_through_a_symlink_still_matches(tmp_path):
     paths = [str(real / "a.txt"), str(tmp_path / "other" / "b.txt")]
     assert under_roots(paths, (str(link),)).tolist() == [True, False]
     assert under_roots(paths, (str(real),)).tolist() == [True, False]
+
+
+def test_priority_order_is_oldest_then_shortest_then_path_order() -> None:
+    """The fast order (paths compared only where mtime and length tie) against the obvious sort."""
+    from simscan.similarity.core import priority_order
+
+    rng = np.random.default_rng(5)
+    for n, times in ((2000, 3), (500, 10**9), (1, 1), (0, 1)):
+        paths = sorted({"/" + "".join(rng.choice(list("abc/"), int(rng.integers(1, 6)))) + f"{k}" for k in range(n)})
+        rng.shuffle(paths)
+        mtime = rng.integers(0, times, len(paths)).astype(np.int64)
+        files = types.SimpleNamespace(paths=paths, mtime_ns=mtime)
+        want = sorted(range(len(paths)), key=lambda i: (int(mtime[i]), len(paths[i]), paths[i]))
+        assert priority_order(files).tolist() == want

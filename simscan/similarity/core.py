@@ -227,21 +227,25 @@ def _labels(keys: list[np.ndarray]) -> np.ndarray:
     return lab
 
 
-def path_rank(files: FileTableLike) -> np.ndarray:
-    """Rank of each row's path in path order (paths are distinct: a total order).  The last
-    tie-break of every preference: one that depends on the files only, not on the ids a scan
-    happened to give them (a scan resumed after an interruption numbers files in another order).
-    ~0.06 s per 100,000 paths."""
-    n = len(files.paths)
-    rank = np.empty(n, np.int64)
-    rank[sorted(range(n), key=files.paths.__getitem__)] = np.arange(n)
-    return rank
-
-
 def priority_order(files: FileTableLike) -> np.ndarray:
-    """Row indexes sorted by preference as a reference: oldest mtime, shortest path, then path order."""
-    pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=len(files.paths))
-    return np.lexsort((path_rank(files), pathlen, np.asarray(files.mtime_ns)))
+    """Row indexes sorted by preference as a reference: oldest mtime, shortest path, then path order
+    (paths are distinct: a total order, and one that depends on the files only, not on the ids a
+    scan happened to give them -- a scan resumed after an interruption numbers files in another
+    order).  Paths are compared (a Python sort, ~0.06 s per 100,000) only where mtime and length tie."""
+    n = len(files.paths)
+    pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
+    mtime = np.asarray(files.mtime_ns)
+    order = np.lexsort((pathlen, mtime))
+    same = (mtime[order[1:]] == mtime[order[:-1]]) & (pathlen[order[1:]] == pathlen[order[:-1]])
+    if not same.any():
+        return order
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    rows = order[tied]
+    rank = np.zeros(n, np.int64)  # path order among the tied rows (the others tie with no one)
+    rank[sorted(rows.tolist(), key=files.paths.__getitem__)] = np.arange(rows.size)
+    return np.lexsort((rank, pathlen, mtime))
 
 
 def exact_classes(files: FileTableLike) -> Classes:
