@@ -517,8 +517,10 @@ def test_results_do_not_depend_on_the_order_files_were_indexed(tmp_path: Path):
     assert results[0][1] == [["v10_MASM.json", "v11_MASM.json", "v12_MASM.json"]]
 
 
-def test_drop_values_equals_setdiff_per_row() -> None:
-    from simscan.similarity.core import drop_values, ignore_values
+def test_drop_values_equals_setdiff_per_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simscan.similarity import views
+    from simscan.similarity.core import ignore_values
+    from simscan.similarity.views import drop_values
 
     rng = np.random.default_rng(4)
     rows = [np.unique(rng.integers(0, 300, rng.integers(0, 40)).astype(np.uint64)) for _ in range(50)]
@@ -531,3 +533,7 @@ def test_drop_values_equals_setdiff_per_row() -> None:
         assert np.array_equal(val2[off2[k] : off2[k + 1]], np.setdiff1d(r, drop))
     off3, val3 = drop_values(offsets, values, np.empty(0, np.uint64))
     assert np.array_equal(off3, offsets) and np.array_equal(val3, values[: offsets[-1]])
+    # In place, and slice by slice (slices far smaller than the CSR): the same sets.
+    monkeypatch.setattr(views, "_COMPACT_SLICE", 7)
+    off4, val4 = drop_values(offsets, values.copy(), drop, consume=True)
+    assert np.array_equal(off4, off2) and np.array_equal(val4, val2)

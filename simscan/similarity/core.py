@@ -149,19 +149,6 @@ def ignore_values(sets: Sequence[np.ndarray]) -> bytes:
     return value_union(sets).astype("<u8").tobytes()
 
 
-def drop_values(offsets: np.ndarray, values: np.ndarray, drop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A CSR of sorted sets (``offsets``, ``values``) without the values in ``drop`` (sorted)."""
-    offsets = np.asarray(offsets, dtype=np.int64)
-    values = np.asarray(values, dtype=np.uint64)[: int(offsets[-1])]
-    if drop.size == 0 or values.size == 0:
-        return offsets, values
-    pos = np.minimum(np.searchsorted(drop, values), drop.size - 1)
-    keep = drop[pos] != values
-    csum = np.zeros(values.size + 1, np.int64)
-    np.cumsum(keep, out=csum[1:])
-    return csum[offsets], values[keep]
-
-
 DEFAULT_SIM_PARAMS = SimilarityParams()
 
 #: Candidates scored at once (bounds the temporary arrays of scoring to ~100 MB).

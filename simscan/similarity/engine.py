@@ -27,7 +27,6 @@ from simscan.similarity.core import (
     DEFAULT_SIM_PARAMS,
     PairArrays,
     SimilarityParams,
-    drop_values,
     expand_copy_pairs,
     ignore_values,
     sorted_rounded,
@@ -40,6 +39,7 @@ from simscan.similarity.types import KIND_CODE, KINDS, Group, Pair
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
     compute_pair_arrays_by_view,
+    drop_values,
     has_code_view,
     view_fingerprints,
     view_values,
@@ -266,7 +266,7 @@ def find_pair_set(
         ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
         identity = _identity(index, files)
     if params.ignore_values:  # texts to ignore: their fingerprints count nowhere
-        offsets, values = drop_values(offsets, values, params.ignored())
+        offsets, values = drop_values(offsets, values, params.ignored(), consume=True)
     pa = compute_pair_arrays_by_view(
         files, ids, offsets, values, consume=True, min_similarity=floor if can_cache else min_similarity, params=params,
         cancel=cancel, report=_reporter(progress), identity=identity, reference_roots=reference_roots,

@@ -63,20 +63,51 @@ def split_csr(
     code_offsets = np.concatenate(([0], np.cumsum(code_rows))).astype(np.int64)
     text_offsets = np.concatenate(([0], np.cumsum(counts - code_rows))).astype(np.int64)
     code_values = values[:n][code] if keep_code else None
-    if consume and values.flags.writeable:
-        # Slice by slice: what a slice keeps is a copy, written at or before the slice's start.
-        w = 0
-        for lo in range(0, n, _COMPACT_SLICE):
-            kept = values[lo : min(n, lo + _COMPACT_SLICE)][~code[lo : lo + _COMPACT_SLICE]]
-            values[w : w + kept.size] = kept
-            w += kept.size
-        text_values = values[:w]
-    else:
-        text_values = values[:n][~code]
+    np.logical_not(code, out=code)
+    text_values = _kept(values[:n], code, consume)
     return (text_offsets, text_values), ((code_offsets, code_values) if code_values is not None else None)
 
 
-#: Values moved at once by the in-place compaction of :func:`split_csr`.
+def drop_values(
+    offsets: np.ndarray, values: np.ndarray, drop: np.ndarray, consume: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """A CSR of sorted sets (``offsets``, ``values``) without the values in ``drop`` (sorted,
+    distinct): the texts to ignore.  ``consume``: ``values`` may be overwritten (compacted in
+    place).  Slice by slice: beyond a byte per value, its temporaries are one slice's."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = int(offsets[-1])
+    values = np.asarray(values, dtype=np.uint64)[:n]
+    if drop.size == 0 or n == 0:
+        return offsets, values
+    keep = np.empty(n, dtype=bool)
+    for lo in range(0, n, _COMPACT_SLICE):
+        v = values[lo : lo + _COMPACT_SLICE]
+        pos = np.searchsorted(drop, v)
+        np.minimum(pos, drop.size - 1, out=pos)
+        np.not_equal(drop[pos], v, out=keep[lo : lo + v.size])
+    # Rows lose what they held of ``drop`` (few values: counted from their positions).
+    gone = np.flatnonzero(~keep)
+    lost = np.bincount(np.searchsorted(offsets, gone, side="right") - 1, minlength=offsets.size - 1)
+    kept_offsets = offsets.copy()
+    kept_offsets[1:] -= np.cumsum(lost)
+    return kept_offsets, _kept(values, keep, consume)
+
+
+def _kept(values: np.ndarray, keep: np.ndarray, consume: bool) -> np.ndarray:
+    """``values[keep]``; with ``consume`` (and a writable array) compacted in place, slice by slice
+    (what a slice keeps is a copy, written at or before the slice's start): no second array of
+    every value."""
+    if not (consume and values.flags.writeable):
+        return values[keep]
+    w = 0
+    for lo in range(0, values.size, _COMPACT_SLICE):
+        kept = values[lo : lo + _COMPACT_SLICE][keep[lo : lo + _COMPACT_SLICE]]
+        values[w : w + kept.size] = kept
+        w += kept.size
+    return values[:w]
+
+
+#: Values handled at once by the in-place compactions and the membership test of :func:`drop_values`.
 _COMPACT_SLICE = 1 << 22
 
 
