@@ -141,10 +141,10 @@ def load(
     ``params``: :func:`similarity_params` of those two, when the caller read them already.
     ``remembered``: paths made references in an earlier session, preferred when none is
     (``preferred`` empty) and they are indexed -- resolved here, so the groups are made once."""
-    if params is None:
-        params = similarity_params(code_view, ignore)
     if not index_path.exists():
         return Results(index_path, False, None, None, np.zeros(0), Snapshot.empty(threshold))
+    if params is None:
+        params = similarity_params(code_view, ignore)
     progress(Progress("load", message=str(index_path)))
     with gc_paused():
         with Index.open(index_path, readonly=True) as idx:

@@ -658,9 +658,7 @@ class MainWindow(QMainWindow):
         if self.runner.busy("scan"):
             self.runner.cancel("scan")
             self.status_label.setText(self.tr("Cancelling… finishing the current files"))
-        elif self.runner.busy("load"):
-            self.runner.cancel("load")
-        if self.runner.busy("verify"):
+        elif self.runner.busy("verify"):  # (the only other job Esc stops: a load follows a choice made)
             self.runner.cancel("verify")
 
     def _on_scan_finished(self, outcome: jobs.ScanOutcome) -> None:
@@ -709,7 +707,8 @@ class MainWindow(QMainWindow):
 
     def _set_idle(self, text: str = "") -> None:
         self.status_label.setText(text)
-        self.progress_bar.hide()
+        if not any(self.runner.busy(slot) for slot in ("scan", "load", "trash", "verify")):
+            self.progress_bar.hide()  # (another job still running keeps its bar)
         self.view.placeholder = self._empty_text
         self.view.viewport().update()
         self._update_actions()
@@ -816,7 +815,7 @@ class MainWindow(QMainWindow):
         self.act_cancel.setEnabled(scanning or verifying)
         self.b_cancel.setEnabled(scanning or verifying)
         self.act_trash.setEnabled(not busy and bool(self.model.marked))
-        self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0)
+        self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
         self.act_unmark_all.setEnabled(bool(self.model.marked))
         self.act_export.setEnabled(self.model.snapshot.n_groups > 0)
         for a in (self.act_open, self.act_reveal, self.act_copy, self.act_mark, self.act_make_ref):
@@ -1026,7 +1025,7 @@ class MainWindow(QMainWindow):
             lambda progress, cancel: jobs.true_copies(pairs, progress, cancel),
             finished=lambda ok: self._on_copies_verified(index, ids, ok),
             failed=self._on_job_failed,
-            cancelled=lambda: self._idle_unless_working(self.tr("Stopped reading the copies: only exact copies marked")),
+            cancelled=lambda: self._on_copies_verified(index, ids, None),
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Reading the copies in other encodings beside their references…"))
@@ -1038,10 +1037,17 @@ class MainWindow(QMainWindow):
         else:
             self._set_idle(text)
 
-    def _on_copies_verified(self, index: Path, ids: list[int], ok: list[bool]) -> None:
-        self._idle_unless_working()
+    def _on_copies_verified(self, index: Path, ids: list[int], ok: list[bool] | None) -> None:
+        """The end of Ctrl+M's reading: ``ok`` per copy, or None when it was stopped."""
         if index != self.index_path:  # another index was opened meanwhile: these ids are not its files
+            self._idle_unless_working()
+            self.marksVerified.emit()
             return
+        if ok is None:
+            self._idle_unless_working(self.tr("Stopped reading the copies: only exact copies marked"))
+            self.marksVerified.emit()
+            return
+        self._idle_unless_working()
         self.model.set_marked([fid for fid, good in zip(ids, ok) if good], True)
         left = len(ids) - sum(ok)
         if left:

@@ -85,9 +85,15 @@ def drop_values(
         pos = np.searchsorted(drop, v)
         np.minimum(pos, drop.size - 1, out=pos)
         np.not_equal(drop[pos], v, out=keep[lo : lo + v.size])
-    # Rows lose what they held of ``drop`` (few values: counted from their positions).
-    gone = np.flatnonzero(~keep)
-    lost = np.bincount(np.searchsorted(offsets, gone, side="right") - 1, minlength=offsets.size - 1)
+    # What each row loses: counted from the positions when few values go (16 bytes each), else by
+    # row_counts (8 bytes a value).
+    dropped = ~keep
+    gone = np.flatnonzero(dropped) if np.count_nonzero(dropped) < n // 2 else None
+    if gone is not None:
+        lost = np.bincount(np.searchsorted(offsets, gone, side="right") - 1, minlength=offsets.size - 1)
+    else:
+        lost = row_counts(dropped, offsets)
+    del dropped, gone
     kept_offsets = offsets.copy()
     kept_offsets[1:] -= np.cumsum(lost)
     return kept_offsets, _kept(values, keep, consume)
