@@ -1058,10 +1058,10 @@ class MainWindow(QMainWindow):
             self.show_message(
                 (
                     self.tr("1 file with the same words as its reference was not marked: its text is not exactly the "
-                            "reference's -- ")
+                            "reference's — ")
                     if left == 1
                     else self.tr("{0:,} files with the same words as their references were not marked: their text is "
-                                 "not exactly the references' -- ").format(left)
+                                 "not exactly the references' — ").format(left)
                 )
                 + why,
                 "info",
