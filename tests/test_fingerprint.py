@@ -218,6 +218,11 @@ def test_block_borders(monkeypatch: pytest.MonkeyPatch, name: str, params: rolli
         monkeypatch.setattr(rolling, "BLOCK", block)
         assert hasher_result(units, params, binary) == expected
         assert hasher_result(units, params, binary, pieces=13) == expected
+        # Feeds of whole blocks (as the reader's chunks are): no short block after them.
+        h = rolling.ManberHasher(params, binary=binary)
+        for a in range(0, units.size, 2 * block):
+            h.feed(units[a : a + 2 * block])
+        assert tuple(x.tolist() for x in h.finish()) == expected
 
 
 def test_default_params_against_reference() -> None:
@@ -550,13 +555,15 @@ def test_chunks_equal_one_shot(tmp_path, chunk: int) -> None:
     rng = np.random.default_rng(12)
     text = _random_text(rng, 30_000).encode("utf-8")
     binary = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    whole = FingerprintParams(chunk_size=1 << 22, binary_chunk_size=1 << 22)
+    pieces = FingerprintParams(chunk_size=chunk, binary_chunk_size=chunk)
     for data in (text, text.decode().encode("utf-16"), binary):
-        one = fingerprint_bytes(data, FingerprintParams(chunk_size=1 << 22))
-        many = fingerprint_bytes(data, FingerprintParams(chunk_size=chunk))
+        one = fingerprint_bytes(data, whole)
+        many = fingerprint_bytes(data, pieces)
         assert _same(one, many) and one.checksum == many.checksum and one.partial == many.partial
         p = tmp_path / "f.bin"
         p.write_bytes(data)
-        f = fingerprint_file(p, FingerprintParams(chunk_size=chunk))
+        f = fingerprint_file(p, pieces)
         assert _same(one, f) and f.checksum == one.checksum and f.partial == one.partial and f.size == len(data)
 
 

@@ -80,7 +80,10 @@ class FingerprintParams:
     to 1 in 16: about 120-250 anchored fingerprints, whatever its length: short answers and
     snippets, where the rolling rule gives a handful), then level 5 (1 in 64) from 4,096
     units, 6 (1 in 128) from 8,192 and 7 (1 in 256, Manber's rate) from 16,384.
-    chunk_size: bytes read and decoded at once (memory per file is a few chunks).
+    chunk_size: bytes of a text file read and decoded at once (memory per file is a few chunks).
+    binary_chunk_size: bytes of a binary file read and hashed at once; larger, as a binary
+    byte costs a quarter of a text unit's memory, and each chunk has a fixed cost (the
+    windows across its border, one no-overlap pass): 4 MiB against 1 MiB is ~3 % faster.
 
     Anchored fingerprints (ALGORITHM_VERSION 8, ``benchmarks/fingerprint_levels.py`` and
     ``benchmarks/accuracy.py``; recall at <=1% false positives on ``unrelated`` / ROC AUC for
@@ -148,6 +151,7 @@ class FingerprintParams:
     text_anchor_length: int = 8
     level_units: tuple[int, ...] = (512, 1024, 2048, 4096, 4096, 8192, 16384)
     chunk_size: int = 1 << 20
+    binary_chunk_size: int = 4 << 20
 
     @property
     def max_level(self) -> int:
@@ -178,15 +182,15 @@ class FingerprintParams:
 
 DEFAULT_PARAMS = FingerprintParams()
 
-ChunkSource = Callable[[], Iterator[bytes]]
+#: Reads a file from its start in pieces of the given size (the last may be shorter).
+ChunkSource = Callable[[int], Iterator[bytes]]
 
 
 def fingerprint_bytes(data: bytes, params: FingerprintParams = DEFAULT_PARAMS) -> Fingerprints:
     """Fingerprints of an in-memory byte string (same result as the file holding it)."""
     mv = memoryview(data)
-    step = params.chunk_size
 
-    def chunks() -> Iterator[bytes]:
+    def chunks(step: int) -> Iterator[bytes]:
         for i in range(0, len(mv), step):
             yield mv[i : i + step]  # type: ignore[misc]
 
@@ -219,9 +223,8 @@ def fingerprint_file(
         else:
             tail = b""
 
-        def chunks() -> Iterator[bytes]:
+        def chunks(step: int) -> Iterator[bytes]:
             f.seek(0)
-            step = params.chunk_size
             left = -1 if limit is None else limit
             while left:
                 b = f.read(step if left < 0 else min(step, left))
@@ -253,7 +256,7 @@ def _fingerprint_binary(
     full = xxhash.xxh3_128()
     hasher = ManberHasher(params.manber(False), binary=True)
     read = 0
-    for chunk in chunks():
+    for chunk in chunks(params.binary_chunk_size):
         full.update(chunk)
         read += len(chunk)
         hasher.feed(np.frombuffer(chunk, dtype=np.uint8))
@@ -296,7 +299,7 @@ def _fingerprint_text(
     def raw() -> Iterator[bytes]:
         nonlocal read
         skip = det.bom_len
-        for chunk in chunks():
+        for chunk in chunks(params.chunk_size):
             full.update(chunk)
             read += len(chunk)
             if skip:

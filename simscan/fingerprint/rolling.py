@@ -520,9 +520,11 @@ class ManberHasher:
         self.nested = params.nested and not binary
         self.lead = params.anchor_length if self.nested else w
         self.overlap = self.lead + w - 1
-        cap = max(BLOCK, 4 * (self.overlap + 2))
+        # A block is BLOCK new units plus the overlap, so that a feed of a multiple of BLOCK
+        # units (the reader's chunks) is exactly that many blocks, with no short one after them.
+        cap = max(BLOCK, 4 * (self.overlap + 2)) + self.overlap
         self.cap = cap
-        self.t = _tables(w, cap)
+        self.t = _tables(w, cap + 2)  # + 2: an odd block is padded to an even length (lanes)
         self._s = np.empty(cap + 2, dtype=np.uint32)
         self._s[0] = 0
         self._d = np.empty(cap, dtype=np.uint32)
@@ -551,6 +553,7 @@ class ManberHasher:
         self._ends = None if ends is None else np.asarray(ends, dtype=np.int64)
         self._rolling: list[np.ndarray] = []
         self._anchored: list[np.ndarray] = []
+        self._held = [0, 0]  # values in each of the two lists (for _compact)
         self._roll_owner: list[np.ndarray] = []
         self._anchor_owner: list[np.ndarray] = []
         self.units = 0
@@ -596,6 +599,7 @@ class ManberHasher:
         self._level_thr = np.uint64((1 << 32) >> level)
         parts = [p[anchored_levels(p) >= level] for p in self._anchored]
         self._anchored[:] = [p for p in parts if p.size]
+        self._held[1] = sum(p.size for p in self._anchored)
 
     def _select(self, units: np.ndarray, found: list[tuple], gpos: int) -> None:
         """Apply the no-overlap rule to the candidates of ``units`` (local starts, with
@@ -604,6 +608,8 @@ class ManberHasher:
         low = None
         for kind in (0, 1):
             starts = _cat([f[2 * kind] for f in found])
+            if starts.size == 0:  # e.g. most junctions of two feeds
+                continue
             vals = None if self.binary else _cat([f[2 * kind + 1] for f in found], np.uint32)
             ok = self._valid(starts, gpos, self.lead if kind else 0)
             if ok is not None:
@@ -631,8 +637,9 @@ class ManberHasher:
                 self._next_roll = last
                 self._rolling.append(v & _LOW63)
             if self._ends is None:
+                self._held[kind] += v.size
                 self._compact()
-            if self._ends is not None:
+            else:
                 # File index of each pick: count the ends at or before it (from the ends' side).
                 g = picked + gpos
                 first = np.searchsorted(self._ends, g[0], side="right")
@@ -779,16 +786,16 @@ class ManberHasher:
         """Keep the stored values distinct once they pile up: memory then grows with the
         number of distinct fingerprints (the result), not with the length of a repetitive
         input."""
-        for parts in (self._rolling, self._anchored):
+        for kind, parts in enumerate((self._rolling, self._anchored)):
             if len(parts) < 16:
                 continue
             # Geometric: the new values must outnumber the merged ones, so that each value
             # is merged O(log n) times.
-            new = sum(p.size for p in parts[1:])
-            if new > max(1 << 20, parts[0].size):
+            if self._held[kind] - parts[0].size > max(1 << 20, parts[0].size):
                 merged = _sorted_unique(parts)
                 parts.clear()
                 parts.append(merged)
+                self._held[kind] = merged.size
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """(rolling, anchored): sorted, distinct uint64 values.  The hasher is spent."""
