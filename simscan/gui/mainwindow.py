@@ -469,6 +469,14 @@ class MainWindow(QMainWindow):
         self.preview = PreviewWidget()
         self.summary_label = QLabel()
         self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary_label.setToolTip(
+            self.tr(
+                "Copies: files with the same bytes as their group's reference, or the same text in another "
+                "encoding, line ending or spacing. Mark Copies (Ctrl+M) marks those with the same bytes at "
+                "once and reads the others again first: only the same text in another encoding or line "
+                "ending is marked."
+            )
+        )
 
         results_box = QWidget()
         rbl = QVBoxLayout(results_box)
@@ -794,7 +802,7 @@ class MainWindow(QMainWindow):
         marked = self.model.marked_members()
         snap = self.model.snapshot
         marked_bytes = sum(snap.l_size[m] for m in marked)
-        text = self.tr("{0:,} groups · {1:,} files · {2} reclaimable from exact copies ({3} counting similar files)").format(
+        text = self.tr("{0:,} groups · {1:,} files · {2} reclaimable from copies ({3} counting similar files)").format(
             groups, files, format_size(self.proxy.copy_bytes()), format_size(reclaim)
         )
         if marked:
