@@ -524,7 +524,9 @@ class ManberHasher:
         # units (the reader's chunks) is exactly that many blocks, with no short one after them.
         cap = max(BLOCK, 4 * (self.overlap + 2)) + self.overlap
         self.cap = cap
-        self.t = _tables(w, cap + 2)  # + 2: an odd block is padded to an even length (lanes)
+        # + 2: an odd block is padded to an even length (lanes); rounded up so that the text and
+        # binary hashers (overlaps of 57 and 99 units) share one set of tables (4 MB).
+        self.t = _tables(w, -(-(cap + 2) // 1024) * 1024)
         self._s = np.empty(cap + 2, dtype=np.uint32)
         self._s[0] = 0
         self._d = np.empty(cap, dtype=np.uint32)
