@@ -521,7 +521,7 @@ class ManberHasher:
         self.lead = params.anchor_length if self.nested else w
         self.overlap = self.lead + w - 1
         # A block is BLOCK new units plus the overlap, so that a feed of a multiple of BLOCK
-        # units (the reader's chunks) is exactly that many blocks, with no short one after them.
+        # units (a binary file's chunks) is exactly that many blocks, with no short one after them.
         cap = max(BLOCK, 4 * (self.overlap + 2)) + self.overlap
         self.cap = cap
         # + 2: an odd block is padded to an even length (lanes); rounded up so that the text and
