@@ -153,7 +153,7 @@ class ScanRequest:
     index_path: Path | None = None
     exclude: list[str] = field(default_factory=list)
     include: list[str] = field(default_factory=list)
-    hidden: bool = True
+    hidden: bool = False
     min_size: int = 0
     max_size: int | None = None
     follow_links: bool = False

@@ -50,7 +50,7 @@ SPARSE_RATIO = 8
 class WalkOptions:
     exclude: Sequence[str] = ()
     include: Sequence[str] = ()
-    hidden: bool = True
+    hidden: bool = False
     min_size: int = 0
     max_size: int | None = None
     follow_links: bool = False

@@ -157,10 +157,12 @@ def test_options_exclude_include_hidden_sizes(tmp_path: Path):
     assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"a.txt"]
     scan(root, idx, include=["*.txt"], min_size=1000)
     assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"big.txt"]
-    scan(root, idx, exclude=[f"{root}/keep/*"])
+    scan(root, idx, exclude=[f"{root}/keep/*"], hidden=True)
     assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"e.txt", b"f.txt"]
+    scan(root, idx, exclude=[f"{root}/keep/*"])  # hidden names are left out by default
+    assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"e.txt"]
     # A relative path glob matches at any depth (it matched nothing: paths are absolute).
-    scan(root, idx, exclude=["keep/*.txt", "skipdir/"])
+    scan(root, idx, exclude=["keep/*.txt", "skipdir/"], hidden=True)
     assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"b.log", b"f.txt"]
 
 

@@ -421,17 +421,28 @@ def _same_content(
     same bytes, or the same text (:func:`content_digest`) -- a size and time unchanged since the scan
     do not prove the bytes are (``cp -p``, ``touch -r``, coarse file-system clocks).  ``seen``: the
     digests of ``others`` read so far (each is read once per kind); ``kinds``: the readings to try
-    (False: bytes, True: text)."""
+    (False: bytes, True: text).  Bytes are compared only with files of the same size (a text copy
+    in another encoding would otherwise read every kept file whole twice)."""
     for text in kinds:
+        candidates = others if text else [o for o in others if _size(o) == _size(path) is not None]
+        if not candidates:
+            continue
         mine = content_digest(path, text)
         if mine is None:
             continue
-        for other in others:
+        for other in candidates:
             if (other, text) not in seen:
                 seen[(other, text)] = content_digest(other, text)
             if seen[(other, text)] == mine:
                 return True
     return False
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def trash(

@@ -778,12 +778,12 @@ class MainWindow(QMainWindow):
         if self.results is not None:
             self._regroup_timer.start()
 
-    def regroup(self) -> bool:
-        """Group the pairs in memory at the current threshold (no index access); False when it
+    def regroup(self) -> None:
+        """Group the pairs in memory at the current threshold (no index access); nothing when it
         cannot now (no results, or a scan is running)."""
         res = self.results
         if res is None or self.runner.busy("scan"):
-            return False
+            return
         args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs))
 
         def finished(snap: Snapshot) -> None:
@@ -791,7 +791,6 @@ class MainWindow(QMainWindow):
                 self._set_snapshot(snap)
 
         self.runner.start("group", lambda _p, _c: jobs.group(*args), finished=finished, failed=self._on_job_failed)
-        return True
 
     def _apply_filters(self) -> None:
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())

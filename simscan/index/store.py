@@ -72,10 +72,10 @@ _POST_SLICE = 200_000
 #: (540,000 sorted postings into a fresh WITHOUT ROWID table, SQLite 3.40); 2,000 rows per statement
 #: measured the same.  Fewer rows when the library allows fewer bound parameters (999 before 3.32).
 _ROWS_PER_INSERT = 500
-#: Fingerprint blobs larger than this (bytes) are inserted one a statement (see write_files).
 #: Rows a multi-row INSERT of fingerprint blobs (at most 64 KB each): a cached statement keeps its
 #: last bound blobs, so this bounds what stays held after a commit to ~4 MB.
 _BLOB_ROWS_PER_INSERT = 64
+#: Fingerprint blobs larger than this (bytes) are inserted one a statement (see write_files).
 _BIG_BLOB = 64 << 10
 #: Fingerprint blobs held at once while collecting postings.
 _BLOB_HOLD = 8 << 20
