@@ -31,10 +31,10 @@ from dataclasses import replace
 import numpy as np
 
 from simscan.fingerprint import DEFAULT_PARAMS, decode_bytes, fingerprint_bytes, fingerprint_file, open_unseen
-from simscan.fingerprint.code import FILLER, code_form, glue_mask
+from simscan.fingerprint.code import FILLER, code_form, code_units, glue_mask
 from simscan.fingerprint.rolling import window_values
 from simscan.fingerprint.simhash import hamming
-from simscan.fingerprint.text import normalize_with_offsets
+from simscan.fingerprint.text import normalize, normalize_with_offsets
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.similarity.core import value_union
@@ -281,9 +281,8 @@ def compare(
         for _, raw in templates:
             text = decode_bytes(raw).text
             if text:
-                units = normalize_with_offsets(form(text))[0]
-                windows.append(_all_window_values(units[glue_mask(units)] if view == CODE else units,
-                                                  DEFAULT_PARAMS.window))
+                units = code_units(text) if view == CODE else normalize(text)
+                windows.append(_all_window_values(units, DEFAULT_PARAMS.window))
         exclude = np.unique(np.concatenate(windows)) if windows else _NONE
     ra, rb, capped = matching_runs(ua, ub, DEFAULT_PARAMS.window, exclude)
     ca, cb = _to_chars(ra, sa), _to_chars(rb, sb)
