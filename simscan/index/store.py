@@ -739,8 +739,7 @@ class Index:
                     return done
                 if fps:
                     self._insert_pairs(np.concatenate(fps), np.concatenate(owners))
-                for chunk in _chunks(ids):
-                    c.execute(f"DELETE FROM unposted WHERE file_id IN ({','.join('?' * len(chunk))})", chunk)
+                _delete_unposted(c, ids)
             done += len(ids)
             if on_progress is not None:
                 on_progress(done, total)
@@ -1210,8 +1209,7 @@ class PostingJob:
                     "DELETE FROM postings WHERE fp = ? AND file_id = ?",
                     zip(self._fp[stale].tolist(), self._owner[stale].tolist()),
                 )
-            for chunk in _chunks(self.ids):  # IN lists: ~3x cheaper than one statement per id
-                c.execute(f"DELETE FROM unposted WHERE file_id IN ({','.join('?' * len(chunk))})", chunk)
+            _delete_unposted(c, self.ids)
         self._fp = self._owner = np.zeros(0, np.int64)
         self._pos = 0
 
@@ -1263,6 +1261,12 @@ def _kind_parts(rows: list[tuple[int, int, bytes]], kind: str) -> list[bytes]:
 def _chunks(seq: list[Any], n: int = _CHUNK) -> Iterator[list[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
+
+
+def _delete_unposted(c: sqlite3.Connection, ids: list[int]) -> None:
+    """Take these files off ``unposted``: IN lists, ~3x cheaper than one statement per id."""
+    for chunk in _chunks(ids):
+        c.execute(f"DELETE FROM unposted WHERE file_id IN ({','.join('?' * len(chunk))})", chunk)
 
 
 def _refusal(path: Path) -> str | None:
