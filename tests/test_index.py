@@ -193,6 +193,22 @@ def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path: Path)
     assert p.read_bytes() == b"this is not sqlite" * 300
 
 
+def test_a_fifo_or_a_folder_as_index_is_refused_at_once_and_nothing_is_written(tmp_path: Path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # opening it to read its header would block forever
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for p, kind in ((fifo, "not a regular file"), (folder, "a folder")):
+        for call in (lambda: Index.open(p, readonly=True), lambda: Index.open(p), lambda: rebuild(p)):
+            with pytest.raises(NotAnIndex) as ei:
+                call()
+            assert str(p) in str(ei.value) and kind in str(ei.value) and ei.value.exit_code == 3
+        with pytest.raises(RefusedToMove):
+            move_aside(p)
+    assert sorted(os.listdir(tmp_path)) == ["folder", "pipe"]  # no journal, lock or -wal beside them
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and os.listdir(folder) == []
+
+
 def test_a_damaged_index_is_corrupt_and_rebuild_moves_it_aside(tmp_path: Path):
     p = tmp_path / "i.db"
     with Index.open(p) as ix:

@@ -40,6 +40,7 @@ import json
 import os
 import shlex
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -234,6 +235,23 @@ def _not_an_index(path: Path, what: str) -> NotAnIndex:
     )
 
 
+def _check_kind(path: Path) -> None:
+    """Refuse a path that exists but is not a regular file (a FIFO would block the open forever, a
+    device would get SQLite's journal written beside it)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise IndexUnavailable(
+            f"the index {path} cannot be reached: {e.strerror or e}.",
+            "Check the folder's permissions, or use another --index PATH.",
+        ) from e
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise _not_an_index(path, kind)
+
+
 def _check_file(path: Path) -> None:
     """Refuse (without writing anything) a file that is not a SQLite database: an empty file or
     another kind of file gets NotAnIndex, a damaged index IndexCorrupt (which suggests --rebuild)."""
@@ -281,6 +299,7 @@ class Index:
         """
         p = Path(path).expanduser() if path is not None else default_index_path()
         p = Path(os.path.abspath(p))
+        _check_kind(p)
         if readonly:
             # A read-only open never writes: not even to upgrade an older index or to start an empty one.
             if not p.exists():
@@ -1272,6 +1291,8 @@ def _delete_unposted(c: sqlite3.Connection, ids: list[int]) -> None:
 def _refusal(path: Path) -> str | None:
     """Why ``path`` must not be moved aside as a damaged index (None: it may be)."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # (move_aside's own callers; a FIFO would block the read)
+            return f"{path} is not a regular file, so not a simscan index: it was left untouched"
         head = _header(path)
     except OSError as e:
         return f"{path} cannot be read ({e.strerror or e})"
@@ -1335,6 +1356,7 @@ def rebuild(path: Path | str | None = None) -> tuple[Index, Path | None]:
     (damaged) simscan index, and IndexUnavailable when its folder cannot be written.
     """
     p = Path(os.path.abspath(Path(path).expanduser() if path is not None else default_index_path()))
+    _check_kind(p)  # a folder or a device is not an index to move aside, whatever --rebuild says
     if p.exists():
         # Before creating anything beside it (the lock file would make it look like an index).
         why = _refusal(p)
