@@ -5,7 +5,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from simscan.cli import EXIT_INDEX, EXIT_OK, EXIT_USAGE, main
 from simscan.cli.common import ProgressBar
@@ -100,7 +104,34 @@ def test_usage_errors(tmp_path: Path, capsys):
     assert "no such file or folder" in err and str(tmp_path / "missing") in err
     assert "Give a folder that exists" in err  # says what to do, not only what went wrong
     assert main(["scan", str(tmp_path), "--index", str(tmp_path / "i.db"), "--jobs", "0"]) == EXIT_USAGE
+    make_tree(tmp_path / "t", 3)
+    assert main(["scan", str(tmp_path / "t"), "--index", str(tmp_path / "i.db"), "--quiet"]) == EXIT_OK
+    capsys.readouterr()
+    # A minimum above the maximum would scan nothing and forget every indexed file under the root.
+    assert main(["scan", str(tmp_path / "t"), "--index", str(tmp_path / "i.db"), "--min-size", "10k",
+                 "--max-size", "1k"]) == EXIT_USAGE
+    assert "--min-size 10,000 is larger than --max-size 1,000" in capsys.readouterr().err
+    with Index.open(tmp_path / "i.db", readonly=True) as ix:
+        assert len(ix.files()) == 3
     assert parse_size("10k") == 10_000 and parse_size("2MiB") == 2 << 20 and parse_size("1.5GB") == 1_500_000_000
+
+
+def test_an_output_that_cannot_be_written_is_a_message_not_a_traceback(tmp_path: Path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full (Linux)")
+    make_tree(tmp_path / "t", 4)
+    for name in ("a.txt", "b.txt"):  # a pair, so that every command has something to write
+        (tmp_path / "t" / name).write_text("the same words in both files " * 40)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    idx = str(tmp_path / "i.db")
+    base = [sys.executable, "-m", "simscan"]
+    subprocess.run([*base, "scan", str(tmp_path / "t"), "--index", idx, "--quiet"], check=True, env=env)
+    for cmd in (["stats"], ["pairs", "--format", "json", "-m", "0"], ["groups"]):
+        with open("/dev/full", "w") as full:  # every write: "No space left on device"
+            r = subprocess.run([*base, *cmd, "--index", idx], check=False, stdout=full, stderr=subprocess.PIPE, env=env,
+                               text=True)
+        assert r.returncode == 1, (cmd, r.stderr)
+        assert r.stderr == "simscan: cannot write the output: No space left on device.\n", (cmd, r.stderr)
 
 
 def test_stats_without_index_exits_3(tmp_path: Path, capsys):

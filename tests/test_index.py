@@ -199,9 +199,9 @@ def test_a_fifo_or_a_folder_as_index_is_refused_at_once_and_nothing_is_written(t
     folder = tmp_path / "folder"
     folder.mkdir()
     for p, kind in ((fifo, "not a regular file"), (folder, "a folder")):
-        for call in (lambda: Index.open(p, readonly=True), lambda: Index.open(p), lambda: rebuild(p)):
+        for call, kw in ((Index.open, {"readonly": True}), (Index.open, {}), (rebuild, {})):
             with pytest.raises(NotAnIndex) as ei:
-                call()
+                call(p, **kw)
             assert str(p) in str(ei.value) and kind in str(ei.value) and ei.value.exit_code == 3
         with pytest.raises(RefusedToMove):
             move_aside(p)

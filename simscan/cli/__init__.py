@@ -13,6 +13,8 @@ Exit codes (a contract, also in README.md):
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import signal
 import sys
 import threading
@@ -62,10 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or EXIT_OK)
     except Terminated:
-        print("simscan: terminated; finished work is kept in the index.", file=sys.stderr)
+        kept = "; finished work is kept in the index" if args.command == "scan" else ""
+        print(f"simscan: terminated{kept}.", file=sys.stderr)
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        print("simscan: interrupted; finished work is kept in the index.", file=sys.stderr)
+        kept = "; finished work is kept in the index" if args.command == "scan" else ""
+        print(f"simscan: interrupted{kept}.", file=sys.stderr)
         return EXIT_INTERRUPTED
     except SimscanError as e:
         print(f"simscan: {e}", file=sys.stderr)
@@ -74,9 +78,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output piped into e.g. `head` that closed early: not an error worth a traceback.
         sys.stderr.close()
         return EXIT_OK
+    except OSError as e:
+        # A full disk, a quota, an I/O error on the file the output goes to.  (Files that simscan
+        # reads are reported with their names where they are read; these errors carry no name.)
+        if e.filename is not None or e.errno not in _WRITE_ERRORS:
+            raise
+        print(f"simscan: cannot write the output: {e.strerror or e}.", file=sys.stderr)
+        _drop_output()
+        return EXIT_ERROR
     finally:
         if watch:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _drop_output() -> None:
+    """Point standard output at /dev/null, so that the interpreter's flush at exit does not fail
+    a second time with a traceback."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no real file descriptor (an embedding, a test's capture)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -139,6 +139,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("simscan: --jobs must be at least 1", file=sys.stderr)
         return 2
+    if args.max_size is not None and args.min_size > args.max_size:
+        # Nothing would be scanned, and every file already indexed under the roots would be forgotten.
+        print(f"simscan: --min-size {args.min_size:,} is larger than --max-size {args.max_size:,} (bytes)",
+              file=sys.stderr)
+        return 2
     missing = [r for r in args.roots if _missing(r)]
     if missing:
         print(f"simscan: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
