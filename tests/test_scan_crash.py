@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from simscan import scanner
+from simscan.cli import main
 from simscan.index import Index
 from simscan.scanner import ScanRequest, run_scan
 from tests.helpers_tree import make_tree
@@ -70,7 +72,7 @@ def _snapshot(idx: Path) -> dict[bytes, tuple]:
 
 
 @pytest.mark.slow
-def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path, monkeypatch):
+def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path, monkeypatch, capsys):
     # Batch independence has its own test (test_scan.py); this one is about crashes.
     monkeypatch.setattr(scanner, "BATCH_FILES", 1)
     root = tmp_path / "tree"
@@ -90,6 +92,12 @@ def test_kill_9_mid_scan_then_rescan_equals_fresh_scan(tmp_path: Path, monkeypat
     assert helpers and not _gone(helpers)  # its workers notice and end; so does the fork server
     with sqlite3.connect(idx) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # `simscan stats` does not call the dead scan running (no process holds the index's lock).
+    assert main(["stats", "--index", str(idx)]) == 0
+    assert "killed before it finished" in capsys.readouterr().out
+    assert main(["stats", "--index", str(idx), "--format", "json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["last_scan"]["status"] == "killed" and st["scan_running"] is False
     r = run_scan(ScanRequest([root], index_path=idx, jobs=1))
     assert r.files_seen == 2000 and r.files_read + r.files_unchanged == 2000 and r.files_unchanged >= n
     fresh = tmp_path / "fresh.db"

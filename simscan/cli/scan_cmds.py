@@ -216,6 +216,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
         st = idx.stats()
         st["scan_running"] = idx.scan_running()
+    last: dict[str, Any] | None = st["last_scan"]
+    if last and last["status"] == "running" and not st["scan_running"]:
+        # Its process died (kill -9, a crash, a power cut) before it could say so; the next scan
+        # marks it "killed" in the index too.
+        last["status"] = "killed"
     if args.format == "json":
         print(json.dumps(st, indent=2, sort_keys=True))
         return 0
@@ -236,14 +241,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
             + ("(a scan is running: it adds them)" if st["scan_running"] else
                "(a scan was stopped early; the next scan adds them)")
         )
-    last: dict[str, Any] | None = st["last_scan"]
     if last:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["started_at"]))
-        print(
-            f"last scan:    {when}, {last['status']}, {', '.join(display_path(r, terminal=True) for r in last['roots'])}: "
-            f"{last['files_seen']:,} files, "
-            f"{last['files_read']:,} read, {last['problems']:,} problems"
-        )
+        roots = ", ".join(display_path(r, terminal=True) for r in last["roots"])
+        if last["status"] in ("running", "killed"):
+            # Its counts are written when it ends: a running or killed scan has none yet.
+            how = "running" if last["status"] == "running" else "killed before it finished; the next scan reads the rest"
+            print(f"last scan:    {when}, {how}, {roots}")
+        else:
+            print(
+                f"last scan:    {when}, {last['status']}, {roots}: {_count(last['files_seen'], 'file')}, "
+                f"{last['files_read']:,} read, {_count(last['problems'], 'problem')}"
+            )
     return 0
 
 
