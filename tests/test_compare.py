@@ -107,6 +107,25 @@ def test_repeated_passage_and_unpaired_runs() -> None:
     assert matching_runs(a[:40], b, 50) == ([], [], False)
 
 
+def test_an_excerpt_of_repetitive_text_is_one_passage_counted_once(tmp_path: Path) -> None:
+    # A table row repeated more often than MAX_OCCURRENCES: its windows match only a few of their places
+    # in the excerpt, which cut the excerpt's one passage into overlapping pieces on one diagonal.
+    row = "Module type pure Python, deprecated in 3.8, to be removed in 3.10, substitute none.\n"
+    a = "\n".join(words(k, 12) + "\n" + row * 3 for k in range(12))
+    start = a.index(row) - 30
+    b = a[start : start + 1200]
+    (tmp_path / "a.txt").write_text(a)
+    (tmp_path / "b.txt").write_text(b)
+    c = compare(tmp_path / "a.txt", tmp_path / "b.txt")
+    assert c.capped and not c.truncated
+    k = c.ranges_b.index((0, len(b)))  # the whole excerpt, once, in its own place
+    assert c.ranges_a[k] == (start, start + len(b))
+    # Its repeated rows also match a's other rows; each character still counts once.
+    ma, mb = c.matched_chars()
+    assert mb == len(b) and len(b) < ma <= len(a)
+    assert ma == len(set().union(*(range(s0, e0) for s0, e0 in c.ranges_a)))
+
+
 def test_scores_at_the_pair_level(tmp_path: Path) -> None:
     """A short text and a long one containing it: the scores are set arithmetic with both sets
     taken at the long text's (coarser) level, where the short text is wholly contained."""

@@ -341,11 +341,12 @@ def _comparison_record(c: Any) -> dict[str, Any]:
         encoding_b=c.encoding_b,
         ranges_a=[list(r) for r in c.ranges_a],
         ranges_b=[list(r) for r in c.ranges_b],
-        matched_chars_a=sum(e - s for s, e in c.ranges_a),
-        matched_chars_b=sum(e - s for s, e in c.ranges_b),
+        matched_chars_a=c.matched_chars()[0],
+        matched_chars_b=c.matched_chars()[1],
         chars_a=None if c.text_a is None else len(c.text_a),
         chars_b=None if c.text_b is None else len(c.text_b),
         truncated=bool(c.truncated),
+        capped=bool(c.capped),
     )
     return rec
 
@@ -395,6 +396,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             break
     if c.truncated:
         out.write("(large files: passages searched in the first part only)\n")
+    if c.capped:
+        out.write("(repetitive text: a passage that repeats many times is matched at a few of its places)\n")
     return 0
 
 

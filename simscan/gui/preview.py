@@ -247,6 +247,8 @@ class PreviewWidget(QStackedWidget):
                 notes.append(self.tr("Only the first {0:,} matching passages are highlighted.").format(RANGE_CAP))
             if getattr(comp, "truncated", False):
                 notes.append(self.tr("The files are long: matching passages were searched in their first part only."))
+            if getattr(comp, "capped", False):
+                notes.append(self.tr("Repetitive text: a passage that repeats many times is matched at a few of its places."))
         self.note.setText("\n".join(notes))
         self.note.setVisible(bool(notes))
         self.setCurrentIndex(1)

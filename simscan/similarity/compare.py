@@ -6,8 +6,10 @@ character it came from).  The 64-bit value of *every* window of ``window`` units
 fingerprint window, 50) is computed for both texts with the fingerprinter's own window
 hash (``rolling.window_values``), not just the sampled ones, so every shared passage of at
 least one window is found, wherever it lies.  Matching windows (i in a, j in b) are grouped
-by diagonal j - i; consecutive windows on one diagonal form a maximal run, which covers
-units [i0, i1 + window) of a and the same length in b.  Runs are accepted longest first
+by diagonal j - i; consecutive windows on one diagonal form a run, which covers units
+[i0, i1 + window) of a and the same length in b; runs of one diagonal that overlap are joined,
+and a run takes in the equal units on either side (so it is maximal even where a repeated
+window lost its partner to the cap below).  Runs are accepted longest first
 while they add text not yet covered on either side (a passage repeated in one file is shown
 once per occurrence), then mapped back to character offsets of the decoded texts.  Since
 units are normalised code points, the same passage in a UTF-16 and a GBK file matches.
@@ -18,7 +20,8 @@ every character offset: a renamed copy is highlighted where only its names diffe
 Caps (so that large files do not explode): at most ``MAX_BYTES`` bytes of each file are
 decoded, at most ``MAX_UNITS`` normalised units are searched, each window value matches at
 most ``MAX_OCCURRENCES`` positions of the other file (repetitive text), and at most
-``MAX_RUNS`` runs are examined.  ``Comparison.truncated`` says when a cap was hit.
+``MAX_RUNS`` runs are examined.  ``Comparison.truncated`` says when a size cap was hit,
+``Comparison.capped`` when one of the last two was.
 Binary files: scores only, no ranges (byte ranges of binary data mean little to a reader).
 """
 
@@ -208,6 +211,13 @@ def matching_runs(
     starts = np.flatnonzero(brk)
     ends = np.concatenate((starts[1:], [i.size])) - 1
     i0, i1, dd = i[starts], i[ends], d[starts]
+    # Runs on one diagonal whose units overlap or touch are one passage: every unit under a matching
+    # window equals its partner, so their union is a shared string too.  (A window repeated more than
+    # MAX_OCCURRENCES times in b may have lost its true partner, which cut a run in pieces.)
+    join = np.ones(i0.size, dtype=bool)
+    join[1:] = (dd[1:] != dd[:-1]) | (i0[1:] > i1[:-1] + window)
+    first = np.flatnonzero(join)
+    i0, i1, dd = i0[first], i1[np.concatenate((first[1:], [i0.size])) - 1], dd[first]
     length = i1 - i0
     order = np.argsort(-length, kind="stable")
     if order.size > MAX_RUNS:
@@ -215,17 +225,51 @@ def matching_runs(
         order = order[:MAX_RUNS]
     cov_a = np.zeros(units_a.size, dtype=bool)
     cov_b = np.zeros(units_b.size, dtype=bool)
+    # Units under a window of a text to ignore: a run is not extended into them.
+    stop_a, stop_b = _under(ha, exclude, units_a.size, window), _under(hb, exclude, units_b.size, window)
     acc: list[tuple[int, int, int, int]] = []
     for k in order.tolist():
         a0, a1 = int(i0[k]), int(i1[k]) + window
         b0, b1 = a0 + int(dd[k]), a1 + int(dd[k])
         if cov_a[a0:a1].all() and cov_b[b0:b1].all():
             continue
+        # Maximal: the equal units on either side join the run (windows there may have lost their
+        # partner to the MAX_OCCURRENCES cap, or a hash window may not fit before a file's end).
+        back = _common_prefix(units_a[:a0][::-1], units_b[:b0][::-1], stop_a[:a0][::-1], stop_b[:b0][::-1])
+        ahead = _common_prefix(units_a[a1:], units_b[b1:], stop_a[a1:], stop_b[b1:])
+        a0, b0, a1, b1 = a0 - back, b0 - back, a1 + ahead, b1 + ahead
         cov_a[a0:a1] = True
         cov_b[b0:b1] = True
         acc.append((a0, a1, b0, b1))
     acc.sort()
     return [(a0, a1) for a0, a1, _, _ in acc], [(b0, b1) for _, _, b0, b1 in acc], capped
+
+
+def _under(values: np.ndarray, exclude: np.ndarray, n: int, window: int) -> np.ndarray:
+    """Mask of the n units covered by a window whose value is in ``exclude`` (sorted)."""
+    out = np.zeros(n, dtype=bool)
+    if exclude.size and values.size:
+        pos = np.minimum(np.searchsorted(exclude, values), exclude.size - 1)
+        hit = np.flatnonzero(exclude[pos] == values)
+        edges = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(edges, hit, 1)
+        np.add.at(edges, hit + window, -1)
+        out = np.cumsum(edges[:n]) > 0
+    return out
+
+
+def _common_prefix(x: np.ndarray, y: np.ndarray, stop_x: np.ndarray, stop_y: np.ndarray) -> int:
+    """Length of the common prefix of two unit arrays that holds no stopped unit, read in growing
+    slices (a run usually ends at a real difference: one slice)."""
+    n = min(x.size, y.size)
+    done, step = 0, 64
+    while done < n:
+        end = min(n, done + step)
+        diff = np.flatnonzero((x[done:end] != y[done:end]) | stop_x[done:end] | stop_y[done:end])
+        if diff.size:
+            return done + int(diff[0])
+        done, step = end, step * 4
+    return n
 
 
 def _to_chars(ranges: list[tuple[int, int]], src: np.ndarray) -> list[tuple[int, int]]:
@@ -288,7 +332,7 @@ def compare(
     ca, cb = _to_chars(ra, sa), _to_chars(rb, sb)
     if view == CODE:
         ca, cb = _through_names(ca, fa_text), _through_names(cb, fb_text)
-    return Comparison(pair, text_a, text_b, ca, cb, fa.encoding, fb.encoding, truncated or capped)
+    return Comparison(pair, text_a, text_b, ca, cb, fa.encoding, fb.encoding, truncated, capped)
 
 
 def _through_names(ranges: list[tuple[int, int]], form_text: str) -> list[tuple[int, int]]:

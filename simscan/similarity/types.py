@@ -115,7 +115,9 @@ class Comparison:
     (start, end) offsets into text_a / text_b in Python ``str`` indexes (code points, end
     exclusive) of the matching passages; ranges_a[i] matches ranges_b[i]; sorted by start in
     a.  truncated: the texts were longer than the comparison cap and passages were only
-    searched in their first part.
+    searched in their first part.  capped: repetitive text, whose windows repeated in the other
+    file are matched at a few of their places only (``compare.MAX_OCCURRENCES``), or too many
+    passages to examine (``compare.MAX_RUNS``).
     """
 
     pair: Pair
@@ -126,3 +128,18 @@ class Comparison:
     encoding_a: str | None
     encoding_b: str | None
     truncated: bool = False
+    capped: bool = False
+
+    def matched_chars(self) -> tuple[int, int]:
+        """Characters of text_a and of text_b inside a matching passage (each counted once: a
+        passage repeated in one file may match the same text of the other several times)."""
+        return _covered(self.ranges_a), _covered(self.ranges_b)
+
+
+def _covered(ranges: list[tuple[int, int]]) -> int:
+    total, reach = 0, 0
+    for s, e in sorted(ranges):
+        if e > reach:
+            total += e - max(s, reach)
+            reach = e
+    return total
