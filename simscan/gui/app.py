@@ -6,6 +6,7 @@ Roots given on the command line are added to the folder list and scanned at once
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -73,10 +74,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def no_display() -> str | None:
+    """Why the window cannot open here (None: it can).  On Linux and the BSDs without a display
+    server, Qt's platform plugin aborts the process (SIGABRT, exit 134) with advice to reinstall."""
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return None
+    if os.environ.get("QT_QPA_PLATFORM") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return "there is no graphical display here (neither DISPLAY nor WAYLAND_DISPLAY is set)"
+
+
 def run(roots: Sequence[str] = (), index: str | None = None) -> int:
     from simscan.gui.dialogs import install_excepthook
     from simscan.gui.mainwindow import MainWindow
 
+    why = no_display()
+    if why is not None:
+        print(f"simscan: the window cannot open: {why}.\nRun it in a desktop session, or use the command line: "
+              "`simscan scan FOLDER`, then `simscan groups`.", file=sys.stderr)
+        return 1
     app = ensure_app()
     install_excepthook()
     win = MainWindow(index_path=index, roots=roots)

@@ -103,6 +103,22 @@ def test_cli_has_gui_command_without_importing_qt_until_run():
     assert args.roots == ["/tmp"] and args.index == "/tmp/x.sqlite3"
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11/Wayland display variables")
+def test_gui_without_a_display_says_so_and_exits_1(tmp_path):
+    # Qt's xcb plugin would abort the process (exit 134) and advise reinstalling the application.
+    import os
+    import subprocess
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    r = subprocess.run([sys.executable, "-m", "simscan", "gui", "--index", str(tmp_path / "i.db")], env=env,
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 1, r.stderr
+    assert "no graphical display" in r.stderr and "simscan scan FOLDER" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "i.db").exists()
+
+
 def test_app_icon_loads(qapp):
     from simscan.gui.app import app_icon
 
