@@ -463,7 +463,8 @@ class MainWindow(QMainWindow):
             hdr.resizeSection(col, w)
         hdr.setSortIndicator(COL_SIZE, Qt.SortOrder.DescendingOrder)
         self._empty_text = tr("No results yet. Add folders on the left and press Scan.")
-        self.view.placeholder = self._empty_text
+        self._groups_total = 0  # groups at the threshold, before the Show filter and the search
+        self.view.placeholder = self._placeholder_text
         self.model.marksChanged.connect(self._update_summary)
 
         self.preview = PreviewWidget()
@@ -659,7 +660,6 @@ class MainWindow(QMainWindow):
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Starting the scan…"))
-        self.view.placeholder = self.tr("Scanning… the results appear here when the scan finishes.")
         self.view.viewport().update()
 
     def cancel_work(self) -> None:
@@ -717,7 +717,6 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
         if not any(self.runner.busy(slot) for slot in ("scan", "load", "trash", "verify")):
             self.progress_bar.hide()  # (another job still running keeps its bar)
-        self.view.placeholder = self._empty_text
         self.view.viewport().update()
         self._update_actions()
 
@@ -759,7 +758,22 @@ class MainWindow(QMainWindow):
             self.preferred_refs = list(results.preferred)
         self._set_snapshot(results.snapshot)
 
+    def _placeholder_text(self) -> str:
+        """What the empty results list says: why it is empty now."""
+        if self.runner.busy("scan"):
+            return self.tr("Scanning… the results appear here when the scan finishes.")
+        res = self.results
+        if res is None or not res.exists or not res.n_files:
+            return self._empty_text
+        if self._groups_total:
+            return self.tr("No group matches the Show filter or the search.")
+        return self.tr(
+            "No similar files at {0} % or more among the {1:,} indexed files. Lower the Similarity threshold to see "
+            "files that share less."
+        ).format(round(self.threshold), res.n_files)
+
     def _set_snapshot(self, snap: Snapshot) -> None:
+        self._groups_total = int(snap.g_kind.size)
         current = self._current_file_id()
         self.proxy.set_snapshot(snap)
         self.folder_chart.set_rows(snap.folders)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from simscan.gui.widgets import blend
+from simscan.gui.widgets import ElidedLabel, blend
 
 #: Characters shown per side (~150 printed pages).  Laying out more in a QPlainTextEdit takes
 #: longer than a user waits for a preview; the rest is summarised in a note.
@@ -84,8 +84,7 @@ class PreviewPane(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        self.title = QLabel()
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title = ElidedLabel()
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         f = self.title.font()
         f.setBold(True)

@@ -1,13 +1,14 @@
 """Small widgets: the similarity bar delegate, the in-window message bar, a list view with a
-placeholder, and the results tree (Space marks, Enter opens).  Colours come from the palette,
+placeholder, a label that shortens long paths, and the results tree (Space marks, Enter opens).  Colours come from the palette,
 so light and dark themes both work."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPalette
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QPushButton,
+    QSizePolicy,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -85,6 +87,33 @@ class SimilarityBarDelegate(QStyledItemDelegate):
         painter.setPen(pal.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text))
         painter.drawText(r.adjusted(4, 0, -4, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), text)
         painter.restore()
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text shortened in the middle ("…") to the width the layout gives it: a
+    long path never widens the window.  ``text()`` is the whole text; so is the tooltip, unless
+    one is set."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self._elide()
+
+    def text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(0, self.contentsRect().width()))
+        super().setText(shown)
 
 
 class MessageBar(QFrame):
@@ -161,7 +190,8 @@ class ResultsView(QTreeView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.placeholder = ""
+        #: What the empty view says: a text, or a function that says it at paint time.
+        self.placeholder: str | Callable[[], str] = ""
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
@@ -184,4 +214,5 @@ class ResultsView(QTreeView):
 
     def paintEvent(self, event: Any) -> None:
         super().paintEvent(event)
-        paint_placeholder(self, self.placeholder, 24)
+        text = self.placeholder() if callable(self.placeholder) else self.placeholder
+        paint_placeholder(self, text, 24)

@@ -54,7 +54,7 @@ def test_empty_index_shows_what_to_do(qtbot, tmp_path):
     with qtbot.waitSignal(win.resultsLoaded, timeout=10_000):
         win.load_results()
     assert "No index yet" in win.status_label.text()
-    assert win.model.rowCount() == 0 and "press Scan" in win.view.placeholder
+    assert win.model.rowCount() == 0 and "press Scan" in win.view.placeholder()
     # Scanning with no folder explains instead of failing.
     win.start_scan()
     assert not win.message.isHidden() and "Add a folder" in win.message.text.text()
@@ -117,6 +117,23 @@ def test_gui_without_a_display_says_so_and_exits_1(tmp_path):
     assert r.returncode == 1, r.stderr
     assert "no graphical display" in r.stderr and "simscan scan FOLDER" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "i.db").exists()
+
+
+def test_a_long_path_in_the_preview_header_never_widens_the_window(qtbot, tmp_path):
+    from PySide6.QtWidgets import QLabel
+
+    from simscan.gui.preview import PreviewPane
+
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    pane.resize(400, 300)
+    pane.show()
+    path = "/very/long/" + "folder/" * 60 + "name.txt"
+    pane.set_header(f"Selected: {path}", path, "")
+    assert pane.minimumSizeHint().width() < 400 and pane.width() == 400
+    assert pane.title.text() == f"Selected: {path}" and pane.title.toolTip() == path
+    shown = QLabel.text(pane.title)  # what is painted: shortened in the middle
+    assert "…" in shown and shown.startswith("Selected: /very") and shown.endswith("name.txt")
 
 
 def test_app_icon_loads(qapp):

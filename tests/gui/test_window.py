@@ -172,6 +172,7 @@ def test_cancel_stops_scan_and_window_stays_usable(qtbot, window, tmp_path, monk
     with qtbot.waitSignal(win.scanFinished, timeout=WAIT) as blocker:
         win.start_scan()
         assert win.act_cancel.isEnabled() and not win.act_scan.isEnabled()
+        assert "Scanning" in win.view.placeholder()
     assert blocker.args == [None]  # reported as cancelled
     assert "walk" in phases and "read" in phases
     win._on_progress = on_progress
@@ -467,6 +468,20 @@ def test_filters_kind_and_search(qtbot, window, corpus):
     qtbot.waitUntil(lambda: win.proxy.rowCount() == 0, timeout=WAIT)
     assert win.proxy.totals() == (0, 0, 0)
     assert "0 groups" in win.summary_label.text()
+    # The empty list says why it is empty: the search, not a missing scan.
+    assert "No group matches" in win.view.placeholder()
+
+
+def test_a_scan_that_finds_nothing_similar_says_so(qtbot, window, tmp_path):
+    root = tmp_path / "unrelated"
+    root.mkdir()
+    for k, word in enumerate(("apple", "river", "copper")):
+        (root / f"{word}.txt").write_text(" ".join(f"{word}{k}{i * 7919 % 1000}" for i in range(400)))
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    assert win.proxy.rowCount() == 0
+    text = win.view.placeholder()
+    assert "No similar files" in text and "3 indexed files" in text and "press Scan" not in text
 
 
 def test_a_file_that_is_not_an_index_is_never_moved(qtbot, window, tmp_path):
