@@ -734,7 +734,7 @@ class MainWindow(QMainWindow):
                                                remembered=remembered),
             finished=self._on_loaded,
             failed=self._on_job_failed,
-            cancelled=lambda: self._set_idle(),
+            cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Opening the index…"))

@@ -60,8 +60,8 @@ class JobSignals(QObject):
 
 class Job(QRunnable):
     """One call of ``fn(progress, cancel)`` on a pool thread; the outcome arrives as exactly one of
-    ``finished``, ``failed`` or ``cancelled`` (a job raising :class:`Cancelled`, or returning after
-    its token was cancelled, counts as cancelled)."""
+    ``finished``, ``failed`` or ``cancelled`` (a job raising :class:`Cancelled`, or returning or
+    raising anything after its token was cancelled, counts as cancelled)."""
 
     def __init__(self, fn: JobFn, name: str = "job") -> None:
         super().__init__()
@@ -87,7 +87,9 @@ class Job(QRunnable):
         except Cancelled:
             outcome = ("cancelled", None)
         except BaseException as e:  # noqa: BLE001 - delivered to the GUI, which shows it
-            outcome = ("failed", e)
+            # A job the user or the window stopped has no error to show: e.g. the load of a new
+            # index cancelled by a scan that has just created the file, found empty by the load.
+            outcome = ("cancelled", None) if self.token.cancelled else ("failed", e)
         finally:
             # Count down before the outcome is delivered: a test that waited for the outcome then
             # sees no job running.

@@ -46,6 +46,23 @@ def test_failures_and_cancellation_are_delivered(qtbot):
 
     with qtbot.waitCallback() as cb:
         runner.start("b", stops, cancelled=cb)
+
+    # An error after the job was cancelled is not shown: e.g. a load finding the empty file of an
+    # index that the scan which cancelled it has just created.
+    started, go = threading.Event(), threading.Event()
+
+    def fails_once_cancelled(progress, cancel):
+        started.set()
+        go.wait(5)
+        raise OSError(5, "I/O error", "/x")
+
+    errors = []
+    with qtbot.waitCallback() as cb:
+        runner.start("c", fails_once_cancelled, failed=errors.append, cancelled=cb)
+        assert started.wait(5)
+        runner.cancel("c")
+        go.set()
+    assert errors == []
     assert not runner.busy("a") and not runner.busy("b")
     assert runner.shutdown(5000)
 
