@@ -97,7 +97,9 @@ class SimilarityHistogram(QWidget):
             h = max(2.0, r.height() * np.sqrt(c) / top)
             lo = self._floor + i * BIN
             p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(accent if lo + BIN > self._threshold else below)
+            hi = lo + BIN  # (the last bin holds 100 itself)
+            on = hi > self._threshold or (i == n - 1 and hi >= self._threshold)
+            p.setBrush(accent if on else below)
             p.drawRoundedRect(QRectF(r.left() + i * w + 1, r.bottom() - h, max(1.0, w - 2), h), 2, 2)
         # Threshold marker.
         x = r.left() + (self._threshold - self._floor) / (100.0 - self._floor) * r.width()
@@ -110,12 +112,16 @@ class SimilarityHistogram(QWidget):
         p.drawLine(QPointF(r.left(), r.bottom()), QPointF(r.right(), r.bottom()))
         p.setPen(text)
         ty = r.bottom() + 3
-        p.drawText(QRectF(r.left(), ty, 60, fm.height()), int(Qt.AlignmentFlag.AlignLeft), f"{self._floor:.0f} %")
-        p.drawText(QRectF(r.right() - 60, ty, 60, fm.height()), int(Qt.AlignmentFlag.AlignRight), "100 %")
         label = f"≥ {self._threshold:.0f} %"
         lw = fm.horizontalAdvance(label) + 4
-        lx = min(max(x - lw / 2, r.left() + 40), r.right() - 40 - lw)
+        lx = min(max(x - lw / 2, r.left()), r.right() - lw)
         p.drawText(QRectF(lx, ty, lw, fm.height()), int(Qt.AlignmentFlag.AlignCenter), label)
+        # The ends of the axis, where the threshold's label leaves room for them.
+        low, high = f"{self._floor:.0f} %", "100 %"
+        if lx > r.left() + fm.horizontalAdvance(low) + 8:
+            p.drawText(QRectF(r.left(), ty, 60, fm.height()), int(Qt.AlignmentFlag.AlignLeft), low)
+        if lx + lw < r.right() - fm.horizontalAdvance(high) - 8:
+            p.drawText(QRectF(r.right() - 60, ty, 60, fm.height()), int(Qt.AlignmentFlag.AlignRight), high)
         p.end()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:

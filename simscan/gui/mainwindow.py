@@ -810,13 +810,20 @@ class MainWindow(QMainWindow):
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_summary()
 
+    def _count(self, n: int, noun: str) -> str:
+        """"1 group", "2 groups" (the nouns counted in the window: group, file)."""
+        if noun == "group":
+            return self.tr("{0:,} group").format(n) if n == 1 else self.tr("{0:,} groups").format(n)
+        return self.tr("{0:,} file").format(n) if n == 1 else self.tr("{0:,} files").format(n)
+
     def _update_summary(self) -> None:
         groups, files, reclaim = self.proxy.totals()
         marked = self.model.marked_members()
         snap = self.model.snapshot
         marked_bytes = sum(snap.l_size[m] for m in marked)
-        text = self.tr("{0:,} groups · {1:,} files · {2} reclaimable from copies ({3} counting similar files)").format(
-            groups, files, format_size(self.proxy.copy_bytes()), format_size(reclaim)
+        text = self.tr("{0} · {1} · {2} reclaimable from copies ({3} counting similar files)").format(
+            self._count(groups, "group"), self._count(files, "file"), format_size(self.proxy.copy_bytes()),
+            format_size(reclaim)
         )
         if marked:
             text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
@@ -1302,7 +1309,7 @@ class MainWindow(QMainWindow):
         except OSError as e:
             self.show_message(self.tr("Could not write {0}: {1}").format(path, e.strerror or e), "error")
             return 0
-        self.status_label.setText(self.tr("Exported {0:,} groups to {1}").format(len(order), path))
+        self.status_label.setText(self.tr("Exported {0} to {1}").format(self._count(len(order), "group"), path))
         return n
 
     def focus_search(self) -> None:

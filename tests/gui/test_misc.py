@@ -136,6 +136,30 @@ def test_a_long_path_in_the_preview_header_never_widens_the_window(qtbot, tmp_pa
     assert "…" in shown and shown.startswith("Selected: /very") and shown.endswith("name.txt")
 
 
+@pytest.mark.parametrize("threshold", [100.0, 97.0, 90.0])
+def test_histogram_colours_the_bins_that_hold_pairs_at_or_above_the_threshold(qtbot, threshold):
+    import numpy as np
+    from PySide6.QtGui import QPalette
+
+    from simscan.gui.chart import SimilarityHistogram
+
+    chart = SimilarityHistogram()
+    qtbot.addWidget(chart)
+    chart.resize(400, 200)
+    chart.set_data(np.array([100.0] * 9 + [92.0] * 9), 50.0, threshold)
+    img = chart.grab().toImage()
+    r = chart._plot_rect()
+    n = len(chart.counts)
+    accent = chart.palette().color(QPalette.ColorRole.Highlight)
+
+    def bar_colour(i):  # the middle of bin i, just above the axis
+        x = int(r.left() + (i + 0.5) * r.width() / n)
+        return img.pixelColor(x, int(r.bottom()) - 3)
+
+    assert bar_colour(n - 1) == accent  # 95-100 holds the pairs at 100: always at or above
+    assert (bar_colour(n - 2) == accent) == (threshold <= 92.0)  # 90-95 holds the pairs at 92
+
+
 def test_app_icon_loads(qapp):
     from simscan.gui.app import app_icon
 

@@ -91,7 +91,7 @@ def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_pa
     # The summary counts the shown group, its files and the bytes of all but the reference.
     sizes = sum((corpus / n).stat().st_size for n in g if n != "original.txt")
     assert win.proxy.totals() == (1, 5, sizes)
-    assert "1 groups · 5 files" in win.summary_label.text()
+    assert "1 group · 5 files" in win.summary_label.text()
     # Reclaimable without losing content: the exact copies only (same bytes or same text).
     assert win.proxy.copy_bytes() == sum((corpus / n).stat().st_size for n in ("copy.txt", "utf16.txt"))
     # The per-folder picture: all copies are in one folder; clicking it searches for it.
