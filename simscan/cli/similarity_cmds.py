@@ -243,7 +243,8 @@ def _params(args: argparse.Namespace) -> Any:
     try:
         ignored = ignore_texts(args.ignore_text)
     except OSError as e:
-        raise FileProblem(f"cannot read a text to ignore: {e.strerror or e}", "Check the --ignore-text path.") from e
+        name = _shown(e.filename) if isinstance(e.filename, str) else "a text to ignore"
+        raise FileProblem(f"cannot read {name}: {e.strerror or e}", "Check the --ignore-text path.") from e
     return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored)
 
 
@@ -336,13 +337,14 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def _comparison_record(c: Any) -> dict[str, Any]:
     rec = pair_record(c.pair)
+    matched_a, matched_b = c.matched_chars()
     rec.update(
         encoding_a=c.encoding_a,
         encoding_b=c.encoding_b,
         ranges_a=[list(r) for r in c.ranges_a],
         ranges_b=[list(r) for r in c.ranges_b],
-        matched_chars_a=c.matched_chars()[0],
-        matched_chars_b=c.matched_chars()[1],
+        matched_chars_a=matched_a,
+        matched_chars_b=matched_b,
         chars_a=None if c.text_a is None else len(c.text_a),
         chars_b=None if c.text_b is None else len(c.text_b),
         truncated=bool(c.truncated),
