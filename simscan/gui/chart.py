@@ -97,8 +97,7 @@ class SimilarityHistogram(QWidget):
             h = max(2.0, r.height() * np.sqrt(c) / top)
             lo = self._floor + i * BIN
             p.setPen(Qt.PenStyle.NoPen)
-            hi = lo + BIN  # (the last bin holds 100 itself)
-            on = hi > self._threshold or (i == n - 1 and hi >= self._threshold)
+            on = lo + BIN > self._threshold or i == n - 1  # (the last bin holds 100, the highest threshold)
             p.setBrush(accent if on else below)
             p.drawRoundedRect(QRectF(r.left() + i * w + 1, r.bottom() - h, max(1.0, w - 2), h), 2, 2)
         # Threshold marker.

@@ -423,8 +423,9 @@ def _same_content(
     digests of ``others`` read so far (each is read once per kind); ``kinds``: the readings to try
     (False: bytes, True: text).  Bytes are compared only with files of the same size (a text copy
     in another encoding would otherwise read every kept file whole twice)."""
+    size = _size(path) if False in kinds else None
     for text in kinds:
-        candidates = others if text else [o for o in others if _size(o) == _size(path) is not None]
+        candidates = others if text else [o for o in others if size is not None and _size(o) == size]
         if not candidates:
             continue
         mine = content_digest(path, text)

@@ -463,7 +463,6 @@ class MainWindow(QMainWindow):
             hdr.resizeSection(col, w)
         hdr.setSortIndicator(COL_SIZE, Qt.SortOrder.DescendingOrder)
         self._empty_text = tr("No results yet. Add folders on the left and press Scan.")
-        self._groups_total = 0  # groups at the threshold, before the Show filter and the search
         self.view.placeholder = self._placeholder_text
         self.model.marksChanged.connect(self._update_summary)
 
@@ -765,7 +764,7 @@ class MainWindow(QMainWindow):
         res = self.results
         if res is None or not res.exists or not res.n_files:
             return self._empty_text
-        if self._groups_total:
+        if self.model.snapshot.n_groups:  # (groups at the threshold, before the Show filter and the search)
             return self.tr("No group matches the Show filter or the search.")
         return self.tr(
             "No similar files at {0} % or more among the {1:,} indexed files. Lower the Similarity threshold to see "
@@ -773,7 +772,6 @@ class MainWindow(QMainWindow):
         ).format(round(self.threshold), res.n_files)
 
     def _set_snapshot(self, snap: Snapshot) -> None:
-        self._groups_total = int(snap.g_kind.size)
         current = self._current_file_id()
         self.proxy.set_snapshot(snap)
         self.folder_chart.set_rows(snap.folders)
@@ -1076,7 +1074,11 @@ class MainWindow(QMainWindow):
             self.marksVerified.emit()
             return
         self._idle_unless_working()
-        self.model.set_marked([fid for fid, good in zip(ids, ok) if good], True)
+        # Only what Ctrl+M would still mark: the grouping may have changed during the reading (a copy made
+        # the reference, the threshold moved).
+        snap = self.model.snapshot
+        allowed = {snap.l_file_id[m] for m in self.model.copies_to_mark()}
+        self.model.set_marked([fid for fid, good in zip(ids, ok) if good and fid in allowed], True)
         left = len(ids) - sum(ok)
         if left:
             why = self.tr(
@@ -1328,7 +1330,14 @@ class MainWindow(QMainWindow):
         self.model.clear_marks()  # marks are file ids of the index they were made in
         self.index_path = path
         self.preferred_refs = []
+        # The old index's rows go at once: marked or made references while the new index loads, their
+        # file ids would name other files of the new one.
+        self._drop_results()
         self.load_results()
+
+    def _drop_results(self) -> None:
+        self.results = None
+        self._set_snapshot(Snapshot.empty(self.threshold))
 
     def about(self) -> None:
         from PySide6.QtWidgets import QMessageBox
@@ -1397,8 +1406,7 @@ class MainWindow(QMainWindow):
         self.show_message(
             self.tr("The damaged index was kept as {0}. Press Scan to build a new one.").format(moved), "info"
         )
-        self.results = None
-        self._set_snapshot(Snapshot.empty(self.threshold))
+        self._drop_results()
 
     # ------------------------------------------------------------------ closing
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -39,10 +39,15 @@ def blend(a: QColor, b: QColor, t: float) -> QColor:
 
 
 
-def paint_placeholder(view: QAbstractItemView, text: str, margin: int) -> None:
-    """Draw ``text`` greyed in the middle of an item view whose model has no rows."""
+def paint_placeholder(view: QAbstractItemView, text: str | Callable[[], str], margin: int) -> None:
+    """Draw ``text`` (or what it returns, asked only then) greyed in the middle of an item view
+    whose model has no rows."""
     model = view.model()
-    if model is None or model.rowCount() != 0 or not text:
+    if model is None or model.rowCount() != 0:
+        return
+    if callable(text):
+        text = text()
+    if not text:
         return
     p = QPainter(view.viewport())
     p.setPen(view.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
@@ -91,8 +96,7 @@ class SimilarityBarDelegate(QStyledItemDelegate):
 
 class ElidedLabel(QLabel):
     """One line of plain text shortened in the middle ("…") to the width the layout gives it: a
-    long path never widens the window.  ``text()`` is the whole text; so is the tooltip, unless
-    one is set."""
+    long path never widens the window.  ``text()`` is the whole text (give it a tooltip too)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -190,8 +194,8 @@ class ResultsView(QTreeView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        #: What the empty view says: a text, or a function that says it at paint time.
-        self.placeholder: str | Callable[[], str] = ""
+        #: What the empty view says, asked when it is painted empty.
+        self.placeholder: Callable[[], str] = str
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
@@ -214,5 +218,4 @@ class ResultsView(QTreeView):
 
     def paintEvent(self, event: Any) -> None:
         super().paintEvent(event)
-        text = self.placeholder() if callable(self.placeholder) else self.placeholder
-        paint_placeholder(self, text, 24)
+        paint_placeholder(self, self.placeholder, 24)

@@ -366,6 +366,27 @@ def test_marks_never_carry_over_to_another_index(qtbot, window, tmp_path):
     assert not win.act_trash.isEnabled() and win.act_scan.isEnabled()
 
 
+def test_rows_of_the_old_index_go_when_another_is_opened(qtbot, window, tmp_path):
+    """While the other index loads, the old index's rows must not stay on screen to be marked: their
+    file ids would name unrelated files of the new index (found by a review of the change)."""
+    from simscan.scanner import ScanRequest, run_scan
+
+    root = tmp_path / "src"
+    write_copies(root, ["a.txt", "b.txt", "c.txt"])
+    other = tmp_path / "other"
+    write_copies(other, ["x.txt", "y.txt", "z.txt", "w.txt"], seed=9)
+    run_scan(ScanRequest([other], index_path=tmp_path / "other.sqlite3", jobs=1))
+    win = window([str(root)])
+    assert win.model.snapshot.n_groups == 1
+    win.set_index(tmp_path / "other.sqlite3")
+    assert win.runner.busy("load") and win.model.snapshot.n_groups == 0
+    assert not win.act_mark_dupes.isEnabled()
+    win.mark_all_but_reference()  # (Ctrl+M while it loads: nothing to mark)
+    assert not win.model.marked
+    qtbot.waitUntil(lambda: not win.runner.busy("load") and win.model.snapshot.n_groups == 1, timeout=WAIT)
+    assert not win.model.marked
+
+
 def test_text_the_decoder_could_not_read_is_no_proof_of_a_copy(tmp_path):
     """Two files that start with 64 KiB of ASCII and end in different Latin-1 words decode alike
     (the unreadable bytes become U+FFFD), so the scan calls them content copies; the trash check
