@@ -126,6 +126,19 @@ def test_an_excerpt_of_repetitive_text_is_one_passage_counted_once(tmp_path: Pat
     assert ma == len(set().union(*(range(s0, e0) for s0, e0 in c.ranges_a)))
 
 
+def test_a_log_of_one_repeated_line_gives_passages_not_a_runaway(tmp_path: Path) -> None:
+    # Every window repeats thousands of times: extending each run over the equal units around it, with
+    # nothing to stop it, made ~3,000 passages each nearly the whole file (found by a review).
+    line = "2026-11-21 12:00:00 INFO request served in 12 ms\n"
+    (tmp_path / "a.log").write_text(line * 3000)
+    (tmp_path / "b.log").write_text("header line of the second log\n" + line * 3000)
+    c = compare(tmp_path / "a.log", tmp_path / "b.log")
+    assert c.capped and c.ranges_a
+    n = len(line) * 3000
+    assert sum(e - s for s, e in c.ranges_a) <= 10 * n and sum(e - s for s, e in c.ranges_b) <= 10 * n
+    assert c.matched_chars()[0] >= n - 1  # all of a is shared (its last line break is trailing space)
+
+
 def test_scores_at_the_pair_level(tmp_path: Path) -> None:
     """A short text and a long one containing it: the scores are set arithmetic with both sets
     taken at the long text's (coarser) level, where the short text is wholly contained."""

@@ -13,7 +13,17 @@ import pytest
 from simscan import scanner
 from simscan import walk as walk_mod
 from simscan.scanner import CHILD_SHARE, OWN_SHARE, ScanRequest, run_scan
-from simscan.walk import SHARES, ForkedShare, WalkOptions, admit_linked, can_fork, is_unchanged, walk, walk_order
+from simscan.walk import (
+    SHARES,
+    ForkedShare,
+    WalkOptions,
+    WalkResult,
+    admit_linked,
+    can_fork,
+    is_unchanged,
+    walk,
+    walk_order,
+)
 from tests.helpers_tree import bump_mtime, make_tree
 from tests.test_scan import indexed
 
@@ -108,10 +118,14 @@ def test_known_files_are_counted_not_listed(tmp_path: Path):
     rows[stale] = rows[stale][:6] + (0, rows[stale][7])  # fingerprints of another algorithm version: read again
     moved = os.fsencode(paths[2])
     rows[moved] = rows[moved][:7] + (rows[moved][7] - 1,)  # another ctime: its content may have changed
+    # Another device, another inode, another size: each another file, or the same one changed.
+    other = [os.fsencode(p) for p in paths[3:6]]
+    for f, col in zip(other, (2, 3, 4)):
+        rows[f] = rows[f][:col] + (rows[f][col] + 1,) + rows[f][col + 1 :]
     known = dict(rows)
     res = walk([os.fsencode(root)], WalkOptions(), known=known)
-    assert res.unchanged == 17 and res.found == 3
-    assert {e[0] for e in res.files} == set(known) == {os.fsencode(paths[0]), stale, moved}
+    assert res.unchanged == 14 and res.found == 6
+    assert {e[0] for e in res.files} == set(known) == {os.fsencode(paths[0]), stale, moved, *other}
     # The scanner's test for the files the walk lists anyway (is_unchanged) agrees with the walk's own.
     listed = walk([os.fsencode(root)], WalkOptions()).files
     assert {e[0] for e in listed if not is_unchanged(rows[e[0]], e)} == set(known)
@@ -152,7 +166,12 @@ def forks(monkeypatch) -> list[ForkedShare]:
     class Recorded(ForkedShare):
         def __init__(self, *a, **k) -> None:
             super().__init__(*a, **k)
+            self.walked: WalkResult | None = None  # what the child sent (None: failed, walked again here)
             made.append(self)
+
+        def result(self) -> WalkResult | None:
+            self.walked = super().result()
+            return self.walked
 
     monkeypatch.setattr(scanner, "ForkedShare", Recorded)
     monkeypatch.setattr(scanner, "SPLIT_WALK_MIN_FILES", 1)
@@ -177,6 +196,7 @@ def test_split_rescan_equals_one_process(tmp_path: Path, forks: list[ForkedShare
     root, idx = tmp_path / "split" / "t", tmp_path / "split.db"
     counts = _scenario(root, idx)
     assert len(forks) == 2 and all(f.pid is None for f in forks)  # two rescans split, children reaped
+    assert all(f.walked is not None for f in forks)  # the children walked their shares (no fallback)
     ref_counts, ref_rows = _one_process_ref(tmp_path)
     assert counts == ref_counts
     assert counts[1][4] == 2 and counts[2][1:3] == (0, counts[2][0])  # renames kept; then nothing read
@@ -190,7 +210,7 @@ def test_a_failed_child_is_walked_again_here(tmp_path: Path, forks: list[ForkedS
     monkeypatch.setattr(walk_mod, "walk", broken)  # what the child calls; the scanner keeps its own
     root, idx = tmp_path / "split" / "t", tmp_path / "split.db"
     counts = _scenario(root, idx)
-    assert len(forks) == 2
+    assert len(forks) == 2 and all(f.walked is None for f in forks)
     ref_counts, ref_rows = _one_process_ref(tmp_path)
     assert counts == ref_counts and _relative(indexed(idx), root) == ref_rows
 

@@ -877,14 +877,12 @@ class Index:
         them: a rescan of 100 k unchanged files spends most of its time here and in the walk."""
         q = (
             "SELECT path, id, device, inode, size, mtime_ns, (error IS NULL AND algorithm_version = ?), ctime_ns FROM files"
-            " WHERE path = ? OR (path >= ? AND path < ?)"
+            f" WHERE {_UNDER}"
         )
         out: dict[bytes, tuple[bytes, int, int, int, int, int, int, int | None]] = {}
         for root in roots:
-            prefix = root if root.endswith(b"/") else root + b"/"
-            upper = prefix[:-1] + b"0"  # b"0" sorts right after b"/": the range is exactly "under root"
             # A comprehension: ~40 % cheaper than dict.update of a generator (100 k rows: ~0.1 s).
-            rows = {r[0]: r for r in self._conn.execute(q, (ALGORITHM_VERSION, root, prefix, upper))}
+            rows = {r[0]: r for r in self._conn.execute(q, (ALGORITHM_VERSION, *_under(root)))}
             if out:
                 out.update(rows)
             else:
@@ -898,12 +896,8 @@ class Index:
     def count_under(self, roots: Sequence[bytes]) -> int:
         """How many indexed files are at or below ``roots`` (as :meth:`identities_under`), counted on
         the path index alone (~10 ms per 100 k files)."""
-        q = "SELECT count(*) FROM files WHERE path = ? OR (path >= ? AND path < ?)"
-        n = 0
-        for root in roots:
-            prefix = root if root.endswith(b"/") else root + b"/"
-            n += self._conn.execute(q, (root, prefix, prefix[:-1] + b"0")).fetchone()[0]
-        return n
+        q = f"SELECT count(*) FROM files WHERE {_UNDER}"
+        return sum(self._conn.execute(q, _under(root)).fetchone()[0] for root in roots)
 
     @_sql_errors
     def paths_for_inodes(self, keys: Sequence[tuple[int, int]]) -> list[tuple[tuple[int, int], bytes]]:
@@ -1275,6 +1269,17 @@ def _kind_parts(rows: list[tuple[int, int, bytes]], kind: str) -> list[bytes]:
     if kind == "rolling":
         return [r[2][: 8 * r[1]] for r in rows]
     return [r[2][8 * r[1] :] for r in rows]
+
+
+#: The rows of ``files`` at or below a root, with the parameters :func:`_under` gives (on the path index).
+_UNDER = "path = ? OR (path >= ? AND path < ?)"
+
+
+def _under(root: bytes) -> tuple[bytes, bytes, bytes]:
+    """Parameters of :data:`_UNDER`: the root itself, then the range of paths below it (b"0" sorts
+    right after b"/", so the range is exactly "under root")."""
+    prefix = root if root.endswith(b"/") else root + b"/"
+    return root, prefix, prefix[:-1] + b"0"
 
 
 def _chunks(seq: list[Any], n: int = _CHUNK) -> Iterator[list[Any]]:

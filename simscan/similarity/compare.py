@@ -192,10 +192,13 @@ def matching_runs(
     lo = np.searchsorted(hbs, has, side="left")
     hi = np.searchsorted(hbs, has, side="right")
     cnt = hi - lo
-    if exclude.size and has.size:
-        pos = np.minimum(np.searchsorted(exclude, has), exclude.size - 1)
-        cnt[exclude[pos] == has] = 0  # a window of a text to ignore matches nothing
-    if int(cnt.max(initial=0)) > MAX_OCCURRENCES:
+    ignored_a = _in_sorted(ha, exclude)  # a's windows that are windows of a text to ignore
+    if ignored_a.any():
+        cnt[ignored_a[oa]] = 0  # they match nothing
+    # A window with more partners than the cap keeps the first few only, maybe not the one on its run's
+    # diagonal: the runs are then extended over equal units below.
+    repeated = int(cnt.max(initial=0)) > MAX_OCCURRENCES
+    if repeated:
         capped = True
         cnt = np.minimum(cnt, MAX_OCCURRENCES)
     i = np.repeat(oa.astype(np.int64), cnt)
@@ -225,19 +228,24 @@ def matching_runs(
         order = order[:MAX_RUNS]
     cov_a = np.zeros(units_a.size, dtype=bool)
     cov_b = np.zeros(units_b.size, dtype=bool)
-    # Units under a window of a text to ignore: a run is not extended into them.
-    stop_a, stop_b = _under(ha, exclude, units_a.size, window), _under(hb, exclude, units_b.size, window)
+    if repeated:
+        # A run is not extended into units under a window of a text to ignore.
+        stop_a = _under(ignored_a, units_a.size, window)
+        stop_b = _under(_in_sorted(hb, exclude), units_b.size, window)
     acc: list[tuple[int, int, int, int]] = []
     for k in order.tolist():
         a0, a1 = int(i0[k]), int(i1[k]) + window
         b0, b1 = a0 + int(dd[k]), a1 + int(dd[k])
         if cov_a[a0:a1].all() and cov_b[b0:b1].all():
             continue
-        # Maximal: the equal units on either side join the run (windows there may have lost their
-        # partner to the MAX_OCCURRENCES cap, or a hash window may not fit before a file's end).
-        back = _common_prefix(units_a[:a0][::-1], units_b[:b0][::-1], stop_a[:a0][::-1], stop_b[:b0][::-1])
-        ahead = _common_prefix(units_a[a1:], units_b[b1:], stop_a[a1:], stop_b[b1:])
-        a0, b0, a1, b1 = a0 - back, b0 - back, a1 + ahead, b1 + ahead
+        if repeated:
+            # Maximal: the equal units on either side join the run (their windows may have lost this
+            # partner to the cap), up to text already matched on both sides (repetitive text would
+            # otherwise stretch every run over all of it) or a text to ignore.
+            back = _common_prefix(units_a[:a0][::-1], units_b[:b0][::-1], stop_a[:a0][::-1], stop_b[:b0][::-1],
+                                  cov_a[:a0][::-1], cov_b[:b0][::-1])
+            ahead = _common_prefix(units_a[a1:], units_b[b1:], stop_a[a1:], stop_b[b1:], cov_a[a1:], cov_b[b1:])
+            a0, b0, a1, b1 = a0 - back, b0 - back, a1 + ahead, b1 + ahead
         cov_a[a0:a1] = True
         cov_b[b0:b1] = True
         acc.append((a0, a1, b0, b1))
@@ -245,27 +253,32 @@ def matching_runs(
     return [(a0, a1) for a0, a1, _, _ in acc], [(b0, b1) for _, _, b0, b1 in acc], capped
 
 
-def _under(values: np.ndarray, exclude: np.ndarray, n: int, window: int) -> np.ndarray:
-    """Mask of the n units covered by a window whose value is in ``exclude`` (sorted)."""
-    out = np.zeros(n, dtype=bool)
-    if exclude.size and values.size:
-        pos = np.minimum(np.searchsorted(exclude, values), exclude.size - 1)
-        hit = np.flatnonzero(exclude[pos] == values)
-        edges = np.zeros(n + 1, dtype=np.int64)
-        np.add.at(edges, hit, 1)
-        np.add.at(edges, hit + window, -1)
-        out = np.cumsum(edges[:n]) > 0
-    return out
+def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Mask of the ``values`` found in ``sorted_set``."""
+    if sorted_set.size == 0 or values.size == 0:
+        return np.zeros(values.size, dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    return sorted_set[pos] == values
 
 
-def _common_prefix(x: np.ndarray, y: np.ndarray, stop_x: np.ndarray, stop_y: np.ndarray) -> int:
-    """Length of the common prefix of two unit arrays that holds no stopped unit, read in growing
-    slices (a run usually ends at a real difference: one slice)."""
+def _under(windows: np.ndarray, n: int, window: int) -> np.ndarray:
+    """Mask of the n units covered by one of the windows (a mask by window start)."""
+    hit = np.flatnonzero(windows)
+    edges = np.bincount(hit, minlength=n + 1)[: n + 1] - np.bincount(hit + window, minlength=n + 1)[: n + 1]
+    return np.cumsum(edges[:n]) > 0
+
+
+def _common_prefix(
+    x: np.ndarray, y: np.ndarray, stop_x: np.ndarray, stop_y: np.ndarray, done_x: np.ndarray, done_y: np.ndarray
+) -> int:
+    """Length of the common prefix of two unit arrays that holds no stopped unit and no unit done on
+    both sides, read in growing slices (a run usually ends at a real difference: one slice)."""
     n = min(x.size, y.size)
     done, step = 0, 64
     while done < n:
         end = min(n, done + step)
-        diff = np.flatnonzero((x[done:end] != y[done:end]) | stop_x[done:end] | stop_y[done:end])
+        sl = slice(done, end)
+        diff = np.flatnonzero((x[sl] != y[sl]) | stop_x[sl] | stop_y[sl] | (done_x[sl] & done_y[sl]))
         if diff.size:
             return done + int(diff[0])
         done, step = end, step * 4
