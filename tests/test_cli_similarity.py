@@ -301,3 +301,46 @@ def test_ignore_text_leaves_the_shared_question_out(tmp_path: Path, capsys: pyte
     assert len(pairs()) > 100  # the cached results without it are still right
     assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / "nope.txt")]) == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_pair_shown_at_x_percent_is_kept_by_a_threshold_of_x(
+    tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Displayed scores are cut, not rounded: a pair listed at X % (JSON's 2 decimals, the text's 1)
+    is listed again by ``--min-similarity X``, and groups agree (99.857 once showed as 99.9 and
+    vanished at -m 99.9)."""
+    from simscan.similarity.types import shown_pct
+
+    _, idx = tree
+    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    partial = [r for r in recs if 0 < r["best"] < 100]
+    assert partial, "the tree has edited versions"
+    for r in partial:
+        key = (r["a"], r["b"])
+        # Scores with more decimals than shown are cut: the shown value is never above the score.
+        assert r["best"] * 100 == int(r["best"] * 100 + 1e-6) or r["best"] == shown_pct(r["best"], 2)
+        for m in (r["best"], shown_pct(r["best"])):
+            assert main(["pairs", "--index", str(idx), "--format", "json", "-m", str(m)]) == 0
+            kept = {(x["a"], x["b"]) for x in map(json.loads, capsys.readouterr().out.splitlines())}
+            assert key in kept, (m, r)
+    assert main(["groups", "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+    members = [m for g in map(json.loads, capsys.readouterr().out.splitlines()) for m in g["members"]]
+    partial = [m for m in members if 0 < m["similarity"] < 100]
+    assert partial
+    for mem in partial:
+        for m in (mem["similarity"], shown_pct(mem["similarity"])):
+            assert main(["groups", "--index", str(idx), "--format", "json", "-m", str(m)]) == 0
+            kept = [x for g in map(json.loads, capsys.readouterr().out.splitlines()) for x in g["members"]]
+            assert mem["path"] in {x["path"] for x in kept}, (m, mem)
+
+
+def test_shown_percentages_are_cut_and_thresholds_compare_the_carried_score() -> None:
+    from simscan.similarity.types import passes, shown_pct
+
+    assert shown_pct(99.857) == 99.8 and shown_pct(99.857, 2) == 99.85
+    assert shown_pct(14.3) == 14.3 and shown_pct(100.0) == 100.0 and shown_pct(0.0) == 0.0
+    assert shown_pct(99.96) == 99.9  # never "100 %" for less than all of it
+    assert shown_pct(200 / 3, 2) == 66.66
+    assert passes(99.8996, 99.9) and not passes(99.8994, 99.9)  # as the pairs carry it: 3 decimals
+    assert list(passes(__import__("numpy").array([14.9994, 14.9996, 15.2]), 15.0)) == [False, True, True]

@@ -16,6 +16,7 @@ from simscan.gui.mainwindow import MainWindow
 from simscan.gui.models import COL_KIND, COL_PATH, COL_SIMILARITY, IsGroupRole, PathRole, SimilarityRole
 from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs, group_pairs
+from simscan.similarity.types import shown_pct
 
 WAIT = 30_000
 
@@ -622,10 +623,10 @@ def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp
         pairs = find_pairs(idx, min_similarity=DEFAULT_MIN_SIMILARITY)
     ids = {s.l_file_id[s.l_start[0]], s.l_file_id[m]}
     (pair,) = [p for p in pairs if {p.a_id, p.b_id} == ids]
-    assert f"Resemblance {pair.resemblance:.1f} %" in tip
+    assert f"Resemblance {shown_pct(pair.resemblance):.1f} %" in tip
     # The excerpt lies wholly inside the original: nearly all of it is found in the reference.
     inside = pair.containment_a if pair.a_id == s.l_file_id[m] else pair.containment_b
-    assert f"{inside:.1f} % of this file is in the reference" in tip
+    assert f"{shown_pct(inside):.1f} % of this file is in the reference" in tip
 
 
 def test_mark_copies_spares_reference_folders_similar_and_empty_files(qtbot, window, corpus, tmp_path):
@@ -736,12 +737,12 @@ def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
     ref = snap.l_start[snap.l_group[m]]
     row_pair = snap.pairs[m]
     alone = compare(snap.paths[ref], snap.paths[m]).pair
-    assert f"{alone.best:.1f}" != f"{snap.l_sim[m]:.1f}"  # the case this test is about
+    assert shown_pct(alone.best) != shown_pct(snap.l_sim[m])  # the case this test is about
     text = preview_of(qtbot, win, m).summary.text()
     listed = win.proxy.mapFromSource(win.model.member_index(m, COL_SIMILARITY)).data(SimilarityRole)
-    assert text.startswith(f"{row_pair.kind.capitalize()}: {listed:.1f} % similar")
-    assert f"resemblance {row_pair.resemblance:.1f} %" in text
-    assert f"These two files alone: {alone.best:.1f} %" in text
+    assert text.startswith(f"{row_pair.kind.capitalize()}: {shown_pct(listed):.1f} % similar")
+    assert f"resemblance {shown_pct(row_pair.resemblance):.1f} %" in text
+    assert f"These two files alone: {shown_pct(alone.best):.1f} %" in text
 
 
 def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
