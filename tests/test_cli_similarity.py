@@ -192,7 +192,7 @@ def test_csv_writers_neutralise_formula_cells() -> None:
     write_groups([Group(0, "near", members[0], members)], "csv", buf)
     rows = list(csv.reader(io.StringIO(buf.getvalue(), newline="")))
     assert [r[5] for r in rows[1:]] == quoted
-    assert [r[4] for r in rows[1:]] == ["near"] * 6 and rows[1][0] == "0"
+    assert [r[4] for r in rows[1:]] == ["near"] * 6 and rows[1][0] == "1"
 
 
 def test_names_with_control_characters_stay_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -344,3 +344,23 @@ def test_shown_percentages_are_cut_and_thresholds_compare_the_carried_score() ->
     assert shown_pct(200 / 3, 2) == 66.66
     assert passes(99.8996, 99.9) and not passes(99.8994, 99.9)  # as the pairs carry it: 3 decimals
     assert list(passes(__import__("numpy").array([14.9994, 14.9996, 15.2]), 15.0)) == [False, True, True]
+
+
+def test_groups_are_numbered_alike_in_text_json_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = []
+    for k in range(3):  # three families of two edited versions each
+        base = words(10 + k, 300)
+        for v in range(2):
+            f = tmp_path / f"f{k}{v}.txt"
+            f.write_text(base[: 1000 + 200 * v] + " " + words(20 + 2 * k + v, 40) + " " + base[1000 + 200 * v :])
+            files.append(f)
+    idx = tmp_path / "i.sqlite3"
+    write_index(idx, files)
+    assert main(["groups", "--index", str(idx), "-m", "0"]) == 0
+    text = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("group ")]
+    assert main(["groups", "--index", str(idx), "-m", "0", "--format", "json"]) == 0
+    js = [str(json.loads(x)["id"]) for x in capsys.readouterr().out.splitlines()]
+    assert main(["groups", "--index", str(idx), "-m", "0", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    by_csv = list(dict.fromkeys(r["group"] for r in rows))
+    assert len(text) >= 2 and text == js == by_csv and text[0] == "1"

@@ -150,7 +150,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
     if fmt == "json":
         for g in groups:
             rec = {
-                "id": g.id,
+                "id": g.id + 1,  # numbered from 1, as the text output and the window's export
                 "kind": g.kind,
                 "reference": display_path(g.reference.path),
                 "members": [_member_record(m) for m in g.members],
@@ -162,7 +162,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
         for g in groups:
             for m in g.members:
                 r = _member_record(m)
-                w.writerow([csv_cell(x) for x in (g.id, g.kind, r["is_reference"], r["similarity"], r["kind"],
+                w.writerow([csv_cell(x) for x in (g.id + 1, g.kind, r["is_reference"], r["similarity"], r["kind"],
                                                   r["path"], r["size"], r["mtime_ns"], r["encoding"] or "",
                                                   r.get("view", ""))])
     else:
