@@ -661,6 +661,8 @@ def compute_pair_arrays(
         best = np.maximum(r, np.maximum(ca, cb))
         keep = passes(best, min_similarity) & (best > 0) & (shared >= params.min_shared)
         parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep]))
+    if report and keys.size:
+        report("score", int(keys.size), int(keys.size))
     if parts:
         ra, rb, r, ca, cb, dist = (np.concatenate(col) for col in zip(*parts))
     else:
