@@ -184,6 +184,12 @@ def test_bad_inputs_are_problems_and_the_rest_is_scanned(tmp_path: Path):
     deep = make_deep(root, 1000)
     (deep / "deep.txt").write_bytes(b"found at depth 1000 " * 10)
     os.link(root / "d000" / "f00000.txt", root / "hardlink.txt")
+    # Messages naming another path that is not UTF-8 (a link's target, the first name of a hard
+    # link) once failed the whole scan: SQLite refused their text.
+    os.symlink(b"/nowhere/caf\xe9", os.fsencode(str(root)) + b"/broken-latin1")
+    with open(os.fsencode(str(root)) + b"/lat\xe9-1.txt", "wb") as f:
+        f.write(b"two names of one file, neither of them UTF-8 " * 5)
+    os.link(os.fsencode(str(root)) + b"/lat\xe9-1.txt", os.fsencode(str(root)) + b"/lat\xe9-2.txt")
     idx = tmp_path / "i.db"
     try:
         r = run_scan(ScanRequest([root], index_path=idx, jobs=1))
@@ -202,8 +208,11 @@ def test_bad_inputs_are_problems_and_the_rest_is_scanned(tmp_path: Path):
     assert "broken symbolic link" in probs["broken"] and "loop" in probs["loop"]
     assert "sparse" in probs["sparse.img"]
     assert "hard link" in probs.get("hardlink.txt", probs.get("f00000.txt", ""))
-    assert r.problems == len(probs) == 6
-    assert r.files_seen == 5 + 4  # tree + empty, junk, odd name, deep
+    assert probs["broken-latin1"] == "broken symbolic link (to /nowhere/caf\\xe9); skipped"
+    lat = [reason for name, reason in probs.items() if name.startswith("lat")]
+    assert len(lat) == 1 and "same file as" in lat[0] and "lat\\xe9-" in lat[0]
+    assert r.problems == len(probs) == 8
+    assert r.files_seen == 5 + 5  # tree + empty, junk, odd name, deep, one of the two names
 
 
 def test_links_followed_only_inside_roots(tmp_path: Path):

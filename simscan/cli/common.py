@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from simscan.index import Index
+from simscan.index.store import storable_text
 from simscan.progress import Progress
 
 
@@ -47,10 +48,7 @@ def display_path(path: str, *, terminal: bool = False) -> str:
     with ``terminal`` (text output, messages, the progress bar) control characters (C0, DEL, C1)
     escaped too (``\\n``, ``\\x1b``), so that every path stays on one line.  JSON and CSV carry
     control characters as they are (their quoting keeps them apart)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    path = storable_text(path)
     return terminal_text(path) if terminal else path
 
 

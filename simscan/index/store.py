@@ -278,6 +278,17 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
+def storable_text(text: str) -> str:
+    """``text`` as a TEXT column takes it: a message naming a path that is not UTF-8 (decoded with
+    surrogate escapes, e.g. a link's target) gets ``\\xNN`` escapes, as paths are shown; SQLite
+    would refuse the lone surrogates and, before, failed the whole scan."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
+
+
 #: How long a starting scan waits for looks at the scan lock (``Index.scan_running``) to end.
 _LOOK_WAIT_S = 5.0
 
@@ -585,7 +596,7 @@ class Index:
             new_rows: list[tuple[Any, ...]] = []
             upd_rows: list[tuple[Any, ...]] = []
             for i, r in enumerate(records):
-                err = r.error
+                err = storable_text(r.error) if r.error else r.error
                 values: tuple[Any, ...] = (
                     to_signed64(r.device),  # st_ino may use all 64 bits (overlayfs xino, NFS); SQLite's are signed
                     to_signed64(r.inode),
@@ -881,7 +892,8 @@ class Index:
         if problems:
             with self.atomic() as c:
                 c.executemany(
-                    "INSERT INTO problems(run_id, path, reason) VALUES (?, ?, ?)", [(run_id, p, r) for p, r in problems]
+                    "INSERT INTO problems(run_id, path, reason) VALUES (?, ?, ?)",
+                    [(run_id, p, storable_text(r)) for p, r in problems],
                 )
 
     # ----------------------------------------------------------------- reads
