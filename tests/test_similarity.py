@@ -542,3 +542,38 @@ def test_drop_values_equals_setdiff_per_row(monkeypatch: pytest.MonkeyPatch) -> 
     off5, val5 = drop_values(offsets, values.copy(), most, consume=True)
     for k, r in enumerate(rows):
         assert np.array_equal(val5[off5[k] : off5[k + 1]], np.setdiff1d(r, most))
+
+
+def test_query_finds_files_whose_postings_are_pending(tmp_path: Path) -> None:
+    """A scan stopped before its posting pass leaves files in ``unposted``: query finds them all
+    the same (it answered "no similar files" for a byte copy), and the same as once posted."""
+    from simscan.fingerprint import fingerprint_file
+    from simscan.index import FileRecord
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    base = words(40, 3000)  # long: looked up in the inverted index, not by a full scan
+    (root / "orig.txt").write_text(base)
+    (root / "edit.txt").write_text(base[:9000] + " " + words(41, 300) + " " + base[9000:])
+    (root / "other.txt").write_text(words(42, 3000))
+    recs = []
+    for p in sorted(root.iterdir()):
+        st = os.stat(p)
+        recs.append(FileRecord.from_fingerprints(os.fsencode(p), st.st_dev, st.st_ino, st.st_mtime_ns,
+                                                 fingerprint_file(p)))
+    idx = tmp_path / "i.sqlite3"
+    with Index.open(idx) as ix:
+        ix.write_files(recs, defer_postings=True)
+        assert ix.pending_postings() == 3
+    q = tmp_path / "copy.txt"
+    q.write_text(base)
+
+    def found() -> list[tuple[str, str, float]]:
+        with Index.open(idx, readonly=True) as ix:
+            return [(Path(p.b_path).name, p.kind, p.best) for p in query(ix, q, min_similarity=0)]
+
+    pending = found()
+    assert [n for n, _, _ in pending] == ["orig.txt", "edit.txt"] and pending[0][1] == "exact"
+    with Index.open(idx) as ix:
+        ix.post_pending()
+    assert found() == pending

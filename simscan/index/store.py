@@ -1077,19 +1077,30 @@ class Index:
         """Inverted-index lookup: ``(values uint64[k], file_ids int64[k])`` sorted by value then id.
 
         Only posted values (see :mod:`simscan.index.postings`, :meth:`posted_mask`) can be found;
-        the others are dropped before the lookup.  Each query value costs one B-tree seek.
+        the others are dropped before the lookup.  Each query value costs one B-tree seek.  Files
+        whose postings are still pending (a scan stopped or running before its posting pass, see
+        ``unposted``) are found too, by reading their stored sets.
         """
         v = np.unique(np.asarray(values, dtype=np.uint64))
-        v = v[_postings.posted_mask(v, self.posting_shift)].view(np.int64)
+        v = v[_postings.posted_mask(v, self.posting_shift)]
         out_v: list[int] = []
         out_f: list[int] = []
-        for chunk in _chunks(v.tolist()):
+        for chunk in _chunks(v.view(np.int64).tolist()):
             q = f"SELECT fp, file_id FROM postings WHERE fp IN ({','.join('?' * len(chunk))})"
             for fp, fid in self._conn.execute(q, chunk):
                 out_v.append(fp)
                 out_f.append(fid)
         vals = np.asarray(out_v, np.int64).view(np.uint64)
         fids = np.asarray(out_f, np.int64)
+        pending = np.array([r[0] for r in self._conn.execute("SELECT file_id FROM unposted")], np.int64)
+        if pending.size and v.size:
+            ids, offsets, stored = self.fingerprints(pending, kind="all")
+            hit = np.flatnonzero(np.isin(stored, v))
+            vals = np.concatenate((vals, stored[hit]))
+            fids = np.concatenate((fids, ids[np.searchsorted(offsets, hit, side="right") - 1]))
+            # (a file stopped part way through its posting holds some pairs twice now)
+            vals, fids = np.unique(np.stack((vals.view(np.int64), fids)), axis=1)
+            vals = vals.view(np.uint64)
         order = np.lexsort((fids, vals))
         return vals[order], fids[order]
 
