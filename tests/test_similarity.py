@@ -577,3 +577,30 @@ def test_query_finds_files_whose_postings_are_pending(tmp_path: Path) -> None:
     with Index.open(idx) as ix:
         ix.post_pending()
     assert found() == pending
+
+
+def test_query_leaves_out_boilerplate_as_pairs_do(tmp_path: Path) -> None:
+    """70 files (more than the common cut-off of 50) each open with one shared passage, then text
+    of their own: pairs finds nothing, and neither does a query of any of them (it once scored the
+    passage's unposted values, and listed all 69 others at ~27 %); the scores of query equal those
+    of pairs for every file."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    shared = words(50, 350)
+    # (~6,000 units each: one fingerprint level for all, see ``levels``; a passage's values of a
+    # finer level are held only by the files that keep that level, and can escape the cut-off)
+    for i in range(70):
+        (root / f"f{i:02d}.txt").write_text(shared + "\n\n" + words(100 + i, 700))
+    (root / "f00-edit.txt").write_text(shared + "\n\n" + words(100, 700)[:3000] + " " + words(99, 100))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    with Index.open(idx, readonly=True) as ix:
+        pairs = find_pairs(ix, min_similarity=0, cache=False)
+        want: dict[str, dict[str, float]] = {}
+        for p in pairs:
+            a, b = Path(p.a_path).name, Path(p.b_path).name
+            want.setdefault(a, {})[b] = want.setdefault(b, {})[a] = p.best
+        assert set(want) == {"f00.txt", "f00-edit.txt"}, "only the edited pair shares more than the passage"
+        for f in sorted(root.iterdir()):
+            got = {Path(p.b_path).name: p.best for p in query(ix, f, min_similarity=0)}
+            assert got == pytest.approx(want.get(f.name, {}), abs=1e-3), f.name

@@ -569,10 +569,10 @@ def _query(
         # A short file has few or no posted values, so the sampled inverted index would miss
         # most files sharing its few fingerprints: scan every stored set instead, and look up
         # copies by checksum / content hash (files too short to have fingerprints).
-        vals, fids = _scan_holders(index, qset)
+        _, fids = _scan_holders(index, qset)
         copies = _copies(index, fp)
     else:
-        vals, fids = index.files_with_fingerprints(qset)
+        _, fids = index.files_with_fingerprints(qset)
     if fids.size == 0 and copies.size == 0:
         return []
     qraw = os.fsencode(qpath)
@@ -583,10 +583,19 @@ def _query(
     # Other paths of the queried file itself (hard links, a symlinked folder) are not similar
     # files, and several paths of one indexed file are reported once (the shortest path).
     self_ids |= _aliases(meta, qpath)
+    # Every file found (the queried file's own rows too: they count in the document frequency, as
+    # in find_pairs) with its whole stored set.
+    ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
     cutoff = params.common_cutoff(_file_count_bound(index))
-    # Document frequency over distinct contents: copies of one file count once.
-    fcontent = np.array([hash(meta[f][4]) if f in meta else f for f in fids.tolist()], np.int64)
-    pairs_vc = np.unique(np.stack((vals.view(np.int64), fcontent), axis=1), axis=0)
+    # Document frequency over distinct contents (copies of one file count once), of the query's
+    # values, from these sets: every file holding a posted value is found, so a posted value's
+    # count is exact; any other value's is a lower bound, and a passage that many files share
+    # (boilerplate) has posted values too, which bring in the files that hold the rest of it.
+    # (Counting only the looked-up values left 7 of every 8 values of a boilerplate passage in.)
+    owner = np.repeat(np.arange(ids.size), np.diff(offsets))
+    inq = np.flatnonzero(np.isin(values, qset))
+    row_content = np.array([hash(meta[f][4]) if f in meta else f for f in ids.tolist()], np.int64)
+    pairs_vc = np.unique(np.stack((values[inq].view(np.int64), row_content[owner[inq]]), axis=1), axis=0)
     uv, dfc = np.unique(pairs_vc[:, 0].view(np.uint64), return_counts=True)
     common = uv[dfc > cutoff]
     if params.ignore_values:  # texts to ignore count nowhere, as common values
@@ -596,7 +605,6 @@ def _query(
     if cand.size == 0:
         return []
     q_level = fingerprint_level(fp)
-    ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
     csr_row = {fid: k for k, fid in enumerate(ids.tolist())}
     row_text = np.array([bool(meta[f][2]) if f in meta else False for f in ids.tolist()], dtype=bool)
     offsets, values = view_values(offsets, values, row_text, view)
