@@ -15,10 +15,12 @@ Rules (documented for users, see ``simscan.similarity.grouping``):
   (equal scores: the reference visited first; then the lower pair index), listed best score
   first, equal scores in visit order.  Then, in visit order, a single-file reference left
   without members takes back its best partner (score, then visit order, then pair index)
-  whose reference keeps another member.  Then, in visit order, a unit still in no group joins
-  its best partner leading a group, else takes that partner from its reference if the reference
-  keeps a group without it, else the partner leads both.  A reference left without members or
-  copies is no group.
+  whose reference keeps another member and may lose it (below).  Then, in visit order, a unit
+  still in no group joins its best partner leading a group, else takes its best partner among
+  the members whose reference is under no reference folder and either keeps a group without them
+  while they keep at least half their percentage (they move), or has no other member (they lead
+  both); else it stays in no group.  A reference left
+  without members or copies is no group.
 * Paths of one file on disk (same device and inode) are one file: never paired with each
   other, and only the preferred of them joins a group.
 * Each member's percentage is the best score of the pair (reference, member); members that
@@ -243,6 +245,17 @@ def reference_group_pairs(
     members_by_ref: dict[int, list[tuple[int, int]]] = {u: [] for u in refs}
     for v, (_, neg_ref, neg_pi) in choice.items():
         members_by_ref[refs[-neg_ref]].append((v, -neg_pi))
+
+    def score_in_group(x: int) -> float:
+        """x's percentage against its reference: the pair that put it in the group."""
+        return next(best_of[q] for w, q in members_by_ref[ref_of[x]] if w == x)
+
+    # Units with a file under a reference folder: their members never move, they never follow.
+    marked_units = {unit_l[r] for r in np.flatnonzero(pref).tolist()}
+
+    def may_move(x: int, score: float) -> bool:
+        return ref_of[x] not in marked_units and score >= 0.5 * score_in_group(x)
+
     # An emptied single-file reference takes back its best partner whose reference keeps another.
     ref_of = {v: refs[-c[1]] for v, c in choice.items()}
     for u in refs:
@@ -256,7 +269,7 @@ def reference_group_pairs(
             if u not in (ua_, ub_) or ua_ == ub_:
                 continue
             x = ub_ if ua_ == u else ua_
-            if x not in ref_of or len(members_by_ref[ref_of[x]]) < 2:
+            if x not in ref_of or len(members_by_ref[ref_of[x]]) < 2 or not may_move(x, best_of[pi]):
                 continue
             cand = (best_of[pi], -order_of[x], -pi, x)
             if best is None or cand[:3] > best[:3]:
@@ -282,14 +295,14 @@ def reference_group_pairs(
             if u not in (ua_, ub_) or ua_ == ub_:
                 continue
             x = ub_ if ua_ == u else ua_
-            if ok(x) and (best is None or (best_of[pi], -order_of[x], -pi) > best[0]):
+            if ok(x, pi) and (best is None or (best_of[pi], -order_of[x], -pi) > best[0]):
                 best = ((best_of[pi], -order_of[x], -pi), x, pi)
         return None if best is None else (best[1], best[2])
 
     for u in visit:
-        if placed(u) or best_partner(u, lambda x: True) is None:
+        if placed(u) or best_partner(u, lambda x, pi: True) is None:
             continue
-        lead = best_partner(u, lambda x: x in refs and placed(x))
+        lead = best_partner(u, lambda x, pi: x in refs and placed(x))
         if lead is not None:
             x, pi = lead
             members_by_ref[x].append((u, pi))
@@ -297,7 +310,14 @@ def reference_group_pairs(
             if u in refs:
                 refs.remove(u)
             continue
-        led = best_partner(u, lambda x: x in ref_of)
+        def loses_nothing(x: int, pi: int) -> bool:
+            if x not in ref_of:
+                return False
+            r = ref_of[x]
+            keeps = len(members_of[r]) >= 2 or any(w != x for w, _ in members_by_ref[r])
+            return may_move(x, best_of[pi]) if keeps else r not in marked_units
+
+        led = best_partner(u, loses_nothing)
         if led is None:
             continue
         v, pi = led

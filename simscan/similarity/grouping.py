@@ -14,15 +14,18 @@ Rules (documented for users):
   preferred reference), not the first one that covered it, so an edited copy sits with its
   original rather than with an unrelated file it shares a header with.  A reference whose
   partners all went to better references takes back its best partner whose reference keeps
-  another member.
-* No file with a partner is left out: a unit still in no group (e.g. two excerpts of one
-  document: the older excerpt covered the document, the other excerpt is like the document
-  only) joins its best partner that leads a group; else it takes that partner from its
-  reference when the reference keeps a group without it; else the partner leads both (its old
-  reference and this unit become its members).  Every member is similar to its own reference
-  (>= the threshold): no chaining (a~b, b~c with a not similar to c never puts c in a's group
-  through b; here b leads a and c).  A reference left without members or copies is no group.
-  The pairs themselves stay available.
+  another member, if the partner may move (below).
+* A unit still in no group although it has partners (e.g. two excerpts of one document: the
+  older excerpt covered the document, the other excerpt is like the document only) joins its
+  best partner that leads a group; else it takes its best partner that may move from its
+  reference when that reference keeps a group without it; else that partner leads both (its old
+  reference and this unit become its members).  A member may move only away from a reference
+  that is not under a reference folder (the person chose it), and only when it keeps at least
+  half its percentage (``MOVE_KEEPS``; 100 % -> 86 % for the excerpts).  Else the unit stays
+  in no group, so that a student's 50 % copy of a text is not moved away to show another's 17 %;
+  the pairs themselves stay available.  Every member is similar to its own reference (>= the threshold):
+  no chaining (a~b, b~c with a not similar to c never puts c in a's group through b; here b
+  leads a and c).  A reference left without members or copies is no group.
 * Paths of one file on disk (same device and inode: hard links, a folder indexed through a
   symbolic link too) are one file: never paired with each other, and only the preferred of
   them (by the rules above) joins a group.
@@ -48,7 +51,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from simscan.similarity.core import PairArrays, file_identity, reference_rank
+from simscan.similarity.core import PairArrays, file_identity, reference_rank, under_roots
 from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, passes
 
 
@@ -65,6 +68,12 @@ def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         lab = lab[lab]  # pointer jumping
         if np.array_equal(lab, before):
             return lab
+
+
+#: A member is moved to another reference to give that one a group only when it keeps at least this
+#: share of its percentage (two excerpts of one source: 100 % -> 86 % is moved; a 50 % member is not
+#: moved to show a 17 % one), and never away from a reference under a user-marked reference folder.
+MOVE_KEEPS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +315,16 @@ def group_rows(
         members[dst_l[best_k]].append((-wb_l[best_k], pos, u, wp_l[best_k]))
         chosen[u] = dst_l[best_k]
     # A reference whose partners all went to better references would vanish from the groups
-    # although it has partners: it takes back its best partner whose reference keeps another.
+    # although it has partners: it takes back its best partner whose reference keeps another,
+    # when that partner is as similar to it as to that reference (a file is never moved to a
+    # lower percentage to give another a group).
+    score_of = {e[2]: -e[0] for mine in members.values() for e in mine}
+    # Units holding a file under a reference folder: the person chose them as references.
+    marked = bytearray(n)
+    if reference_roots:
+        for row in np.flatnonzero(under_roots(list(files.paths), tuple(reference_roots))).tolist():
+            marked[int(unit[row])] = 1
+
     for _, u in refs:
         if members[u] or count_l[u] >= 2:
             continue
@@ -316,7 +334,7 @@ def group_rows(
         for k in range(s, t):
             v = dst_l[k]
             r = chosen.get(v)
-            if r is None or len(members[r]) < 2:
+            if r is None or len(members[r]) < 2 or not _may_move(v, wb_l[k], chosen, score_of, marked):
                 continue
             key = (-wb_l[k], pos_of[v], wp_l[k])
             if best is None or key < best:
@@ -326,7 +344,8 @@ def group_rows(
             members[r] = [e for e in members[r] if e[2] != best_v]
             members[u].append((best[0], best[1], best_v, best[2]))
             chosen[best_v] = u
-    _place_orphans(walk, dst_l, wb_l, wp_l, count_l, is_ref, refs, members, chosen, pos_of)
+            score_of[best_v] = -best[0]
+    _place_orphans(walk, dst_l, wb_l, wp_l, count_l, is_ref, refs, members, chosen, pos_of, score_of, marked)
     lp_pos: list[int] = []
     lb_pos: list[int] = []
     lb_seq: list[int] = []
@@ -393,6 +412,12 @@ def group_rows(
     return GroupArrays(g_start, g_kind, m_row, m_sim, m_kind, m_pair, m_swap)
 
 
+def _may_move(v: int, score: float, chosen: dict[int, int], score_of: dict[int, float], marked: bytearray) -> bool:
+    """Whether member ``v`` may leave its reference for one it scores ``score`` with (see
+    :data:`MOVE_KEEPS`)."""
+    return not marked[chosen[v]] and score >= MOVE_KEEPS * score_of[v]
+
+
 def _place_orphans(
     walk: list[tuple[int, int, int, int]],
     dst_l: list[int],
@@ -404,14 +429,24 @@ def _place_orphans(
     members: dict[int, list[tuple[float, int, int, int]]],
     chosen: dict[int, int],
     pos_of: dict[int, int],
+    score_of: dict[int, float],
+    marked: bytearray,
 ) -> None:
-    """Every unit with a partner ends in a group (in place).  After the two phases a unit can be
-    left out: a reference whose partners all stay with better references, or a unit whose partners
-    were all covered by references it is not similar to (two excerpts of one document, the older
-    excerpt its reference: the other excerpt is like the document only).  In visit order, such a
-    unit joins its best partner that leads a group; else it takes its best partner from that
-    partner's reference if the reference keeps a group without it; else that partner becomes the
-    reference of both (its old reference and this unit are its members: each is similar to it)."""
+    """Give a group to the units with a partner that are in none (in place).  After the two phases
+    a unit can be left out: a reference whose partners all stay with better references, or a unit
+    whose partners were all covered by references it is not similar to (two excerpts of one
+    document, the older excerpt its reference: the other excerpt is like the document only).  In
+    visit order, such a unit joins its best partner that leads a group; else it takes its best
+    partner that is a member of a reference not in ``marked`` (units under a reference folder):
+    when that reference keeps a group without it, the partner moves here if it keeps at least
+    :data:`MOVE_KEEPS` of its percentage (:func:`_may_move`); else the partner becomes the reference
+    of both (its old reference and this unit are its members, nobody's percentage drops).  Else the
+    unit stays in no group: its partners are much more similar to their own references (a 50 %
+    member is not moved to show a 17 % one), and its pairs stay available.  ``score_of``: each
+    member's percentage against its reference (kept up to date)."""
+
+    def keeps_group(r: int, without: int) -> bool:
+        return count_l[r] >= 2 or any(e[2] != without for e in members[r])
 
     def placed(u: int) -> bool:
         return u in chosen or (is_ref[u] == 1 and (bool(members.get(u)) or count_l[u] >= 2))
@@ -424,9 +459,18 @@ def _place_orphans(
             k = min(lead, key=lambda k: (-wb_l[k], pos_of[dst_l[k]], wp_l[k]))
             members[dst_l[k]].append((-wb_l[k], pos, u, wp_l[k]))
             chosen[u] = dst_l[k]
+            score_of[u] = wb_l[k]
             is_ref[u] = 0
             continue
-        led = [k for k in range(s, t) if dst_l[k] in chosen]
+        led = [
+            k for k in range(s, t)
+            if dst_l[k] in chosen
+            and (
+                _may_move(dst_l[k], wb_l[k], chosen, score_of, marked)
+                if keeps_group(chosen[dst_l[k]], dst_l[k])
+                else not marked[chosen[dst_l[k]]]  # it leads its reference: nobody's percentage drops
+            )
+        ]
         if not led:
             continue
         k = min(led, key=lambda k: (-wb_l[k], pos_of[dst_l[k]], wp_l[k]))
@@ -434,12 +478,13 @@ def _place_orphans(
         r = chosen[v]
         entry = next(e for e in members[r] if e[2] == v)
         members[r].remove(entry)
-        if members[r] or count_l[r] >= 2:  # r keeps a group: v moves to u
+        if members[r] or count_l[r] >= 2:  # r keeps a group: v moves to u, at no loss
             if not is_ref[u]:
                 is_ref[u] = 1
                 refs.append((pos, u))
             members[u] = [(-wb_l[k], pos_of[v], v, wp_l[k])]
             chosen[v] = u
+            score_of[v] = wb_l[k]
         else:  # v leads: r (through the pair that made v its member) and u
             is_ref[r] = is_ref[u] = 0
             is_ref[v] = 1
@@ -447,6 +492,7 @@ def _place_orphans(
             del chosen[v]
             members[v] = [(entry[0], pos_of[r], r, entry[3]), (-wb_l[k], pos, u, wp_l[k])]
             chosen[r] = chosen[u] = v
+            score_of[r], score_of[u] = -entry[0], wb_l[k]
     refs.sort()
 
 
