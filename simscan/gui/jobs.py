@@ -527,6 +527,7 @@ class PreviewRequest:
     similarity: float | None = None  # the percentage the selected row shows
     code_view: bool = True  # SimilarityParams.code_view of the listed results
     ignore: tuple[str, ...] = ()  # the texts the listed results ignore
+    closest: bool = False  # the reference row is selected; ``sel_path`` is its group's closest file
 
 
 def compare_files(req: PreviewRequest, progress: Sink, cancel: CancelToken) -> tuple[PreviewRequest, Any]:

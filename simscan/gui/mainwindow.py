@@ -9,6 +9,7 @@ their kind are dropped (``JobRunner`` slots), so a slow preview never overwrites
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -918,24 +919,36 @@ class MainWindow(QMainWindow):
         ref = snap.l_start[g]
         sel = self.model.member_of(src)
         if sel == ref:
-            # The reference (or the group row): compare with its most similar member.
+            # The reference (or the group row) is selected: show it beside the closest file of its
+            # group, said so (not as "the selected file": the person selected the reference).
             if snap.group_size(g) < 2:
                 return
-            sel = ref + 1
+            self.show_preview(ref, self._closest_member(g), closest=True)
+            return
         self.show_preview(ref, sel)
+
+    def _closest_member(self, g: int) -> int:
+        """The member of group ``g`` most similar to its reference (the first of equals; after a
+        "make reference" members are not in score order, and some may have no score: NaN)."""
+        snap = self.model.snapshot
+        ms = range(snap.l_start[g] + 1, snap.l_start[g + 1])
+        return max(ms, key=lambda m: (-1.0 if math.isnan(snap.l_sim[m]) else snap.l_sim[m], -m))
 
     def _info(self, m: int, role: str) -> FileInfo:
         s = self.model.snapshot
         return FileInfo(s.paths[m], s.l_size[m], s.l_mtime[m], s.encodings[m], s.is_text[m], role)
 
-    def show_preview(self, ref: int, sel: int) -> None:
+    def show_preview(self, ref: int, sel: int, closest: bool = False) -> None:
+        """Compare member ``sel`` with its group's reference ``ref`` (flattened indexes) in a worker;
+        ``closest``: the reference row is selected and ``sel`` is shown as its closest file."""
         snap = self.model.snapshot
         req = jobs.PreviewRequest(
             snap.paths[ref], snap.paths[sel],
-            self._info(ref, "reference"), self._info(sel, "selected"),
+            self._info(ref, "reference"), self._info(sel, "closest" if closest else "selected"),
             snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel],
             self.results.code_view if self.results is not None else self.code_view,  # as the rows were scored
             self.results.ignore if self.results is not None else (),
+            closest,
         )
         self.preview.show_message(self.tr("Comparing…"))
         self.runner.start(
@@ -947,7 +960,7 @@ class MainWindow(QMainWindow):
 
     def _on_preview(self, value: tuple[jobs.PreviewRequest, Any]) -> None:
         req, comp = value
-        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity)
+        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity, req.closest)
         self.previewShown.emit()
 
     def _on_preview_failed(self, err: BaseException) -> None:

@@ -40,7 +40,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
-from simscan.similarity.types import KIND_CODE, KINDS
+from simscan.similarity.types import KIND_CODE, KINDS, Pair
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()  # the invalid index, a default argument (never mutated)
@@ -248,15 +248,18 @@ class Snapshot:
         pair_best: Callable[[int, int], float | None] | None = None,
         pair_kind: Callable[[int, int], str | None] | None = None,
         copy_kind: Callable[[int, int], str | None] | None = None,
+        pair_of: Callable[[int, int], Any] | None = None,
     ) -> Snapshot:
         """Flatten ``simscan.similarity.Group`` objects, keeping their member order (reference
         first, then best first).  A file id in ``preferred_refs`` (oldest choice first) that is
-        a member of a group becomes that group's reference (the user's "make reference"); its members'
-        similarities are then re-expressed against it: unchanged when it is a copy of the old
-        reference, else the old reference's score for copies of the old reference, else
-        ``pair_best(new_ref_id, member_id)`` (NaN when the two were never paired); their kinds by
-        :func:`rereferenced_kind` (``pair_kind`` and ``copy_kind`` of (new reference id, member
-        id), when given).
+        a member of a group becomes that group's reference (the user's "make reference"); its
+        members' similarities are then re-expressed against it: 100 for a copy of it
+        (``copy_kind`` of (new reference id, member id) not None), unchanged when it is a copy of
+        the old reference, else the old reference's score for the old reference and its copies,
+        else ``pair_best(new_ref_id, member_id)`` (NaN when the two were never paired); their kinds
+        by :func:`rereferenced_kind` (``pair_kind`` and ``copy_kind``, when given); their detailed
+        scores (``pairs``) by the same rules from the pairs as listed, ``pair_of(id, id)`` (a
+        ``Pair`` of the two files in either orientation, or None).
 
         One pass of list comprehensions per column (not per-member appends): 200,000
         members flatten in ~0.2 s, in a worker."""
@@ -266,13 +269,15 @@ class Snapshot:
         start = [0]
         overrides: dict[int, float] = {}  # flattened member index -> similarity to the new reference
         kinds: dict[int, str] = {}  # flattened member index -> kind against the new reference
+        paired: dict[int, tuple[str, Any]] = {}  # flattened member index -> how its Pair is made, from what
         for grp in groups:
             ms = grp.members
             ref = grp.reference
             if not ms or ms[0].file_id != ref.file_id:
                 ms = [ref, *[m for m in ms if m.file_id != ref.file_id]]
             if preferred:
-                ms = Snapshot._rereference(ms, preferred, pair_best, len(flat), overrides, kinds, pair_kind, copy_kind)
+                ms = Snapshot._rereference(ms, preferred, pair_best, len(flat), overrides, kinds, pair_kind, copy_kind,
+                                           paired, pair_of)
             flat.extend(ms)
             start.append(len(flat))
         n = len(start) - 1
@@ -289,8 +294,21 @@ class Snapshot:
         pairs = [getattr(m, "pair", None) for m in flat]
         for i in start[:-1]:
             pairs[i] = None
-        for i in overrides:
-            pairs[i] = None  # scored against another reference
+        final_kind = [kinds.get(i, m.kind) for i, m in enumerate(flat)]
+        for i, (how, p) in paired.items():
+            # Oriented (new reference, member), as MemberPairs makes them from the pair columns.
+            ref, m = flat[start[group[i]]], flat[i]
+            if how == "copy":
+                kd = final_kind[i]
+                pairs[i] = Pair(ref.file_id, m.file_id, ref.path, m.path, 100.0, 100.0, 100.0, 0, kd == "exact", kd)
+            elif p is None:
+                pairs[i] = None
+            else:
+                ca, cb = p.containment_a, p.containment_b
+                if how == "reverse" or (how == "pair" and p.a_id != ref.file_id):
+                    ca, cb = cb, ca
+                pairs[i] = Pair(ref.file_id, m.file_id, ref.path, m.path, p.resemblance, ca, cb, p.simhash_distance,
+                                p.exact, p.kind, p.view)
         snap = Snapshot.from_columns(
             threshold,
             start,
@@ -300,7 +318,7 @@ class Snapshot:
             [m.size for m in flat],
             [m.mtime_ns for m in flat],
             [float(v) for v in sim],
-            [KIND_CODE.get(kinds.get(i, m.kind), near) for i, m in enumerate(flat)],
+            [KIND_CODE.get(k, near) for k in final_kind],
             is_ref_a.tolist(),
             [m.path for m in flat],
             [m.encoding for m in flat],
@@ -319,6 +337,8 @@ class Snapshot:
         kinds: dict[int, str],
         pair_kind: Callable[[int, int], str | None] | None = None,
         copy_kind: Callable[[int, int], str | None] | None = None,
+        paired: dict[int, tuple[str, Any]] | None = None,
+        pair_of: Callable[[int, int], Any] | None = None,
     ) -> list[Any]:
         chosen = [m for m in ms if m.file_id in preferred]
         new = max(chosen, key=lambda m: preferred[m.file_id]) if chosen else None
@@ -327,19 +347,30 @@ class Snapshot:
         old = ms[0]
         out = [new, *[m for m in ms if m is not new]]
         same_content = new.kind in _COPIES
+        how: tuple[str, Any]
         for i, m in enumerate(out[1:], 1):
-            if same_content:
-                v: float | None = 100.0 if m is old else m.similarity
+            copy = copy_kind(new.file_id, m.file_id) if copy_kind is not None else None
+            if copy is not None:
+                v: float | None = 100.0  # a copy of the new reference
+                how = ("copy", None)
+            elif same_content:
+                # The new reference holds the old one's content: every score carries over.
+                v = 100.0 if m is old else m.similarity
+                how = ("copy", None) if m is old or m.kind in _COPIES else ("keep", m.pair)
             elif m is old or m.kind in _COPIES:
                 v = new.similarity  # a copy of the old reference scores as the old reference did
+                how = ("reverse", new.pair)  # that pair, read from the new reference's side
             else:
                 v = pair_best(new.file_id, m.file_id) if pair_best is not None else None
+                how = ("pair", pair_of(new.file_id, m.file_id) if pair_of is not None else None)
             overrides[base + i] = math.nan if v is None else float(v)
+            if paired is not None:
+                paired[base + i] = how
             kinds[base + i] = rereferenced_kind(
                 m is old,
                 m.kind,
                 new.kind,
-                copy_kind(new.file_id, m.file_id) if copy_kind is not None else None,
+                copy,
                 pair_kind(new.file_id, m.file_id) if pair_kind is not None else None,
             )
         return out
@@ -365,16 +396,22 @@ class Snapshot:
         order = np.arange(m, dtype=np.int64)
         kinds = np.asarray(ga.m_kind, dtype=np.int8).copy()  # against each member's (new) reference
         sim = np.asarray(ga.m_sim, dtype=np.float64).copy()
-        no_pair = np.zeros(m, dtype=bool)
+        # Per final position, the pair the member's scores come from (see MemberPairs): an index
+        # into the pair columns, -1 for a copy of the reference (100 %), -2 for none.
+        pair_k = np.asarray(ga.m_pair, dtype=np.int64).copy()
+        swap = np.asarray(ga.m_swap, dtype=bool).copy()
+        new_k: dict[int, tuple[int, bool]] = {}  # final position -> (pair, swap), members of re-referenced groups
         preferred = {int(fid): rank for rank, fid in enumerate(preferred_refs)}
         if preferred and m:
             m_ids = ids[ga.m_row]
             want = np.fromiter(preferred, np.int64, len(preferred))
             touched = np.unique(m_group[np.isin(m_ids, want)])
-            best_of, kind_of = _pair_best(pairs, ids, want) if touched.size else ({}, {})
+            best_of, kind_of, index_of = _pair_best(pairs, ids, want) if touched.size else ({}, {}, {})
             copy_of = _copy_kind(files)
             ids_l, kind_l, sim0 = m_ids.tolist(), ga.m_kind.tolist(), ga.m_sim.tolist()
+            pk0, sw0 = ga.m_pair.tolist(), ga.m_swap.tolist()
             rows_of = np.asarray(ga.m_row, dtype=np.int64).tolist()
+            pair_a = np.asarray(pairs.a, dtype=np.int64) if touched.size else None
             start_l = g_start.tolist()
             for g in touched.tolist():
                 s, e = start_l[g], start_l[g + 1]
@@ -385,21 +422,31 @@ class Snapshot:
                 out = [new, *[j for j in range(s, e) if j != new]]
                 same_content = KINDS[kind_l[new]] in ("exact", "content")
                 for i, j in enumerate(out[1:], 1):
-                    if same_content:
-                        v: float | None = 100.0 if j == s else sim0[j]
+                    copy = copy_of(rows_of[new], rows_of[j])
+                    v: float | None
+                    if copy is not None:
+                        v, k, sw = 100.0, -1, False  # a copy of the new reference
+                    elif same_content:
+                        # The new reference holds the old one's content: every score carries over
+                        # (the old reference scores as a copy: pair -1).
+                        v, k, sw = (100.0 if j == s else sim0[j]), pk0[j], sw0[j]
                     elif j == s or KINDS[kind_l[j]] in ("exact", "content"):
-                        v = sim0[new]  # a copy of the old reference scores as the old reference did
+                        # The old reference and its copies score as the old reference did with the new
+                        # one: that pair, read from the new reference's side.
+                        v, k, sw = sim0[new], pk0[new], not sw0[new]
                     else:
                         v = best_of.get((ids_l[new], ids_l[j]))
+                        k = index_of.get((ids_l[new], ids_l[j]), -2)
+                        sw = k >= 0 and rows_of[new] != int(pair_a[k])  # type: ignore[index]
                     sim[s + i] = math.nan if v is None else float(v)
-                    no_pair[s + i] = True  # scored against another reference
+                    new_k[s + i] = (k, sw)
                     pk = kind_of.get((ids_l[new], ids_l[j]))
                     kinds[j] = KIND_CODE[
                         rereferenced_kind(
                             j == s,
                             KINDS[kind_l[j]],
                             KINDS[kind_l[new]],
-                            copy_of(rows_of[new], rows_of[j]),
+                            copy,
                             None if pk is None else KINDS[pk],
                         )
                     ]
@@ -409,6 +456,9 @@ class Snapshot:
         is_ref = np.zeros(m, dtype=bool)
         is_ref[g_start[:-1]] = True
         sim[is_ref] = 100.0
+        pair_k, swap = pair_k[order], swap[order]
+        for pos, (k, sw) in new_k.items():
+            pair_k[pos], swap[pos] = k, sw
         rows_l = rows.tolist()
         fpaths, fenc = files.paths, files.encoding
         text = np.asarray(files.is_text, dtype=bool)[rows]
@@ -419,9 +469,7 @@ class Snapshot:
             text.tolist(),
         )
         member_pairs = MemberPairs(
-            files, pairs, rows, np.asarray(ga.m_row, dtype=np.int64)[g_start[:-1]][m_group],
-            np.where(is_ref | no_pair, -2, np.asarray(ga.m_pair, dtype=np.int64)[order]),
-            np.asarray(ga.m_swap, dtype=bool)[order], snap.m_kind,
+            files, pairs, rows, rows[g_start[:-1]][m_group], np.where(is_ref, -2, pair_k), swap, snap.m_kind,
         )
         codes, names = folders_of(files)
         return dataclasses.replace(snap, pairs=member_pairs, folder_codes=codes[rows], folder_names=names)
@@ -534,17 +582,21 @@ def folders_of(files: Any) -> tuple[np.ndarray, list[str]]:
 
 def _pair_best(
     pairs: Any, ids: np.ndarray, want: np.ndarray
-) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], int]]:
-    """(a_id, b_id) -> best score, and -> kind code, of the pairs touching the file ids ``want``,
-    both orientations (a later pair of the same two files wins, as the pairs are listed)."""
+) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], int], dict[tuple[int, int], int]]:
+    """(a_id, b_id) -> best score, -> kind code, and -> index in the pair columns, of the pairs
+    touching the file ids ``want``, both orientations (a later pair of the same two files wins,
+    as the pairs are listed)."""
     a, b = ids[pairs.a], ids[pairs.b]
     sel = np.flatnonzero(np.isin(a, want) | np.isin(b, want))
     out: dict[tuple[int, int], float] = {}
     kinds: dict[tuple[int, int], int] = {}
-    for x, y, v, k in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist(), pairs.kind[sel].tolist()):
+    index: dict[tuple[int, int], int] = {}
+    for x, y, v, k, i in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist(), pairs.kind[sel].tolist(),
+                             sel.tolist()):
         out[(x, y)] = out[(y, x)] = v
         kinds[(x, y)] = kinds[(y, x)] = k
-    return out, kinds
+        index[(x, y)] = index[(y, x)] = i
+    return out, kinds, index
 
 
 def _copy_kind(files: Any) -> Callable[[int, int], str | None]:
@@ -595,7 +647,6 @@ class MemberPairs(Sequence[Any]):
         k = int(self._k[m])
         if k == -2:
             return None
-        from simscan.similarity import Pair
         from simscan.similarity.types import VIEWS
 
         f = self._files
@@ -609,7 +660,8 @@ class MemberPairs(Sequence[Any]):
         ca, cb = float(t.containment_a[k]), float(t.containment_b[k])
         if self._swap[m]:
             ca, cb = cb, ca
-        return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), False, KINDS[int(t.kind[k])],
+        return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), bool(t.exact[k]),
+                    KINDS[int(t.kind[k])],
                     VIEWS[int(t.view[k])])
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,17 +213,30 @@ class PreviewWidget(QStackedWidget):
         return " · ".join(x for x in (format_size(info.size), when, enc) if x)
 
     def show_comparison(
-        self, comp: Any, ref: FileInfo, sel: FileInfo, row_pair: Any = None, row_similarity: float | None = None
+        self,
+        comp: Any,
+        ref: FileInfo,
+        sel: FileInfo,
+        row_pair: Any = None,
+        row_similarity: float | None = None,
+        closest: bool = False,
     ) -> None:
         """``comp``: a ``simscan.similarity.Comparison`` of (reference, selected), used for the
         highlighted passages.  The scores in the summary are the list's (``row_pair``: the
         member's Pair from find_pairs, ``row_similarity``: the percentage its row shows), so one
         pair never shows two numbers; find_pairs discounts fingerprints common across the index,
-        compare() sees the two files alone — that figure is added, labelled, when it differs."""
-        self.summary.setText(self.summary_text(comp.pair, row_pair, row_similarity))
+        compare() sees the two files alone — that figure is added, labelled, when it differs.
+        ``closest``: the reference itself is selected, and ``sel`` is the closest file of its group
+        (the right pane and the summary say so, rather than call it the selected file)."""
+        if closest:
+            self.summary.setText(self.closest_text(comp.pair, row_pair, row_similarity, sel.path))
+            left, right = self.tr("Reference (selected): {0}"), self.tr("Closest file in its group: {0}")
+        else:
+            self.summary.setText(self.summary_text(comp.pair, row_pair, row_similarity))
+            left, right = self.tr("Reference: {0}"), self.tr("Selected: {0}")
         listed = row_similarity if row_similarity is not None and not math.isnan(row_similarity) else comp.pair.best
-        self.left.set_header(self.tr("Reference: {0}").format(ref.path), ref.path, self._describe(ref))
-        self.right.set_header(self.tr("Selected: {0}").format(sel.path), sel.path, self._describe(sel))
+        self.left.set_header(left.format(ref.path), ref.path, self._describe(ref))
+        self.right.set_header(right.format(sel.path), sel.path, self._describe(sel))
         notes = []
         if comp.text_a is None or comp.text_b is None:
             # Binary: show what we know instead of bytes.
@@ -250,6 +264,29 @@ class PreviewWidget(QStackedWidget):
         self.note.setText("\n".join(notes))
         self.note.setVisible(bool(notes))
         self.setCurrentIndex(1)
+
+    def closest_text(self, alone: Any, row_pair: Any, row_similarity: float | None, path: str) -> str:
+        """The summary when the reference is selected: the scores of its closest file ``path``, the
+        list's (``row_pair``, ``row_similarity``), else those of the two files alone."""
+        shown = row_pair if row_pair is not None else alone
+        listed = row_similarity is not None and not math.isnan(row_similarity)
+        name = os.path.basename(path) or path
+        text = self.tr(
+            "The reference is selected. Closest file of its group: {name} — {kind}, {best:.1f} % similar: resemblance "
+            "{r:.1f} %, {cb:.1f} % of {name} is in the reference, {ca:.1f} % of the reference is in {name}."
+        ).format(
+            name=name,
+            kind=self.tr(shown.kind),
+            best=row_similarity if listed and row_pair is not None else shown.best,
+            r=shown.resemblance,
+            ca=shown.containment_a,
+            cb=shown.containment_b,
+        )
+        if row_pair is None:
+            text += " " + self.tr("(The two files alone: the list has no score of this pair.)")
+        if getattr(shown, "view", "text") == "code":
+            text += " " + self.tr("Compared as program code: every name and literal is ignored.")
+        return text
 
     def summary_text(self, alone: Any, row_pair: Any, row_similarity: float | None) -> str:
         """The summary line: the list's scores for the pair, then compare()'s if different."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -450,6 +451,53 @@ def test_make_reference(qtbot, window, corpus):
     assert win2.model.snapshot is win2.results.snapshot  # grouped once, by the load, with the remembered one
     # Another index has its own choices (none here).
     assert win2._saved_references_all().keys() == {str(win2.index_path)}
+
+
+def test_preview_after_make_reference_shows_the_selected_row_with_its_scores(qtbot, window, corpus):
+    """Ctrl+E on edited.txt: the row stays selected, now the reference.  The preview must not call
+    another file "Selected"; every member's preview is that member against the new reference, with
+    the detailed scores of that pair (resemblance, both containments) as the row lists them."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    preview_of(qtbot, win, "edited.txt")
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT), qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        win.act_make_ref.trigger()
+    qtbot.waitUntil(lambda: not win.runner.busy("preview") and not win._preview_timer.isActive(), timeout=WAIT)
+    snap = win.model.snapshot
+    edited = str(corpus / "edited.txt")
+    assert win._current_path() == edited and snap.l_is_ref[member_row(win, "edited.txt")]
+    pv = win.preview
+    # The reference row is selected: it is on the left, marked as the selection; the right pane says
+    # what it holds (the closest file of the group), not "Selected".
+    assert pv.left.title.toolTip() == edited and "(selected)" in pv.left.title.text()
+    closest = pv.right.title.toolTip()
+    assert closest != edited and pv.right.title.text().startswith("Closest file")
+    assert os.path.basename(closest) in pv.summary.text() and "resemblance" in pv.summary.text()
+    m_closest = snap.paths.index(closest)
+    g = snap.l_group[m_closest]
+    assert snap.l_sim[m_closest] == max(v for v in snap.l_sim[snap.l_start[g] + 1 : snap.l_start[g + 1]]
+                                        if not math.isnan(v))
+    for name in ("original.txt", "copy.txt", "excerpt.txt"):
+        m = member_row(win, name)
+        text = preview_of(qtbot, win, m).summary.text()
+        assert pv.left.title.toolTip() == edited and pv.right.title.toolTip() == str(corpus / name)
+        assert pv.right.title.text().startswith("Selected:")
+        pair = snap.pairs[m]
+        assert pair is not None and pair.a_path == edited and pair.b_path == str(corpus / name)
+        assert text.startswith(f"{pair.kind.capitalize()}: {snap.l_sim[m]:.1f} % similar — resemblance")
+        assert f"{pair.containment_b:.1f} % of the selected file is in the reference" in text
+        assert pair.best == pytest.approx(snap.l_sim[m], abs=0.05)
+        assert snap.scores_text(m)  # the similarity tooltip has them too
+    # Read from the new reference's side: original.txt holds what edited.txt shares with it, so the
+    # share of the reference found in the selected file is the old pair's other containment.
+    with Index.open(win.index_path, readonly=True) as idx:
+        old = next(p for p in find_pairs(idx, min_similarity=30)
+                   if {os.path.basename(p.a_path), os.path.basename(p.b_path)} == {"original.txt", "edited.txt"})
+    mine = snap.pairs[member_row(win, "original.txt")]
+    share_of = {old.a_path: old.containment_a, old.b_path: old.containment_b}
+    assert mine.containment_a == pytest.approx(share_of[edited]) and mine.containment_b == pytest.approx(
+        share_of[str(corpus / "original.txt")])
 
 
 def test_filters_kind_and_search(qtbot, window, corpus):
