@@ -90,6 +90,9 @@ REGROUP_DELAY_MS = 120
 MAX_SAVED_REFERENCES = 10_000
 #: Settle time (ms) of the current row before its preview is computed.
 PREVIEW_DELAY_MS = 60
+#: Groups holding a match that a search opens (more would lay out thousands of rows for a broad
+#: search such as a folder's path; the rest open with a click).
+REVEAL_GROUPS = 50
 
 
 def make_settings() -> QSettings:
@@ -778,9 +781,7 @@ class MainWindow(QMainWindow):
         self.folder_chart.set_rows(snap.folders)
         self._update_summary()
         self._update_actions()
-        if current is not None:
-            # Keep the user's place, unless that would mean laying out thousands of rows.
-            self.select_file(current, max_row=5 * FETCH_BATCH)
+        self._reveal(current, jump=False)
         if not self.view.currentIndex().isValid():
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
         self.resultsLoaded.emit()
@@ -806,8 +807,29 @@ class MainWindow(QMainWindow):
         self.runner.start("group", lambda _p, _c: jobs.group(*args), finished=finished, failed=self._on_job_failed)
 
     def _apply_filters(self) -> None:
+        current = self._current_file_id()
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_summary()
+        self._reveal(current)
+
+    def _reveal(self, current: int | None, jump: bool = True) -> None:
+        """After the rows were reset (filter, search, new results).  With a search: open the first
+        :data:`REVEAL_GROUPS` groups holding a match, so that the matching files show, and make
+        the first match current (scrolled to) unless the current file is a match, or, with
+        ``jump`` False (new results of the same search), is still shown.  Otherwise keep the
+        current file selected if it is still shown."""
+        matches = self.proxy.search_matches(REVEAL_GROUPS)
+        snap = self.model.snapshot
+        for g in dict.fromkeys(snap.l_group[m] for m in matches):
+            idx = self.proxy.mapFromSource(self.model.group_index(g))
+            if idx.isValid():
+                self.view.expand(idx)
+        keep = current is not None and (not jump or not matches or current in {snap.l_file_id[m] for m in matches})
+        # (Keep the user's place, unless that would mean laying out thousands of rows.)
+        if keep and self.select_file(current, max_row=5 * FETCH_BATCH):  # type: ignore[arg-type]
+            return
+        if matches:
+            self.select_member(matches[0])
 
     def _count(self, n: int, noun: str) -> str:
         """"1 group", "2 groups" (the nouns counted in the window: group, file)."""

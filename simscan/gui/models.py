@@ -1150,6 +1150,7 @@ class ResultsProxy(QSortFilterProxyModel):
         self._search = ""
         self._g_vis: np.ndarray | None = None  # None: everything passes
         self._m_vis: list[bool] | None = None
+        self._m_hit: np.ndarray | None = None  # shown files whose path holds the search text (None: no search)
 
     def setSourceModel(self, model: QAbstractItemModel) -> None:  # type: ignore[override]
         assert isinstance(model, ResultsModel)
@@ -1183,19 +1184,24 @@ class ResultsProxy(QSortFilterProxyModel):
         return None if self._g_vis is None else self._g_vis.tolist()
 
     def _compute(self, s: Snapshot) -> None:
+        self._m_hit = None
         if not self.active or s.n_groups == 0:
             self._g_vis = None
             self._m_vis = None
             return
         heads = s.g_start[:-1]
         m_kind_ok = np.isin(s.m_kind, np.fromiter(self._kinds, dtype=np.int8))
+        m_shown = m_kind_ok | s.m_is_ref
         g_ok = np.logical_or.reduceat(m_kind_ok & ~s.m_is_ref, heads)
         if self._search:
             q = self._search
-            m_match = np.fromiter((q in p for p in s.folded), dtype=bool, count=s.n_members)
+            # Only a file the kind filter shows counts as a match: a group must never be listed
+            # for a match it then hides.
+            m_match = np.fromiter((q in p for p in s.folded), dtype=bool, count=s.n_members) & m_shown
             g_ok &= np.logical_or.reduceat(m_match, heads)
+            self._m_hit = m_match & g_ok[s.m_group]
         self._g_vis = g_ok
-        self._m_vis = ((m_kind_ok | s.m_is_ref) & g_ok[s.m_group]).tolist()
+        self._m_vis = (m_shown & g_ok[s.m_group]).tolist()
 
     def filterAcceptsRow(self, source_row: int, source_parent: ModelIndex) -> bool:
         m_vis = self._m_vis
@@ -1206,6 +1212,22 @@ class ResultsProxy(QSortFilterProxyModel):
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.results.sort(column, order)
+
+    def search_matches(self, max_groups: int) -> list[int]:
+        """The shown files whose path holds the search text (flattened member indexes), in the
+        shown order, from the first ``max_groups`` shown groups (each holds one); [] without a
+        search."""
+        hit = self._m_hit
+        if hit is None:
+            return []
+        src = self.results
+        s = src.snapshot
+        out: list[int] = []
+        for row in range(min(max_groups, src.shown_groups)):
+            g = src.group_at_row(row)
+            lo = s.l_start[g]
+            out.extend((lo + np.flatnonzero(hit[lo : s.l_start[g + 1]])).tolist())
+        return out
 
     def visible_groups(self) -> np.ndarray:
         """Snapshot indexes of the groups that pass the filter (int64)."""

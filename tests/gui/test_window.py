@@ -520,6 +520,71 @@ def test_filters_kind_and_search(qtbot, window, corpus):
     assert "No group matches" in win.view.placeholder()
 
 
+def search(qtbot, win: MainWindow, text: str) -> None:
+    win.search_edit.setText(text)
+    qtbot.waitUntil(lambda: not win._search_timer.isActive(), timeout=WAIT)
+
+
+def visible_row(win: MainWindow, m: int) -> bool:
+    """Whether member ``m``'s row is laid out inside the list's viewport (its group open)."""
+    idx = win.proxy.mapFromSource(win.model.member_index(m))
+    if not idx.isValid() or not win.view.isExpanded(idx.parent()):
+        return False
+    return win.view.viewport().rect().intersects(win.view.visualRect(idx))
+
+
+def test_search_opens_the_groups_holding_its_match_and_selects_it(qtbot, window, tmp_path):
+    """30 groups of two copies (g00/a.txt, g00/b.txt …), one copy named needle.txt.  Typing in the
+    search box opens the group holding the match and makes the matching file current, in view."""
+    import numpy as np
+
+    from tests.gui.conftest import prose
+
+    root = tmp_path / "docs"
+    for i in range(30):
+        (root / f"g{i:02}").mkdir(parents=True)
+        text = prose(np.random.default_rng(300 + i), 200 + 10 * i)
+        (root / f"g{i:02}" / "a.txt").write_text(text)
+        (root / f"g{i:02}" / ("needle.txt" if i == 7 else "b.txt")).write_text(text)
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    assert win.model.snapshot.n_groups == 30 and not win.view.currentIndex().isValid()
+    win.view.collapseAll()
+    search(qtbot, win, "NEEDLE")
+    needle = member_row(win, "needle.txt")
+    assert win._current_path() == str(root / "g07" / "needle.txt")
+    assert visible_row(win, needle)
+    # A broader search: every group holding a match is opened; the current file still matches, so it stays.
+    search(qtbot, win, "g0")
+    assert win.proxy.totals()[0] == 10
+    assert win._current_path() == str(root / "g07" / "needle.txt") and visible_row(win, needle)
+    for m in win.proxy.search_matches(100):
+        assert win.view.isExpanded(win.proxy.mapFromSource(win.model.member_index(m)).parent())
+    # Every group matches: 30 open groups are taller than the list; the current file is scrolled to.
+    search(qtbot, win, ".TXT")
+    assert win.proxy.totals()[0] == 30 and win.view.verticalScrollBar().maximum() > 0
+    assert win._current_path() == str(root / "g07" / "needle.txt") and visible_row(win, needle)
+    # A search the current file does not match: the first match becomes current, in view.
+    search(qtbot, win, "g12")
+    first = win.proxy.search_matches(1)[0]
+    assert win._current_path() == win.model.snapshot.paths[first] and "g12" in win._current_path()
+    assert visible_row(win, first)
+    # Clearing the search keeps the file selected (the rows were reset under it).
+    search(qtbot, win, "")
+    assert win._current_path() == win.model.snapshot.paths[first]
+
+
+def test_search_does_not_list_a_group_for_a_match_the_show_filter_hides(qtbot, window, corpus):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
+    search(qtbot, win, "copy.txt")  # an exact copy: not shown under "Similar"
+    assert win.proxy.totals()[0] == 0 and not win.view.currentIndex().isValid()
+    search(qtbot, win, "edited")
+    assert win._current_path() == str(corpus / "edited.txt") and visible_row(win, member_row(win, "edited.txt"))
+
+
 def test_a_scan_that_finds_nothing_similar_says_so(qtbot, window, tmp_path):
     root = tmp_path / "unrelated"
     root.mkdir()
