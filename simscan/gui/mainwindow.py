@@ -838,16 +838,26 @@ class MainWindow(QMainWindow):
         return self.tr("{0:,} file").format(n) if n == 1 else self.tr("{0:,} files").format(n)
 
     def _update_summary(self) -> None:
+        """The line under the list: what it shows (the rows the Show filter and the search leave,
+        "n of m" then), the space the shown files would free, the marks."""
         groups, files, reclaim = self.proxy.totals()
         marked = self.model.marked_members()
         snap = self.model.snapshot
         marked_bytes = sum(snap.l_size[m] for m in marked)
-        text = self.tr("{0} · {1} · {2} reclaimable from copies ({3} counting similar files)").format(
-            self._count(groups, "group"), self._count(files, "file"), format_size(self.proxy.copy_bytes()),
-            format_size(reclaim)
+        if self.proxy.active:
+            counts = self.tr("Shown: {0:,} of {1} · {2:,} of {3}").format(
+                groups, self._count(snap.n_groups, "group"), files, self._count(snap.n_members, "file"))
+        else:
+            counts = self._count(groups, "group") + " · " + self._count(files, "file")
+        text = self.tr("{0} · {1} reclaimable from copies ({2} counting similar files)").format(
+            counts, format_size(self.proxy.copy_bytes()), format_size(reclaim)
         )
         if marked:
             text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
+            hidden = len(marked) - int(self.proxy.shown_members()[marked].sum())
+            if hidden:
+                # Marked files the filter hides are moved to the trash too: say so.
+                text += " · " + self.tr("{0:,} of the marked files not shown").format(hidden)
         ignored = self.results.ignore if self.results is not None else ()
         if ignored:
             text += " · " + self.tr("ignoring the text of {0}").format(", ".join(os.path.basename(p) for p in ignored))

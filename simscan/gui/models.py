@@ -665,6 +665,15 @@ class MemberPairs(Sequence[Any]):
                     VIEWS[int(t.view[k])])
 
 
+@dataclass(frozen=True)
+class GroupShown:
+    """Per snapshot group, of the files a filter shows: how many (the reference included), and
+    the bytes of those that are not the reference."""
+
+    files: list[int]
+    bytes: list[int]
+
+
 class ResultsModel(QAbstractItemModel):
     """Groups → member files.  Check state (column 0) = marked for the trash; the group row's
     check box shows whether none, some or all of its members are marked."""
@@ -681,6 +690,10 @@ class ResultsModel(QAbstractItemModel):
         self._pos: list[int] = []  # snapshot group index → row, -1 when filtered out
         self._loaded = 0  # rows exposed to views so far (fetchMore)
         self._group_filter: list[bool] | None = None  # per snapshot group; None shows all
+        # Per snapshot group, of the files the filter shows: how many, and the bytes of those that are not
+        # the reference (None: every file is shown).
+        self._g_shown: list[int] | None = None
+        self._g_shown_bytes: list[int] | None = None
         self._marked: set[int] = set()  # file ids
         self._protected_roots: tuple[str, ...] = ()
         self._protected_prefixes: tuple[str, ...] = ()
@@ -694,13 +707,17 @@ class ResultsModel(QAbstractItemModel):
     def snapshot(self) -> Snapshot:
         return self._snap
 
-    def set_snapshot(self, snap: Snapshot, group_filter: list[bool] | None = None) -> None:
+    def set_snapshot(
+        self, snap: Snapshot, group_filter: list[bool] | None = None, shown: GroupShown | None = None
+    ) -> None:
         """Swap in new results (a model reset), showing groups ``g`` with ``group_filter[g]``
-        (None: all).  Marks of files still present are kept.  Views normally go through
+        (None: all) and counting in each group header only the files ``shown`` counts (None: all).
+        Marks of files still present are kept.  Views normally go through
         :meth:`ResultsProxy.set_snapshot`, which computes the filter."""
         self.beginResetModel()
         self._snap = snap
         self._group_filter = group_filter
+        self._set_shown(shown)
         self._sorted = self._sorted_order(*self._sort) if self._sort is not None else list(range(snap.n_groups))
         self._apply_filter()
         if self._marked:
@@ -708,12 +725,24 @@ class ResultsModel(QAbstractItemModel):
         self.endResetModel()
         self.marksChanged.emit()
 
-    def set_group_filter(self, visible: list[bool] | None) -> None:
-        """Show only groups ``g`` with ``visible[g]`` (None: all).  A model reset."""
+    def set_group_filter(self, visible: list[bool] | None, shown: GroupShown | None = None) -> None:
+        """Show only groups ``g`` with ``visible[g]`` (None: all), their headers counting the files
+        ``shown`` counts (None: all).  A model reset."""
         self.beginResetModel()
         self._group_filter = visible
+        self._set_shown(shown)
+        if self._sort is not None and self._sort[0] == COL_SIZE:
+            self._sorted = self._sorted_order(*self._sort)  # (a group's size counts its shown files)
         self._apply_filter()
         self.endResetModel()
+
+    def _set_shown(self, shown: GroupShown | None) -> None:
+        self._g_shown = None if shown is None else shown.files
+        self._g_shown_bytes = None if shown is None else shown.bytes
+
+    def group_bytes(self, g: int) -> int:
+        """Bytes of group ``g``'s shown files but its reference: what removing them would free."""
+        return self._snap.l_g_reclaim[g] if self._g_shown_bytes is None else self._g_shown_bytes[g]
 
     def _apply_filter(self) -> None:
         vis = self._group_filter
@@ -905,18 +934,22 @@ class ResultsModel(QAbstractItemModel):
         count = s.l_start[g + 1] - ref
         if role == Qt.ItemDataRole.DisplayRole:
             if col == COL_PATH:
-                return _tr("{0}  ({1} files)").format(os.path.basename(s.paths[ref]) or s.paths[ref], count)
+                name = os.path.basename(s.paths[ref]) or s.paths[ref]
+                shown = count if self._g_shown is None else self._g_shown[g]
+                if shown < count:  # the Show filter or the search hides some
+                    return _tr("{0}  ({1} of {2} files shown)").format(name, shown, count)
+                return _tr("{0}  ({1} files)").format(name, count)
             if col == COL_SIMILARITY:
                 v = s.l_g_min_sim[g]
                 return "" if math.isnan(v) else f"{v:.1f} %"
             if col == COL_KIND:
                 return _tr(KINDS[s.l_g_kind[g]])
             if col == COL_SIZE:
-                return format_size(s.l_g_reclaim[g])
+                return format_size(self.group_bytes(g))
             return ""
         if role == SortRole:
             v = s.l_g_min_sim[g]
-            return (s.paths[ref], v, s.l_g_kind[g], s.l_g_reclaim[g], int(s.g_mtime[g]), "")[col]
+            return (s.paths[ref], v, s.l_g_kind[g], self.group_bytes(g), int(s.g_mtime[g]), "")[col]
         if role == Qt.ItemDataRole.CheckStateRole and col == 0:
             marked = sum(1 for f in s.l_file_id[ref : ref + count] if f in self._marked)
             if marked == 0:
@@ -937,6 +970,9 @@ class ResultsModel(QAbstractItemModel):
             return self._bold
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_SIZE:
+                if self._g_shown is not None and self._g_shown[g] < count:
+                    return _tr("{0} can be freed by removing the shown files but the reference ({1} with every file "
+                               "of the group)").format(format_size(self.group_bytes(g)), format_size(s.l_g_reclaim[g]))
                 return _tr("{0} can be freed by removing all but the reference").format(format_size(s.l_g_reclaim[g]))
             return _tr("Reference: {0}").format(s.paths[ref])
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
@@ -1115,7 +1151,7 @@ class ResultsModel(QAbstractItemModel):
         elif column == COL_KIND:
             key = s.g_kind.astype(np.int64)
         elif column == COL_SIZE:
-            key = s.g_reclaim
+            key = s.g_reclaim if self._g_shown_bytes is None else np.asarray(self._g_shown_bytes, dtype=np.int64)
         elif column == COL_MODIFIED:
             key = s.g_mtime
         else:
@@ -1151,6 +1187,8 @@ class ResultsProxy(QSortFilterProxyModel):
         self._g_vis: np.ndarray | None = None  # None: everything passes
         self._m_vis: list[bool] | None = None
         self._m_hit: np.ndarray | None = None  # shown files whose path holds the search text (None: no search)
+        self._m_shown: np.ndarray | None = None  # bool per member: shown (None: everything passes)
+        self._shown: GroupShown | None = None  # per group, what the filter shows (None: everything)
 
     def setSourceModel(self, model: QAbstractItemModel) -> None:  # type: ignore[override]
         assert isinstance(model, ResultsModel)
@@ -1169,7 +1207,7 @@ class ResultsProxy(QSortFilterProxyModel):
     def set_snapshot(self, snap: Snapshot) -> None:
         """New results, filtered as before (one model reset)."""
         self._compute(snap)
-        self.results.set_snapshot(snap, self._group_list())
+        self.results.set_snapshot(snap, self._group_list(), self._shown)
 
     def set_filters(self, kinds: frozenset[int] | None = None, search: str | None = None) -> None:
         if kinds is not None:
@@ -1178,7 +1216,7 @@ class ResultsProxy(QSortFilterProxyModel):
             self._search = search.strip().casefold()
         self._compute(self.results.snapshot)
         # The source resets (group filter), which also makes this proxy re-filter its members.
-        self.results.set_group_filter(self._group_list())
+        self.results.set_group_filter(self._group_list(), self._shown)
 
     def _group_list(self) -> list[bool] | None:
         return None if self._g_vis is None else self._g_vis.tolist()
@@ -1188,6 +1226,8 @@ class ResultsProxy(QSortFilterProxyModel):
         if not self.active or s.n_groups == 0:
             self._g_vis = None
             self._m_vis = None
+            self._m_shown = None
+            self._shown = None
             return
         heads = s.g_start[:-1]
         m_kind_ok = np.isin(s.m_kind, np.fromiter(self._kinds, dtype=np.int8))
@@ -1201,7 +1241,13 @@ class ResultsProxy(QSortFilterProxyModel):
             g_ok &= np.logical_or.reduceat(m_match, heads)
             self._m_hit = m_match & g_ok[s.m_group]
         self._g_vis = g_ok
-        self._m_vis = (m_shown & g_ok[s.m_group]).tolist()
+        m_vis = m_shown & g_ok[s.m_group]
+        self._m_shown = m_vis
+        self._m_vis = m_vis.tolist()
+        self._shown = GroupShown(
+            np.add.reduceat(m_vis.astype(np.int64), heads).tolist(),
+            np.add.reduceat(np.where(m_vis & ~s.m_is_ref, s.m_size, 0), heads).tolist(),
+        )
 
     def filterAcceptsRow(self, source_row: int, source_parent: ModelIndex) -> bool:
         m_vis = self._m_vis
@@ -1236,14 +1282,23 @@ class ResultsProxy(QSortFilterProxyModel):
             return np.arange(s.n_groups, dtype=np.int64)
         return np.flatnonzero(self._g_vis)
 
-    def totals(self) -> tuple[int, int, int]:
-        """(groups, files, bytes of all non-reference files) of what the filter shows."""
+    def shown_members(self) -> np.ndarray:
+        """bool per member of the snapshot: its row is shown (its group passes and the Show
+        filter keeps it)."""
         s = self.results.snapshot
-        g = self.visible_groups()
-        if g.size == 0:
+        if self._m_shown is None or self._m_shown.size != s.n_members:
+            return np.ones(s.n_members, dtype=bool)
+        return self._m_shown
+
+    def totals(self) -> tuple[int, int, int]:
+        """(groups, files, bytes of the files but the references) of what the filter shows: the
+        rows, not the whole groups they belong to."""
+        s = self.results.snapshot
+        if s.n_members == 0:
             return 0, 0, 0
-        counts = s.g_start[g + 1] - s.g_start[g]
-        return int(g.size), int(counts.sum()), int(s.g_reclaim[g].sum())
+        shown = self.shown_members()
+        return (int(self.visible_groups().size), int(shown.sum()),
+                int(s.m_size[shown & ~s.m_is_ref].sum()))
 
     def copy_bytes(self) -> int:
         """Bytes of the shown exact copies (same bytes or same text) of their reference:
@@ -1251,9 +1306,7 @@ class ResultsProxy(QSortFilterProxyModel):
         s = self.results.snapshot
         if s.n_members == 0:
             return 0
-        vis = np.zeros(s.n_groups, dtype=bool)
-        vis[self.visible_groups()] = True
-        copy = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & vis[s.m_group]
+        copy = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & self.shown_members()
         return int(s.m_size[copy].sum())
 
 

@@ -14,7 +14,16 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
-from simscan.gui.models import COL_KIND, COL_PATH, COL_SIMILARITY, IsGroupRole, PathRole, SimilarityRole
+from simscan.gui.models import (
+    COL_KIND,
+    COL_PATH,
+    COL_SIMILARITY,
+    COL_SIZE,
+    IsGroupRole,
+    PathRole,
+    SimilarityRole,
+    SortRole,
+)
 from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs, group_pairs
 
@@ -515,7 +524,7 @@ def test_filters_kind_and_search(qtbot, window, corpus):
     win.search_edit.setText("no-such-file")
     qtbot.waitUntil(lambda: win.proxy.rowCount() == 0, timeout=WAIT)
     assert win.proxy.totals() == (0, 0, 0)
-    assert "0 groups" in win.summary_label.text()
+    assert win.summary_label.text().startswith("Shown: 0 of 1 group · 0 of 5 files")
     # The empty list says why it is empty: the search, not a missing scan.
     assert "No group matches" in win.view.placeholder()
 
@@ -583,6 +592,38 @@ def test_search_does_not_list_a_group_for_a_match_the_show_filter_hides(qtbot, w
     assert win.proxy.totals()[0] == 0 and not win.view.currentIndex().isValid()
     search(qtbot, win, "edited")
     assert win._current_path() == str(corpus / "edited.txt") and visible_row(win, member_row(win, "edited.txt"))
+
+
+def test_show_filter_counts_what_is_shown(qtbot, window, corpus):
+    """The group header and the summary line count the rows the Show filter leaves, not the whole
+    groups; a marked file the filter hides is still counted as marked, and said to be hidden."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    size = {p.name: p.stat().st_size for p in corpus.iterdir()}
+    header = win.proxy.index(0, COL_PATH)
+    assert header.data() == "original.txt  (5 files)"
+    assert win.summary_label.text().startswith("1 group · 5 files")
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, "edited.txt")]], True)
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("exact"))
+    header = win.proxy.index(0, COL_PATH)
+    assert win.proxy.rowCount(header) == 3
+    assert header.data() == "original.txt  (3 of 5 files shown)"
+    copies = size["copy.txt"] + size["utf16.txt"]
+    assert win.proxy.index(0, COL_SIZE).data(SortRole) == copies
+    assert win.proxy.totals() == (1, 3, copies)
+    text = win.summary_label.text()
+    assert text.startswith("Shown: 1 of 1 group · 3 of 5 files")
+    assert "1 marked" in text and "1 of the marked files not shown" in text
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
+    header = win.proxy.index(0, COL_PATH)
+    assert header.data() == "original.txt  (2 of 5 files shown)" and win.proxy.rowCount(header) == 2
+    assert win.proxy.totals() == (1, 2, size["edited.txt"])
+    assert win.proxy.copy_bytes() == 0  # the copies are not shown
+    assert "not shown" not in win.summary_label.text()  # edited.txt, the marked file, is
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("all"))
+    assert win.proxy.index(0, COL_PATH).data() == "original.txt  (5 files)"
+    assert win.summary_label.text().startswith("1 group · 5 files")
 
 
 def test_a_scan_that_finds_nothing_similar_says_so(qtbot, window, tmp_path):
