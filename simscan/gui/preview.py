@@ -37,6 +37,9 @@ TEXT_CAP = 400_000
 #: Highlighted passages per side (extra selections are painted per visible block, but
 #: building them costs a few µs each on the GUI thread).
 RANGE_CAP = 5_000
+#: Lines of text kept above the first matching passage when a pair is shown scrolled to it: enough
+#: to see what leads into it, few enough that the passage stays in the upper part of a short pane.
+CONTEXT_LINES = 2
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,9 @@ class PreviewPane(QWidget):
         self.edit = QPlainTextEdit()
         self.edit.setReadOnly(True)
         self.edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        # Always there: a scroll bar appearing once the text is in narrows the text and re-wraps it,
+        # which moves every line after the one scrolled to (scroll_to_first_match).
+        self.edit.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.edit.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
@@ -147,18 +153,27 @@ class PreviewPane(QWidget):
         """Character offset at the top-left of the visible text."""
         return self.edit.cursorForPosition(QPoint(2, 2)).position()
 
-    def scroll_to_position(self, pos: int) -> None:
-        """Put the line holding character ``pos`` at the top."""
+    def scroll_to_position(self, pos: int, context: int = 0) -> None:
+        """Put the line holding character ``pos`` at the top, below ``context`` lines before it."""
         doc = self.edit.document()
         pos = max(0, min(pos, doc.characterCount() - 1))
         block = doc.findBlock(pos)
         if not block.isValid():
             return
+        # The editor lays out paragraphs lazily, counting one never shown as a single line: lay out the
+        # target and the few before it, so that the line within a long paragraph and the context lines
+        # are real lines (the scroll bar counts lines).
+        layout_of, b = doc.documentLayout(), block
+        for _ in range(context + 1):
+            if not b.isValid():
+                break
+            layout_of.blockBoundingRect(b)
+            b = b.previous()
         line = block.firstLineNumber()
         layout = block.layout()
         if layout is not None and layout.lineCount() > 1:
             line += layout.lineForTextPosition(pos - block.position()).lineNumber()
-        self.edit.verticalScrollBar().setValue(line)
+        self.edit.verticalScrollBar().setValue(max(0, line - context))
 
 
 class PreviewWidget(QStackedWidget):
@@ -264,6 +279,25 @@ class PreviewWidget(QStackedWidget):
         self.note.setText("\n".join(notes))
         self.note.setVisible(bool(notes))
         self.setCurrentIndex(1)
+        self.scroll_to_first_match()
+
+    def scroll_to_first_match(self) -> None:
+        """Scroll each side to its first matching passage (a few lines of context above it), or to
+        the top without one: a shared passage deep in a file is on screen at once, on both sides."""
+        page = self.currentWidget()
+        if page is not None and page.layout() is not None:
+            # Lines are counted at the panes' widths: lay them out now (the first time the page
+            # shows, it has not been), or the line scrolled to is another one once it is.
+            page.layout().activate()
+        self._syncing = True  # each side to its own passage, not one following the other
+        try:
+            for pane in (self.left, self.right):
+                if pane.ranges:
+                    pane.scroll_to_position(pane.ranges[0][0], CONTEXT_LINES)
+                else:
+                    pane.edit.verticalScrollBar().setValue(0)
+        finally:
+            self._syncing = False
 
     def closest_text(self, alone: Any, row_pair: Any, row_similarity: float | None, path: str) -> str:
         """The summary when the reference is selected: the scores of its closest file ``path``, the

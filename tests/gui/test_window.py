@@ -305,6 +305,47 @@ def test_preview_highlights_matching_passages(qtbot, window, corpus):
     assert b0 - 200 <= top_r <= b1
 
 
+@pytest.mark.parametrize("one_paragraph", [False, True])
+def test_preview_opens_scrolled_to_the_first_shared_passage_on_both_sides(qtbot, window, tmp_path, one_paragraph):
+    """Two files that share their second half behind different openings (60 and 90 lines; or the
+    same text with no line breaks, one long wrapped paragraph each): the preview shows each side
+    scrolled to where the shared text begins, near the top, on both sides."""
+    import numpy as np
+
+    from tests.gui.conftest import prose
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    shared = prose(np.random.default_rng(5), 600)
+    opening = [prose(np.random.default_rng(seed), words).splitlines() for seed, words in ((6, 1000), (8, 1500))]
+    assert len(opening[0]) >= 60 and len(opening[1]) >= 90
+    texts = ["\n".join(opening[0][:60]) + "\n" + shared, "\n".join(opening[1][:90]) + "\n" + shared]
+    if one_paragraph:
+        texts = [t.replace("\n", " ") for t in texts]
+    (root / "a.txt").write_text(texts[0])
+    (root / "b.txt").write_text(texts[1])
+    win = window(roots=[str(root)])
+    win.threshold_slider.setValue(20)
+    scan(qtbot, win)
+    snap = win.model.snapshot
+    assert snap.n_groups == 1
+    pv = preview_of(qtbot, win, snap.l_start[0] + 1)
+
+    def top_lines(pane) -> int:
+        """Lines shown above the first passage's first line (its paragraph laid out: it is on screen)."""
+        cursor = QTextCursor(pane.edit.document())
+        cursor.setPosition(pane.ranges[0][0])
+        rect = pane.edit.cursorRect(cursor)
+        assert pane.edit.viewport().rect().contains(rect), "the first shared passage is not in view"
+        return round(rect.top() / pane.edit.fontMetrics().lineSpacing())
+
+    for pane in (pv.left, pv.right):
+        assert pane.ranges and pane.ranges[0][0] > 1000  # the passage starts after its file's opening
+        assert pane.edit.verticalScrollBar().value() > 0 and 1 <= top_lines(pane) <= 3
+    qtbot.wait(200)  # laid out and painted: still there
+    assert all(1 <= top_lines(pane) <= 3 for pane in (pv.left, pv.right))
+
+
 def test_preview_of_a_file_gone_since_the_scan(qtbot, window, corpus):
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(30)
