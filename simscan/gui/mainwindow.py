@@ -1193,19 +1193,29 @@ class MainWindow(QMainWindow):
             return
         paths = [snap.paths[m] for m in members]
         size = sum(snap.l_size[m] for m in members)
+        targets = self.trash_targets(members)
         whole = self.model.fully_marked_groups()
+        # Groups keeping edited versions or excerpts only: the reference and its copies all marked.
+        content = sorted({snap.l_group[m] for m, t in zip(members, targets) if not t.kept and t.same_content})
         text = self.tr("Move {0:,} marked files ({1}) to the trash?").format(len(paths), format_size(size))
         details = self.tr("They can be restored from the trash.")
+        warnings = []
         if whole:
-            examples = "\n".join("  " + snap.paths[snap.l_start[g]] for g in whole[:5])
-            details = self.tr(
-                "Warning: in {0:,} group(s) EVERY file is marked, so no copy of them would be kept, e.g.:\n{1}\n\n"
+            warnings.append(self.tr(
+                "Warning: in {0:,} group(s) EVERY file is marked, so no copy of them would be kept, e.g.:\n{1}"
+            ).format(len(whole), "\n".join("  " + snap.paths[snap.l_start[g]] for g in whole[:5])))
+        if content:
+            warnings.append(self.tr(
+                "Warning: in {0:,} group(s) the reference and every copy of it are marked (only edited versions or "
+                "excerpts are left), so no copy of that content would be kept, e.g.:\n{1}"
+            ).format(len(content), "\n".join("  " + snap.paths[snap.l_start[g]] for g in content[:5])))
+        if warnings:
+            details = "\n\n".join(warnings) + "\n\n" + self.tr(
                 "Those files will be left in place. Unmark the file to keep in each of those groups (e.g. its "
                 "reference) to move the others."
-            ).format(len(whole), examples) + "\n\n" + details
-        if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(whole)):
+            ) + "\n\n" + details
+        if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(warnings)):
             return
-        targets = self.trash_targets(members)
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore = self.code_view, tuple(self.ignored_texts)
         previous = self.results.pair_set if self.results is not None else None
@@ -1248,7 +1258,8 @@ class MainWindow(QMainWindow):
                 )
             # A member: a copy by its own kind.  The reference (marked by hand): a copy when the
             # group holds copies of it, which must then keep its content (an edited draft does not).
-            copy = kept[2] if snap.l_is_ref[m] else snap.l_kind[m] in copies
+            # Every file of the group marked: refused as such (jobs.ALL_MARKED), copy or not.
+            copy = bool(kept[0]) and (kept[2] if snap.l_is_ref[m] else snap.l_kind[m] in copies)
             out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept[1] if copy else kept[0],
                                         copy))
         return out
@@ -1261,21 +1272,7 @@ class MainWindow(QMainWindow):
             False,
         )
         if out.refused:
-            lines = "\n".join(f"{p}: {why}" for p, why in out.refused[:5])
-            more = len(out.refused) - 5
-            if more > 0:
-                lines += "\n" + self.tr("… and {0:,} more").format(more)
-            self.show_message(
-                self.tr(
-                    "{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted):\n{1}\n"
-                    "Scan again to update the results, then mark them again if you still want them gone."
-                ).format(len(out.refused), lines)
-                + (
-                    "\n" + self.tr("{0:,} more could not be moved to the trash (left in place).").format(len(out.failed))
-                    if out.failed else ""
-                ),
-                "warning",
-            )
+            self.show_message(self._refused_text(out), "warning")
         elif out.failed:
             lines = "\n".join(f"{p}: {why}" for p, why in out.failed[:5])
             self.show_message(
@@ -1300,6 +1297,42 @@ class MainWindow(QMainWindow):
         if out.results is not None:
             self._apply_results(out.results)
         self.trashFinished.emit(out)
+
+    def _refused_text(self, out: jobs.TrashOutcome) -> str:
+        """The banner after a move that left marked files in place: why, in the confirmation
+        dialog's words when the marks were the reason (a whole group, or a reference with every copy
+        of it, marked: nothing to scan again), with the advice each kind of reason calls for."""
+        by_marks = [(p, why) for p, why in out.refused if why in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
+        on_disk = [(p, why) for p, why in out.refused if why not in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
+        text = self.tr("{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted).").format(
+            len(out.refused))
+
+        def listing(rows: list[tuple[str, str]], reasons: bool) -> str:
+            lines = "\n".join(f"{p}: {why}" if reasons else f"  {p}" for p, why in rows[:5])
+            if len(rows) > 5:
+                lines += "\n" + self.tr("… and {0:,} more").format(len(rows) - 5)
+            return lines
+
+        if by_marks:
+            whole = sum(1 for _, why in by_marks if why == jobs.ALL_MARKED)
+            if whole == len(by_marks):
+                why = self.tr("Every file of their group is marked, so no copy of them would be kept:")
+            elif whole == 0:
+                why = self.tr("The reference and every copy of it are marked (only edited versions or excerpts are "
+                              "left), so no copy of that content would be kept:")
+            else:
+                why = self.tr("Every file of their group, or the reference and every copy of it, are marked, so no "
+                              "copy would be kept:")
+            text += "\n" + why + "\n" + listing(by_marks, False) + "\n" + self.tr(
+                "Unmark the file to keep in each of those groups (e.g. its reference) to move the others.")
+        if on_disk:
+            text += "\n" + listing(on_disk, True)
+            if any(why.endswith(jobs.RESCAN) for _, why in on_disk):
+                text += "\n" + self.tr("Scan again to update the results, then mark them again if you still want "
+                                        "them gone.")
+        if out.failed:
+            text += "\n" + self.tr("{0:,} more could not be moved to the trash (left in place).").format(len(out.failed))
+        return text
 
     def show_problems(self) -> None:
         """List what the last scan could not read (read from the index in a worker)."""

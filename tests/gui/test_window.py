@@ -448,6 +448,42 @@ def test_confirmation_warns_when_a_whole_group_is_marked(qtbot, window, corpus, 
     assert len(win.model.marked) == len(members)
 
 
+@pytest.mark.parametrize("marked", ["whole group", "reference and its copies"])
+def test_a_move_refused_for_the_marks_says_why(qtbot, window, corpus, monkeypatch, marked):
+    """Every file of a group marked (or the reference with every copy of it, only the edited version
+    and the excerpt left): the move is refused, and the banner gives that reason, as the confirmation
+    dialog did, not "scan again" (nothing changed on disk)."""
+    asked = []
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append((a, k)) or True)
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    names = ["original.txt", "copy.txt", "utf16.txt"]
+    if marked == "whole group":
+        names += ["edited.txt", "excerpt.txt"]
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, n)] for n in names], True)
+    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
+    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
+        win.trash_marked()
+    out = blocker.args[0]
+    assert not out.trashed and sorted(os.path.basename(p) for p, _ in out.refused) == sorted(names)
+    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before
+    details, kw = asked[0][0][3], asked[0][1]
+    text = win.message.text.text()
+    assert win.message.isVisible() and "NOT moved" in text
+    assert "scan again" not in text.lower()
+    assert "Unmark the file to keep in each of those groups (e.g. its reference)" in text
+    assert kw["danger"] is True
+    if marked == "whole group":
+        assert "EVERY file is marked, so no copy of them would be kept" in details
+        assert "Every file of their group is marked, so no copy of them would be kept" in text
+    else:
+        assert "the reference and every copy of it are marked" in details
+        assert "The reference and every copy of it are marked" in text
+    assert all(str(corpus / n) in text for n in names)
+    assert len(win.model.marked) == len(names)  # still marked: unmark the one to keep, move the others
+
+
 def test_trash_unavailable_is_reported_in_the_window(qtbot, window, corpus, monkeypatch, tmp_path):
     from simscan.gui import jobs
 
