@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +201,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._load_note = ""
         self._last_refs: tuple[str, ...] = ()
+        self._loads = 0  # results swapped in so far: an error of a load before them is out of date
         self.setWindowTitle(self.tr("simscan — similar files"))
         self.setAcceptDrops(True)
         # Which index: the one asked for, else $SIMSCAN_INDEX, else the last one used, else the default.
@@ -573,6 +574,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
         refs = tuple(self.reference_roots())
         self.model.protected_roots = refs
+        self.message.recheck()  # (after protected_roots: a warning about reference folders reads them)
         if refs != self._last_refs:
             # Reference folders decide which file of a group is kept: regroup, no scan needed.
             self._last_refs = refs
@@ -637,16 +639,12 @@ class MainWindow(QMainWindow):
         if self.runner.busy("scan"):
             return
         if not self.folders.folders:
-            self.show_message(self.tr("Add a folder to scan first (Add…, or drop one on the list)."), "info")
+            text = self.tr("Add a folder to scan first (Add…, or drop one on the list).")
+            self.show_message(text, "info", refresh=lambda: None if self.folders.folders else text)
             return
-        missing = [f.path for f in self.folders.folders if not os.path.isdir(f.path)]
+        missing = self._missing_folders_text()
         if missing:
-            self.show_message(
-                self.tr("These folders do not exist: {0}. Remove them from the list or reconnect their drive.").format(
-                    ", ".join(missing)
-                ),
-                "warning",
-            )
+            self.show_message(missing, "warning", refresh=self._missing_folders_text)
             return
         self.message.hide()
         req = self.scan_request()
@@ -658,12 +656,20 @@ class MainWindow(QMainWindow):
             lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
                                                         remembered=remembered),
             finished=self._on_scan_finished,
-            failed=self._on_job_failed,
+            failed=self._on_load_failed,
             cancelled=self._on_scan_cancelled,
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Starting the scan…"))
         self.view.viewport().update()
+
+    def _missing_folders_text(self) -> str | None:
+        """The message about listed folders that do not exist, None when all do."""
+        missing = [f.path for f in self.folders.folders if not os.path.isdir(f.path)]
+        if not missing:
+            return None
+        return self.tr("These folders do not exist: {0}. Remove them from the list or reconnect their drive.").format(
+            ", ".join(missing))
 
     def cancel_work(self) -> None:
         if self.runner.busy("scan"):
@@ -736,7 +742,7 @@ class MainWindow(QMainWindow):
             lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
                                                remembered=remembered),
             finished=self._on_loaded,
-            failed=self._on_job_failed,
+            failed=self._on_load_failed,
             cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
             progress=self._on_progress,
         )
@@ -756,10 +762,12 @@ class MainWindow(QMainWindow):
 
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
+        self._loads += 1
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
         if results.preferred and not self.preferred_refs:  # references remembered from an earlier session
             self.preferred_refs = list(results.preferred)
         self._set_snapshot(results.snapshot)
+        self.message.recheck()  # (an error of an earlier load is out of date)
 
     def _placeholder_text(self) -> str:
         """What the empty results list says: why it is empty now."""
@@ -863,6 +871,7 @@ class MainWindow(QMainWindow):
             text += " · " + self.tr("ignoring the text of {0}").format(", ".join(os.path.basename(p) for p in ignored))
         self.summary_label.setText(text)
         self._update_actions()
+        self.message.recheck()  # (marks and shown rows changed: a message about them may be out of date)
 
     def _update_actions(self) -> None:
         scanning = self.runner.busy("scan")
@@ -1067,12 +1076,20 @@ class MainWindow(QMainWindow):
         if ids:
             self.model.toggle_marked(ids)
             if any(self.model.is_marked(fid) for fid, _ in protected):
-                self.show_message(
-                    self.tr("Marked {0:,} file(s) in a reference folder, e.g. {1}. Files there are the ones you "
-                            "keep; unmark them (Space) unless you really mean to remove them.").format(
-                        len(protected), protected[0][1]),
-                    "warning",
-                )
+                text = self._reference_marks_text()
+                if text:
+                    self.show_message(text, "warning", refresh=self._reference_marks_text)
+
+    def _reference_marks_text(self) -> str | None:
+        """The warning about marked files in reference folders, for the marks now; None when no
+        marked file is in one (unmarked, moved, or the folder no longer a reference folder)."""
+        snap = self.model.snapshot
+        inside = [m for m in self.model.marked_members() if self.model.is_protected(m)]
+        if not inside:
+            return None
+        return self.tr("Marked {0:,} file(s) in a reference folder, e.g. {1}. Files there are the ones you keep; "
+                       "unmark them (Space) unless you really mean to remove them.").format(
+            len(inside), snap.paths[inside[0]])
 
     def mark_all_but_reference(self) -> None:
         """Ctrl+M: mark the true copies of the shown groups (see ResultsModel.copies_to_mark).  Exact
@@ -1189,7 +1206,8 @@ class MainWindow(QMainWindow):
         snap = self.model.snapshot
         members = self.model.marked_members()
         if not members:
-            self.show_message(self.tr("Nothing is marked. Mark files with Space or their check boxes first."), "info")
+            text = self.tr("Nothing is marked. Mark files with Space or their check boxes first.")
+            self.show_message(text, "info", refresh=lambda: text if not self.model.marked else None)
             return
         paths = [snap.paths[m] for m in members]
         size = sum(snap.l_size[m] for m in members)
@@ -1440,14 +1458,25 @@ class MainWindow(QMainWindow):
         menu.exec(self.view.viewport().mapToGlobal(pos))
 
     # ------------------------------------------------------------------ errors
-    def show_message(self, text: str, level: str = "error", action: str = "", callback: Any = None) -> None:
-        self.message.show_message(text, level, action, callback)
+    def show_message(
+        self, text: str, level: str = "error", action: str = "", callback: Any = None,
+        refresh: Callable[[], str | None] | None = None,
+    ) -> None:
+        """Show a message in the banner above the list.  ``refresh``: for a message describing a
+        state, its text for the state now or None once the state is gone (``MessageBar.recheck``,
+        run whenever marks, folders or results change)."""
+        self.message.show_message(text, level, action, callback, refresh)
         self.errorShown.emit(text)
 
-    def _on_job_failed(self, err: BaseException) -> None:
+    def _on_load_failed(self, err: BaseException) -> None:
+        """A load (or a scan, which loads after it) failed: its message stays until results load."""
+        self._on_job_failed(err, until_loaded=True)
+
+    def _on_job_failed(self, err: BaseException, until_loaded: bool = False) -> None:
         self._set_idle()
         what, todo = dialogs.describe_error(err)
         text = f"{what}\n{todo}" if todo else what
+        loads = self._loads
         if isinstance(err, IndexCorrupt) and looks_like_sqlite(self.index_path):
             # The core's hint names the CLI's --rebuild; here the button does the same.  Only for
             # a damaged SQLite file: anything else is not ours to move (a file picked by mistake).
@@ -1455,9 +1484,11 @@ class MainWindow(QMainWindow):
                 "Start a fresh index: the damaged file is kept beside it (renamed …corrupt-<time>) and your files "
                 "are not touched; then scan again."
             )
-            self.show_message(text, "error", self.tr("Start a Fresh Index"), self._fresh_index)
+            self.show_message(text, "error", self.tr("Start a Fresh Index"), self._fresh_index,
+                              refresh=lambda: None if self._loads > loads else text)
         else:
-            self.show_message(text, "error")
+            self.show_message(text, "error", refresh=(lambda: None if self._loads > loads else text)
+                              if until_loaded else None)
         self._update_actions()
 
     def _fresh_index(self) -> None:

@@ -484,6 +484,53 @@ def test_a_move_refused_for_the_marks_says_why(qtbot, window, corpus, monkeypatc
     assert len(win.model.marked) == len(names)  # still marked: unmark the one to keep, move the others
 
 
+def test_messages_about_a_state_go_with_the_state(qtbot, window, corpus, tmp_path):
+    """A banner that describes a state is updated with it and goes when it does: marked files in a
+    reference folder (unmarked, or the folder no longer a reference folder), nothing marked, listed
+    folders that do not exist, an index that could not be read (another one loaded fine)."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.folders.set_reference(0, True)  # (a regroup follows)
+
+    def space_on(name: str) -> None:
+        assert win.select_member(member_row(win, name))  # (selects the row alone)
+        win.toggle_mark_selection()
+
+    space_on("copy.txt")
+    assert win.message.isVisible() and "Marked 1 file(s) in a reference folder" in win.message.text.text()
+    space_on("copy.txt")  # unmarked: the warning goes
+    assert not win.model.marked and not win.message.isVisible()
+    space_on("copy.txt")
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, "edited.txt")]], True)
+    assert "Marked 2 file(s) in a reference folder" in win.message.text.text()  # follows the marks
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.folders.set_reference(0, False)  # no longer a reference folder: nothing to warn about
+    assert len(win.model.marked) == 2 and not win.message.isVisible()
+    win.unmark_all()
+    # Nothing marked: said when Del is pressed, gone once something is marked.
+    win.trash_marked()
+    assert win.message.isVisible() and "Nothing is marked" in win.message.text.text()
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, "copy.txt")]], True)
+    assert not win.message.isVisible()
+    # A listed folder that does not exist: gone once it is removed from the list.
+    win.folders.add([str(tmp_path / "unplugged")])
+    win.start_scan()
+    assert win.message.isVisible() and "do not exist" in win.message.text.text()
+    win.folders.remove_rows([1])
+    assert not win.message.isVisible()
+    # An index that cannot be read: the error goes once another index loads.
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not an index")
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT):
+        win.set_index(bad)
+    assert win.message.isVisible() and "not a simscan index" in win.message.text.text()
+    win.set_index(tmp_path / "index.sqlite3")
+    qtbot.waitUntil(lambda: win.model.snapshot.n_groups == 1, timeout=WAIT)
+    assert not win.message.isVisible()
+
+
 def test_trash_unavailable_is_reported_in_the_window(qtbot, window, corpus, monkeypatch, tmp_path):
     from simscan.gui import jobs
 
