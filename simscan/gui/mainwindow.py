@@ -76,7 +76,7 @@ from simscan.gui.models import (
 from simscan.gui.preview import FileInfo, PreviewWidget
 from simscan.gui.widgets import MessageBar, PlaceholderListView, ResultsView, SimilarityBarDelegate
 from simscan.gui.workers import JobRunner
-from simscan.index import IndexCorrupt, default_index_path
+from simscan.index import IndexCorrupt, IndexError_, IndexLocked, NotAnIndex, default_index_path
 from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
@@ -99,16 +99,6 @@ def make_settings() -> QSettings:
     """simscan's settings, always in an INI file (tests point it elsewhere with
     ``QSettings.setPath(IniFormat, UserScope, tmp)``)."""
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
-
-
-def looks_like_sqlite(path: Path) -> bool:
-    """Whether ``path`` starts with the SQLite header (a damaged index still does; a document
-    opened as an index by mistake does not)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
 
 
 def open_url(url: QUrl) -> bool:
@@ -1475,47 +1465,85 @@ class MainWindow(QMainWindow):
     def _on_job_failed(self, err: BaseException, until_loaded: bool = False) -> None:
         self._set_idle()
         what, todo = dialogs.describe_error(err)
+        action, callback = "", None
+        if isinstance(err, IndexError_):
+            # The core's hints name the CLI's options (--rebuild, --index PATH): here, the window's ways out.
+            todo, action, callback = self._index_way_out(err)
         text = f"{what}\n{todo}" if todo else what
         loads = self._loads
-        if isinstance(err, IndexCorrupt) and looks_like_sqlite(self.index_path):
-            # The core's hint names the CLI's --rebuild; here the button does the same.  Only for
-            # a damaged SQLite file: anything else is not ours to move (a file picked by mistake).
-            text = what + "\n" + self.tr(
-                "Start a fresh index: the damaged file is kept beside it (renamed …corrupt-<time>) and your files "
-                "are not touched; then scan again."
-            )
-            self.show_message(text, "error", self.tr("Start a Fresh Index"), self._fresh_index,
-                              refresh=lambda: None if self._loads > loads else text)
-        else:
-            self.show_message(text, "error", refresh=(lambda: None if self._loads > loads else text)
-                              if until_loaded else None)
+        self.show_message(text, "error", action, callback,
+                          refresh=(lambda: None if self._loads > loads else text) if until_loaded else None)
         self._update_actions()
 
-    def _fresh_index(self) -> None:
-        """Move the damaged index aside and start a new one — through ``index.rebuild``, which
-        refuses while a scan (this window's or another program's) holds the index."""
+    def _index_way_out(self, err: SimscanError) -> tuple[str, str, Callable[[], None] | None]:
+        """(what to do, action label, action) for an error about the index file itself, in the
+        window's terms."""
+        tr = self.tr
+        if isinstance(err, IndexCorrupt):
+            # Whether the file may be moved aside is index.rebuild's decision (a damaged simscan
+            # index: yes; a file opened as an index by mistake: never).
+            return (tr("Rebuild the index: the damaged file is kept beside it (renamed …corrupt-<date>), a new, empty "
+                       "index is started in its place and your files are not touched; then scan again."),
+                    tr("Rebuild Index…"), self.rebuild_index)
+        if isinstance(err, NotAnIndex):
+            return (tr("It was left untouched. Open a simscan index instead (File > Open Index…)."),
+                    tr("Open Another Index…"), self.open_index_dialog)
+        if isinstance(err, IndexLocked):
+            return tr("Wait for the other scan to finish, then try again."), tr("Try Again"), self.load_results
+        what = str(err.args[0]) if err.args else ""
+        if "newer simscan" in what:
+            return tr("Upgrade simscan, or open another index (File > Open Index…)."), "", None
+        if "older layout" in what:
+            return tr("Press Scan to upgrade it (the files already indexed are kept)."), "", None
+        return (tr("Check that the folder {0} exists and that you may write to it, or open another index (File > "
+                   "Open Index…).").format(self.index_path.parent), tr("Open Another Index…"), self.open_index_dialog)
+
+    def rebuild_index(self) -> None:
+        """"Rebuild Index…": after a confirmation naming the file, move the damaged index aside and
+        open a fresh one in its place, through ``index.rebuild`` (which renames, never deletes, and
+        refuses while a scan -- this window's or another program's -- holds the index, or when the
+        file is not a damaged simscan index)."""
+        tr = self.tr
+        path = self.index_path
         if self.runner.busy("scan"):
-            self.show_message(self.tr("A scan is running; wait for it to finish, then try again."), "warning")
+            self.show_message(tr("A scan is running; wait for it to finish, then try again."), "warning")
             return
-        if not looks_like_sqlite(self.index_path):
-            self.show_message(self.tr("{0} is not a simscan index; it was left untouched.").format(self.index_path),
-                              "warning")
+        if not dialogs.confirm(
+            self,
+            tr("Rebuild Index"),
+            tr("Rebuild the damaged index {0}?").format(path),
+            tr("It is not deleted: it is renamed to {0}.corrupt-<date and time> in the same folder, and a new, empty "
+               "index is started at {1}. Your files are not touched; press Scan afterwards to fill the new "
+               "index.").format(path.name, path),
+            accept=tr("Rebuild Index"),
+        ):
             return
         try:
-            fresh, moved = rebuild_index(self.index_path)
+            fresh, moved = rebuild_index(path)
             fresh.close()
-        except SimscanError as e:
-            what, todo = dialogs.describe_error(e)
-            self.show_message(self.tr("The damaged index was not moved: {0}").format(f"{what}\n{todo}".strip()),
-                              "error")
+        except IndexLocked:
+            self.show_message(tr("The damaged index was not moved: another scan is writing to {0}. Wait for it to "
+                                 "finish, then try again.").format(path), "error", tr("Try Again"), self.rebuild_index)
             return
-        except OSError as e:
-            self.show_message(self.tr("Could not move the damaged index aside: {0}").format(e), "error")
+        except NotAnIndex as e:
+            what, _hint = dialogs.describe_error(e)
+            self.show_message(tr("The damaged index was not moved: {0}\nsimscan moves aside only what it recognises "
+                                 "as its own index. Open another index (File > Open Index…), or move this file away "
+                                 "yourself.").format(what), "error", tr("Open Another Index…"), self.open_index_dialog)
             return
-        self.show_message(
-            self.tr("The damaged index was kept as {0}. Press Scan to build a new one.").format(moved), "info"
-        )
-        self._drop_results()
+        except (SimscanError, OSError) as e:
+            what, _hint = dialogs.describe_error(e)
+            self.show_message(tr("The damaged index was not moved: {0}\nCheck that you may write to the folder {1}.")
+                              .format(what, path.parent), "error")
+            return
+        self.set_index(path)  # the fresh one: marks and rows of the damaged one go
+        if moved is None:
+            text = tr("The damaged index was empty, so nothing was kept. A new, empty index was started at {0}; press "
+                      "Scan to fill it.").format(path)
+        else:
+            text = tr("The damaged index was kept as {0}. A new, empty index was started at {1}; press Scan to fill "
+                      "it.").format(moved, path)
+        self.show_message(text, "info")
 
     # ------------------------------------------------------------------ closing
     def closeEvent(self, event: QCloseEvent) -> None:

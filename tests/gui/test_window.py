@@ -762,20 +762,27 @@ def test_a_scan_that_finds_nothing_similar_says_so(qtbot, window, tmp_path):
     assert "No similar files" in text and "3 indexed files" in text and "press Scan" not in text
 
 
-def test_a_file_that_is_not_an_index_is_never_moved(qtbot, window, tmp_path):
+def test_a_file_that_is_not_an_index_is_never_moved(qtbot, window, tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append(a) or True)
     bad = tmp_path / "index.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)
     win = window(autoload=False)
-    with qtbot.waitSignal(win.errorShown, timeout=WAIT):
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT) as blocker:
         win.load_results()
-    assert win.message.isVisible() and not win.message.action.isVisible()  # nothing offers to move it
-    win._fresh_index()  # even if asked directly
+    # The window's way out (another index), not the CLI's options, and nothing offers to move it.
+    assert "not a simscan index" in blocker.args[0] and "--" not in blocker.args[0]
+    assert "File > Open Index" in blocker.args[0]
+    assert win.message.action.isVisible() and win.message.action.text() == "Open Another Index…"
+    win.rebuild_index()  # even if asked directly (and confirmed), index.rebuild refuses it
+    assert "not moved" in win.message.text.text() and "--" not in win.message.text.text()
     assert bad.read_bytes() == b"this is not a database" * 100
     assert not list(tmp_path.glob("index.sqlite3.corrupt*"))
 
 
-def damaged_index(qtbot, window, corpus, tmp_path) -> Path:
-    """A real index with its pages overwritten (the SQLite header intact)."""
+def damaged_index(qtbot, window, corpus, tmp_path, header: bool = True) -> Path:
+    """A real index with its pages overwritten (the SQLite header intact, or overwritten too: then
+    only the lock file beside it and its size in whole pages say it was simscan's index)."""
     win = window(roots=[str(corpus)])
     scan(qtbot, win)
     win.close()
@@ -783,31 +790,50 @@ def damaged_index(qtbot, window, corpus, tmp_path) -> Path:
     for side in tmp_path.glob("index.sqlite3-*"):
         side.unlink()
     data = bytearray(path.read_bytes())
-    for off in range(4096, len(data), 4096):
+    for off in range(4096 if header else 0, len(data), 4096):
         data[off : off + 100] = b"\xff" * 100
     path.write_bytes(bytes(data))
     return path
 
 
-def test_damaged_index_is_shown_with_a_way_out(qtbot, window, corpus, tmp_path):
-    bad = damaged_index(qtbot, window, corpus, tmp_path)
+@pytest.mark.parametrize("header", [True, False])
+def test_damaged_index_is_rebuilt_from_the_window(qtbot, window, corpus, tmp_path, monkeypatch, header):
+    """A damaged index: the banner offers "Rebuild Index…" (not the CLI's --rebuild); after a
+    confirmation naming the file, the file is renamed aside (kept byte for byte), a fresh index is
+    opened in its place, and the window says where the old one went."""
+    asked = []
+    answer = [False]
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append((a, k)) or answer[0])
+    bad = damaged_index(qtbot, window, corpus, tmp_path, header)
     win = window(autoload=False)
     with qtbot.waitSignal(win.errorShown, timeout=WAIT) as blocker:
         win.load_results()
-    assert "damaged" in blocker.args[0]
-    assert win.message.isVisible() and win.message.action.isVisible()
+    assert "damaged" in blocker.args[0] and "--rebuild" not in blocker.args[0] and "Rebuild" in blocker.args[0]
+    assert win.message.action.isVisible() and win.message.action.text() == "Rebuild Index…"
     damaged = bad.read_bytes()
-    win.message.action.click()  # "Start a fresh index": moves the damaged file aside
+    win.message.action.click()  # declined: nothing moves
+    (_parent, _title, text, details), kw = asked[0]
+    assert str(bad) in text and ".corrupt-" in details and kw["accept"] == "Rebuild Index"
+    assert bad.read_bytes() == damaged and not list(tmp_path.glob("index.sqlite3.corrupt*"))
+    answer[0] = True
+    win.rebuild_index()
     kept = [p for p in tmp_path.glob("index.sqlite3.corrupt*") if not p.name.endswith(("-wal", "-shm"))]
     assert len(kept) == 1 and kept[0].read_bytes() == damaged
-    with Index.open(bad, readonly=True) as idx:  # a new, empty index in its place
+    assert win.message.isVisible() and str(kept[0]) in win.message.text.text()
+    qtbot.waitUntil(lambda: win.results is not None and not win.runner.busy("load"), timeout=WAIT)
+    assert win.results.exists and win.results.n_files == 0  # the fresh index, opened
+    assert win.message.isVisible() and str(kept[0]) in win.message.text.text()  # (still says where it went)
+    with Index.open(bad, readonly=True) as idx:
         assert len(idx.files()) == 0
     assert all(p.exists() for p in corpus.iterdir())
+    scan(qtbot, win)  # and it fills like any index
+    assert win.model.snapshot.n_groups == 1
 
 
-def test_fresh_index_waits_for_a_scan_holding_the_index(qtbot, window, corpus, tmp_path):
+def test_rebuild_waits_for_a_scan_holding_the_index(qtbot, window, corpus, tmp_path, monkeypatch):
     import fcntl
 
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: True)
     bad = damaged_index(qtbot, window, corpus, tmp_path)
     win = window(autoload=False)
     with qtbot.waitSignal(win.errorShown, timeout=WAIT):
@@ -821,6 +847,7 @@ def test_fresh_index_waits_for_a_scan_holding_the_index(qtbot, window, corpus, t
     finally:
         os.close(fd)
     assert "not moved" in blocker.args[0] and "scan" in blocker.args[0]
+    assert win.message.action.text() == "Try Again"
     assert bad.exists() and not list(tmp_path.glob("index.sqlite3.corrupt*"))
 
 
