@@ -90,6 +90,14 @@ REGROUP_DELAY_MS = 120
 MAX_SAVED_REFERENCES = 10_000
 #: Settle time (ms) of the current row before its preview is computed.
 PREVIEW_DELAY_MS = 60
+#: Job slots (JobRunner) of the work shown in the status bar with the progress bar (started with
+#: MainWindow._set_busy): while one runs, the bar stays.
+PROGRESS_SLOTS = ("scan", "load", "trash", "verify")
+#: Of those, the jobs during which marks and files must not be acted on (scan again, move to the trash,
+#: mark copies, change what the pairs are found with): a scan and a trash change the index and the
+#: files; Ctrl+M's reading ("verify") has not set all its marks yet.  A load does not block them: a scan
+#: or a trash cancels the load it replaces.
+BLOCKING_SLOTS = ("scan", "trash", "verify")
 #: Groups holding a match that a search opens (more would lay out thousands of rows for a broad
 #: search such as a folder's path; the rest open with a click).
 REVEAL_GROUPS = 50
@@ -712,9 +720,14 @@ class MainWindow(QMainWindow):
         self.progress_bar.show()
         self._update_actions()
 
+    def _working(self, slots: tuple[str, ...] = PROGRESS_SLOTS) -> bool:
+        """Whether a job of one of ``slots`` is under way (:data:`PROGRESS_SLOTS`: shown with the
+        progress bar; :data:`BLOCKING_SLOTS`: blocking the actions on marks and files)."""
+        return any(self.runner.busy(slot) for slot in slots)
+
     def _set_idle(self, text: str = "") -> None:
         self.status_label.setText(text)
-        if not any(self.runner.busy(slot) for slot in ("scan", "load", "trash", "verify")):
+        if not self._working():
             self.progress_bar.hide()  # (another job still running keeps its bar)
         self.view.viewport().update()
         self._update_actions()
@@ -866,7 +879,7 @@ class MainWindow(QMainWindow):
     def _update_actions(self) -> None:
         scanning = self.runner.busy("scan")
         verifying = self.runner.busy("verify")  # Ctrl+M reading copies: its marks are not all in yet
-        busy = scanning or verifying or self.runner.busy("trash")
+        busy = self._working(BLOCKING_SLOTS)
         has_sel = self.view.currentIndex().isValid()
         self.act_scan.setEnabled(not busy and bool(self.folders.folders))
         self.b_scan.setEnabled(self.act_scan.isEnabled())
@@ -1109,8 +1122,10 @@ class MainWindow(QMainWindow):
         self._set_busy(self.tr("Reading the copies in other encodings beside their references…"))
 
     def _idle_unless_working(self, text: str = "") -> None:
-        """The end of a side job (Ctrl+M's reading): idle, unless a scan, load or trash is under way."""
-        if any(self.runner.busy(slot) for slot in ("scan", "load", "trash")):
+        """The end of a side job (Ctrl+M's reading, a cancelled load): idle, unless other work with a
+        progress bar (a scan, load or trash) is under way.  (The job that called this is no longer
+        counted: JobRunner forgets a slot's job before delivering its outcome.)"""
+        if self._working():
             self._update_actions()
         else:
             self._set_idle(text)
