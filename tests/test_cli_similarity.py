@@ -192,7 +192,7 @@ def test_csv_writers_neutralise_formula_cells() -> None:
     write_groups([Group(0, "near", members[0], members)], "csv", buf)
     rows = list(csv.reader(io.StringIO(buf.getvalue(), newline="")))
     assert [r[5] for r in rows[1:]] == quoted
-    assert [r[4] for r in rows[1:]] == ["near"] * 6 and rows[1][0] == "0"
+    assert [r[4] for r in rows[1:]] == ["near"] * 6 and rows[1][0] == "1"
 
 
 def test_names_with_control_characters_stay_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -301,3 +301,66 @@ def test_ignore_text_leaves_the_shared_question_out(tmp_path: Path, capsys: pyte
     assert len(pairs()) > 100  # the cached results without it are still right
     assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / "nope.txt")]) == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_pair_shown_at_x_percent_is_kept_by_a_threshold_of_x(
+    tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Displayed scores are cut, not rounded: a pair listed at X % (JSON's 2 decimals, the text's 1)
+    is listed again by ``--min-similarity X``, and groups agree (99.857 once showed as 99.9 and
+    vanished at -m 99.9)."""
+    from simscan.similarity.types import shown_pct
+
+    _, idx = tree
+    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    partial = [r for r in recs if 0 < r["best"] < 100]
+    assert partial, "the tree has edited versions"
+    for r in partial:
+        key = (r["a"], r["b"])
+        # Scores with more decimals than shown are cut: the shown value is never above the score.
+        assert r["best"] * 100 == int(r["best"] * 100 + 1e-6) or r["best"] == shown_pct(r["best"], 2)
+        for m in (r["best"], shown_pct(r["best"])):
+            assert main(["pairs", "--index", str(idx), "--format", "json", "-m", str(m)]) == 0
+            kept = {(x["a"], x["b"]) for x in map(json.loads, capsys.readouterr().out.splitlines())}
+            assert key in kept, (m, r)
+    assert main(["groups", "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+    members = [m for g in map(json.loads, capsys.readouterr().out.splitlines()) for m in g["members"]]
+    partial = [m for m in members if 0 < m["similarity"] < 100]
+    assert partial
+    for mem in partial:
+        for m in (mem["similarity"], shown_pct(mem["similarity"])):
+            assert main(["groups", "--index", str(idx), "--format", "json", "-m", str(m)]) == 0
+            kept = [x for g in map(json.loads, capsys.readouterr().out.splitlines()) for x in g["members"]]
+            assert mem["path"] in {x["path"] for x in kept}, (m, mem)
+
+
+def test_shown_percentages_are_cut_and_thresholds_compare_the_carried_score() -> None:
+    from simscan.similarity.types import passes, shown_pct
+
+    assert shown_pct(99.857) == 99.8 and shown_pct(99.857, 2) == 99.85
+    assert shown_pct(14.3) == 14.3 and shown_pct(100.0) == 100.0 and shown_pct(0.0) == 0.0
+    assert shown_pct(99.96) == 99.9  # never "100 %" for less than all of it
+    assert shown_pct(200 / 3, 2) == 66.66
+    assert passes(99.8996, 99.9) and not passes(99.8994, 99.9)  # as the pairs carry it: 3 decimals
+    assert list(passes(__import__("numpy").array([14.9994, 14.9996, 15.2]), 15.0)) == [False, True, True]
+
+
+def test_groups_are_numbered_alike_in_text_json_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = []
+    for k in range(3):  # three families of two edited versions each
+        base = words(10 + k, 300)
+        for v in range(2):
+            f = tmp_path / f"f{k}{v}.txt"
+            f.write_text(base[: 1000 + 200 * v] + " " + words(20 + 2 * k + v, 40) + " " + base[1000 + 200 * v :])
+            files.append(f)
+    idx = tmp_path / "i.sqlite3"
+    write_index(idx, files)
+    assert main(["groups", "--index", str(idx), "-m", "0"]) == 0
+    text = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("group ")]
+    assert main(["groups", "--index", str(idx), "-m", "0", "--format", "json"]) == 0
+    js = [str(json.loads(x)["id"]) for x in capsys.readouterr().out.splitlines()]
+    assert main(["groups", "--index", str(idx), "-m", "0", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    by_csv = list(dict.fromkeys(r["group"] for r in rows))
+    assert len(text) >= 2 and text == js == by_csv and text[0] == "1"

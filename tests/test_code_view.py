@@ -486,3 +486,17 @@ def test_compare_code_passages_are_windows_of_the_code_view(tmp_path: Path) -> N
     for (a0, a1), (b0, b1) in zip(c.ranges_a, c.ranges_b):
         ua, ub = code.code_units(c.text_a[a0:a1]), code.code_units(c.text_b[b0:b1])
         assert ua.tolist() == ub.tolist() and ua.size >= DEFAULT_PARAMS.window
+
+
+def test_the_code_pass_reports_its_own_progress(tmp_path: Path) -> None:
+    """The pair search reports each phase to its end, the code view's pass too (the window showed
+    "Scoring pairs 0 %" for the whole of both passes)."""
+    idx, _root, _orig = _code_tree(tmp_path)
+    seen: list[tuple[str, int, int | None]] = []
+    with Index.open(idx, readonly=True) as ix:
+        find_pairs(ix, min_similarity=0, cache=False, progress=lambda p: seen.append((p.phase, p.files_done, p.files_total)))
+    phases = list(dict.fromkeys(ph for ph, _, _ in seen))
+    assert phases == ["exact", "pairs", "score", "code:pairs", "code:score"]
+    for ph in ("score", "code:score"):
+        done, total = max((d, t) for p, d, t in seen if p == ph)
+        assert total and done == total, (ph, done, total)

@@ -574,32 +574,37 @@ def test_a_failing_read_of_fingerprints_is_an_index_error_when_iterated_too(tmp_
 
 
 def test_a_look_at_the_scan_lock_does_not_fail_a_starting_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """``scan_running`` (stats) holds a shared lock on the lock file for a moment; a scan taking the
-    lock just then waits for it rather than reporting "another scan" (found by a reviewer)."""
+    """``scan_running`` (stats, the window) holds a shared lock on the lock file for a moment; a scan
+    taking the lock just then waits for the look to end rather than reporting "another scan", however
+    long the looker is descheduled; a scan (an exclusive holder) is refused at once."""
     import fcntl
-    import time
+    import threading
 
     from simscan.index import store
 
     p = tmp_path / "i.db"
     Index.open(p).close()
     looker = os.open(f"{p}.lock", os.O_RDONLY | os.O_CREAT, 0o600)
-    fcntl.flock(looker, fcntl.LOCK_SH | fcntl.LOCK_NB)  # the look, caught in the act
-    waits = []
-    real_sleep = time.sleep
-
-    def sleep(s: float) -> None:  # the look ends while the scan waits
-        waits.append(s)
-        fcntl.flock(looker, fcntl.LOCK_UN)
-
-    monkeypatch.setattr(store.time, "sleep", sleep)
-    with Index.open(p) as ix:
-        ix.scan_lock()
-        assert ix.scan_running() and waits
-        ix.release_scan_lock()
-    monkeypatch.setattr(store.time, "sleep", real_sleep)
-    # A real holder still stops it.
+    fcntl.flock(looker, fcntl.LOCK_SH | fcntl.LOCK_NB)  # the look, caught in the act ...
+    ended = threading.Timer(0.3, fcntl.flock, (looker, fcntl.LOCK_UN))  # ... and slow to end
+    ended.start()
+    try:
+        with Index.open(p) as ix:
+            ix.scan_lock()
+            assert ix.scan_running()
+            ix.release_scan_lock()
+    finally:
+        ended.join()
+    # A look that never ends: refused after the wait, naming the lock file.
+    monkeypatch.setattr(store, "_LOOK_WAIT_S", 0.05)
     fcntl.flock(looker, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    with Index.open(p) as ix, pytest.raises(IndexLocked):
+    with Index.open(p) as ix, pytest.raises(IndexLocked, match=r"i\.db\.lock"):
         ix.scan_lock()
     os.close(looker)
+    # A scan holds it exclusively: refused at once, as another scan.
+    monkeypatch.setattr(store, "_LOOK_WAIT_S", 60.0)
+    scan = os.open(f"{p}.lock", os.O_RDWR)
+    fcntl.flock(scan, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with Index.open(p) as ix, pytest.raises(IndexLocked, match="another scan"):
+        ix.scan_lock()
+    os.close(scan)

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from simscan.cli.common import display_path, human_bytes, raw_b64, terminal_text
 from simscan.errors import SimscanError
 from simscan.similarity.core import MAX_COPY_PAIRS
+from simscan.similarity.types import shown_pct
 
 _PAIR_FIELDS = (
     "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind", "view",
@@ -66,7 +67,7 @@ def _out() -> TextIO:
 
 
 def _num(x: float) -> float:
-    return round(float(x), 2)
+    return shown_pct(x, 2)
 
 
 def pair_record(p: Any) -> dict[str, Any]:
@@ -110,8 +111,8 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
     else:
         for p in pairs:
             out.write(
-                f"{p.best:6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {p.resemblance:5.1f}  A {p.containment_a:5.1f}  "
-                f"B {p.containment_b:5.1f}  d {p.simhash_distance:2d}  "
+                f"{shown_pct(p.best):6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {shown_pct(p.resemblance):5.1f}  A {shown_pct(p.containment_a):5.1f}  "
+                f"B {shown_pct(p.containment_b):5.1f}  d {p.simhash_distance:2d}  "
                 f"{_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
             )
             n += 1
@@ -149,7 +150,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
     if fmt == "json":
         for g in groups:
             rec = {
-                "id": g.id,
+                "id": g.id + 1,  # numbered from 1, as the text output and the window's export
                 "kind": g.kind,
                 "reference": display_path(g.reference.path),
                 "members": [_member_record(m) for m in g.members],
@@ -161,7 +162,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
         for g in groups:
             for m in g.members:
                 r = _member_record(m)
-                w.writerow([csv_cell(x) for x in (g.id, g.kind, r["is_reference"], r["similarity"], r["kind"],
+                w.writerow([csv_cell(x) for x in (g.id + 1, g.kind, r["is_reference"], r["similarity"], r["kind"],
                                                   r["path"], r["size"], r["mtime_ns"], r["encoding"] or "",
                                                   r.get("view", ""))])
     else:
@@ -171,7 +172,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
             for m in g.members:
                 kind = "reference" if m.is_reference else m.kind
                 view = _view_mark(m.pair.view) if m.pair is not None else _view_mark("")
-                out.write(f"  {m.similarity:6.1f}%  {kind:<9}  {view}  {_shown(m.path)}\n")
+                out.write(f"  {shown_pct(m.similarity):6.1f}%  {kind:<9}  {view}  {_shown(m.path)}\n")
             out.write("\n")
 
 
@@ -379,8 +380,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     # passages read every one).
     kind = p.kind if p.best > 0 or c.ranges_a else "nothing shared"
     out.write(
-        f"{kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: best {p.best:.1f}%  resemblance {p.resemblance:.1f}%  a in b {p.containment_a:.1f}%  "
-        f"b in a {p.containment_b:.1f}%  simhash distance {p.simhash_distance}\n"
+        f"{kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: best {shown_pct(p.best):.1f}%  resemblance {shown_pct(p.resemblance):.1f}%  a in b {shown_pct(p.containment_a):.1f}%  "
+        f"b in a {shown_pct(p.containment_b):.1f}%  simhash distance {p.simhash_distance}\n"
     )
     if 0 < p.best < 100:  # (the scope only matters for a partial match)
         out.write(f"({COMPARE_SCOPE_NOTE})\n")

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from simscan.gui.models import KINDS, Snapshot
+from simscan.similarity.types import shown_pct
 
 CSV_COLUMNS = [
     "group", "group_kind", "role", "path", "similarity", "kind", "size", "modified", "encoding", "marked", "view",
@@ -56,7 +57,7 @@ def rows(snap: Snapshot, groups: Iterable[int], marked: frozenset[int] | set[int
                 "group_kind": KINDS[snap.l_g_kind[g]],
                 "role": "reference" if snap.l_is_ref[m] else "member",
                 "path": snap.paths[m],
-                "similarity": None if math.isnan(sim) else round(sim, 2),
+                "similarity": None if math.isnan(sim) else shown_pct(sim, 2),
                 "kind": "reference" if snap.l_is_ref[m] else KINDS[snap.l_kind[m]],
                 "size": snap.l_size[m],
                 "modified": _iso(snap.l_mtime[m]),

@@ -143,6 +143,8 @@ PHASES = {
     "exact": "Finding exact copies",
     "pairs": "Comparing",
     "score": "Scoring pairs",
+    "code:pairs": "Comparing program code",
+    "code:score": "Scoring program code",
     "groups": "Grouping",
     "trash": "Moving to the trash",
     "verify": "Checking the copies",

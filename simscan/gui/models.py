@@ -40,7 +40,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
-from simscan.similarity.types import KIND_CODE, KINDS, Pair
+from simscan.similarity.types import KIND_CODE, KINDS, Pair, shown_pct
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()  # the invalid index, a default argument (never mutated)
@@ -124,6 +124,12 @@ def _tr(text: str) -> str:
     return QCoreApplication.translate("ResultsModel", text)
 
 
+def percent_text(v: float) -> str:
+    """A score as the list shows it ("" when there is none): cut to one decimal, as everywhere
+    (``shown_pct``), so the slider's threshold keeps every row shown at or above it."""
+    return "" if math.isnan(v) else f"{shown_pct(v):.1f} %"
+
+
 def format_size(n: int) -> str:
     """Bytes as a short localised size ("1.2 MB"; decimal units like most file managers)."""
     return QLocale().formattedDataSize(int(n), 1, QLocale.DataSizeFormat.DataSizeSIFormat)
@@ -193,7 +199,7 @@ class Snapshot:
         text = _tr(
             "Resemblance {0:.1f} % · {1:.1f} % of this file is in the reference · {2:.1f} % of the reference is "
             "in this file · simhash distance {3}"
-        ).format(pair.resemblance, pair.containment_b, pair.containment_a, pair.simhash_distance)
+        ).format(shown_pct(pair.resemblance), shown_pct(pair.containment_b), shown_pct(pair.containment_a), pair.simhash_distance)
         if getattr(pair, "view", "text") == "code":
             text += " · " + _tr("compared as program code (names and literals ignored)")
         return text
@@ -885,7 +891,7 @@ class ResultsModel(QAbstractItemModel):
                 return s.paths[m]
             if col == COL_SIMILARITY:
                 v = s.l_sim[m]
-                return "" if math.isnan(v) else f"{v:.1f} %"
+                return percent_text(v)
             if col == COL_KIND:
                 if s.l_is_ref[m]:
                     return _tr("reference")
@@ -941,7 +947,7 @@ class ResultsModel(QAbstractItemModel):
                 return _tr("{0}  ({1} files)").format(name, count)
             if col == COL_SIMILARITY:
                 v = s.l_g_min_sim[g]
-                return "" if math.isnan(v) else f"{v:.1f} %"
+                return percent_text(v)
             if col == COL_KIND:
                 return _tr(KINDS[s.l_g_kind[g]])
             if col == COL_SIZE:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from simscan.gui.widgets import ElidedLabel, blend
+from simscan.similarity.types import shown_pct
 
 #: Characters shown per side (~150 printed pages).  Laying out more in a QPlainTextEdit takes
 #: longer than a user waits for a preview; the rest is summarised in a note.
@@ -311,10 +312,10 @@ class PreviewWidget(QStackedWidget):
         ).format(
             name=name,
             kind=self.tr(shown.kind),
-            best=row_similarity if listed and row_pair is not None else shown.best,
-            r=shown.resemblance,
-            ca=shown.containment_a,
-            cb=shown.containment_b,
+            best=shown_pct(row_similarity if listed and row_pair is not None else shown.best),
+            r=shown_pct(shown.resemblance),
+            ca=shown_pct(shown.containment_a),
+            cb=shown_pct(shown.containment_b),
         )
         if row_pair is None:
             text += " " + self.tr("(The two files alone: the list has no score of this pair.)")
@@ -332,13 +333,15 @@ class PreviewWidget(QStackedWidget):
                 "reference, {ca:.1f} % of the reference is in the selected file."
             ).format(
                 kind=self.tr(shown.kind).capitalize(),
-                best=best if best is not None else shown.best,
-                r=shown.resemblance,
-                ca=shown.containment_a,
-                cb=shown.containment_b,
+                best=shown_pct(best if best is not None else shown.best),
+                r=shown_pct(shown.resemblance),
+                ca=shown_pct(shown.containment_a),
+                cb=shown_pct(shown.containment_b),
             )
         elif best is not None:
-            text = self.tr("{kind}: {best:.1f} % similar.").format(kind=self.tr(alone.kind).capitalize(), best=best)
+            text = self.tr("{kind}: {best:.1f} % similar.").format(
+                kind=self.tr(alone.kind).capitalize(), best=shown_pct(best)
+            )
         else:
             text = self.tr("{kind}.").format(kind=self.tr(alone.kind).capitalize())
         if getattr(shown, "view", "text") == "code":
@@ -347,11 +350,11 @@ class PreviewWidget(QStackedWidget):
                 "programs has the same structure (a copy with renamed variables, or code of the same shape)."
             )
         listed = best if best is not None else (row_pair.best if row_pair is not None else None)
-        if listed is None or f"{listed:.1f}" != f"{alone.best:.1f}":
+        if listed is None or shown_pct(listed) != shown_pct(alone.best):
             text += " " + self.tr(
                 "(These two files alone: {best:.1f} % — resemblance {r:.1f} %; the list discounts passages that "
                 "are common across the whole index.)"
-            ).format(best=alone.best, r=alone.resemblance)
+            ).format(best=shown_pct(alone.best), r=shown_pct(alone.resemblance))
         return text
 
     def _metadata(self, info: FileInfo, pair: Any, similarity: float) -> str:
@@ -364,7 +367,7 @@ class PreviewWidget(QStackedWidget):
             self.tr("Size: {0} ({1:,} bytes)").format(format_size(info.size), info.size),
             self.tr("Modified: {0}").format(self._describe(info).split(" · ")[1]),
             self.tr("Identical bytes: {0}").format(self.tr("yes") if pair.exact else self.tr("no")),
-            self.tr("Similarity: {0:.1f} %").format(similarity),
+            self.tr("Similarity: {0:.1f} %").format(shown_pct(similarity)),
         ]
         return "\n".join(lines)
 

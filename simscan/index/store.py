@@ -278,6 +278,10 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
+#: How long a starting scan waits for looks at the scan lock (``Index.scan_running``) to end.
+_LOOK_WAIT_S = 5.0
+
+
 class Index:
     """A simscan index file.  Use :meth:`open`; a context manager; one per thread."""
 
@@ -499,22 +503,36 @@ class Index:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:
             raise _unavailable(self.path, f"open the lock file {lock}", e) from e
-        for attempt in range(6):
+        deadline = None
+        while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                # A look of scan_running holds a shared lock for a moment: try again briefly
-                # before saying another scan writes here.
-                if attempt < 5:
-                    time.sleep(0.01)
-        else:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-            os.close(fd)
-            raise IndexLocked(
-                f"another scan (process {holder or '?'}) is writing to the index {self.path}.",
-                "Wait for it to finish (or stop it), or scan into another index with --index PATH.",
-            ) from None
+                pass
+            # Who holds it?  A scan holds it exclusively; a look of scan_running (stats, the
+            # window) shares it for a moment.  Wait for looks, refuse a scan at once.
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+                os.close(fd)
+                raise IndexLocked(
+                    f"another scan (process {holder or '?'}) is writing to the index {self.path}.",
+                    "Wait for it to finish (or stop it), or scan into another index with --index PATH.",
+                ) from None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + _LOOK_WAIT_S
+            elif now > deadline:
+                os.close(fd)
+                raise IndexLocked(
+                    f"another process has held the lock file {lock} of the index {self.path} (shared) for "
+                    f"{_LOOK_WAIT_S:.0f} s; a scan cannot start.",
+                    "Close other simscan commands or windows on this index and scan again.",
+                ) from None
+            time.sleep(0.005)
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._lock_fd = fd

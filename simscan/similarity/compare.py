@@ -42,7 +42,7 @@ from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.similarity.core import value_union
 from simscan.similarity.levels import size_at
-from simscan.similarity.types import Comparison, Pair
+from simscan.similarity.types import SCORE_DECIMALS, Comparison, Pair
 from simscan.similarity.views import CODE_MIN_SHARED, has_code_view, view_fingerprints
 
 MAX_BYTES = 16 << 20
@@ -154,7 +154,7 @@ def _pair_one_view(
         r = ca = cb = 100.0
     else:
         kind = classify(r, ca, cb)
-    pair = Pair(a_id, b_id, path_a, path_b, round(r, 3), round(ca, 3), round(cb, 3),
+    pair = Pair(a_id, b_id, path_a, path_b, round(r, SCORE_DECIMALS), round(ca, SCORE_DECIMALS), round(cb, SCORE_DECIMALS),
                 hamming(fa.simhash, fb.simhash), exact, kind)
     return pair, max(r, ca, cb)
 

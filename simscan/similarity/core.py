@@ -61,7 +61,7 @@ from simscan.progress import Cancelled, CancelToken
 from simscan.similarity.arrays import argsort_hashes, intersect_counts, pairs_in_runs, popcount64, run_bounds
 from simscan.similarity.levels import file_levels, level_counts, value_levels
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
-from simscan.similarity.types import FileTableLike, Pair
+from simscan.similarity.types import SCORE_DECIMALS, FileTableLike, Pair, passes
 
 #: Default threshold of ``pairs`` / ``groups`` (percent, compared with a pair's best score).
 #: Chosen on the evaluation corpus with benchmarks/accuracy.py (fingerprints of ALGORITHM_VERSION
@@ -659,8 +659,10 @@ def compute_pair_arrays(
             r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]
             shared[sel] = full_inter[better]
         best = np.maximum(r, np.maximum(ca, cb))
-        keep = (best >= min_similarity) & (best > 0) & (shared >= params.min_shared)
+        keep = passes(best, min_similarity) & (best > 0) & (shared >= params.min_shared)
         parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep]))
+    if report and keys.size:
+        report("score", int(keys.size), int(keys.size))
     if parts:
         ra, rb, r, ca, cb, dist = (np.concatenate(col) for col in zip(*parts))
     else:
@@ -695,16 +697,16 @@ def concat_pairs(x: PairArrays, y: PairArrays) -> PairArrays:
 
 def sorted_rounded(pa: PairArrays) -> PairArrays:
     """``pa`` in the order of ``find_pairs`` (best score descending — unrounded —, then kind code,
-    then rows a and b) with the three scores rounded to 3 decimals, as the ``Pair`` objects of
+    then rows a and b) with the three scores rounded to :data:`SCORE_DECIMALS`, as the ``Pair`` objects of
     :func:`to_pairs` carry them.  Apply a threshold to the unrounded columns first."""
     best = pa.best
     order = np.lexsort((pa.b, pa.a, pa.kind, -best))
     return PairArrays(
         pa.a[order],
         pa.b[order],
-        np.round(pa.resemblance[order], 3),
-        np.round(pa.containment_a[order], 3),
-        np.round(pa.containment_b[order], 3),
+        np.round(pa.resemblance[order], SCORE_DECIMALS),
+        np.round(pa.containment_a[order], SCORE_DECIMALS),
+        np.round(pa.containment_b[order], SCORE_DECIMALS),
         pa.distance[order],
         pa.exact[order],
         pa.kind[order],

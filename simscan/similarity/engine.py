@@ -35,7 +35,7 @@ from simscan.similarity.core import (
 from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.removal import pairs_after_removal
-from simscan.similarity.types import KIND_CODE, KINDS, Group, Pair
+from simscan.similarity.types import KIND_CODE, KINDS, SCORE_DECIMALS, Group, Pair, passes
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
     compute_pair_arrays_by_view,
@@ -176,8 +176,8 @@ class PairSet:
 
 def _filter(pa: PairArrays, min_similarity: float) -> PairArrays:
     """The pairs ``compute_pair_arrays`` keeps at ``min_similarity`` from a set computed at a lower
-    floor: copies always, other pairs by their unrounded best score."""
-    keep = (pa.best >= min_similarity) | (pa.kind <= 1)
+    floor: copies always, other pairs by their best score (``passes``)."""
+    keep = passes(pa.best, min_similarity) | (pa.kind <= 1)
     if keep.all():
         return pa
     return PairArrays(*(getattr(pa, f)[keep] for f in PairArrays.__slots__))
@@ -631,9 +631,9 @@ def _query(
         else:
             kind = classify(r, ca, cb, params.contained_ratio, params.contained_min)
         best = max(r, ca, cb)
-        if best < min_similarity or best <= 0:
+        if not passes(best, min_similarity) or best <= 0:
             continue
         dist = int(popcount64(np.array([sh ^ fp.simhash], np.uint64))[0])
-        out.append((Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, 3), round(ca, 3), round(cb, 3), dist, exact,
+        out.append((Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, SCORE_DECIMALS), round(ca, SCORE_DECIMALS), round(cb, SCORE_DECIMALS), dist, exact,
                          kind, "code" if view == CODE and not (exact or kind == "content") else "text"), best))
     return out

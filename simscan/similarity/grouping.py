@@ -49,7 +49,7 @@ from operator import attrgetter
 import numpy as np
 
 from simscan.similarity.core import PairArrays, file_identity, reference_rank
-from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair
+from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, passes
 
 
 def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -205,7 +205,7 @@ def group_rows(
     best_all = np.asarray(best, dtype=np.float64)
     kind_all = np.asarray(kind, dtype=np.int8)
     pa = pa_all
-    ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best_all >= min_similarity) | (kind_all <= 1))
+    ok = (pa >= 0) & (pb >= 0) & (pa != pb) & (passes(best_all, min_similarity) | (kind_all <= 1))
     if not ok.any():
         return _empty_groups()
     rank = reference_rank(files, reference_roots)

@@ -7,10 +7,31 @@ fingerprints found in file b ("how much of a is in b"), ``containment_b`` the co
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
+
+#: Decimals a pair's scores carry (``Pair``; the JSON output shows 2, the text and the window 1).
+SCORE_DECIMALS = 3
+
+
+def passes(best: Any, threshold: float) -> Any:
+    """Whether a best score (float or array of them) is at or above ``threshold`` (percent), compared
+    as the pairs carry it (:data:`SCORE_DECIMALS`): every filter uses this, so that a pair's kept or
+    dropped the same way whatever computed it (pair search, groups, query, the cache)."""
+    return np.round(best, SCORE_DECIMALS) >= threshold
+
+
+def shown_pct(pct: float, decimals: int = 1) -> float:
+    """A percentage as displayed: cut, not rounded, to ``decimals``.  A displayed score is then never
+    above the score, so a pair shown at X % is kept by a threshold of X % (99.857 shows as 99.8, not
+    as 99.9, which ``--min-similarity 99.9`` would drop) and 100 % means all of it, never 99.96."""
+    scale = 10**decimals
+    # (the epsilon absorbs binary noise: 14.3 * 10 is 142.99999999999997)
+    return math.floor(float(pct) * scale + 1e-6) / scale
+
 
 #: Pair kinds, from the strongest to the weakest relation.
 KINDS = ("exact", "content", "near", "contained")

@@ -160,8 +160,10 @@ def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.nda
     text = compute_pair_arrays(files, csr_ids, t_off, t_val, **kwargs)
     if code is None:
         return text
-    # Progress was reported by the main pass.
-    kwargs = dict(kwargs, report=None, params=replace(params, min_shared=max(params.min_shared, CODE_MIN_SHARED)))
+    report = kwargs.get("report")
+    # The code pass reports its own phases ("code:pairs", "code:score"); its copies were found above.
+    code_report = None if report is None else lambda ph, d, t: ph != "exact" and report(f"code:{ph}", d, t)
+    kwargs = dict(kwargs, report=code_report, params=replace(params, min_shared=max(params.min_shared, CODE_MIN_SHARED)))
     by_code = compute_pair_arrays(files, csr_ids, code[0], code[1], **kwargs)
     by_code.view[:] = CODE_VIEW
     return merge_best(text, by_code)

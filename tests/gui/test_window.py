@@ -26,6 +26,7 @@ from simscan.gui.models import (
 )
 from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs, group_pairs
+from simscan.similarity.types import shown_pct
 
 WAIT = 30_000
 
@@ -618,8 +619,8 @@ def test_preview_after_make_reference_shows_the_selected_row_with_its_scores(qtb
         assert pv.right.title.text().startswith("Selected:")
         pair = snap.pairs[m]
         assert pair is not None and pair.a_path == edited and pair.b_path == str(corpus / name)
-        assert text.startswith(f"{pair.kind.capitalize()}: {snap.l_sim[m]:.1f} % similar — resemblance")
-        assert f"{pair.containment_b:.1f} % of the selected file is in the reference" in text
+        assert text.startswith(f"{pair.kind.capitalize()}: {shown_pct(snap.l_sim[m]):.1f} % similar — resemblance")
+        assert f"{shown_pct(pair.containment_b):.1f} % of the selected file is in the reference" in text
         assert pair.best == pytest.approx(snap.l_sim[m], abs=0.05)
         assert snap.scores_text(m)  # the similarity tooltip has them too
     # Read from the new reference's side: original.txt holds what edited.txt shares with it, so the
@@ -927,10 +928,10 @@ def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp
         pairs = find_pairs(idx, min_similarity=DEFAULT_MIN_SIMILARITY)
     ids = {s.l_file_id[s.l_start[0]], s.l_file_id[m]}
     (pair,) = [p for p in pairs if {p.a_id, p.b_id} == ids]
-    assert f"Resemblance {pair.resemblance:.1f} %" in tip
+    assert f"Resemblance {shown_pct(pair.resemblance):.1f} %" in tip
     # The excerpt lies wholly inside the original: nearly all of it is found in the reference.
     inside = pair.containment_a if pair.a_id == s.l_file_id[m] else pair.containment_b
-    assert f"{inside:.1f} % of this file is in the reference" in tip
+    assert f"{shown_pct(inside):.1f} % of this file is in the reference" in tip
 
 
 def test_mark_copies_spares_reference_folders_similar_and_empty_files(qtbot, window, corpus, tmp_path):
@@ -1041,12 +1042,12 @@ def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
     ref = snap.l_start[snap.l_group[m]]
     row_pair = snap.pairs[m]
     alone = compare(snap.paths[ref], snap.paths[m]).pair
-    assert f"{alone.best:.1f}" != f"{snap.l_sim[m]:.1f}"  # the case this test is about
+    assert shown_pct(alone.best) != shown_pct(snap.l_sim[m])  # the case this test is about
     text = preview_of(qtbot, win, m).summary.text()
     listed = win.proxy.mapFromSource(win.model.member_index(m, COL_SIMILARITY)).data(SimilarityRole)
-    assert text.startswith(f"{row_pair.kind.capitalize()}: {listed:.1f} % similar")
-    assert f"resemblance {row_pair.resemblance:.1f} %" in text
-    assert f"These two files alone: {alone.best:.1f} %" in text
+    assert text.startswith(f"{row_pair.kind.capitalize()}: {shown_pct(listed):.1f} % similar")
+    assert f"resemblance {shown_pct(row_pair.resemblance):.1f} %" in text
+    assert f"These two files alone: {shown_pct(alone.best):.1f} %" in text
 
 
 def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
