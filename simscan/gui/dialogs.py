@@ -22,15 +22,18 @@ def _tr(text: str) -> str:
     return QCoreApplication.translate("dialogs", text)
 
 
-def confirm(parent: QWidget | None, title: str, text: str, details: str = "", danger: bool = False) -> bool:
-    """Ask a yes/no question; ``danger`` makes "Cancel" the default button."""
+def confirm(
+    parent: QWidget | None, title: str, text: str, details: str = "", danger: bool = False, accept: str = ""
+) -> bool:
+    """Ask a yes/no question; ``danger`` makes "Cancel" the default button; ``accept``: the label
+    of the button that goes ahead (default "Move to Trash")."""
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning if danger else QMessageBox.Icon.Question)
     box.setWindowTitle(title)
     box.setText(text)
     if details:
         box.setInformativeText(details)
-    ok = box.addButton(_tr("Move to Trash"), QMessageBox.ButtonRole.AcceptRole)
+    ok = box.addButton(accept or _tr("Move to Trash"), QMessageBox.ButtonRole.AcceptRole)
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(cancel if danger else ok)
     box.setEscapeButton(cancel)

@@ -356,17 +356,38 @@ def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
     return _KeptState(identities, frozenset(intact))
 
 
+#: Why a marked file whose group keeps nothing is left in place: the person marked every file (or, for a
+#: copy, the reference and every copy of it).  Nothing changed on disk, so no "scan again" here: the
+#: remedy is to unmark the file to keep, as the confirmation dialog says before the move.
+ALL_MARKED = (
+    "every file of its group is marked, so no copy would be kept; unmark the file to keep in that group (e.g. its "
+    "reference), then move the others"
+)
+ALL_COPIES_MARKED = (
+    "every file with its content (the reference and its copies) is marked, so no copy would be kept; unmark the "
+    "one to keep (e.g. the reference), then move the others"
+)
+
+
+#: The end of a refusal that a new scan resolves (the file or its kept copy changed on disk).
+RESCAN = "; scan again to update the results"
+
+
 def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
     """Why ``target`` must not be moved now ("" when it may).
 
-    The last line of defence before a file leaves: the file must still be the regular file the
+    The last line of defence before a file leaves: a file must not be marked with every other
+    file of its group (:data:`ALL_MARKED`; a copy: with every file holding its content,
+    :data:`ALL_COPIES_MARKED`), and the file must still be the regular file the
     scan saw (size and mtime in ns unchanged), must not be the very same file (device, inode) as
     a member that is kept (a hard link, or the same file reached through a symlinked folder), and
     at least one kept member must still exist as a separate file — for a true copy, a kept file
     with the same content, with the size and modification time the scan saw.  ``kept``: the group's :func:`_kept_state`, shared by its marked members (stat
     each kept file once, not once per marked file).
     """
-    rescan = "; scan again to update the results"
+    rescan = RESCAN
+    if not target.kept:  # marked with the rest of its group (or of its copies): the marks say so, not the disk
+        return ALL_COPIES_MARKED if target.same_content else ALL_MARKED
     try:
         st = os.lstat(target.path)
     except OSError as e:
@@ -527,6 +548,7 @@ class PreviewRequest:
     similarity: float | None = None  # the percentage the selected row shows
     code_view: bool = True  # SimilarityParams.code_view of the listed results
     ignore: tuple[str, ...] = ()  # the texts the listed results ignore
+    closest: bool = False  # the reference row is selected; ``sel_path`` is its group's closest file
 
 
 def compare_files(req: PreviewRequest, progress: Sink, cancel: CancelToken) -> tuple[PreviewRequest, Any]:

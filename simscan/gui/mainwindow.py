@@ -9,8 +9,9 @@ their kind are dropped (``JobRunner`` slots), so a slow preview never overwrites
 from __future__ import annotations
 
 import json
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ from simscan.gui.models import (
 from simscan.gui.preview import FileInfo, PreviewWidget
 from simscan.gui.widgets import MessageBar, PlaceholderListView, ResultsView, SimilarityBarDelegate
 from simscan.gui.workers import JobRunner
-from simscan.index import IndexCorrupt, default_index_path
+from simscan.index import IndexCorrupt, IndexError_, IndexLocked, NotAnIndex, default_index_path
 from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
@@ -89,22 +90,23 @@ REGROUP_DELAY_MS = 120
 MAX_SAVED_REFERENCES = 10_000
 #: Settle time (ms) of the current row before its preview is computed.
 PREVIEW_DELAY_MS = 60
+#: Job slots (JobRunner) of the work shown in the status bar with the progress bar (started with
+#: MainWindow._set_busy): while one runs, the bar stays.
+PROGRESS_SLOTS = ("scan", "load", "trash", "verify")
+#: Of those, the jobs during which marks and files must not be acted on (scan again, move to the trash,
+#: mark copies, change what the pairs are found with): a scan and a trash change the index and the
+#: files; Ctrl+M's reading ("verify") has not set all its marks yet.  A load does not block them: a scan
+#: or a trash cancels the load it replaces.
+BLOCKING_SLOTS = ("scan", "trash", "verify")
+#: Groups holding a match that a search opens (more would lay out thousands of rows for a broad
+#: search such as a folder's path; the rest open with a click).
+REVEAL_GROUPS = 50
 
 
 def make_settings() -> QSettings:
     """simscan's settings, always in an INI file (tests point it elsewhere with
     ``QSettings.setPath(IniFormat, UserScope, tmp)``)."""
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
-
-
-def looks_like_sqlite(path: Path) -> bool:
-    """Whether ``path`` starts with the SQLite header (a damaged index still does; a document
-    opened as an index by mistake does not)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
 
 
 def open_url(url: QUrl) -> bool:
@@ -199,6 +201,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._load_note = ""
         self._last_refs: tuple[str, ...] = ()
+        self._loads = 0  # results swapped in so far: an error of a load before them is out of date
         self.setWindowTitle(self.tr("simscan — similar files"))
         self.setAcceptDrops(True)
         # Which index: the one asked for, else $SIMSCAN_INDEX, else the last one used, else the default.
@@ -571,6 +574,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
         refs = tuple(self.reference_roots())
         self.model.protected_roots = refs
+        self.message.recheck()  # (after protected_roots: a warning about reference folders reads them)
         if refs != self._last_refs:
             # Reference folders decide which file of a group is kept: regroup, no scan needed.
             self._last_refs = refs
@@ -635,16 +639,12 @@ class MainWindow(QMainWindow):
         if self.runner.busy("scan"):
             return
         if not self.folders.folders:
-            self.show_message(self.tr("Add a folder to scan first (Add…, or drop one on the list)."), "info")
+            text = self.tr("Add a folder to scan first (Add…, or drop one on the list).")
+            self.show_message(text, "info", refresh=lambda: None if self.folders.folders else text)
             return
-        missing = [f.path for f in self.folders.folders if not os.path.isdir(f.path)]
+        missing = self._missing_folders_text()
         if missing:
-            self.show_message(
-                self.tr("These folders do not exist: {0}. Remove them from the list or reconnect their drive.").format(
-                    ", ".join(missing)
-                ),
-                "warning",
-            )
+            self.show_message(missing, "warning", refresh=self._missing_folders_text)
             return
         self.message.hide()
         req = self.scan_request()
@@ -656,12 +656,20 @@ class MainWindow(QMainWindow):
             lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
                                                         remembered=remembered),
             finished=self._on_scan_finished,
-            failed=self._on_job_failed,
+            failed=self._on_load_failed,
             cancelled=self._on_scan_cancelled,
             progress=self._on_progress,
         )
         self._set_busy(self.tr("Starting the scan…"))
         self.view.viewport().update()
+
+    def _missing_folders_text(self) -> str | None:
+        """The message about listed folders that do not exist, None when all do."""
+        missing = [f.path for f in self.folders.folders if not os.path.isdir(f.path)]
+        if not missing:
+            return None
+        return self.tr("These folders do not exist: {0}. Remove them from the list or reconnect their drive.").format(
+            ", ".join(missing))
 
     def cancel_work(self) -> None:
         if self.runner.busy("scan"):
@@ -714,9 +722,14 @@ class MainWindow(QMainWindow):
         self.progress_bar.show()
         self._update_actions()
 
+    def _working(self, slots: tuple[str, ...] = PROGRESS_SLOTS) -> bool:
+        """Whether a job of one of ``slots`` is under way (:data:`PROGRESS_SLOTS`: shown with the
+        progress bar; :data:`BLOCKING_SLOTS`: blocking the actions on marks and files)."""
+        return any(self.runner.busy(slot) for slot in slots)
+
     def _set_idle(self, text: str = "") -> None:
         self.status_label.setText(text)
-        if not any(self.runner.busy(slot) for slot in ("scan", "load", "trash", "verify")):
+        if not self._working():
             self.progress_bar.hide()  # (another job still running keeps its bar)
         self.view.viewport().update()
         self._update_actions()
@@ -734,7 +747,7 @@ class MainWindow(QMainWindow):
             lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
                                                remembered=remembered),
             finished=self._on_loaded,
-            failed=self._on_job_failed,
+            failed=self._on_load_failed,
             cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
             progress=self._on_progress,
         )
@@ -754,10 +767,12 @@ class MainWindow(QMainWindow):
 
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
+        self._loads += 1
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
         if results.preferred and not self.preferred_refs:  # references remembered from an earlier session
             self.preferred_refs = list(results.preferred)
         self._set_snapshot(results.snapshot)
+        self.message.recheck()  # (an error of an earlier load is out of date)
 
     def _placeholder_text(self) -> str:
         """What the empty results list says: why it is empty now."""
@@ -779,9 +794,7 @@ class MainWindow(QMainWindow):
         self.folder_chart.set_rows(snap.folders)
         self._update_summary()
         self._update_actions()
-        if current is not None:
-            # Keep the user's place, unless that would mean laying out thousands of rows.
-            self.select_file(current, max_row=5 * FETCH_BATCH)
+        self._reveal(current, jump=False)
         if not self.view.currentIndex().isValid():
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
         self.resultsLoaded.emit()
@@ -807,8 +820,29 @@ class MainWindow(QMainWindow):
         self.runner.start("group", lambda _p, _c: jobs.group(*args), finished=finished, failed=self._on_job_failed)
 
     def _apply_filters(self) -> None:
+        current = self._current_file_id()
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_summary()
+        self._reveal(current)
+
+    def _reveal(self, current: int | None, jump: bool = True) -> None:
+        """After the rows were reset (filter, search, new results).  With a search: open the first
+        :data:`REVEAL_GROUPS` groups holding a match, so that the matching files show, and make
+        the first match current (scrolled to) unless the current file is a match, or, with
+        ``jump`` False (new results of the same search), is still shown.  Otherwise keep the
+        current file selected if it is still shown."""
+        matches = self.proxy.search_matches(REVEAL_GROUPS)
+        snap = self.model.snapshot
+        for g in dict.fromkeys(snap.l_group[m] for m in matches):
+            idx = self.proxy.mapFromSource(self.model.group_index(g))
+            if idx.isValid():
+                self.view.expand(idx)
+        keep = current is not None and (not jump or not matches or current in {snap.l_file_id[m] for m in matches})
+        # (Keep the user's place, unless that would mean laying out thousands of rows.)
+        if keep and self.select_file(current, max_row=5 * FETCH_BATCH):  # type: ignore[arg-type]
+            return
+        if matches:
+            self.select_member(matches[0])
 
     def _count(self, n: int, noun: str) -> str:
         """"1 group", "2 groups" (the nouns counted in the window: group, file)."""
@@ -817,26 +851,37 @@ class MainWindow(QMainWindow):
         return self.tr("{0:,} file").format(n) if n == 1 else self.tr("{0:,} files").format(n)
 
     def _update_summary(self) -> None:
+        """The line under the list: what it shows (the rows the Show filter and the search leave,
+        "n of m" then), the space the shown files would free, the marks."""
         groups, files, reclaim = self.proxy.totals()
         marked = self.model.marked_members()
         snap = self.model.snapshot
         marked_bytes = sum(snap.l_size[m] for m in marked)
-        text = self.tr("{0} · {1} · {2} reclaimable from copies ({3} counting similar files)").format(
-            self._count(groups, "group"), self._count(files, "file"), format_size(self.proxy.copy_bytes()),
-            format_size(reclaim)
+        if self.proxy.active:
+            counts = self.tr("Shown: {0:,} of {1} · {2:,} of {3}").format(
+                groups, self._count(snap.n_groups, "group"), files, self._count(snap.n_members, "file"))
+        else:
+            counts = self._count(groups, "group") + " · " + self._count(files, "file")
+        text = self.tr("{0} · {1} reclaimable from copies ({2} counting similar files)").format(
+            counts, format_size(self.proxy.copy_bytes()), format_size(reclaim)
         )
         if marked:
             text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
+            hidden = len(marked) - int(self.proxy.shown_members()[marked].sum())
+            if hidden:
+                # Marked files the filter hides are moved to the trash too: say so.
+                text += " · " + self.tr("{0:,} of the marked files not shown").format(hidden)
         ignored = self.results.ignore if self.results is not None else ()
         if ignored:
             text += " · " + self.tr("ignoring the text of {0}").format(", ".join(os.path.basename(p) for p in ignored))
         self.summary_label.setText(text)
         self._update_actions()
+        self.message.recheck()  # (marks and shown rows changed: a message about them may be out of date)
 
     def _update_actions(self) -> None:
         scanning = self.runner.busy("scan")
         verifying = self.runner.busy("verify")  # Ctrl+M reading copies: its marks are not all in yet
-        busy = scanning or verifying or self.runner.busy("trash")
+        busy = self._working(BLOCKING_SLOTS)
         has_sel = self.view.currentIndex().isValid()
         self.act_scan.setEnabled(not busy and bool(self.folders.folders))
         self.b_scan.setEnabled(self.act_scan.isEnabled())
@@ -920,24 +965,36 @@ class MainWindow(QMainWindow):
         ref = snap.l_start[g]
         sel = self.model.member_of(src)
         if sel == ref:
-            # The reference (or the group row): compare with its most similar member.
+            # The reference (or the group row) is selected: show it beside the closest file of its
+            # group, said so (not as "the selected file": the person selected the reference).
             if snap.group_size(g) < 2:
                 return
-            sel = ref + 1
+            self.show_preview(ref, self._closest_member(g), closest=True)
+            return
         self.show_preview(ref, sel)
+
+    def _closest_member(self, g: int) -> int:
+        """The member of group ``g`` most similar to its reference (the first of equals; after a
+        "make reference" members are not in score order, and some may have no score: NaN)."""
+        snap = self.model.snapshot
+        ms = range(snap.l_start[g] + 1, snap.l_start[g + 1])
+        return max(ms, key=lambda m: (-1.0 if math.isnan(snap.l_sim[m]) else snap.l_sim[m], -m))
 
     def _info(self, m: int, role: str) -> FileInfo:
         s = self.model.snapshot
         return FileInfo(s.paths[m], s.l_size[m], s.l_mtime[m], s.encodings[m], s.is_text[m], role)
 
-    def show_preview(self, ref: int, sel: int) -> None:
+    def show_preview(self, ref: int, sel: int, closest: bool = False) -> None:
+        """Compare member ``sel`` with its group's reference ``ref`` (flattened indexes) in a worker;
+        ``closest``: the reference row is selected and ``sel`` is shown as its closest file."""
         snap = self.model.snapshot
         req = jobs.PreviewRequest(
             snap.paths[ref], snap.paths[sel],
-            self._info(ref, "reference"), self._info(sel, "selected"),
+            self._info(ref, "reference"), self._info(sel, "closest" if closest else "selected"),
             snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel],
             self.results.code_view if self.results is not None else self.code_view,  # as the rows were scored
             self.results.ignore if self.results is not None else (),
+            closest,
         )
         self.preview.show_message(self.tr("Comparing…"))
         self.runner.start(
@@ -949,7 +1006,7 @@ class MainWindow(QMainWindow):
 
     def _on_preview(self, value: tuple[jobs.PreviewRequest, Any]) -> None:
         req, comp = value
-        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity)
+        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity, req.closest)
         self.previewShown.emit()
 
     def _on_preview_failed(self, err: BaseException) -> None:
@@ -1024,12 +1081,20 @@ class MainWindow(QMainWindow):
         if ids:
             self.model.toggle_marked(ids)
             if any(self.model.is_marked(fid) for fid, _ in protected):
-                self.show_message(
-                    self.tr("Marked {0:,} file(s) in a reference folder, e.g. {1}. Files there are the ones you "
-                            "keep; unmark them (Space) unless you really mean to remove them.").format(
-                        len(protected), protected[0][1]),
-                    "warning",
-                )
+                text = self._reference_marks_text()
+                if text:
+                    self.show_message(text, "warning", refresh=self._reference_marks_text)
+
+    def _reference_marks_text(self) -> str | None:
+        """The warning about marked files in reference folders, for the marks now; None when no
+        marked file is in one (unmarked, moved, or the folder no longer a reference folder)."""
+        snap = self.model.snapshot
+        inside = [m for m in self.model.marked_members() if self.model.is_protected(m)]
+        if not inside:
+            return None
+        return self.tr("Marked {0:,} file(s) in a reference folder, e.g. {1}. Files there are the ones you keep; "
+                       "unmark them (Space) unless you really mean to remove them.").format(
+            len(inside), snap.paths[inside[0]])
 
     def mark_all_but_reference(self) -> None:
         """Ctrl+M: mark the true copies of the shown groups (see ResultsModel.copies_to_mark).  Exact
@@ -1059,8 +1124,10 @@ class MainWindow(QMainWindow):
         self._set_busy(self.tr("Reading the copies in other encodings beside their references…"))
 
     def _idle_unless_working(self, text: str = "") -> None:
-        """The end of a side job (Ctrl+M's reading): idle, unless a scan, load or trash is under way."""
-        if any(self.runner.busy(slot) for slot in ("scan", "load", "trash")):
+        """The end of a side job (Ctrl+M's reading, a cancelled load): idle, unless other work with a
+        progress bar (a scan, load or trash) is under way.  (The job that called this is no longer
+        counted: JobRunner forgets a slot's job before delivering its outcome.)"""
+        if self._working():
             self._update_actions()
         else:
             self._set_idle(text)
@@ -1146,23 +1213,34 @@ class MainWindow(QMainWindow):
         snap = self.model.snapshot
         members = self.model.marked_members()
         if not members:
-            self.show_message(self.tr("Nothing is marked. Mark files with Space or their check boxes first."), "info")
+            text = self.tr("Nothing is marked. Mark files with Space or their check boxes first.")
+            self.show_message(text, "info", refresh=lambda: text if not self.model.marked else None)
             return
         paths = [snap.paths[m] for m in members]
         size = sum(snap.l_size[m] for m in members)
+        targets = self.trash_targets(members)
         whole = self.model.fully_marked_groups()
+        # Groups keeping edited versions or excerpts only: the reference and its copies all marked.
+        content = sorted({snap.l_group[m] for m, t in zip(members, targets) if not t.kept and t.same_content})
         text = self.tr("Move {0:,} marked files ({1}) to the trash?").format(len(paths), format_size(size))
         details = self.tr("They can be restored from the trash.")
+        warnings = []
         if whole:
-            examples = "\n".join("  " + snap.paths[snap.l_start[g]] for g in whole[:5])
-            details = self.tr(
-                "Warning: in {0:,} group(s) EVERY file is marked, so no copy of them would be kept, e.g.:\n{1}\n\n"
+            warnings.append(self.tr(
+                "Warning: in {0:,} group(s) EVERY file is marked, so no copy of them would be kept, e.g.:\n{1}"
+            ).format(len(whole), "\n".join("  " + snap.paths[snap.l_start[g]] for g in whole[:5])))
+        if content:
+            warnings.append(self.tr(
+                "Warning: in {0:,} group(s) the reference and every copy of it are marked (only edited versions or "
+                "excerpts are left), so no copy of that content would be kept, e.g.:\n{1}"
+            ).format(len(content), "\n".join("  " + snap.paths[snap.l_start[g]] for g in content[:5])))
+        if warnings:
+            details = "\n\n".join(warnings) + "\n\n" + self.tr(
                 "Those files will be left in place. Unmark the file to keep in each of those groups (e.g. its "
                 "reference) to move the others."
-            ).format(len(whole), examples) + "\n\n" + details
-        if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(whole)):
+            ) + "\n\n" + details
+        if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(warnings)):
             return
-        targets = self.trash_targets(members)
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore = self.code_view, tuple(self.ignored_texts)
         previous = self.results.pair_set if self.results is not None else None
@@ -1205,7 +1283,8 @@ class MainWindow(QMainWindow):
                 )
             # A member: a copy by its own kind.  The reference (marked by hand): a copy when the
             # group holds copies of it, which must then keep its content (an edited draft does not).
-            copy = kept[2] if snap.l_is_ref[m] else snap.l_kind[m] in copies
+            # Every file of the group marked: refused as such (jobs.ALL_MARKED), copy or not.
+            copy = bool(kept[0]) and (kept[2] if snap.l_is_ref[m] else snap.l_kind[m] in copies)
             out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept[1] if copy else kept[0],
                                         copy))
         return out
@@ -1218,21 +1297,7 @@ class MainWindow(QMainWindow):
             False,
         )
         if out.refused:
-            lines = "\n".join(f"{p}: {why}" for p, why in out.refused[:5])
-            more = len(out.refused) - 5
-            if more > 0:
-                lines += "\n" + self.tr("… and {0:,} more").format(more)
-            self.show_message(
-                self.tr(
-                    "{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted):\n{1}\n"
-                    "Scan again to update the results, then mark them again if you still want them gone."
-                ).format(len(out.refused), lines)
-                + (
-                    "\n" + self.tr("{0:,} more could not be moved to the trash (left in place).").format(len(out.failed))
-                    if out.failed else ""
-                ),
-                "warning",
-            )
+            self.show_message(self._refused_text(out), "warning")
         elif out.failed:
             lines = "\n".join(f"{p}: {why}" for p, why in out.failed[:5])
             self.show_message(
@@ -1257,6 +1322,42 @@ class MainWindow(QMainWindow):
         if out.results is not None:
             self._apply_results(out.results)
         self.trashFinished.emit(out)
+
+    def _refused_text(self, out: jobs.TrashOutcome) -> str:
+        """The banner after a move that left marked files in place: why, in the confirmation
+        dialog's words when the marks were the reason (a whole group, or a reference with every copy
+        of it, marked: nothing to scan again), with the advice each kind of reason calls for."""
+        by_marks = [(p, why) for p, why in out.refused if why in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
+        on_disk = [(p, why) for p, why in out.refused if why not in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
+        text = self.tr("{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted).").format(
+            len(out.refused))
+
+        def listing(rows: list[tuple[str, str]], reasons: bool) -> str:
+            lines = "\n".join(f"{p}: {why}" if reasons else f"  {p}" for p, why in rows[:5])
+            if len(rows) > 5:
+                lines += "\n" + self.tr("… and {0:,} more").format(len(rows) - 5)
+            return lines
+
+        if by_marks:
+            whole = sum(1 for _, why in by_marks if why == jobs.ALL_MARKED)
+            if whole == len(by_marks):
+                why = self.tr("Every file of their group is marked, so no copy of them would be kept:")
+            elif whole == 0:
+                why = self.tr("The reference and every copy of it are marked (only edited versions or excerpts are "
+                              "left), so no copy of that content would be kept:")
+            else:
+                why = self.tr("Every file of their group, or the reference and every copy of it, are marked, so no "
+                              "copy would be kept:")
+            text += "\n" + why + "\n" + listing(by_marks, False) + "\n" + self.tr(
+                "Unmark the file to keep in each of those groups (e.g. its reference) to move the others.")
+        if on_disk:
+            text += "\n" + listing(on_disk, True)
+            if any(why.endswith(jobs.RESCAN) for _, why in on_disk):
+                text += "\n" + self.tr("Scan again to update the results, then mark them again if you still want "
+                                        "them gone.")
+        if out.failed:
+            text += "\n" + self.tr("{0:,} more could not be moved to the trash (left in place).").format(len(out.failed))
+        return text
 
     def show_problems(self) -> None:
         """List what the last scan could not read (read from the index in a worker)."""
@@ -1364,51 +1465,102 @@ class MainWindow(QMainWindow):
         menu.exec(self.view.viewport().mapToGlobal(pos))
 
     # ------------------------------------------------------------------ errors
-    def show_message(self, text: str, level: str = "error", action: str = "", callback: Any = None) -> None:
-        self.message.show_message(text, level, action, callback)
+    def show_message(
+        self, text: str, level: str = "error", action: str = "", callback: Any = None,
+        refresh: Callable[[], str | None] | None = None,
+    ) -> None:
+        """Show a message in the banner above the list.  ``refresh``: for a message describing a
+        state, its text for the state now or None once the state is gone (``MessageBar.recheck``,
+        run whenever marks, folders or results change)."""
+        self.message.show_message(text, level, action, callback, refresh)
         self.errorShown.emit(text)
 
-    def _on_job_failed(self, err: BaseException) -> None:
+    def _on_load_failed(self, err: BaseException) -> None:
+        """A load (or a scan, which loads after it) failed: its message stays until results load."""
+        self._on_job_failed(err, until_loaded=True)
+
+    def _on_job_failed(self, err: BaseException, until_loaded: bool = False) -> None:
         self._set_idle()
         what, todo = dialogs.describe_error(err)
+        action, callback = "", None
+        if isinstance(err, IndexError_):
+            # The core's hints name the CLI's options (--rebuild, --index PATH): here, the window's ways out.
+            todo, action, callback = self._index_way_out(err)
         text = f"{what}\n{todo}" if todo else what
-        if isinstance(err, IndexCorrupt) and looks_like_sqlite(self.index_path):
-            # The core's hint names the CLI's --rebuild; here the button does the same.  Only for
-            # a damaged SQLite file: anything else is not ours to move (a file picked by mistake).
-            text = what + "\n" + self.tr(
-                "Start a fresh index: the damaged file is kept beside it (renamed …corrupt-<time>) and your files "
-                "are not touched; then scan again."
-            )
-            self.show_message(text, "error", self.tr("Start a Fresh Index"), self._fresh_index)
-        else:
-            self.show_message(text, "error")
+        loads = self._loads
+        self.show_message(text, "error", action, callback,
+                          refresh=(lambda: None if self._loads > loads else text) if until_loaded else None)
         self._update_actions()
 
-    def _fresh_index(self) -> None:
-        """Move the damaged index aside and start a new one — through ``index.rebuild``, which
-        refuses while a scan (this window's or another program's) holds the index."""
+    def _index_way_out(self, err: SimscanError) -> tuple[str, str, Callable[[], None] | None]:
+        """(what to do, action label, action) for an error about the index file itself, in the
+        window's terms."""
+        tr = self.tr
+        if isinstance(err, IndexCorrupt):
+            # Whether the file may be moved aside is index.rebuild's decision (a damaged simscan
+            # index: yes; a file opened as an index by mistake: never).
+            return (tr("Rebuild the index: the damaged file is kept beside it (renamed …corrupt-<date>), a new, empty "
+                       "index is started in its place and your files are not touched; then scan again."),
+                    tr("Rebuild Index…"), self.rebuild_index)
+        if isinstance(err, NotAnIndex):
+            return (tr("It was left untouched. Open a simscan index instead (File > Open Index…)."),
+                    tr("Open Another Index…"), self.open_index_dialog)
+        if isinstance(err, IndexLocked):
+            return tr("Wait for the other scan to finish, then try again."), tr("Try Again"), self.load_results
+        what = str(err.args[0]) if err.args else ""
+        if "newer simscan" in what:
+            return tr("Upgrade simscan, or open another index (File > Open Index…)."), "", None
+        if "older layout" in what:
+            return tr("Press Scan to upgrade it (the files already indexed are kept)."), "", None
+        return (tr("Check that the folder {0} exists and that you may write to it, or open another index (File > "
+                   "Open Index…).").format(self.index_path.parent), tr("Open Another Index…"), self.open_index_dialog)
+
+    def rebuild_index(self) -> None:
+        """"Rebuild Index…": after a confirmation naming the file, move the damaged index aside and
+        open a fresh one in its place, through ``index.rebuild`` (which renames, never deletes, and
+        refuses while a scan -- this window's or another program's -- holds the index, or when the
+        file is not a damaged simscan index)."""
+        tr = self.tr
+        path = self.index_path
         if self.runner.busy("scan"):
-            self.show_message(self.tr("A scan is running; wait for it to finish, then try again."), "warning")
+            self.show_message(tr("A scan is running; wait for it to finish, then try again."), "warning")
             return
-        if not looks_like_sqlite(self.index_path):
-            self.show_message(self.tr("{0} is not a simscan index; it was left untouched.").format(self.index_path),
-                              "warning")
+        if not dialogs.confirm(
+            self,
+            tr("Rebuild Index"),
+            tr("Rebuild the damaged index {0}?").format(path),
+            tr("It is not deleted: it is renamed to {0}.corrupt-<date and time> in the same folder, and a new, empty "
+               "index is started at {1}. Your files are not touched; press Scan afterwards to fill the new "
+               "index.").format(path.name, path),
+            accept=tr("Rebuild Index"),
+        ):
             return
         try:
-            fresh, moved = rebuild_index(self.index_path)
+            fresh, moved = rebuild_index(path)
             fresh.close()
-        except SimscanError as e:
-            what, todo = dialogs.describe_error(e)
-            self.show_message(self.tr("The damaged index was not moved: {0}").format(f"{what}\n{todo}".strip()),
-                              "error")
+        except IndexLocked:
+            self.show_message(tr("The damaged index was not moved: another scan is writing to {0}. Wait for it to "
+                                 "finish, then try again.").format(path), "error", tr("Try Again"), self.rebuild_index)
             return
-        except OSError as e:
-            self.show_message(self.tr("Could not move the damaged index aside: {0}").format(e), "error")
+        except NotAnIndex as e:
+            what, _hint = dialogs.describe_error(e)
+            self.show_message(tr("The damaged index was not moved: {0}\nsimscan moves aside only what it recognises "
+                                 "as its own index. Open another index (File > Open Index…), or move this file away "
+                                 "yourself.").format(what), "error", tr("Open Another Index…"), self.open_index_dialog)
             return
-        self.show_message(
-            self.tr("The damaged index was kept as {0}. Press Scan to build a new one.").format(moved), "info"
-        )
-        self._drop_results()
+        except (SimscanError, OSError) as e:
+            what, _hint = dialogs.describe_error(e)
+            self.show_message(tr("The damaged index was not moved: {0}\nCheck that you may write to the folder {1}.")
+                              .format(what, path.parent), "error")
+            return
+        self.set_index(path)  # the fresh one: marks and rows of the damaged one go
+        if moved is None:
+            text = tr("The damaged index was empty, so nothing was kept. A new, empty index was started at {0}; press "
+                      "Scan to fill it.").format(path)
+        else:
+            text = tr("The damaged index was kept as {0}. A new, empty index was started at {1}; press Scan to fill "
+                      "it.").format(moved, path)
+        self.show_message(text, "info")
 
     # ------------------------------------------------------------------ closing
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -40,7 +40,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
-from simscan.similarity.types import KIND_CODE, KINDS, shown_pct
+from simscan.similarity.types import KIND_CODE, KINDS, Pair, shown_pct
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()  # the invalid index, a default argument (never mutated)
@@ -254,15 +254,18 @@ class Snapshot:
         pair_best: Callable[[int, int], float | None] | None = None,
         pair_kind: Callable[[int, int], str | None] | None = None,
         copy_kind: Callable[[int, int], str | None] | None = None,
+        pair_of: Callable[[int, int], Any] | None = None,
     ) -> Snapshot:
         """Flatten ``simscan.similarity.Group`` objects, keeping their member order (reference
         first, then best first).  A file id in ``preferred_refs`` (oldest choice first) that is
-        a member of a group becomes that group's reference (the user's "make reference"); its members'
-        similarities are then re-expressed against it: unchanged when it is a copy of the old
-        reference, else the old reference's score for copies of the old reference, else
-        ``pair_best(new_ref_id, member_id)`` (NaN when the two were never paired); their kinds by
-        :func:`rereferenced_kind` (``pair_kind`` and ``copy_kind`` of (new reference id, member
-        id), when given).
+        a member of a group becomes that group's reference (the user's "make reference"); its
+        members' similarities are then re-expressed against it: 100 for a copy of it
+        (``copy_kind`` of (new reference id, member id) not None), unchanged when it is a copy of
+        the old reference, else the old reference's score for the old reference and its copies,
+        else ``pair_best(new_ref_id, member_id)`` (NaN when the two were never paired); their kinds
+        by :func:`rereferenced_kind` (``pair_kind`` and ``copy_kind``, when given); their detailed
+        scores (``pairs``) by the same rules from the pairs as listed, ``pair_of(id, id)`` (a
+        ``Pair`` of the two files in either orientation, or None).
 
         One pass of list comprehensions per column (not per-member appends): 200,000
         members flatten in ~0.2 s, in a worker."""
@@ -272,13 +275,15 @@ class Snapshot:
         start = [0]
         overrides: dict[int, float] = {}  # flattened member index -> similarity to the new reference
         kinds: dict[int, str] = {}  # flattened member index -> kind against the new reference
+        paired: dict[int, tuple[str, Any]] = {}  # flattened member index -> how its Pair is made, from what
         for grp in groups:
             ms = grp.members
             ref = grp.reference
             if not ms or ms[0].file_id != ref.file_id:
                 ms = [ref, *[m for m in ms if m.file_id != ref.file_id]]
             if preferred:
-                ms = Snapshot._rereference(ms, preferred, pair_best, len(flat), overrides, kinds, pair_kind, copy_kind)
+                ms = Snapshot._rereference(ms, preferred, pair_best, len(flat), overrides, kinds, pair_kind, copy_kind,
+                                           paired, pair_of)
             flat.extend(ms)
             start.append(len(flat))
         n = len(start) - 1
@@ -295,8 +300,21 @@ class Snapshot:
         pairs = [getattr(m, "pair", None) for m in flat]
         for i in start[:-1]:
             pairs[i] = None
-        for i in overrides:
-            pairs[i] = None  # scored against another reference
+        final_kind = [kinds.get(i, m.kind) for i, m in enumerate(flat)]
+        for i, (how, p) in paired.items():
+            # Oriented (new reference, member), as MemberPairs makes them from the pair columns.
+            ref, m = flat[start[group[i]]], flat[i]
+            if how == "copy":
+                kd = final_kind[i]
+                pairs[i] = Pair(ref.file_id, m.file_id, ref.path, m.path, 100.0, 100.0, 100.0, 0, kd == "exact", kd)
+            elif p is None:
+                pairs[i] = None
+            else:
+                ca, cb = p.containment_a, p.containment_b
+                if how == "reverse" or (how == "pair" and p.a_id != ref.file_id):
+                    ca, cb = cb, ca
+                pairs[i] = Pair(ref.file_id, m.file_id, ref.path, m.path, p.resemblance, ca, cb, p.simhash_distance,
+                                p.exact, p.kind, p.view)
         snap = Snapshot.from_columns(
             threshold,
             start,
@@ -306,7 +324,7 @@ class Snapshot:
             [m.size for m in flat],
             [m.mtime_ns for m in flat],
             [float(v) for v in sim],
-            [KIND_CODE.get(kinds.get(i, m.kind), near) for i, m in enumerate(flat)],
+            [KIND_CODE.get(k, near) for k in final_kind],
             is_ref_a.tolist(),
             [m.path for m in flat],
             [m.encoding for m in flat],
@@ -325,6 +343,8 @@ class Snapshot:
         kinds: dict[int, str],
         pair_kind: Callable[[int, int], str | None] | None = None,
         copy_kind: Callable[[int, int], str | None] | None = None,
+        paired: dict[int, tuple[str, Any]] | None = None,
+        pair_of: Callable[[int, int], Any] | None = None,
     ) -> list[Any]:
         chosen = [m for m in ms if m.file_id in preferred]
         new = max(chosen, key=lambda m: preferred[m.file_id]) if chosen else None
@@ -333,19 +353,30 @@ class Snapshot:
         old = ms[0]
         out = [new, *[m for m in ms if m is not new]]
         same_content = new.kind in _COPIES
+        how: tuple[str, Any]
         for i, m in enumerate(out[1:], 1):
-            if same_content:
-                v: float | None = 100.0 if m is old else m.similarity
+            copy = copy_kind(new.file_id, m.file_id) if copy_kind is not None else None
+            if copy is not None:
+                v: float | None = 100.0  # a copy of the new reference
+                how = ("copy", None)
+            elif same_content:
+                # The new reference holds the old one's content: every score carries over.
+                v = 100.0 if m is old else m.similarity
+                how = ("copy", None) if m is old or m.kind in _COPIES else ("keep", m.pair)
             elif m is old or m.kind in _COPIES:
                 v = new.similarity  # a copy of the old reference scores as the old reference did
+                how = ("reverse", new.pair)  # that pair, read from the new reference's side
             else:
                 v = pair_best(new.file_id, m.file_id) if pair_best is not None else None
+                how = ("pair", pair_of(new.file_id, m.file_id) if pair_of is not None else None)
             overrides[base + i] = math.nan if v is None else float(v)
+            if paired is not None:
+                paired[base + i] = how
             kinds[base + i] = rereferenced_kind(
                 m is old,
                 m.kind,
                 new.kind,
-                copy_kind(new.file_id, m.file_id) if copy_kind is not None else None,
+                copy,
                 pair_kind(new.file_id, m.file_id) if pair_kind is not None else None,
             )
         return out
@@ -371,16 +402,22 @@ class Snapshot:
         order = np.arange(m, dtype=np.int64)
         kinds = np.asarray(ga.m_kind, dtype=np.int8).copy()  # against each member's (new) reference
         sim = np.asarray(ga.m_sim, dtype=np.float64).copy()
-        no_pair = np.zeros(m, dtype=bool)
+        # Per final position, the pair the member's scores come from (see MemberPairs): an index
+        # into the pair columns, -1 for a copy of the reference (100 %), -2 for none.
+        pair_k = np.asarray(ga.m_pair, dtype=np.int64).copy()
+        swap = np.asarray(ga.m_swap, dtype=bool).copy()
+        new_k: dict[int, tuple[int, bool]] = {}  # final position -> (pair, swap), members of re-referenced groups
         preferred = {int(fid): rank for rank, fid in enumerate(preferred_refs)}
         if preferred and m:
             m_ids = ids[ga.m_row]
             want = np.fromiter(preferred, np.int64, len(preferred))
             touched = np.unique(m_group[np.isin(m_ids, want)])
-            best_of, kind_of = _pair_best(pairs, ids, want) if touched.size else ({}, {})
+            best_of, kind_of, index_of = _pair_best(pairs, ids, want) if touched.size else ({}, {}, {})
             copy_of = _copy_kind(files)
             ids_l, kind_l, sim0 = m_ids.tolist(), ga.m_kind.tolist(), ga.m_sim.tolist()
+            pk0, sw0 = ga.m_pair.tolist(), ga.m_swap.tolist()
             rows_of = np.asarray(ga.m_row, dtype=np.int64).tolist()
+            pair_a = np.asarray(pairs.a, dtype=np.int64) if touched.size else None
             start_l = g_start.tolist()
             for g in touched.tolist():
                 s, e = start_l[g], start_l[g + 1]
@@ -391,21 +428,31 @@ class Snapshot:
                 out = [new, *[j for j in range(s, e) if j != new]]
                 same_content = KINDS[kind_l[new]] in ("exact", "content")
                 for i, j in enumerate(out[1:], 1):
-                    if same_content:
-                        v: float | None = 100.0 if j == s else sim0[j]
+                    copy = copy_of(rows_of[new], rows_of[j])
+                    v: float | None
+                    if copy is not None:
+                        v, k, sw = 100.0, -1, False  # a copy of the new reference
+                    elif same_content:
+                        # The new reference holds the old one's content: every score carries over
+                        # (the old reference scores as a copy: pair -1).
+                        v, k, sw = (100.0 if j == s else sim0[j]), pk0[j], sw0[j]
                     elif j == s or KINDS[kind_l[j]] in ("exact", "content"):
-                        v = sim0[new]  # a copy of the old reference scores as the old reference did
+                        # The old reference and its copies score as the old reference did with the new
+                        # one: that pair, read from the new reference's side.
+                        v, k, sw = sim0[new], pk0[new], not sw0[new]
                     else:
                         v = best_of.get((ids_l[new], ids_l[j]))
+                        k = index_of.get((ids_l[new], ids_l[j]), -2)
+                        sw = k >= 0 and rows_of[new] != int(pair_a[k])  # type: ignore[index]
                     sim[s + i] = math.nan if v is None else float(v)
-                    no_pair[s + i] = True  # scored against another reference
+                    new_k[s + i] = (k, sw)
                     pk = kind_of.get((ids_l[new], ids_l[j]))
                     kinds[j] = KIND_CODE[
                         rereferenced_kind(
                             j == s,
                             KINDS[kind_l[j]],
                             KINDS[kind_l[new]],
-                            copy_of(rows_of[new], rows_of[j]),
+                            copy,
                             None if pk is None else KINDS[pk],
                         )
                     ]
@@ -415,6 +462,9 @@ class Snapshot:
         is_ref = np.zeros(m, dtype=bool)
         is_ref[g_start[:-1]] = True
         sim[is_ref] = 100.0
+        pair_k, swap = pair_k[order], swap[order]
+        for pos, (k, sw) in new_k.items():
+            pair_k[pos], swap[pos] = k, sw
         rows_l = rows.tolist()
         fpaths, fenc = files.paths, files.encoding
         text = np.asarray(files.is_text, dtype=bool)[rows]
@@ -425,9 +475,7 @@ class Snapshot:
             text.tolist(),
         )
         member_pairs = MemberPairs(
-            files, pairs, rows, np.asarray(ga.m_row, dtype=np.int64)[g_start[:-1]][m_group],
-            np.where(is_ref | no_pair, -2, np.asarray(ga.m_pair, dtype=np.int64)[order]),
-            np.asarray(ga.m_swap, dtype=bool)[order], snap.m_kind,
+            files, pairs, rows, rows[g_start[:-1]][m_group], np.where(is_ref, -2, pair_k), swap, snap.m_kind,
         )
         codes, names = folders_of(files)
         return dataclasses.replace(snap, pairs=member_pairs, folder_codes=codes[rows], folder_names=names)
@@ -540,17 +588,21 @@ def folders_of(files: Any) -> tuple[np.ndarray, list[str]]:
 
 def _pair_best(
     pairs: Any, ids: np.ndarray, want: np.ndarray
-) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], int]]:
-    """(a_id, b_id) -> best score, and -> kind code, of the pairs touching the file ids ``want``,
-    both orientations (a later pair of the same two files wins, as the pairs are listed)."""
+) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], int], dict[tuple[int, int], int]]:
+    """(a_id, b_id) -> best score, -> kind code, and -> index in the pair columns, of the pairs
+    touching the file ids ``want``, both orientations (a later pair of the same two files wins,
+    as the pairs are listed)."""
     a, b = ids[pairs.a], ids[pairs.b]
     sel = np.flatnonzero(np.isin(a, want) | np.isin(b, want))
     out: dict[tuple[int, int], float] = {}
     kinds: dict[tuple[int, int], int] = {}
-    for x, y, v, k in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist(), pairs.kind[sel].tolist()):
+    index: dict[tuple[int, int], int] = {}
+    for x, y, v, k, i in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist(), pairs.kind[sel].tolist(),
+                             sel.tolist()):
         out[(x, y)] = out[(y, x)] = v
         kinds[(x, y)] = kinds[(y, x)] = k
-    return out, kinds
+        index[(x, y)] = index[(y, x)] = i
+    return out, kinds, index
 
 
 def _copy_kind(files: Any) -> Callable[[int, int], str | None]:
@@ -601,7 +653,6 @@ class MemberPairs(Sequence[Any]):
         k = int(self._k[m])
         if k == -2:
             return None
-        from simscan.similarity import Pair
         from simscan.similarity.types import VIEWS
 
         f = self._files
@@ -615,8 +666,18 @@ class MemberPairs(Sequence[Any]):
         ca, cb = float(t.containment_a[k]), float(t.containment_b[k])
         if self._swap[m]:
             ca, cb = cb, ca
-        return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), False, KINDS[int(t.kind[k])],
+        return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), bool(t.exact[k]),
+                    KINDS[int(t.kind[k])],
                     VIEWS[int(t.view[k])])
+
+
+@dataclass(frozen=True)
+class GroupShown:
+    """Per snapshot group, of the files a filter shows: how many (the reference included), and
+    the bytes of those that are not the reference."""
+
+    files: list[int]
+    bytes: list[int]
 
 
 class ResultsModel(QAbstractItemModel):
@@ -635,6 +696,10 @@ class ResultsModel(QAbstractItemModel):
         self._pos: list[int] = []  # snapshot group index → row, -1 when filtered out
         self._loaded = 0  # rows exposed to views so far (fetchMore)
         self._group_filter: list[bool] | None = None  # per snapshot group; None shows all
+        # Per snapshot group, of the files the filter shows: how many, and the bytes of those that are not
+        # the reference (None: every file is shown).
+        self._g_shown: list[int] | None = None
+        self._g_shown_bytes: list[int] | None = None
         self._marked: set[int] = set()  # file ids
         self._protected_roots: tuple[str, ...] = ()
         self._protected_prefixes: tuple[str, ...] = ()
@@ -648,13 +713,17 @@ class ResultsModel(QAbstractItemModel):
     def snapshot(self) -> Snapshot:
         return self._snap
 
-    def set_snapshot(self, snap: Snapshot, group_filter: list[bool] | None = None) -> None:
+    def set_snapshot(
+        self, snap: Snapshot, group_filter: list[bool] | None = None, shown: GroupShown | None = None
+    ) -> None:
         """Swap in new results (a model reset), showing groups ``g`` with ``group_filter[g]``
-        (None: all).  Marks of files still present are kept.  Views normally go through
+        (None: all) and counting in each group header only the files ``shown`` counts (None: all).
+        Marks of files still present are kept.  Views normally go through
         :meth:`ResultsProxy.set_snapshot`, which computes the filter."""
         self.beginResetModel()
         self._snap = snap
         self._group_filter = group_filter
+        self._set_shown(shown)
         self._sorted = self._sorted_order(*self._sort) if self._sort is not None else list(range(snap.n_groups))
         self._apply_filter()
         if self._marked:
@@ -662,12 +731,24 @@ class ResultsModel(QAbstractItemModel):
         self.endResetModel()
         self.marksChanged.emit()
 
-    def set_group_filter(self, visible: list[bool] | None) -> None:
-        """Show only groups ``g`` with ``visible[g]`` (None: all).  A model reset."""
+    def set_group_filter(self, visible: list[bool] | None, shown: GroupShown | None = None) -> None:
+        """Show only groups ``g`` with ``visible[g]`` (None: all), their headers counting the files
+        ``shown`` counts (None: all).  A model reset."""
         self.beginResetModel()
         self._group_filter = visible
+        self._set_shown(shown)
+        if self._sort is not None and self._sort[0] == COL_SIZE:
+            self._sorted = self._sorted_order(*self._sort)  # (a group's size counts its shown files)
         self._apply_filter()
         self.endResetModel()
+
+    def _set_shown(self, shown: GroupShown | None) -> None:
+        self._g_shown = None if shown is None else shown.files
+        self._g_shown_bytes = None if shown is None else shown.bytes
+
+    def group_bytes(self, g: int) -> int:
+        """Bytes of group ``g``'s shown files but its reference: what removing them would free."""
+        return self._snap.l_g_reclaim[g] if self._g_shown_bytes is None else self._g_shown_bytes[g]
 
     def _apply_filter(self) -> None:
         vis = self._group_filter
@@ -859,18 +940,22 @@ class ResultsModel(QAbstractItemModel):
         count = s.l_start[g + 1] - ref
         if role == Qt.ItemDataRole.DisplayRole:
             if col == COL_PATH:
-                return _tr("{0}  ({1} files)").format(os.path.basename(s.paths[ref]) or s.paths[ref], count)
+                name = os.path.basename(s.paths[ref]) or s.paths[ref]
+                shown = count if self._g_shown is None else self._g_shown[g]
+                if shown < count:  # the Show filter or the search hides some
+                    return _tr("{0}  ({1} of {2} files shown)").format(name, shown, count)
+                return _tr("{0}  ({1} files)").format(name, count)
             if col == COL_SIMILARITY:
                 v = s.l_g_min_sim[g]
                 return percent_text(v)
             if col == COL_KIND:
                 return _tr(KINDS[s.l_g_kind[g]])
             if col == COL_SIZE:
-                return format_size(s.l_g_reclaim[g])
+                return format_size(self.group_bytes(g))
             return ""
         if role == SortRole:
             v = s.l_g_min_sim[g]
-            return (s.paths[ref], v, s.l_g_kind[g], s.l_g_reclaim[g], int(s.g_mtime[g]), "")[col]
+            return (s.paths[ref], v, s.l_g_kind[g], self.group_bytes(g), int(s.g_mtime[g]), "")[col]
         if role == Qt.ItemDataRole.CheckStateRole and col == 0:
             marked = sum(1 for f in s.l_file_id[ref : ref + count] if f in self._marked)
             if marked == 0:
@@ -891,6 +976,9 @@ class ResultsModel(QAbstractItemModel):
             return self._bold
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_SIZE:
+                if self._g_shown is not None and self._g_shown[g] < count:
+                    return _tr("{0} can be freed by removing the shown files but the reference ({1} with every file "
+                               "of the group)").format(format_size(self.group_bytes(g)), format_size(s.l_g_reclaim[g]))
                 return _tr("{0} can be freed by removing all but the reference").format(format_size(s.l_g_reclaim[g]))
             return _tr("Reference: {0}").format(s.paths[ref])
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
@@ -1069,7 +1157,7 @@ class ResultsModel(QAbstractItemModel):
         elif column == COL_KIND:
             key = s.g_kind.astype(np.int64)
         elif column == COL_SIZE:
-            key = s.g_reclaim
+            key = s.g_reclaim if self._g_shown_bytes is None else np.asarray(self._g_shown_bytes, dtype=np.int64)
         elif column == COL_MODIFIED:
             key = s.g_mtime
         else:
@@ -1104,6 +1192,9 @@ class ResultsProxy(QSortFilterProxyModel):
         self._search = ""
         self._g_vis: np.ndarray | None = None  # None: everything passes
         self._m_vis: list[bool] | None = None
+        self._m_hit: np.ndarray | None = None  # shown files whose path holds the search text (None: no search)
+        self._m_shown: np.ndarray | None = None  # bool per member: shown (None: everything passes)
+        self._shown: GroupShown | None = None  # per group, what the filter shows (None: everything)
 
     def setSourceModel(self, model: QAbstractItemModel) -> None:  # type: ignore[override]
         assert isinstance(model, ResultsModel)
@@ -1122,7 +1213,7 @@ class ResultsProxy(QSortFilterProxyModel):
     def set_snapshot(self, snap: Snapshot) -> None:
         """New results, filtered as before (one model reset)."""
         self._compute(snap)
-        self.results.set_snapshot(snap, self._group_list())
+        self.results.set_snapshot(snap, self._group_list(), self._shown)
 
     def set_filters(self, kinds: frozenset[int] | None = None, search: str | None = None) -> None:
         if kinds is not None:
@@ -1131,25 +1222,38 @@ class ResultsProxy(QSortFilterProxyModel):
             self._search = search.strip().casefold()
         self._compute(self.results.snapshot)
         # The source resets (group filter), which also makes this proxy re-filter its members.
-        self.results.set_group_filter(self._group_list())
+        self.results.set_group_filter(self._group_list(), self._shown)
 
     def _group_list(self) -> list[bool] | None:
         return None if self._g_vis is None else self._g_vis.tolist()
 
     def _compute(self, s: Snapshot) -> None:
+        self._m_hit = None
         if not self.active or s.n_groups == 0:
             self._g_vis = None
             self._m_vis = None
+            self._m_shown = None
+            self._shown = None
             return
         heads = s.g_start[:-1]
         m_kind_ok = np.isin(s.m_kind, np.fromiter(self._kinds, dtype=np.int8))
+        m_shown = m_kind_ok | s.m_is_ref
         g_ok = np.logical_or.reduceat(m_kind_ok & ~s.m_is_ref, heads)
         if self._search:
             q = self._search
-            m_match = np.fromiter((q in p for p in s.folded), dtype=bool, count=s.n_members)
+            # Only a file the kind filter shows counts as a match: a group must never be listed
+            # for a match it then hides.
+            m_match = np.fromiter((q in p for p in s.folded), dtype=bool, count=s.n_members) & m_shown
             g_ok &= np.logical_or.reduceat(m_match, heads)
+            self._m_hit = m_match & g_ok[s.m_group]
         self._g_vis = g_ok
-        self._m_vis = ((m_kind_ok | s.m_is_ref) & g_ok[s.m_group]).tolist()
+        m_vis = m_shown & g_ok[s.m_group]
+        self._m_shown = m_vis
+        self._m_vis = m_vis.tolist()
+        self._shown = GroupShown(
+            np.add.reduceat(m_vis.astype(np.int64), heads).tolist(),
+            np.add.reduceat(np.where(m_vis & ~s.m_is_ref, s.m_size, 0), heads).tolist(),
+        )
 
     def filterAcceptsRow(self, source_row: int, source_parent: ModelIndex) -> bool:
         m_vis = self._m_vis
@@ -1161,6 +1265,22 @@ class ResultsProxy(QSortFilterProxyModel):
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.results.sort(column, order)
 
+    def search_matches(self, max_groups: int) -> list[int]:
+        """The shown files whose path holds the search text (flattened member indexes), in the
+        shown order, from the first ``max_groups`` shown groups (each holds one); [] without a
+        search."""
+        hit = self._m_hit
+        if hit is None:
+            return []
+        src = self.results
+        s = src.snapshot
+        out: list[int] = []
+        for row in range(min(max_groups, src.shown_groups)):
+            g = src.group_at_row(row)
+            lo = s.l_start[g]
+            out.extend((lo + np.flatnonzero(hit[lo : s.l_start[g + 1]])).tolist())
+        return out
+
     def visible_groups(self) -> np.ndarray:
         """Snapshot indexes of the groups that pass the filter (int64)."""
         s = self.results.snapshot
@@ -1168,14 +1288,23 @@ class ResultsProxy(QSortFilterProxyModel):
             return np.arange(s.n_groups, dtype=np.int64)
         return np.flatnonzero(self._g_vis)
 
-    def totals(self) -> tuple[int, int, int]:
-        """(groups, files, bytes of all non-reference files) of what the filter shows."""
+    def shown_members(self) -> np.ndarray:
+        """bool per member of the snapshot: its row is shown (its group passes and the Show
+        filter keeps it)."""
         s = self.results.snapshot
-        g = self.visible_groups()
-        if g.size == 0:
+        if self._m_shown is None or self._m_shown.size != s.n_members:
+            return np.ones(s.n_members, dtype=bool)
+        return self._m_shown
+
+    def totals(self) -> tuple[int, int, int]:
+        """(groups, files, bytes of the files but the references) of what the filter shows: the
+        rows, not the whole groups they belong to."""
+        s = self.results.snapshot
+        if s.n_members == 0:
             return 0, 0, 0
-        counts = s.g_start[g + 1] - s.g_start[g]
-        return int(g.size), int(counts.sum()), int(s.g_reclaim[g].sum())
+        shown = self.shown_members()
+        return (int(self.visible_groups().size), int(shown.sum()),
+                int(s.m_size[shown & ~s.m_is_ref].sum()))
 
     def copy_bytes(self) -> int:
         """Bytes of the shown exact copies (same bytes or same text) of their reference:
@@ -1183,9 +1312,7 @@ class ResultsProxy(QSortFilterProxyModel):
         s = self.results.snapshot
         if s.n_members == 0:
             return 0
-        vis = np.zeros(s.n_groups, dtype=bool)
-        vis[self.visible_groups()] = True
-        copy = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & vis[s.m_group]
+        copy = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & self.shown_members()
         return int(s.m_size[copy].sum())
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,9 @@ TEXT_CAP = 400_000
 #: Highlighted passages per side (extra selections are painted per visible block, but
 #: building them costs a few µs each on the GUI thread).
 RANGE_CAP = 5_000
+#: Lines of text kept above the first matching passage when a pair is shown scrolled to it: enough
+#: to see what leads into it, few enough that the passage stays in the upper part of a short pane.
+CONTEXT_LINES = 2
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,9 @@ class PreviewPane(QWidget):
         self.edit = QPlainTextEdit()
         self.edit.setReadOnly(True)
         self.edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        # Always there: a scroll bar appearing once the text is in narrows the text and re-wraps it,
+        # which moves every line after the one scrolled to (scroll_to_first_match).
+        self.edit.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.edit.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
@@ -147,18 +154,27 @@ class PreviewPane(QWidget):
         """Character offset at the top-left of the visible text."""
         return self.edit.cursorForPosition(QPoint(2, 2)).position()
 
-    def scroll_to_position(self, pos: int) -> None:
-        """Put the line holding character ``pos`` at the top."""
+    def scroll_to_position(self, pos: int, context: int = 0) -> None:
+        """Put the line holding character ``pos`` at the top, below ``context`` lines before it."""
         doc = self.edit.document()
         pos = max(0, min(pos, doc.characterCount() - 1))
         block = doc.findBlock(pos)
         if not block.isValid():
             return
+        # The editor lays out paragraphs lazily, counting one never shown as a single line: lay out the
+        # target and the few before it, so that the line within a long paragraph and the context lines
+        # are real lines (the scroll bar counts lines).
+        layout_of, b = doc.documentLayout(), block
+        for _ in range(context + 1):
+            if not b.isValid():
+                break
+            layout_of.blockBoundingRect(b)
+            b = b.previous()
         line = block.firstLineNumber()
         layout = block.layout()
         if layout is not None and layout.lineCount() > 1:
             line += layout.lineForTextPosition(pos - block.position()).lineNumber()
-        self.edit.verticalScrollBar().setValue(line)
+        self.edit.verticalScrollBar().setValue(max(0, line - context))
 
 
 class PreviewWidget(QStackedWidget):
@@ -213,17 +229,30 @@ class PreviewWidget(QStackedWidget):
         return " · ".join(x for x in (format_size(info.size), when, enc) if x)
 
     def show_comparison(
-        self, comp: Any, ref: FileInfo, sel: FileInfo, row_pair: Any = None, row_similarity: float | None = None
+        self,
+        comp: Any,
+        ref: FileInfo,
+        sel: FileInfo,
+        row_pair: Any = None,
+        row_similarity: float | None = None,
+        closest: bool = False,
     ) -> None:
         """``comp``: a ``simscan.similarity.Comparison`` of (reference, selected), used for the
         highlighted passages.  The scores in the summary are the list's (``row_pair``: the
         member's Pair from find_pairs, ``row_similarity``: the percentage its row shows), so one
         pair never shows two numbers; find_pairs discounts fingerprints common across the index,
-        compare() sees the two files alone — that figure is added, labelled, when it differs."""
-        self.summary.setText(self.summary_text(comp.pair, row_pair, row_similarity))
+        compare() sees the two files alone — that figure is added, labelled, when it differs.
+        ``closest``: the reference itself is selected, and ``sel`` is the closest file of its group
+        (the right pane and the summary say so, rather than call it the selected file)."""
+        if closest:
+            self.summary.setText(self.closest_text(comp.pair, row_pair, row_similarity, sel.path))
+            left, right = self.tr("Reference (selected): {0}"), self.tr("Closest file in its group: {0}")
+        else:
+            self.summary.setText(self.summary_text(comp.pair, row_pair, row_similarity))
+            left, right = self.tr("Reference: {0}"), self.tr("Selected: {0}")
         listed = row_similarity if row_similarity is not None and not math.isnan(row_similarity) else comp.pair.best
-        self.left.set_header(self.tr("Reference: {0}").format(ref.path), ref.path, self._describe(ref))
-        self.right.set_header(self.tr("Selected: {0}").format(sel.path), sel.path, self._describe(sel))
+        self.left.set_header(left.format(ref.path), ref.path, self._describe(ref))
+        self.right.set_header(right.format(sel.path), sel.path, self._describe(sel))
         notes = []
         if comp.text_a is None or comp.text_b is None:
             # Binary: show what we know instead of bytes.
@@ -251,6 +280,48 @@ class PreviewWidget(QStackedWidget):
         self.note.setText("\n".join(notes))
         self.note.setVisible(bool(notes))
         self.setCurrentIndex(1)
+        self.scroll_to_first_match()
+
+    def scroll_to_first_match(self) -> None:
+        """Scroll each side to its first matching passage (a few lines of context above it), or to
+        the top without one: a shared passage deep in a file is on screen at once, on both sides."""
+        page = self.currentWidget()
+        if page is not None and page.layout() is not None:
+            # Lines are counted at the panes' widths: lay them out now (the first time the page
+            # shows, it has not been), or the line scrolled to is another one once it is.
+            page.layout().activate()
+        self._syncing = True  # each side to its own passage, not one following the other
+        try:
+            for pane in (self.left, self.right):
+                if pane.ranges:
+                    pane.scroll_to_position(pane.ranges[0][0], CONTEXT_LINES)
+                else:
+                    pane.edit.verticalScrollBar().setValue(0)
+        finally:
+            self._syncing = False
+
+    def closest_text(self, alone: Any, row_pair: Any, row_similarity: float | None, path: str) -> str:
+        """The summary when the reference is selected: the scores of its closest file ``path``, the
+        list's (``row_pair``, ``row_similarity``), else those of the two files alone."""
+        shown = row_pair if row_pair is not None else alone
+        listed = row_similarity is not None and not math.isnan(row_similarity)
+        name = os.path.basename(path) or path
+        text = self.tr(
+            "The reference is selected. Closest file of its group: {name} — {kind}, {best:.1f} % similar: resemblance "
+            "{r:.1f} %, {cb:.1f} % of {name} is in the reference, {ca:.1f} % of the reference is in {name}."
+        ).format(
+            name=name,
+            kind=self.tr(shown.kind),
+            best=shown_pct(row_similarity if listed and row_pair is not None else shown.best),
+            r=shown_pct(shown.resemblance),
+            ca=shown_pct(shown.containment_a),
+            cb=shown_pct(shown.containment_b),
+        )
+        if row_pair is None:
+            text += " " + self.tr("(The two files alone: the list has no score of this pair.)")
+        if getattr(shown, "view", "text") == "code":
+            text += " " + self.tr("Compared as program code: every name and literal is ignored.")
+        return text
 
     def summary_text(self, alone: Any, row_pair: Any, row_similarity: float | None) -> str:
         """The summary line: the list's scores for the pair, then compare()'s if different."""

@@ -108,14 +108,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_preview() -> None:
         win.previewShown.disconnect(on_preview)
-        # Let the layout and the highlight settle, scroll both sides to the first match, then grab.
-        def grab() -> None:
-            left = win.preview.left
-            if left.ranges:
-                left.scroll_to_position(max(0, left.ranges[0][0] - 80))
-            QTimer.singleShot(400, save)
-
-        QTimer.singleShot(300, grab)
+        # Let the layout and the highlight settle, then grab (the preview scrolls itself to the first match).
+        QTimer.singleShot(700, save)
 
     def save() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -122,7 +122,12 @@ class ElidedLabel(QLabel):
 
 class MessageBar(QFrame):
     """A dismissable message inside the window (errors with what to do; never a console
-    traceback).  Optional action button."""
+    traceback).  Optional action button.
+
+    A message that describes a state ("marked files in a reference folder", "the index is
+    damaged") comes with ``refresh``: a function giving its text for the state now, or None once
+    the state is gone; :meth:`recheck` (the window calls it when marks, folders or results change)
+    then updates or hides it, so that it never outlives what it describes."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -148,10 +153,18 @@ class MessageBar(QFrame):
         lay.addWidget(self.action, 0, Qt.AlignmentFlag.AlignTop)
         lay.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self._callback: Any = None
+        self._refresh: Callable[[], str | None] | None = None
         self.action.clicked.connect(self._run_action)
         self.hide()
 
-    def show_message(self, text: str, level: str = "error", action: str = "", callback: Any = None) -> None:
+    def show_message(
+        self,
+        text: str,
+        level: str = "error",
+        action: str = "",
+        callback: Any = None,
+        refresh: Callable[[], str | None] | None = None,
+    ) -> None:
         icons = {
             "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
             "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
@@ -164,7 +177,18 @@ class MessageBar(QFrame):
         self._callback = callback
         self.action.setVisible(bool(action and callback))
         self.action.setText(action)
+        self._refresh = refresh
         self.show()
+
+    def recheck(self) -> None:
+        """Update a state's message to the state now; hide it when the state is gone."""
+        if self._refresh is None or self.isHidden():
+            return
+        text = self._refresh()
+        if text is None:
+            self.hide()
+        elif text != self.text.text():
+            self.text.setText(text)
 
     def _run_action(self) -> None:
         cb = self._callback

@@ -32,6 +32,14 @@ def _pair_lookup(pairs, preferred):
     return lambda a, b: best.get((a, b))
 
 
+def _pair_of(pairs):
+    """The listed Pair of two files by id, either orientation (a later pair of the same two wins)."""
+    found = {}
+    for p in pairs:
+        found[(p.a_id, p.b_id)] = found[(p.b_id, p.a_id)] = p
+    return lambda a, b: found.get((a, b))
+
+
 def _kind_lookups(pairs, table):
     """pair_kind(a, b) and copy_kind(a, b) by file id, as the columnar path finds them."""
     kinds = {}
@@ -60,7 +68,7 @@ def test_from_group_arrays_equals_from_groups(seed: int) -> None:
         for preferred in ([], rng.sample(members, min(len(members), rng.randrange(0, 6))), [10**9]):
             pair_kind, copy_kind = _kind_lookups(pairs, t)
             want = Snapshot.from_groups(groups, threshold, preferred, _pair_lookup(pairs, preferred) if preferred
-                                        else None, pair_kind, copy_kind)
+                                        else None, pair_kind, copy_kind, _pair_of(pairs))
             ga = group_pair_arrays(table, t, min_similarity=threshold, reference_roots=roots)
             got = Snapshot.from_group_arrays(ga, t, table, threshold, preferred)
             for name in _ARRAYS:

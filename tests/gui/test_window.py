@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -13,7 +14,16 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
-from simscan.gui.models import COL_KIND, COL_PATH, COL_SIMILARITY, IsGroupRole, PathRole, SimilarityRole
+from simscan.gui.models import (
+    COL_KIND,
+    COL_PATH,
+    COL_SIMILARITY,
+    COL_SIZE,
+    IsGroupRole,
+    PathRole,
+    SimilarityRole,
+    SortRole,
+)
 from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs, group_pairs
 from simscan.similarity.types import shown_pct
@@ -296,6 +306,47 @@ def test_preview_highlights_matching_passages(qtbot, window, corpus):
     assert b0 - 200 <= top_r <= b1
 
 
+@pytest.mark.parametrize("one_paragraph", [False, True])
+def test_preview_opens_scrolled_to_the_first_shared_passage_on_both_sides(qtbot, window, tmp_path, one_paragraph):
+    """Two files that share their second half behind different openings (60 and 90 lines; or the
+    same text with no line breaks, one long wrapped paragraph each): the preview shows each side
+    scrolled to where the shared text begins, near the top, on both sides."""
+    import numpy as np
+
+    from tests.gui.conftest import prose
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    shared = prose(np.random.default_rng(5), 600)
+    opening = [prose(np.random.default_rng(seed), words).splitlines() for seed, words in ((6, 1000), (8, 1500))]
+    assert len(opening[0]) >= 60 and len(opening[1]) >= 90
+    texts = ["\n".join(opening[0][:60]) + "\n" + shared, "\n".join(opening[1][:90]) + "\n" + shared]
+    if one_paragraph:
+        texts = [t.replace("\n", " ") for t in texts]
+    (root / "a.txt").write_text(texts[0])
+    (root / "b.txt").write_text(texts[1])
+    win = window(roots=[str(root)])
+    win.threshold_slider.setValue(20)
+    scan(qtbot, win)
+    snap = win.model.snapshot
+    assert snap.n_groups == 1
+    pv = preview_of(qtbot, win, snap.l_start[0] + 1)
+
+    def top_lines(pane) -> int:
+        """Lines shown above the first passage's first line (its paragraph laid out: it is on screen)."""
+        cursor = QTextCursor(pane.edit.document())
+        cursor.setPosition(pane.ranges[0][0])
+        rect = pane.edit.cursorRect(cursor)
+        assert pane.edit.viewport().rect().contains(rect), "the first shared passage is not in view"
+        return round(rect.top() / pane.edit.fontMetrics().lineSpacing())
+
+    for pane in (pv.left, pv.right):
+        assert pane.ranges and pane.ranges[0][0] > 1000  # the passage starts after its file's opening
+        assert pane.edit.verticalScrollBar().value() > 0 and 1 <= top_lines(pane) <= 3
+    qtbot.wait(200)  # laid out and painted: still there
+    assert all(1 <= top_lines(pane) <= 3 for pane in (pv.left, pv.right))
+
+
 def test_preview_of_a_file_gone_since_the_scan(qtbot, window, corpus):
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(30)
@@ -398,6 +449,89 @@ def test_confirmation_warns_when_a_whole_group_is_marked(qtbot, window, corpus, 
     assert len(win.model.marked) == len(members)
 
 
+@pytest.mark.parametrize("marked", ["whole group", "reference and its copies"])
+def test_a_move_refused_for_the_marks_says_why(qtbot, window, corpus, monkeypatch, marked):
+    """Every file of a group marked (or the reference with every copy of it, only the edited version
+    and the excerpt left): the move is refused, and the banner gives that reason, as the confirmation
+    dialog did, not "scan again" (nothing changed on disk)."""
+    asked = []
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append((a, k)) or True)
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    names = ["original.txt", "copy.txt", "utf16.txt"]
+    if marked == "whole group":
+        names += ["edited.txt", "excerpt.txt"]
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, n)] for n in names], True)
+    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
+    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
+        win.trash_marked()
+    out = blocker.args[0]
+    assert not out.trashed and sorted(os.path.basename(p) for p, _ in out.refused) == sorted(names)
+    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before
+    details, kw = asked[0][0][3], asked[0][1]
+    text = win.message.text.text()
+    assert win.message.isVisible() and "NOT moved" in text
+    assert "scan again" not in text.lower()
+    assert "Unmark the file to keep in each of those groups (e.g. its reference)" in text
+    assert kw["danger"] is True
+    if marked == "whole group":
+        assert "EVERY file is marked, so no copy of them would be kept" in details
+        assert "Every file of their group is marked, so no copy of them would be kept" in text
+    else:
+        assert "the reference and every copy of it are marked" in details
+        assert "The reference and every copy of it are marked" in text
+    assert all(str(corpus / n) in text for n in names)
+    assert len(win.model.marked) == len(names)  # still marked: unmark the one to keep, move the others
+
+
+def test_messages_about_a_state_go_with_the_state(qtbot, window, corpus, tmp_path):
+    """A banner that describes a state is updated with it and goes when it does: marked files in a
+    reference folder (unmarked, or the folder no longer a reference folder), nothing marked, listed
+    folders that do not exist, an index that could not be read (another one loaded fine)."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.folders.set_reference(0, True)  # (a regroup follows)
+
+    def space_on(name: str) -> None:
+        assert win.select_member(member_row(win, name))  # (selects the row alone)
+        win.toggle_mark_selection()
+
+    space_on("copy.txt")
+    assert win.message.isVisible() and "Marked 1 file(s) in a reference folder" in win.message.text.text()
+    space_on("copy.txt")  # unmarked: the warning goes
+    assert not win.model.marked and not win.message.isVisible()
+    space_on("copy.txt")
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, "edited.txt")]], True)
+    assert "Marked 2 file(s) in a reference folder" in win.message.text.text()  # follows the marks
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.folders.set_reference(0, False)  # no longer a reference folder: nothing to warn about
+    assert len(win.model.marked) == 2 and not win.message.isVisible()
+    win.unmark_all()
+    # Nothing marked: said when Del is pressed, gone once something is marked.
+    win.trash_marked()
+    assert win.message.isVisible() and "Nothing is marked" in win.message.text.text()
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, "copy.txt")]], True)
+    assert not win.message.isVisible()
+    # A listed folder that does not exist: gone once it is removed from the list.
+    win.folders.add([str(tmp_path / "unplugged")])
+    win.start_scan()
+    assert win.message.isVisible() and "do not exist" in win.message.text.text()
+    win.folders.remove_rows([1])
+    assert not win.message.isVisible()
+    # An index that cannot be read: the error goes once another index loads.
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not an index")
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT):
+        win.set_index(bad)
+    assert win.message.isVisible() and "not a simscan index" in win.message.text.text()
+    win.set_index(tmp_path / "index.sqlite3")
+    qtbot.waitUntil(lambda: win.model.snapshot.n_groups == 1, timeout=WAIT)
+    assert not win.message.isVisible()
+
+
 def test_trash_unavailable_is_reported_in_the_window(qtbot, window, corpus, monkeypatch, tmp_path):
     from simscan.gui import jobs
 
@@ -453,6 +587,53 @@ def test_make_reference(qtbot, window, corpus):
     assert win2._saved_references_all().keys() == {str(win2.index_path)}
 
 
+def test_preview_after_make_reference_shows_the_selected_row_with_its_scores(qtbot, window, corpus):
+    """Ctrl+E on edited.txt: the row stays selected, now the reference.  The preview must not call
+    another file "Selected"; every member's preview is that member against the new reference, with
+    the detailed scores of that pair (resemblance, both containments) as the row lists them."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    preview_of(qtbot, win, "edited.txt")
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT), qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        win.act_make_ref.trigger()
+    qtbot.waitUntil(lambda: not win.runner.busy("preview") and not win._preview_timer.isActive(), timeout=WAIT)
+    snap = win.model.snapshot
+    edited = str(corpus / "edited.txt")
+    assert win._current_path() == edited and snap.l_is_ref[member_row(win, "edited.txt")]
+    pv = win.preview
+    # The reference row is selected: it is on the left, marked as the selection; the right pane says
+    # what it holds (the closest file of the group), not "Selected".
+    assert pv.left.title.toolTip() == edited and "(selected)" in pv.left.title.text()
+    closest = pv.right.title.toolTip()
+    assert closest != edited and pv.right.title.text().startswith("Closest file")
+    assert os.path.basename(closest) in pv.summary.text() and "resemblance" in pv.summary.text()
+    m_closest = snap.paths.index(closest)
+    g = snap.l_group[m_closest]
+    assert snap.l_sim[m_closest] == max(v for v in snap.l_sim[snap.l_start[g] + 1 : snap.l_start[g + 1]]
+                                        if not math.isnan(v))
+    for name in ("original.txt", "copy.txt", "excerpt.txt"):
+        m = member_row(win, name)
+        text = preview_of(qtbot, win, m).summary.text()
+        assert pv.left.title.toolTip() == edited and pv.right.title.toolTip() == str(corpus / name)
+        assert pv.right.title.text().startswith("Selected:")
+        pair = snap.pairs[m]
+        assert pair is not None and pair.a_path == edited and pair.b_path == str(corpus / name)
+        assert text.startswith(f"{pair.kind.capitalize()}: {shown_pct(snap.l_sim[m]):.1f} % similar — resemblance")
+        assert f"{shown_pct(pair.containment_b):.1f} % of the selected file is in the reference" in text
+        assert pair.best == pytest.approx(snap.l_sim[m], abs=0.05)
+        assert snap.scores_text(m)  # the similarity tooltip has them too
+    # Read from the new reference's side: original.txt holds what edited.txt shares with it, so the
+    # share of the reference found in the selected file is the old pair's other containment.
+    with Index.open(win.index_path, readonly=True) as idx:
+        old = next(p for p in find_pairs(idx, min_similarity=30)
+                   if {os.path.basename(p.a_path), os.path.basename(p.b_path)} == {"original.txt", "edited.txt"})
+    mine = snap.pairs[member_row(win, "original.txt")]
+    share_of = {old.a_path: old.containment_a, old.b_path: old.containment_b}
+    assert mine.containment_a == pytest.approx(share_of[edited]) and mine.containment_b == pytest.approx(
+        share_of[str(corpus / "original.txt")])
+
+
 def test_filters_kind_and_search(qtbot, window, corpus):
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(30)
@@ -468,9 +649,106 @@ def test_filters_kind_and_search(qtbot, window, corpus):
     win.search_edit.setText("no-such-file")
     qtbot.waitUntil(lambda: win.proxy.rowCount() == 0, timeout=WAIT)
     assert win.proxy.totals() == (0, 0, 0)
-    assert "0 groups" in win.summary_label.text()
+    assert win.summary_label.text().startswith("Shown: 0 of 1 group · 0 of 5 files")
     # The empty list says why it is empty: the search, not a missing scan.
     assert "No group matches" in win.view.placeholder()
+
+
+def search(qtbot, win: MainWindow, text: str) -> None:
+    win.search_edit.setText(text)
+    qtbot.waitUntil(lambda: not win._search_timer.isActive(), timeout=WAIT)
+
+
+def visible_row(win: MainWindow, m: int) -> bool:
+    """Whether member ``m``'s row is laid out inside the list's viewport (its group open)."""
+    idx = win.proxy.mapFromSource(win.model.member_index(m))
+    if not idx.isValid() or not win.view.isExpanded(idx.parent()):
+        return False
+    return win.view.viewport().rect().intersects(win.view.visualRect(idx))
+
+
+def test_search_opens_the_groups_holding_its_match_and_selects_it(qtbot, window, tmp_path):
+    """30 groups of two copies (g00/a.txt, g00/b.txt …), one copy named needle.txt.  Typing in the
+    search box opens the group holding the match and makes the matching file current, in view."""
+    import numpy as np
+
+    from tests.gui.conftest import prose
+
+    root = tmp_path / "docs"
+    for i in range(30):
+        (root / f"g{i:02}").mkdir(parents=True)
+        text = prose(np.random.default_rng(300 + i), 200 + 10 * i)
+        (root / f"g{i:02}" / "a.txt").write_text(text)
+        (root / f"g{i:02}" / ("needle.txt" if i == 7 else "b.txt")).write_text(text)
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    assert win.model.snapshot.n_groups == 30 and not win.view.currentIndex().isValid()
+    win.view.collapseAll()
+    search(qtbot, win, "NEEDLE")
+    needle = member_row(win, "needle.txt")
+    assert win._current_path() == str(root / "g07" / "needle.txt")
+    assert visible_row(win, needle)
+    # A broader search: every group holding a match is opened; the current file still matches, so it stays.
+    search(qtbot, win, "g0")
+    assert win.proxy.totals()[0] == 10
+    assert win._current_path() == str(root / "g07" / "needle.txt") and visible_row(win, needle)
+    for m in win.proxy.search_matches(100):
+        assert win.view.isExpanded(win.proxy.mapFromSource(win.model.member_index(m)).parent())
+    # Every group matches: 30 open groups are taller than the list; the current file is scrolled to.
+    search(qtbot, win, ".TXT")
+    assert win.proxy.totals()[0] == 30 and win.view.verticalScrollBar().maximum() > 0
+    assert win._current_path() == str(root / "g07" / "needle.txt") and visible_row(win, needle)
+    # A search the current file does not match: the first match becomes current, in view.
+    search(qtbot, win, "g12")
+    first = win.proxy.search_matches(1)[0]
+    assert win._current_path() == win.model.snapshot.paths[first] and "g12" in win._current_path()
+    assert visible_row(win, first)
+    # Clearing the search keeps the file selected (the rows were reset under it).
+    search(qtbot, win, "")
+    assert win._current_path() == win.model.snapshot.paths[first]
+
+
+def test_search_does_not_list_a_group_for_a_match_the_show_filter_hides(qtbot, window, corpus):
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
+    search(qtbot, win, "copy.txt")  # an exact copy: not shown under "Similar"
+    assert win.proxy.totals()[0] == 0 and not win.view.currentIndex().isValid()
+    search(qtbot, win, "edited")
+    assert win._current_path() == str(corpus / "edited.txt") and visible_row(win, member_row(win, "edited.txt"))
+
+
+def test_show_filter_counts_what_is_shown(qtbot, window, corpus):
+    """The group header and the summary line count the rows the Show filter leaves, not the whole
+    groups; a marked file the filter hides is still counted as marked, and said to be hidden."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    size = {p.name: p.stat().st_size for p in corpus.iterdir()}
+    header = win.proxy.index(0, COL_PATH)
+    assert header.data() == "original.txt  (5 files)"
+    assert win.summary_label.text().startswith("1 group · 5 files")
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, "edited.txt")]], True)
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("exact"))
+    header = win.proxy.index(0, COL_PATH)
+    assert win.proxy.rowCount(header) == 3
+    assert header.data() == "original.txt  (3 of 5 files shown)"
+    copies = size["copy.txt"] + size["utf16.txt"]
+    assert win.proxy.index(0, COL_SIZE).data(SortRole) == copies
+    assert win.proxy.totals() == (1, 3, copies)
+    text = win.summary_label.text()
+    assert text.startswith("Shown: 1 of 1 group · 3 of 5 files")
+    assert "1 marked" in text and "1 of the marked files not shown" in text
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
+    header = win.proxy.index(0, COL_PATH)
+    assert header.data() == "original.txt  (2 of 5 files shown)" and win.proxy.rowCount(header) == 2
+    assert win.proxy.totals() == (1, 2, size["edited.txt"])
+    assert win.proxy.copy_bytes() == 0  # the copies are not shown
+    assert "not shown" not in win.summary_label.text()  # edited.txt, the marked file, is
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("all"))
+    assert win.proxy.index(0, COL_PATH).data() == "original.txt  (5 files)"
+    assert win.summary_label.text().startswith("1 group · 5 files")
 
 
 def test_a_scan_that_finds_nothing_similar_says_so(qtbot, window, tmp_path):
@@ -485,20 +763,27 @@ def test_a_scan_that_finds_nothing_similar_says_so(qtbot, window, tmp_path):
     assert "No similar files" in text and "3 indexed files" in text and "press Scan" not in text
 
 
-def test_a_file_that_is_not_an_index_is_never_moved(qtbot, window, tmp_path):
+def test_a_file_that_is_not_an_index_is_never_moved(qtbot, window, tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append(a) or True)
     bad = tmp_path / "index.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)
     win = window(autoload=False)
-    with qtbot.waitSignal(win.errorShown, timeout=WAIT):
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT) as blocker:
         win.load_results()
-    assert win.message.isVisible() and not win.message.action.isVisible()  # nothing offers to move it
-    win._fresh_index()  # even if asked directly
+    # The window's way out (another index), not the CLI's options, and nothing offers to move it.
+    assert "not a simscan index" in blocker.args[0] and "--" not in blocker.args[0]
+    assert "File > Open Index" in blocker.args[0]
+    assert win.message.action.isVisible() and win.message.action.text() == "Open Another Index…"
+    win.rebuild_index()  # even if asked directly (and confirmed), index.rebuild refuses it
+    assert "not moved" in win.message.text.text() and "--" not in win.message.text.text()
     assert bad.read_bytes() == b"this is not a database" * 100
     assert not list(tmp_path.glob("index.sqlite3.corrupt*"))
 
 
-def damaged_index(qtbot, window, corpus, tmp_path) -> Path:
-    """A real index with its pages overwritten (the SQLite header intact)."""
+def damaged_index(qtbot, window, corpus, tmp_path, header: bool = True) -> Path:
+    """A real index with its pages overwritten (the SQLite header intact, or overwritten too: then
+    only the lock file beside it and its size in whole pages say it was simscan's index)."""
     win = window(roots=[str(corpus)])
     scan(qtbot, win)
     win.close()
@@ -506,31 +791,50 @@ def damaged_index(qtbot, window, corpus, tmp_path) -> Path:
     for side in tmp_path.glob("index.sqlite3-*"):
         side.unlink()
     data = bytearray(path.read_bytes())
-    for off in range(4096, len(data), 4096):
+    for off in range(4096 if header else 0, len(data), 4096):
         data[off : off + 100] = b"\xff" * 100
     path.write_bytes(bytes(data))
     return path
 
 
-def test_damaged_index_is_shown_with_a_way_out(qtbot, window, corpus, tmp_path):
-    bad = damaged_index(qtbot, window, corpus, tmp_path)
+@pytest.mark.parametrize("header", [True, False])
+def test_damaged_index_is_rebuilt_from_the_window(qtbot, window, corpus, tmp_path, monkeypatch, header):
+    """A damaged index: the banner offers "Rebuild Index…" (not the CLI's --rebuild); after a
+    confirmation naming the file, the file is renamed aside (kept byte for byte), a fresh index is
+    opened in its place, and the window says where the old one went."""
+    asked = []
+    answer = [False]
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append((a, k)) or answer[0])
+    bad = damaged_index(qtbot, window, corpus, tmp_path, header)
     win = window(autoload=False)
     with qtbot.waitSignal(win.errorShown, timeout=WAIT) as blocker:
         win.load_results()
-    assert "damaged" in blocker.args[0]
-    assert win.message.isVisible() and win.message.action.isVisible()
+    assert "damaged" in blocker.args[0] and "--rebuild" not in blocker.args[0] and "Rebuild" in blocker.args[0]
+    assert win.message.action.isVisible() and win.message.action.text() == "Rebuild Index…"
     damaged = bad.read_bytes()
-    win.message.action.click()  # "Start a fresh index": moves the damaged file aside
+    win.message.action.click()  # declined: nothing moves
+    (_parent, _title, text, details), kw = asked[0]
+    assert str(bad) in text and ".corrupt-" in details and kw["accept"] == "Rebuild Index"
+    assert bad.read_bytes() == damaged and not list(tmp_path.glob("index.sqlite3.corrupt*"))
+    answer[0] = True
+    win.rebuild_index()
     kept = [p for p in tmp_path.glob("index.sqlite3.corrupt*") if not p.name.endswith(("-wal", "-shm"))]
     assert len(kept) == 1 and kept[0].read_bytes() == damaged
-    with Index.open(bad, readonly=True) as idx:  # a new, empty index in its place
+    assert win.message.isVisible() and str(kept[0]) in win.message.text.text()
+    qtbot.waitUntil(lambda: win.results is not None and not win.runner.busy("load"), timeout=WAIT)
+    assert win.results.exists and win.results.n_files == 0  # the fresh index, opened
+    assert win.message.isVisible() and str(kept[0]) in win.message.text.text()  # (still says where it went)
+    with Index.open(bad, readonly=True) as idx:
         assert len(idx.files()) == 0
     assert all(p.exists() for p in corpus.iterdir())
+    scan(qtbot, win)  # and it fills like any index
+    assert win.model.snapshot.n_groups == 1
 
 
-def test_fresh_index_waits_for_a_scan_holding_the_index(qtbot, window, corpus, tmp_path):
+def test_rebuild_waits_for_a_scan_holding_the_index(qtbot, window, corpus, tmp_path, monkeypatch):
     import fcntl
 
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: True)
     bad = damaged_index(qtbot, window, corpus, tmp_path)
     win = window(autoload=False)
     with qtbot.waitSignal(win.errorShown, timeout=WAIT):
@@ -544,6 +848,7 @@ def test_fresh_index_waits_for_a_scan_holding_the_index(qtbot, window, corpus, t
     finally:
         os.close(fd)
     assert "not moved" in blocker.args[0] and "scan" in blocker.args[0]
+    assert win.message.action.text() == "Try Again"
     assert bad.exists() and not list(tmp_path.glob("index.sqlite3.corrupt*"))
 
 
