@@ -131,6 +131,16 @@ def test_query_and_compare(tree: tuple[Path, Path], tmp_path: Path, capsys: pyte
     assert main(["compare", str(q), str(tmp_path / "nope")]) == 1
     assert "nope" in capsys.readouterr().err
     assert main(["query", str(tmp_path / "nope"), "--index", str(idx)]) == 1
+    capsys.readouterr()
+    # One bad file among several: named, and the others are still answered (exit 1).
+    assert main(["query", str(q), str(tmp_path / "nope"), str(root), "--index", str(idx), "--format", "json",
+                 "-m", "10"]) == 1
+    out, err = capsys.readouterr()
+    assert {json.loads(x)["a"] for x in out.splitlines()} == {str(q)}
+    assert "nope: no such file" in err and "not a regular file" in err
+    # A --reference that is a file, not a folder, is called that.
+    assert main(["groups", "--index", str(idx), "--reference", str(q)]) == 0
+    assert "is not a folder" in capsys.readouterr().err
 
 
 def test_scan_then_pairs_and_groups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -497,6 +497,6 @@ def test_the_code_pass_reports_its_own_progress(tmp_path: Path) -> None:
         find_pairs(ix, min_similarity=0, cache=False, progress=lambda p: seen.append((p.phase, p.files_done, p.files_total)))
     phases = list(dict.fromkeys(ph for ph, _, _ in seen))
     assert phases == ["exact", "pairs", "score", "code:pairs", "code:score"]
-    for ph in ("score", "code:score"):
+    for ph in ("exact", "score", "code:score"):
         done, total = max((d, t) for p, d, t in seen if p == ph)
         assert total and done == total, (ph, done, total)

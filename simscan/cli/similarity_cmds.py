@@ -303,7 +303,8 @@ def cmd_groups(args: argparse.Namespace) -> int:
     roots = [os.path.abspath(r) for r in args.reference]
     for r in roots:
         if not os.path.isdir(r):  # a typo would silently change nothing
-            print(f"simscan: note: the reference folder {display_path(r, terminal=True)} does not exist; "
+            what = "is not a folder" if os.path.exists(r) else "does not exist"
+            print(f"simscan: note: the reference folder {display_path(r, terminal=True)} {what}; "
                   "no file is preferred for it", file=sys.stderr)
     with open_index_from_args(args, readonly=True) as index:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
@@ -322,18 +323,26 @@ def cmd_query(args: argparse.Namespace) -> int:
     out = _out()
     pairs = []
     params = _params(args)  # (reads the texts to ignore once)
+    failed = 0
     with open_index_from_args(args, readonly=True) as index:
         for f in args.files:
-            if not os.path.isfile(f):
-                raise _unreadable(f)
-            try:
-                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params))
-            except OSError as e:
-                raise FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}") from None
+            # One file that cannot be read is named, and the others are still queried (exit 1).
+            problem = _unreadable(f) if not os.path.isfile(f) else None
+            if problem is None:
+                try:
+                    pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params))
+                except OSError as e:
+                    problem = FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}")
+            if problem is not None:
+                if len(args.files) == 1:
+                    raise problem
+                print(f"simscan: {problem}", file=sys.stderr)
+                failed += 1
         _warn_stale(index)
     write_pairs(pairs, args.format, out)
-    _say_none(args, pairs, "similar files")
-    return 0
+    if failed < len(args.files):
+        _say_none(args, pairs, "similar files")
+    return FileProblem.exit_code if failed else 0
 
 
 def _comparison_record(c: Any) -> dict[str, Any]:

@@ -597,6 +597,8 @@ def compute_pair_arrays(
         report("exact", 0, n)
 
     star = star_pairs(cls, sim)
+    if report:
+        report("exact", n, n)
     _check(cancel)
 
     # --- candidates between representatives (in row order: any order gives the same pairs)
