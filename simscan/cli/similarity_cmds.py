@@ -111,8 +111,8 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
     else:
         for p in pairs:
             out.write(
-                f"{shown_pct(p.best):6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {shown_pct(p.resemblance):5.1f}  A {shown_pct(p.containment_a):5.1f}  "
-                f"B {shown_pct(p.containment_b):5.1f}  d {p.simhash_distance:2d}  "
+                f"{shown_pct(p.best):6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {shown_pct(p.resemblance):5.1f}  "
+                f"A {shown_pct(p.containment_a):5.1f}  B {shown_pct(p.containment_b):5.1f}  d {p.simhash_distance:2d}  "
                 f"{_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
             )
             n += 1
@@ -389,8 +389,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     # passages read every one).
     kind = p.kind if p.best > 0 or c.ranges_a else "nothing shared"
     out.write(
-        f"{kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: best {shown_pct(p.best):.1f}%  resemblance {shown_pct(p.resemblance):.1f}%  a in b {shown_pct(p.containment_a):.1f}%  "
-        f"b in a {shown_pct(p.containment_b):.1f}%  simhash distance {p.simhash_distance}\n"
+        f"{kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: "
+        f"best {shown_pct(p.best):.1f}%  resemblance {shown_pct(p.resemblance):.1f}%  "
+        f"a in b {shown_pct(p.containment_a):.1f}%  b in a {shown_pct(p.containment_b):.1f}%  "
+        f"simhash distance {p.simhash_distance}\n"
     )
     if 0 < p.best < 100:  # (the scope only matters for a partial match)
         out.write(f"({COMPARE_SCOPE_NOTE})\n")

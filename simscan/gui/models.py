@@ -199,7 +199,10 @@ class Snapshot:
         text = _tr(
             "Resemblance {0:.1f} % · {1:.1f} % of this file is in the reference · {2:.1f} % of the reference is "
             "in this file · simhash distance {3}"
-        ).format(shown_pct(pair.resemblance), shown_pct(pair.containment_b), shown_pct(pair.containment_a), pair.simhash_distance)
+        ).format(
+            shown_pct(pair.resemblance), shown_pct(pair.containment_b), shown_pct(pair.containment_a),
+            pair.simhash_distance,
+        )
         if getattr(pair, "view", "text") == "code":
             text += " · " + _tr("compared as program code (names and literals ignored)")
         return text

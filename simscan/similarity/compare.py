@@ -154,8 +154,8 @@ def _pair_one_view(
         r = ca = cb = 100.0
     else:
         kind = classify(r, ca, cb)
-    pair = Pair(a_id, b_id, path_a, path_b, round(r, SCORE_DECIMALS), round(ca, SCORE_DECIMALS), round(cb, SCORE_DECIMALS),
-                hamming(fa.simhash, fb.simhash), exact, kind)
+    carried = (round(x, SCORE_DECIMALS) for x in (r, ca, cb))
+    pair = Pair(a_id, b_id, path_a, path_b, *carried, hamming(fa.simhash, fb.simhash), exact, kind)
     return pair, max(r, ca, cb)
 
 

@@ -273,13 +273,16 @@ def file_identity(
     return dev, ino
 
 
-def reference_rank(files: FileTableLike, reference_roots: Sequence[str] = ()) -> np.ndarray:
+def reference_rank(
+    files: FileTableLike, reference_roots: Sequence[str] = (), preferred: np.ndarray | None = None
+) -> np.ndarray:
     """Rank of each row as a reference (0 = preferred): under one of ``reference_roots`` first, then
-    the oldest mtime, the shortest path, path order (the rules of groups and of copy classes)."""
+    the oldest mtime, the shortest path, path order (the rules of groups and of copy classes).
+    ``preferred``: :func:`under_roots` of the rows for ``reference_roots``, when already at hand."""
     n = len(files.paths)
     order = priority_order(files)
     if reference_roots:
-        pref = under_roots(list(files.paths), tuple(reference_roots))
+        pref = preferred if preferred is not None else under_roots(list(files.paths), tuple(reference_roots))
         order = order[np.argsort(~pref[order], kind="stable")]
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)

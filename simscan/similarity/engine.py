@@ -642,6 +642,7 @@ def _query(
         if not passes(best, min_similarity) or best <= 0:
             continue
         dist = int(popcount64(np.array([sh ^ fp.simhash], np.uint64))[0])
-        out.append((Pair(a_id, fid, qpath, os.fsdecode(raw), round(r, SCORE_DECIMALS), round(ca, SCORE_DECIMALS), round(cb, SCORE_DECIMALS), dist, exact,
+        r, ca, cb = (round(x, SCORE_DECIMALS) for x in (r, ca, cb))
+        out.append((Pair(a_id, fid, qpath, os.fsdecode(raw), r, ca, cb, dist, exact,
                          kind, "code" if view == CODE and not (exact or kind == "content") else "text"), best))
     return out

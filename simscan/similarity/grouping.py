@@ -217,7 +217,9 @@ def group_rows(
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & (passes(best_all, min_similarity) | (kind_all <= 1))
     if not ok.any():
         return _empty_groups()
-    rank = reference_rank(files, reference_roots)
+    # Rows under a reference folder: preferred as references, and their members never move (below).
+    preferred = under_roots(list(files.paths), tuple(reference_roots)) if reference_roots else None
+    rank = reference_rank(files, reference_roots, preferred)
     ok &= _one_path_per_file(files, pa, pb, ok, rank)
 
     idx = np.flatnonzero(ok)
@@ -316,13 +318,13 @@ def group_rows(
         chosen[u] = dst_l[best_k]
     # A reference whose partners all went to better references would vanish from the groups
     # although it has partners: it takes back its best partner whose reference keeps another,
-    # when that partner is as similar to it as to that reference (a file is never moved to a
-    # lower percentage to give another a group).
+    # when that partner may move (``_may_move``: it keeps at least MOVE_KEEPS of its percentage,
+    # and its reference is not under a reference folder).
     score_of = {e[2]: -e[0] for mine in members.values() for e in mine}
     # Units holding a file under a reference folder: the person chose them as references.
     marked = bytearray(n)
-    if reference_roots:
-        for row in np.flatnonzero(under_roots(list(files.paths), tuple(reference_roots))).tolist():
+    if preferred is not None:
+        for row in np.flatnonzero(preferred).tolist():
             marked[int(unit[row])] = 1
 
     for _, u in refs:
@@ -478,7 +480,7 @@ def _place_orphans(
         r = chosen[v]
         entry = next(e for e in members[r] if e[2] == v)
         members[r].remove(entry)
-        if members[r] or count_l[r] >= 2:  # r keeps a group: v moves to u, at no loss
+        if members[r] or count_l[r] >= 2:  # r keeps a group: v moves to u (``_may_move`` allowed it)
             if not is_ref[u]:
                 is_ref[u] = 1
                 refs.append((pos, u))

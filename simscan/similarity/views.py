@@ -161,8 +161,12 @@ def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.nda
     if code is None:
         return text
     report = kwargs.get("report")
-    # The code pass reports its own phases ("code:pairs", "code:score"); its copies were found above.
-    code_report = None if report is None else lambda ph, d, t: ph != "exact" and report(f"code:{ph}", d, t)
+
+    def code_report(phase: str, done: int, total: int) -> None:
+        # The code pass reports its own phases ("code:pairs", "code:score"); its copies were found above.
+        if report is not None and phase != "exact":
+            report(f"code:{phase}", done, total)
+
     kwargs = dict(kwargs, report=code_report, params=replace(params, min_shared=max(params.min_shared, CODE_MIN_SHARED)))
     by_code = compute_pair_arrays(files, csr_ids, code[0], code[1], **kwargs)
     by_code.view[:] = CODE_VIEW
