@@ -475,17 +475,19 @@ def _scan_holders(index: Any, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return np.concatenate(out_v), np.concatenate(out_f)
 
 
-def _copies(index: Any, fp: Fingerprints) -> np.ndarray:
-    """Ids of files with the same bytes or the same normalised text as ``fp``.
+#: Copies of a file too short for fingerprints (its content hash, is_text); the WHERE repeats the
+#: partial index's condition, which is what lets SQLite seek it (``schema``, version 5).
+COPIES_SQL = "SELECT id FROM files WHERE fp_count = 0 AND error IS NULL AND content_hash = ? AND is_text = ?"
 
-    A full read of the files table (no column index on checksums): ~0.1 s per million files,
-    paid only by queries of short files."""
+
+def _copies(index: Any, fp: Fingerprints) -> np.ndarray:
+    """Ids of files with no fingerprints and the same bytes or the same normalised text as ``fp``:
+    copies of a file too short for a window, which no fingerprint lookup can find.  (A copy of a
+    file with fingerprints holds all of them and is found by them.)  Same bytes give the same
+    content hash, so one key serves both; the partial index ``files_bare`` makes it a seek (an
+    index older than schema 5, opened read-only, reads the table instead)."""
     try:
-        rows = index.connection.execute(
-            "SELECT id FROM files WHERE error IS NULL AND ((size = ? AND checksum = ?) OR (is_text = ? AND"
-            " content_hash = ?))",
-            (fp.size, fp.checksum, int(fp.is_text), fp.content_hash),
-        ).fetchall()
+        rows = index.connection.execute(COPIES_SQL, (fp.content_hash, int(fp.is_text))).fetchall()
     except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
         return np.empty(0, np.int64)
     return np.array([r[0] for r in rows], np.int64)
@@ -568,7 +570,7 @@ def _query(
     if posted < MIN_POSTED_FOR_LOOKUP:
         # A short file has few or no posted values, so the sampled inverted index would miss
         # most files sharing its few fingerprints: scan every stored set instead, and look up
-        # copies by checksum / content hash (files too short to have fingerprints).
+        # copies too short to have fingerprints by their content hash.
         _, fids = _scan_holders(index, qset)
         copies = _copies(index, fp)
     else:
