@@ -366,7 +366,9 @@ def reference_group_pairs(
                     src_pair.simhash_distance, False, src_pair.kind, src_pair.view,
                 )
                 kinds.add(p.kind)
-                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, p.kind, False, p))
+                # Seen from the member: "contains" when the reference lies in it.
+                kind = "contains" if p.kind == "contained" and ca > cb else p.kind
+                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, kind, False, p))
         if kinds <= {"exact"}:
             gk = "exact"
         elif kinds <= {"exact", "content"}:

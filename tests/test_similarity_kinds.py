@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 from pathlib import Path
 
 from similarity_support import words
@@ -52,3 +55,36 @@ def test_kinds_on_real_files(tmp_path: Path) -> None:
     assert compare(e1, e2).pair.kind == "near"
     assert compare(big, excerpt).pair.kind == "contained"
     assert compare(excerpt, big).pair.kind == "contained"
+
+
+def test_group_member_kind_says_which_file_is_the_excerpt(tmp_path: Path) -> None:
+    """In a group, "contained" reads from the member's side: a member that lies in the reference is
+    "contained"; a member that holds the reference (an older excerpt leads the group) "contains"."""
+    from similarity_support import index_tree
+
+    from simscan.cli import main
+
+    text = words(5, 1700)
+    for name, older in (("excerpt", "excerpt.txt"), ("source", "source.txt")):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "source.txt").write_text(text)
+        (root / "excerpt.txt").write_text(text[4000:5500])
+        for f in root.iterdir():  # the older file leads the group
+            t = 1_500_000_000 if f.name == older else 1_600_000_000
+            os.utime(f, (t, t))
+        idx = tmp_path / f"{name}.sqlite3"
+        index_tree(idx, root)
+        out = tmp_path / f"{name}.json"
+        with out.open("w") as fh, contextlib.redirect_stdout(fh):
+            assert main(["groups", "--index", str(idx), "--format", "json"]) == 0
+        (group,) = [json.loads(line) for line in out.read_text().splitlines()]
+        ref, member = group["members"]
+        assert Path(ref["path"]).name == older and group["kind"] == "contained"
+        # containment_reference: the share of the reference found in the member.
+        if older == "excerpt.txt":
+            assert member["containment_reference"] > 90 > member["containment_member"]
+            assert member["kind"] == "contains"
+        else:
+            assert member["containment_member"] > 90 > member["containment_reference"]
+            assert member["kind"] == "contained"

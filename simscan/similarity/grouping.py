@@ -52,7 +52,7 @@ from operator import attrgetter
 import numpy as np
 
 from simscan.similarity.core import PairArrays, file_identity, reference_rank, under_roots
-from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, passes
+from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, member_kind, passes
 
 
 def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -563,6 +563,6 @@ def groups_from_arrays(ga: GroupArrays, files: FileTableLike, pair_at: Callable[
             ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], sp.resemblance, ca, cb, sp.simhash_distance, False,
                      sp.kind, sp.view)
-            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, p.kind, False, p))
+            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, member_kind(p), False, p))
         groups.append(Group(g, KINDS[gk], ref_m, mem))
     return groups

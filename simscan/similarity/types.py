@@ -36,7 +36,19 @@ def shown_pct(pct: float, decimals: int = 1) -> float:
 #: Pair kinds, from the strongest to the weakest relation.
 KINDS = ("exact", "content", "near", "contained")
 #: Each kind's code (its place in :data:`KINDS`): int8 columns of groups, and the order of a sort.
-KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+#: A group member's "contains" (``member_kind``) has the code of "contained": the columns keep
+#: the pair's kind, and its direction is read from the pair's containments where it is shown.
+KIND_CODE = {**{k: i for i, k in enumerate(KINDS)}, "contains": 3}
+
+def member_kind(pair: Pair) -> str:
+    """A group member's kind, read from the member's side of ``pair`` (reference, member): a
+    "contained" pair says one file lies in the other, and the member is "contained" when it is the
+    excerpt (it lies in the reference), "contains" when the reference lies in it (a short reference,
+    e.g. the older student answer, quoted by a longer source).  Other kinds are symmetric."""
+    if pair.kind == "contained" and pair.containment_a > pair.containment_b:
+        return "contains"
+    return pair.kind
+
 
 #: Fingerprint views a pair can be scored on (``simscan.similarity.views``): "text" (the
 #: normalised words of any file, raw bytes of binary files) or "code" (program source with
@@ -99,7 +111,9 @@ class Pair:
 class Member:
     """One file of a group.  similarity: the best score of the pair (reference, this file)
     in percent (100 for the reference itself); kind: that pair's kind ("exact" for the
-    reference).  pair: that pair (None for the reference), for the detailed scores."""
+    reference), read from the member's side (``member_kind``: "contained" when the member lies
+    in the reference, "contains" when the reference lies in the member).  pair: that pair (None
+    for the reference), for the detailed scores."""
 
     file_id: int
     path: str
