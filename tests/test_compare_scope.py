@@ -62,3 +62,33 @@ def test_a_shared_passage_is_never_called_nothing_shared(tmp_path: Path, capsys:
         assert ("nothing shared" in out) == (best == 0 and not shown)
         zero_with_passage += best == 0 and shown
     assert zero_with_passage  # the case this is about occurs among these texts
+
+
+def test_ignored_text_leaves_no_passage_at_its_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two answers that repeat the question and then differ share the window over the question's end
+    and the separator after it: no passage (it showed as one beside 0 %).  A passage shared after the
+    question is shown without the question's part."""
+    question = tmp_path / "question.txt"
+    q = "Question 3: " + words(77, 40) + ".\n\n"
+    question.write_text(q)
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    shared = words(79, 80)
+    a.write_text(q + words(80, 250))
+    b.write_text(q + words(81, 250))
+    c.write_text(q + shared + " " + words(82, 200))
+    d = tmp_path / "d.txt"
+    d.write_text(q + shared + " " + words(83, 200))
+
+    def ranges(x: Path, y: Path, *ignore: Path) -> list[list[int]]:
+        capsys.readouterr()
+        args = ["compare", str(x), str(y), "--format", "json"]
+        for t in ignore:
+            args += ["--ignore-text", str(t)]
+        assert main(args) == 0
+        return json.loads(capsys.readouterr().out)["ranges_a"]
+
+    ((start, end),) = ranges(a, b)  # without --ignore-text the question (and what follows it) is the passage
+    assert start == 0 and len(q) - 3 <= end <= len(q)
+    assert ranges(a, b, question) == []
+    ((start, end),) = ranges(c, d, question)
+    assert len(q) - 3 <= start <= len(q) and len(q) + len(shared) <= end <= len(q) + len(shared) + 1

@@ -249,8 +249,31 @@ def matching_runs(
         cov_a[a0:a1] = True
         cov_b[b0:b1] = True
         acc.append((a0, a1, b0, b1))
+    if ignored_a.any():
+        acc = _without_ignored(acc, _under(ignored_a, units_a.size, window),
+                               _under(_in_sorted(hb, exclude), units_b.size, window), window)
     acc.sort()
     return [(a0, a1) for a0, a1, _, _ in acc], [(b0, b1) for _, _, b0, b1 in acc], capped
+
+
+def _without_ignored(
+    runs: list[tuple[int, int, int, int]], ign_a: np.ndarray, ign_b: np.ndarray, window: int
+) -> list[tuple[int, int, int, int]]:
+    """The parts of ``runs`` (a0, a1, b0, b1; diagonal: a1 - a0 == b1 - b0) outside the units of
+    texts to ignore (``ign_a`` / ``ign_b``: units under one of their windows), those of at least a
+    window.  A window that straddles the end of an ignored text (its last 49 units and the
+    separator after it, shared by every file that repeats it) is not a passage of its own."""
+    out = []
+    for a0, a1, b0, b1 in runs:
+        own = ~(ign_a[a0:a1] | ign_b[b0:b1])
+        if own.all():
+            out.append((a0, a1, b0, b1))
+            continue
+        edges = np.diff(np.concatenate(([0], own.view(np.int8), [0])))
+        for s, e in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()):
+            if e - s >= window:
+                out.append((a0 + s, a0 + e, b0 + s, b0 + e))
+    return out
 
 
 def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
