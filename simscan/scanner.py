@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from simscan.fingerprint import open_fd_unseen
-from simscan.index import FileRecord, Index, PostingJob, companion_paths
+from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.walk import (
     SHARES,
@@ -521,7 +521,7 @@ def _merge_share(
 
 def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToken, t0: float) -> ScanResult:
     roots = _normalise_roots(req.roots)
-    skip = frozenset(os.fsencode(str(p)) for p in companion_paths(index.path))
+    skip = frozenset(os.fsencode(str(p)) for p in companion_paths(index.path) + set_aside_paths(index.path))
     opts = WalkOptions(
         exclude=tuple(req.exclude), include=tuple(req.include), hidden=req.hidden,
         min_size=req.min_size, max_size=req.max_size, follow_links=req.follow_links, skip_paths=skip,

@@ -293,3 +293,17 @@ def test_progress_bar_and_stats_escape_control_characters(tmp_path: Path, capsys
     assert main(["stats", "--index", str(idx)]) == EXIT_OK
     out = capsys.readouterr().out
     assert "ro\\x1b[31mot" in out and "\x1b" not in out
+
+
+def test_an_index_moved_aside_inside_the_scanned_folder_is_not_scanned(tmp_path: Path, capsys):
+    """An index kept inside the folder it scans is left out of the scan, and so are the earlier
+    indexes that --rebuild moved aside beside it (they were scanned as user files)."""
+    root = tmp_path / "t"
+    make_tree(root, 3)
+    idx = root / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "-q"]) == EXIT_OK
+    assert main(["scan", str(root), "--index", str(idx), "-q", "--rebuild"]) == EXIT_OK
+    assert any(p.name.startswith("i.sqlite3.corrupt-") for p in root.iterdir())
+    capsys.readouterr()
+    assert main(["stats", "--index", str(idx), "--format", "json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["files"] == 3

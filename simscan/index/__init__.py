@@ -19,6 +19,7 @@ from simscan.index.store import (
     default_index_path,
     move_aside,
     rebuild,
+    set_aside_paths,
 )
 
 __all__ = [
@@ -39,4 +40,5 @@ __all__ = [
     "move_aside",
     "posted_mask",
     "rebuild",
+    "set_aside_paths",
 ]

@@ -98,6 +98,17 @@ def companion_paths(path: Path) -> list[Path]:
     return [path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal"), Path(f"{path}.lock")]
 
 
+def set_aside_paths(path: Path) -> list[Path]:
+    """Earlier indexes at ``path`` that a rebuild moved aside (``move_aside``), with their -wal/-shm:
+    simscan's own files, which a scan of a folder holding the index leaves out like the index."""
+    path = Path(path)
+    try:
+        with os.scandir(path.parent) as it:
+            return [Path(e.path) for e in it if e.name.startswith(f"{path.name}.corrupt-")]
+    except OSError:
+        return []
+
+
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """One file to store.  ``fps``: sorted distinct uint64 (rolling then anchored), ``n_rolling``
@@ -1454,4 +1465,5 @@ __all__ = [
     "default_index_path",
     "move_aside",
     "rebuild",
+    "set_aside_paths",
 ]
