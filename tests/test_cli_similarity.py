@@ -182,6 +182,21 @@ def test_stale_fingerprints_are_reported(tree: tuple[Path, Path], capsys: pytest
     assert "2 indexed files were fingerprinted by an older version" in err
 
 
+def test_results_during_a_scan_say_they_are_partial(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    from simscan.index import Index
+
+    _, idx = tree
+    for cmd in (["pairs"], ["groups"], ["query", str(tree[0] / "orig.txt")]):
+        capsys.readouterr()
+        assert main([*cmd, "--index", str(idx), "--format", "json"]) == 0
+        assert "a scan is writing" not in capsys.readouterr().err
+        with Index.open(idx) as holder:
+            holder.scan_lock()  # as a running scan does
+            assert main([*cmd, "--index", str(idx), "--format", "json"]) == 0
+            err = capsys.readouterr().err
+        assert "a scan is writing to this index now" in err and "again when the scan ends" in err
+
+
 def test_csv_writers_neutralise_formula_cells() -> None:
     """Cells that really start with = + - @ (paths as a consumer may hand them in, e.g. relative
     ones) are written with a leading ' and read back as text; other cells are unchanged."""

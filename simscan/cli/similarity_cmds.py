@@ -265,7 +265,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
         pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
                            params=_params(args))
         bar.finish()
-        _warn_stale(index)
+        _warn_incomplete(index)
     if not args.representatives_only:
         pairs, left_out = expand_copy_pairs(pairs, args.max_copy_pairs)
         if left_out:
@@ -277,22 +277,27 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_stale(index: Any) -> None:
-    """Files fingerprinted by an older simscan are left out until rescanned: say so (stderr)."""
+def _warn_incomplete(index: Any) -> None:
+    """Say (stderr) what the results leave out: files fingerprinted by an older simscan (until
+    rescanned), and the files a scan writing to the index right now has not stored yet."""
     try:
         stale = int(index.stats().get("files_needing_rescan", 0))
+        scanning = index.scan_running()
     except Exception:  # noqa: BLE001 - a hint must never fail the command
         return
     if stale:
         print(f"simscan: {stale:,} indexed files were fingerprinted by an older version and are left out; "
               "run `simscan scan` on their folders again to include them.", file=sys.stderr)
+    if scanning:
+        print("simscan: note: a scan is writing to this index now; these results cover the files it has stored "
+              "so far. Run the command again when the scan ends.", file=sys.stderr)
 
 
 def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str) -> None:
     """On text output, tell a person that nothing was found (stderr; machine formats stay empty)."""
     if args.format == "text" and not results:
-        print(f"simscan: no {what} at {args.min_similarity:g}% or more "
-              "(lower it with --min-similarity, or scan more folders).", file=sys.stderr)
+        hint = "lower it with --min-similarity, or scan more folders" if args.min_similarity > 0 else "scan more folders"
+        print(f"simscan: no {what} at {args.min_similarity:g}% or more ({hint}).", file=sys.stderr)
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
@@ -310,7 +315,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
                              cache=not args.no_cache, params=_params(args))
         bar.finish()
-        _warn_stale(index)
+        _warn_incomplete(index)
     write_groups(groups, args.format, _out())
     _say_none(args, groups, "groups")
     return 0
@@ -338,7 +343,7 @@ def cmd_query(args: argparse.Namespace) -> int:
                     raise problem
                 print(f"simscan: {problem}", file=sys.stderr)
                 failed += 1
-        _warn_stale(index)
+        _warn_incomplete(index)
     write_pairs(pairs, args.format, out)
     if failed < len(args.files):
         _say_none(args, pairs, "similar files")
