@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import glob
 import operator
 import os
 import pickle
@@ -197,14 +198,23 @@ def admit_linked(linked: Sequence[tuple[bytes, os.stat_result]], roots: Sequence
     return res
 
 
-def _compile(globs: Sequence[str]) -> tuple[re.Pattern[bytes] | None, re.Pattern[bytes] | None]:
+def _compile(
+    globs: Sequence[str], roots: Sequence[bytes] = ()
+) -> tuple[re.Pattern[bytes] | None, re.Pattern[bytes] | None]:
     """Two byte regexes: one for globs matched against names, one for globs matched against paths.
     A path glob that is not absolute (``docs/old``, ``build/*.o``) matches at any depth: the paths
-    it is matched against are absolute, so as written it could match nothing."""
+    it is matched against are absolute, so as written it could match nothing.  A glob starting with
+    ``/`` is anchored as in .gitignore and rsync: ``/docs`` is ``docs`` at the top of a root (of
+    each of ``roots``), and an absolute path (``/home/me/docs``) matches as itself."""
     by_name = [fnmatch.translate(g) for g in globs if "/" not in g]
-    by_path = [
-        fnmatch.translate(g if g.startswith(("/", "*")) else "*/" + g) for g in (g.rstrip("/") for g in globs if "/" in g)
-    ]
+    by_path = []
+    for g in (g.rstrip("/") for g in globs if "/" in g):
+        if not g.startswith("/"):
+            by_path.append(fnmatch.translate(g if g.startswith("*") else "*/" + g))
+            continue
+        by_path.append(fnmatch.translate(g))
+        for r in roots:  # (a root's own name may hold glob characters: escaped)
+            by_path.append(fnmatch.translate(glob.escape(os.fsdecode(r).rstrip("/")) + g))
 
     def one(parts: list[str]) -> re.Pattern[bytes] | None:
         return re.compile(os.fsencode("|".join(f"(?:{p})" for p in parts))) if parts else None
@@ -275,9 +285,9 @@ def walk(
     split = share is not None
     folder_problems = share_lo == 0
     res = WalkResult()
-    excl = _compile(opts.exclude)
+    excl = _compile(opts.exclude, roots)
     has_excl = bool(opts.exclude)
-    incl = _compile(opts.include) if opts.include else None
+    incl = _compile(opts.include, roots) if opts.include else None
     real_roots = [os.path.realpath(r) for r in roots]
     virtual = virtual_devices()
     seen_inodes: dict[tuple[int, int], bytes] = {}

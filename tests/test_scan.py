@@ -164,6 +164,12 @@ def test_options_exclude_include_hidden_sizes(tmp_path: Path):
     # A relative path glob matches at any depth (it matched nothing: paths are absolute).
     scan(root, idx, exclude=["keep/*.txt", "skipdir/"], hidden=True)
     assert sorted(os.path.basename(p) for p in indexed(idx)) == [b"b.log", b"f.txt"]
+    # A glob starting with / is anchored at the top of the root, as in .gitignore (it matched nothing:
+    # only the absolute path /skipdir); keep/skipdir is not at the top and stays.
+    (root / "keep" / "skipdir").mkdir()
+    (root / "keep" / "skipdir" / "g.txt").write_bytes(b"g" * 100)
+    scan(root, idx, exclude=["/skipdir", "/keep/*.log"], hidden=True)
+    assert sorted(os.path.basename(p) for p in indexed(idx)) == [b".c.txt", b"a.txt", b"big.txt", b"f.txt", b"g.txt"]
 
 
 def test_bad_inputs_are_problems_and_the_rest_is_scanned(tmp_path: Path):

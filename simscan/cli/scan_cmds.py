@@ -61,8 +61,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="GLOB",
-        help="skip files and folders matching GLOB (the name; with a / the path, at any depth unless the glob "
-        "starts with /); repeatable",
+        help="skip files and folders matching GLOB: the name ('*.tmp', '.git'); with a / the path, at any depth "
+        "('build/*.o'), or from the top of a ROOT when it starts with / ('/docs', as in .gitignore; an absolute "
+        "path matches itself); repeatable",
     )
     p.add_argument(
         "--include", action="append", default=[], metavar="GLOB", help="only scan files matching GLOB; repeatable"
