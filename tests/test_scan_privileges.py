@@ -53,13 +53,17 @@ def test_unreadable_entries_as_nobody():
             "print(r.files_seen, r.files_read, r.files_failed, r.problems)\n"
             # A root inside a folder it may not search: a problem line, not a traceback or "no such file".
             f"print(main(['scan', {str(locked / 'inner.txt')!r}, '--index', {str(idx_dir / 'j.db')!r}, '-q', '--jobs', '1']))\n"
+            # No root could be read: exit 1 and a line naming it (it said "done", exit 0).
+            f"print(main(['scan', {str(locked)!r}, '--index', {str(idx_dir / 'k.db')!r}, '-q', '--jobs', '1']))\n"
+            f"print(main(['scan', {str(locked)!r}, {str(root / 'ok.txt')!r}, '--index', {str(idx_dir / 'k.db')!r}, '-q', '--jobs', '1']))\n"
         )
         env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(idx_dir))
         out = subprocess.run(
             [sys.executable, "-c", code], check=False, cwd="/", env=env, capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 0, out.stderr
-        assert out.stdout.split() == ["2", "1", "1", "2", "0"], out.stderr
+        assert out.stdout.split() == ["2", "1", "1", "2", "1", "1", "0"], out.stderr
+        assert out.stderr.count(f"cannot read {locked} (Permission denied): nothing under it was scanned") == 2
         with Index.open(idx_dir / "j.db", readonly=True) as ix:
             assert "Permission denied" in dict(ix.problems())[str(locked / "inner.txt")]
         with Index.open(idx, readonly=True) as ix:

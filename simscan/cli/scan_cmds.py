@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "never modified. Problems with single files are listed by `simscan problems`.",
         epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
         "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
-        "problems in single files), 1 error, 2 bad arguments, 3 the index cannot be used (corrupt: see --rebuild; "
+        "problems in single files), 1 error (e.g. no ROOT could be read), 2 bad arguments, 3 the index cannot be "
+        "used (corrupt: see --rebuild; "
         "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
         "kept either way).",
     )
@@ -133,6 +134,19 @@ def _missing(path: Path) -> bool:
     return False
 
 
+def _unreadable_root(path: Path) -> str | None:
+    """Why the root ``path`` cannot be read at all (None: it can), e.g. a folder without permission."""
+    try:
+        if os.path.isdir(path):
+            with os.scandir(path):
+                pass
+        else:
+            os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from simscan.index import rebuild
     from simscan.scanner import ScanRequest, run_scan
@@ -192,10 +206,19 @@ def cmd_scan(args: argparse.Namespace) -> int:
             n = result.hidden_skipped
             what = "1 hidden file or folder" if n == 1 else f"{n:,} hidden files and folders"
             print(f"left out {what} (names starting with '.'); `--hidden` scans them", file=sys.stderr)
+    # A root that cannot be read at all is named here, not only counted among the problems; when no root
+    # could be read the scan did nothing asked of it (what the index held is kept) and says so by its exit.
+    unread = [(r, why) for r in args.roots if not result.cancelled and (why := _unreadable_root(r)) is not None]
+    for r, why in unread:
+        print(f"simscan: cannot read {display_path(os.fspath(r), terminal=True)} ({why}): nothing under it was "
+              "scanned; check its permissions.", file=sys.stderr)
+    nothing = bool(unread) and len(unread) == len(args.roots)
+    if not args.quiet:
         if result.problems:
             print("run `simscan problems` to see what could not be read", file=sys.stderr)
-        print("run `simscan groups` to see similar files", file=sys.stderr)
-    return 0
+        if not nothing:
+            print("run `simscan groups` to see similar files", file=sys.stderr)
+    return 1 if nothing else 0
 
 
 def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToken) -> None:
