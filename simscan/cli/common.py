@@ -43,11 +43,16 @@ def terminal_text(text: str) -> str:
     return text.translate(_CONTROL_ESCAPES)
 
 
-def display_path(path: str, *, terminal: bool = False) -> str:
+def display_path(path: str, *, terminal: bool = False, unambiguous: bool = False) -> str:
     """A path as text: bytes that are not UTF-8 (decoded with surrogate escapes) as ``\\xNN``;
     with ``terminal`` (text output, messages, the progress bar) control characters (C0, DEL, C1)
     escaped too (``\\n``, ``\\x1b``), so that every path stays on one line.  JSON and CSV carry
-    control characters as they are (their quoting keeps them apart)."""
+    control characters as they are (their quoting keeps them apart).  With ``terminal`` or
+    ``unambiguous`` (CSV) a backslash of the name is doubled, so that ``\\`` always starts an
+    escape (else a file really named ``caf\\xe9.txt`` and a Latin-1 ``café.txt`` print alike).  JSON
+    keeps names as they are (it carries the bytes of names that are not UTF-8 apart)."""
+    if terminal or unambiguous:
+        path = path.replace("\\", "\\\\")
     path = storable_text(path)
     return terminal_text(path) if terminal else path
 

@@ -25,6 +25,7 @@ from simscan.cli.common import (
     human_duration,
     open_index_from_args,
     raw_b64,
+    terminal_text,
 )
 from simscan.errors import SimscanError
 from simscan.progress import CancelToken
@@ -296,7 +297,7 @@ def cmd_problems(args: argparse.Namespace) -> int:
         print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)
         return 0
     for path, reason in rows:
-        print(f"{display_path(path, terminal=True)}: {display_path(reason, terminal=True)}")
+        print(f"{display_path(path, terminal=True)}: {terminal_text(reason)}")  # (reasons are stored escaped)
     return 0
 
 

@@ -70,10 +70,11 @@ def _num(x: float) -> float:
     return shown_pct(x, 2)
 
 
-def pair_record(p: Any) -> dict[str, Any]:
+def pair_record(p: Any, unambiguous: bool = False) -> dict[str, Any]:
+    """A pair as JSON (and, ``unambiguous``: backslashes of names doubled, as CSV has them) has it."""
     rec: dict[str, Any] = {
-        "a": display_path(p.a_path),
-        "b": display_path(p.b_path),
+        "a": display_path(p.a_path, unambiguous=unambiguous),
+        "b": display_path(p.b_path, unambiguous=unambiguous),
         "best": _num(p.best),
         "resemblance": _num(p.resemblance),
         "containment_a": _num(p.containment_a),
@@ -101,7 +102,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
         w = csv.writer(out)  # RFC 4180 rows end in \r\n: then a cell holding \r is quoted too
         w.writerow(_PAIR_FIELDS)
         for p in pairs:
-            rec = pair_record(p)
+            rec = pair_record(p, unambiguous=True)
             w.writerow([csv_cell(rec[k]) for k in _PAIR_FIELDS])
             n += 1
     elif fmt == "json":
@@ -119,9 +120,9 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
     return n
 
 
-def _member_record(m: Any) -> dict[str, Any]:
+def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
     rec = {
-        "path": display_path(m.path),
+        "path": display_path(m.path, unambiguous=unambiguous),
         "similarity": _num(m.similarity),
         "kind": m.kind,
         "is_reference": bool(m.is_reference),
@@ -161,7 +162,7 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
         w.writerow(_GROUP_CSV)
         for g in groups:
             for m in g.members:
-                r = _member_record(m)
+                r = _member_record(m, unambiguous=True)
                 w.writerow([csv_cell(x) for x in (g.id + 1, g.kind, r["is_reference"], r["similarity"], r["kind"],
                                                   r["path"], r["size"], r["mtime_ns"], r["encoding"] or "",
                                                   r.get("view", ""))])
