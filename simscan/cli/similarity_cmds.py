@@ -437,6 +437,9 @@ scores (percent, 0-100):
                   score higher with every identifier and literal ignored: the same
                   program under other names -- or two programs of the same shape;
                   --no-code-view scores on the text only)
+  simhash_distance  bits that differ between the files' 64-bit simhashes (0-64)
+Text output, a line a pair: best, kind, "code" for the code view, J resemblance,
+A containment_a, B containment_b, d simhash_distance, then a <-> b.
 
 Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
 not as every pair among them (n copies: n-1 pairs).  Every other pair is listed for each
@@ -485,7 +488,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("groups", help="list groups of similar files with a reference file",
                        description="Group similar files around a reference file (preferred: under a --reference "
-                       "folder, then the oldest, then the shortest path). Every member is similar to the reference.")
+                       "folder, then the oldest, then the shortest path). Every member is similar to the reference.",
+                       epilog="Each member shows its best score against the reference and its kind, read from the "
+                       "member's side: exact, content, near, contained (the member lies in the reference: an "
+                       "excerpt) or contains (the reference lies in the member).")
     _add_common(p)
     p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
                    help="prefer files under DIR as references (repeatable)")
