@@ -26,6 +26,7 @@ from simscan.gui.models import (
 )
 from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs, group_pairs
+from simscan.similarity.core import expand_copy_pairs
 from simscan.similarity.types import shown_pct
 
 WAIT = 30_000
@@ -585,6 +586,37 @@ def test_make_reference(qtbot, window, corpus):
     assert win2.model.snapshot is win2.results.snapshot  # grouped once, by the load, with the remembered one
     # Another index has its own choices (none here).
     assert win2._saved_references_all().keys() == {str(win2.index_path)}
+
+
+@pytest.mark.parametrize("chosen", ["edited.txt", "edited-copy.txt"])
+def test_make_reference_of_a_file_with_copies_scores_every_member(qtbot, window, corpus, chosen):
+    """Ctrl+E on a file that has an exact copy: the pair search scores only one file of the two
+    against the others, yet whichever is chosen, every member shows its score against it (as
+    `simscan pairs` lists them, copies inheriting their twin's pairs), best first.  (The copy that
+    was not scored showed a blank similarity for most of its group, in list order.)"""
+    (corpus / "edited-copy.txt").write_bytes((corpus / "edited.txt").read_bytes())
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    win.select_member(member_row(win, chosen))
+    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        win.make_reference()
+    with Index.open(win.index_path, readonly=True) as idx:
+        listed, _ = expand_copy_pairs(find_pairs(idx, min_similarity=DEFAULT_MIN_SIMILARITY))  # as `pairs` lists
+    best = {frozenset((os.path.basename(p.a_path), os.path.basename(p.b_path))): p.best for p in listed}
+    snap = win.model.snapshot
+    g = snap.l_group[member_row(win, chosen)]
+    names = [os.path.basename(snap.paths[m]) for m in range(snap.l_start[g], snap.l_start[g + 1])]
+    sims = snap.l_sim[snap.l_start[g] + 1 : snap.l_start[g + 1]]
+    assert names[0] == chosen and set(names) == {"original.txt", "copy.txt", "utf16.txt", "edited.txt",
+                                                 "edited-copy.txt", "excerpt.txt"}
+    for name, sim in zip(names[1:], sims):
+        assert sim == pytest.approx(best[frozenset((chosen, name))], abs=0.01), name
+        assert snap.pairs[names.index(name) + snap.l_start[g]] is not None, name
+    assert sims == sorted(sims, reverse=True)  # best first, as every group
+    # What the row shows is what the preview's scores say.
+    m = member_row(win, "excerpt.txt")
+    assert snap.pairs[m].best == pytest.approx(snap.l_sim[m], abs=0.01)
 
 
 def test_preview_after_make_reference_shows_the_selected_row_with_its_scores(qtbot, window, corpus):
