@@ -54,7 +54,7 @@ from PySide6.QtWidgets import (
 from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
 from simscan.gui.chart import FolderSpaceChart, SimilarityHistogram
-from simscan.gui.export import WRITERS
+from simscan.gui.export import WRITERS, Shown
 from simscan.gui.models import (
     COL_ENCODING,
     COL_KIND,
@@ -1388,8 +1388,10 @@ class MainWindow(QMainWindow):
         dlg.open()
 
     def export_dialog(self) -> None:
+        what = self._export_filter().describe()
+        title = self.tr("Export the shown results ({0})").format(what) if what else self.tr("Export results")
         path, chosen = QFileDialog.getSaveFileName(
-            self, self.tr("Export results"), os.path.expanduser("~/simscan-results.csv"),
+            self, title, os.path.expanduser("~/simscan-results.csv"),
             self.tr("CSV (*.csv);;JSON (*.json);;HTML (*.html)"),
         )
         if not path:
@@ -1409,13 +1411,26 @@ class MainWindow(QMainWindow):
             self.show_message(self.tr("Unknown export format {0!r}: use .csv, .json or .html.").format(fmt), "warning")
             return 0
         order = self.model.shown_order()
+        shown = self._export_filter()
         try:
-            n = writer(path, self.model.snapshot, order, self.model.marked)
+            n = writer(path, self.model.snapshot, order, self.model.marked, shown)
         except OSError as e:
             self.show_message(self.tr("Could not write {0}: {1}").format(path, e.strerror or e), "error")
             return 0
-        self.status_label.setText(self.tr("Exported {0} to {1}").format(self._count(len(order), "group"), path))
+        what = self._count(len(order), "group")
+        if shown.describe():
+            what = self.tr("{0} as shown ({1})").format(what, shown.describe())
+        self.status_label.setText(self.tr("Exported {0} to {1}").format(what, path))
         return n
+
+    def _export_filter(self) -> Shown:
+        """What the list shows, for an export: the rows the Show filter and the search leave."""
+        kind = self.kind_combo.currentData()
+        return Shown(
+            self.proxy.shown_members() if self.proxy.active else None,
+            self.kind_combo.currentText() if kind != "all" else "",
+            self.search_edit.text().strip(),
+        )
 
     def focus_search(self) -> None:
         self.search_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
