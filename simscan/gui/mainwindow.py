@@ -215,9 +215,12 @@ class MainWindow(QMainWindow):
 
         self._build_actions()
         self._build_ui()
+        #: Remembered folders left out of this session's list because folders were named on the
+        #: command line (``simscan-gui FOLDER``); kept in the settings, back with "Restore Folders".
+        self._set_aside: list[Folder] = []
         self._restore_settings()
         if roots:
-            self.folders.add(roots)
+            self._use_named_folders(roots)
         self._update_actions()
         if autoload:
             QTimer.singleShot(0, self.load_results)
@@ -548,7 +551,10 @@ class MainWindow(QMainWindow):
 
     def save_settings(self) -> None:
         s = self.settings
-        s.setValue("scan/folders", json.dumps([[f.path, f.reference] for f in self.folders.folders]))
+        listed = self.folders.folders
+        have = {f.path for f in listed}
+        kept = listed + [f for f in self._set_aside if f.path not in have]  # (set aside for this session only)
+        s.setValue("scan/folders", json.dumps([[f.path, f.reference] for f in kept]))
         s.setValue("scan/exclude", self.exclude_edit.text())
         s.setValue("scan/hidden", self.hidden_check.isChecked())
         s.setValue("scan/min_size_kb", self.min_size_spin.value())
@@ -562,6 +568,35 @@ class MainWindow(QMainWindow):
         s.sync()
 
     # ------------------------------------------------------------------ folders
+    def _use_named_folders(self, roots: Sequence[str]) -> None:
+        """Folders named on the command line are this session's list: a person who runs
+        ``simscan-gui FOLDER`` means that folder, not every folder scanned before too.  The
+        remembered ones are set aside (a remembered folder named again keeps its reference tick),
+        still remembered for the next session, and back with one click (the banner a scan shows)."""
+        before = self.folders.folders
+        self.folders.set_folders([])
+        self.folders.add(roots)
+        named = {f.path for f in self.folders.folders}
+        refs = {f.path for f in before if f.reference}
+        self.folders.set_folders(Folder(f.path, f.path in refs) for f in self.folders.folders)
+        self._set_aside = [f for f in before if f.path not in named]
+
+    def _set_aside_text(self) -> str | None:
+        """The banner about remembered folders this session leaves out; None once restored."""
+        have = {f.path for f in self.folders.folders}
+        left = [f.path for f in self._set_aside if f.path not in have]
+        if not left:
+            return None
+        return self.tr("Only the folders named when simscan was started are scanned; {0} remembered folder(s) are "
+                       "left out this time: {1}.").format(len(left), ", ".join(left[:3]) + (" …" if len(left) > 3
+                                                                                       else ""))
+
+    def restore_folders(self) -> None:
+        """Put the remembered folders set aside for this session back in the list."""
+        have = {f.path for f in self.folders.folders}
+        self.folders.set_folders(self.folders.folders + [f for f in self._set_aside if f.path not in have])
+        self._set_aside = []
+
     def add_folder_dialog(self) -> None:
         d = QFileDialog.getExistingDirectory(self, self.tr("Add a folder to scan"), os.path.expanduser("~"))
         if d:
@@ -647,6 +682,10 @@ class MainWindow(QMainWindow):
             self.show_message(missing, "warning", refresh=self._missing_folders_text)
             return
         self.message.hide()
+        aside = self._set_aside_text()
+        if aside:
+            self.show_message(aside, "info", self.tr("Restore Folders"), self.restore_folders,
+                              refresh=self._set_aside_text)
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
