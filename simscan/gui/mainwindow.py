@@ -202,6 +202,7 @@ class MainWindow(QMainWindow):
         self._load_note = ""
         self._last_refs: tuple[str, ...] = ()
         self._loads = 0  # results swapped in so far: an error of a load before them is out of date
+        self._load_error = ""  # what the last load (or scan) that failed said, until results load
         self.setWindowTitle(self.tr("simscan — similar files"))
         self.setAcceptDrops(True)
         # Which index: the one asked for, else $SIMSCAN_INDEX, else the last one used, else the default.
@@ -806,6 +807,7 @@ class MainWindow(QMainWindow):
 
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
+        self._load_error = ""
         self._loads += 1
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
         if results.preferred and not self.preferred_refs:  # references remembered from an earlier session
@@ -818,7 +820,15 @@ class MainWindow(QMainWindow):
         if self.runner.busy("scan"):
             return self.tr("Scanning… the results appear here when the scan finishes.")
         res = self.results
+        if self._load_error and (res is None or not res.n_files):
+            # Not "add folders and scan": the folders may be scanned already, the index is what failed.
+            return self.tr("The results cannot be shown: {0}\nSee the message above for what to do.").format(
+                self._load_error)
+        if res is None and self.runner.busy("load"):
+            return self.tr("Opening the index…")
         if res is None or not res.exists or not res.n_files:
+            if self.folders.folders:
+                return self.tr("No results yet. Press Scan to read the folders on the left.")
             return self._empty_text
         if self.model.snapshot.n_groups:  # (groups at the threshold, before the Show filter and the search)
             return self.tr("No group matches the Show filter or the search.")
@@ -1494,6 +1504,7 @@ class MainWindow(QMainWindow):
 
     def _drop_results(self) -> None:
         self.results = None
+        self._load_error = ""
         self._set_snapshot(Snapshot.empty(self.threshold))
 
     def about(self) -> None:
@@ -1530,7 +1541,9 @@ class MainWindow(QMainWindow):
         self.errorShown.emit(text)
 
     def _on_load_failed(self, err: BaseException) -> None:
-        """A load (or a scan, which loads after it) failed: its message stays until results load."""
+        """A load (or a scan, which loads after it) failed: its message stays until results load, and
+        the empty list says why it is empty."""
+        self._load_error = dialogs.describe_error(err)[0]
         self._on_job_failed(err, until_loaded=True)
 
     def _on_job_failed(self, err: BaseException, until_loaded: bool = False) -> None:

@@ -829,6 +829,27 @@ def damaged_index(qtbot, window, corpus, tmp_path, header: bool = True) -> Path:
     return path
 
 
+def test_the_empty_list_says_why_it_is_empty(qtbot, window, corpus, tmp_path):
+    """The empty list's text follows the state: folders listed but nothing scanned ("press Scan",
+    not "add folders"); an index that cannot be read (not "add folders and press Scan" over the
+    folders already scanned: the index failed, the banner says what to do); fixed, it goes."""
+    win = window(autoload=False)
+    win.folders.add([str(corpus)])
+    assert "Press Scan" in win.view.placeholder() and "Add folders" not in win.view.placeholder()
+    win.close()
+    damaged_index(qtbot, window, corpus, tmp_path)
+    win = window(autoload=False)
+    with qtbot.waitSignal(win.errorShown, timeout=WAIT):
+        win.load_results()
+    qtbot.waitUntil(lambda: not win.runner.busy("load"), timeout=WAIT)
+    text = win.view.placeholder()
+    assert "cannot be shown" in text and "damaged" in text and "message above" in text
+    assert "Add folders" not in text
+    win.set_index(tmp_path / "other.sqlite3")  # another index (none yet): the error is not its own
+    qtbot.waitUntil(lambda: win.results is not None, timeout=WAIT)
+    assert "cannot be shown" not in win.view.placeholder()
+
+
 @pytest.mark.parametrize("header", [True, False])
 def test_damaged_index_is_rebuilt_from_the_window(qtbot, window, corpus, tmp_path, monkeypatch, header):
     """A damaged index: the banner offers "Rebuild Index…" (not the CLI's --rebuild); after a
