@@ -382,8 +382,9 @@ class Snapshot:
                 pair_kind(new.file_id, m.file_id) if pair_kind is not None else None,
             )
             placed.append((m, math.nan if v is None else float(v), how, kind))
-        # Best first, as every group lists its members; a file never paired with the new reference last.
-        placed.sort(key=lambda t: -t[1] if t[1] == t[1] else math.inf)
+        # Best first, as every group lists its members (copies before equal scores); a file never paired
+        # with the new reference last.
+        placed.sort(key=lambda t: (-t[1] if t[1] == t[1] else math.inf, KIND_CODE.get(t[3], 9)))
         for i, (_m, v, how, kind) in enumerate(placed, 1):
             overrides[base + i] = v
             if paired is not None:
@@ -468,9 +469,9 @@ class Snapshot:
                         )
                     ]
                     placed.append((j, math.nan if v is None else float(v), k, sw))
-                # Best first, as every group lists its members; a file never paired with the new
-                # reference (no score) last.
-                placed.sort(key=lambda t: -t[1] if t[1] == t[1] else math.inf)
+                # Best first, as every group lists its members (copies before equal scores); a file
+                # never paired with the new reference (no score) last.
+                placed.sort(key=lambda t: (-t[1] if t[1] == t[1] else math.inf, int(kinds[t[0]])))
                 out = [new, *(t[0] for t in placed)]
                 for i, (_j, v, k, sw) in enumerate(placed, 1):
                     sim[s + i] = v

@@ -614,6 +614,7 @@ def test_make_reference_of_a_file_with_copies_scores_every_member(qtbot, window,
         assert sim == pytest.approx(best[frozenset((chosen, name))], abs=0.01), name
         assert snap.pairs[names.index(name) + snap.l_start[g]] is not None, name
     assert sims == sorted(sims, reverse=True)  # best first, as every group
+    assert names[1] == {"edited.txt": "edited-copy.txt"}.get(chosen, "edited.txt")  # the copy before equal scores
     # What the row shows is what the preview's scores say.
     m = member_row(win, "excerpt.txt")
     assert snap.pairs[m].best == pytest.approx(snap.l_sim[m], abs=0.01)
