@@ -720,11 +720,14 @@ class MainWindow(QMainWindow):
 
     def _on_scan_finished(self, outcome: jobs.ScanOutcome) -> None:
         r = outcome.result
-        self._set_idle(
-            self.tr("Scanned {0:,} files: {1:,} read, {2:,} unchanged, {3:,} problems, in {4:.1f} s").format(
-                r.files_seen, r.files_read, r.files_unchanged, r.problems, r.elapsed_s
-            )
+        text = self.tr("Scanned {0:,} files: {1:,} read, {2:,} unchanged, {3:,} problems, in {4:.1f} s").format(
+            r.files_seen, r.files_read, r.files_unchanged, r.problems, r.elapsed_s
         )
+        if r.files_removed:
+            # Files deleted or moved away since the last scan leave the results: say so, or a shorter
+            # list looks like a loss.
+            text += " · " + self.tr("{0:,} no longer there, removed from the index").format(r.files_removed)
+        self._set_idle(text)
         if r.problems:
             self.show_message(
                 self.tr("{0:,} files could not be read; the rest were scanned.").format(r.problems),
@@ -1344,7 +1347,7 @@ class MainWindow(QMainWindow):
         return out
 
     def _on_trashed(self, out: jobs.TrashOutcome) -> None:
-        self._set_idle(self.tr("Moved {0:,} files to the trash.").format(len(out.trashed)))
+        self._set_idle(self.tr("Moved {0} to the trash.").format(self._count(len(out.trashed), "file")))
         trashed = set(out.trashed)  # once: a set per member made this quadratic on the GUI thread
         self.model.set_marked(
             [fid for fid, p in zip(self.model.snapshot.l_file_id, self.model.snapshot.paths) if p in trashed],

@@ -1210,3 +1210,22 @@ def test_ignored_text_leaves_the_question_every_answer_repeats(qtbot, window, tm
     assert "a text to ignore" in win.message.text.text() and "Stop Ignoring" in win.message.text.text()
     with Index.open(win.index_path, readonly=True) as idx:
         assert str(root / "new.txt") not in idx.files().paths
+
+
+def test_status_line_counts_files_gone_since_the_last_scan_and_moved_to_the_trash(qtbot, window, corpus,
+                                                                                monkeypatch):
+    """After deleting files outside the window, a scan's status line says they left the results
+    (it used to list read / unchanged / problems only, so the shorter list was unexplained); one
+    file moved to the trash reads "1 file", not "1 files"."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(30)
+    scan(qtbot, win)
+    (corpus / "other.txt").unlink()
+    (corpus / "excerpt.txt").unlink()
+    scan(qtbot, win)
+    assert "2 no longer there, removed from the index" in win.status_label.text()
+    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: True)
+    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, "copy.txt")]], True)
+    with qtbot.waitSignal(win.trashFinished, timeout=WAIT):
+        win.trash_marked()
+    assert win.status_label.text() == "Moved 1 file to the trash."
