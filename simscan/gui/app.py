@@ -1,6 +1,7 @@
 """Start the window: ``simscan-gui [ROOT...] [--index PATH]`` (also ``simscan gui``).
 
-Roots given on the command line are added to the folder list and scanned at once.
+Folders named on the command line are scanned at once, and only they: they are this session's
+folder list (the remembered folders are set aside, and come back with "Restore Folders").
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def install_translations(app: QApplication) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="simscan-gui", description="The simscan window.")
-    p.add_argument("roots", nargs="*", metavar="ROOT", help="folders to add and scan at once")
+    p.add_argument("roots", nargs="*", metavar="ROOT", help="folders to scan at once (instead of the remembered ones)")
     p.add_argument("--index", metavar="PATH", help="index file (default: $SIMSCAN_INDEX or the data folder)")
     return p
 

@@ -1,9 +1,15 @@
 """Export the shown results to CSV, JSON or HTML.
 
+What is exported is what the window lists: the groups the Show filter and the search leave, and of
+each, its reference and the files the Show filter keeps ("Exact copies" exports no edited version,
+as none is on screen), in the shown order; a group's numbers (``reclaimable_bytes``, the HTML
+summary) count those files.  JSON and HTML also say which filter was on (``shown``), so a report
+never passes a filtered list off as the whole.
+
 * CSV is safe to open in a spreadsheet: a text cell starting with ``=``, ``+``, ``-``, ``@``
   (or a tab / carriage return, which some spreadsheets strip before looking) is prefixed with
   an apostrophe so it is never evaluated as a formula (OWASP "CSV injection").
-* JSON is one document: ``{"threshold": …, "groups": [{"kind", "reference", "reclaimable_bytes",
+* JSON is one document: ``{"threshold": …, "shown": {"show": …, "search": …}, "groups": [{"kind", "reference", "reclaimable_bytes",
   "members": [{"path", "similarity", "kind", "size", "modified", "encoding", "reference", "marked",
   "view"}]}]}``; ``view`` is "code" when a member was compared with its reference as program code
   (names and literals ignored), "text" otherwise, "" for the reference.
@@ -21,6 +27,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,11 +53,35 @@ def _iso(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
 
 
-def rows(snap: Snapshot, groups: Iterable[int], marked: frozenset[int] | set[int]) -> Iterator[dict[str, Any]]:
-    """One dict per member of each group (reference first); ``group`` numbers from 1."""
+@dataclass(frozen=True)
+class Shown:
+    """What the window shows of a snapshot: ``members`` (bool per member, None: all of each listed
+    group), and the filter's words for the file (``show``: the Show choice's label, "" for all;
+    ``search``: the search text, "" for none)."""
+
+    members: np.ndarray | None = None
+    show: str = ""
+    search: str = ""
+
+    def describe(self) -> str:
+        """"" when nothing is filtered, else e.g. "Show: Exact copies · search: report"."""
+        parts = ([f"Show: {self.show}"] if self.show else []) + ([f"search: {self.search}"] if self.search else [])
+        return " · ".join(parts)
+
+
+ALL = Shown()
+
+
+def rows(
+    snap: Snapshot, groups: Iterable[int], marked: frozenset[int] | set[int], shown: Shown = ALL
+) -> Iterator[dict[str, Any]]:
+    """One dict per shown member of each group (reference first); ``group`` numbers from 1."""
+    keep = shown.members
     for n, g in enumerate(groups, 1):
         g = int(g)
         for m in range(snap.l_start[g], snap.l_start[g + 1]):
+            if keep is not None and not keep[m] and not snap.l_is_ref[m]:
+                continue
             sim = snap.l_sim[m]
             yield {
                 "group": n,
@@ -73,23 +104,26 @@ def _view(snap: Snapshot, m: int) -> str:
     return "" if snap.l_is_ref[m] else snap.member_view(m)
 
 
-def write_csv(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
-    """Returns the number of rows written."""
+def write_csv(
+    path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int], shown: Shown = ALL
+) -> int:
+    """Returns the number of rows written.  (CSV has no place to say which filter was on: the
+    window's Export dialog and status line say it.)"""
     n = 0
     # utf-8-sig: spreadsheets then detect UTF-8; surrogateescape keeps undecodable names' bytes.
     with open(path, "w", newline="", encoding="utf-8-sig", errors="surrogateescape") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
-        for r in rows(snap, groups, marked):
+        for r in rows(snap, groups, marked, shown):
             r = dict(r, similarity="" if r["similarity"] is None else r["similarity"], marked="yes" if r["marked"] else "")
             w.writerow([neutralise(r[c]) for c in CSV_COLUMNS])
             n += 1
     return n
 
 
-def to_json(snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> dict[str, Any]:
+def to_json(snap: Snapshot, groups: Iterable[int], marked: frozenset[int], shown: Shown = ALL) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
-    for r in rows(snap, groups, marked):
+    for r in rows(snap, groups, marked, shown):
         if r["role"] == "reference":
             g = int(r["group"])
             out.append(
@@ -106,11 +140,13 @@ def to_json(snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> di
         member = {k: r[k] for k in ("path", "similarity", "kind", "size", "modified", "encoding", "marked", "view")}
         member["reference"] = r["role"] == "reference"
         out[-1]["members"].append(member)
-    return {"threshold": snap.threshold, "groups": out}
+    return {"threshold": snap.threshold, "shown": {"show": shown.show, "search": shown.search}, "groups": out}
 
 
-def write_json(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
-    doc = to_json(snap, groups, marked)
+def write_json(
+    path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int], shown: Shown = ALL
+) -> int:
+    doc = to_json(snap, groups, marked, shown)
     with open(path, "w", encoding="ascii") as f:
         json.dump(doc, f, indent=1, ensure_ascii=True)
         f.write("\n")
@@ -135,20 +171,20 @@ tr.ref td.path {{ font-weight: bold; }}
 """
 
 
-def write_html(path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int]) -> int:
+def write_html(
+    path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int], shown: Shown = ALL
+) -> int:
     e = html.escape
     groups = [int(g) for g in groups]
-    reclaim = int(snap.g_reclaim[np.asarray(groups, dtype=np.int64)].sum()) if groups else 0
-    parts = [
-        _HTML_HEAD.format(
-            title=e("simscan results"),
-            summary=e(
-                f"{len(groups)} groups at ≥ {snap.threshold:.0f} % similarity; {reclaim:,} bytes reclaimable by keeping "
-                "only each group's reference."
-            ),
-        )
-    ]
-    for r in rows(snap, groups, marked):
+    listed = list(rows(snap, groups, marked, shown))
+    reclaim = sum(r["size"] for r in listed if r["role"] != "reference")
+    files = sum(1 for r in listed if r["role"] != "reference")
+    summary = (f"{len(groups)} groups at ≥ {snap.threshold:.0f} % similarity; {reclaim:,} bytes reclaimable by keeping "
+               "only each group's reference.")
+    if shown.describe():
+        summary += f" Filtered as shown in the window ({shown.describe()}): {files:,} files besides the references."
+    parts = [_HTML_HEAD.format(title=e("simscan results"), summary=e(summary))]
+    for r in listed:
         if r["role"] == "reference":
             parts.append(f'<tr class="group"><td colspan="7">Group {r["group"]} — {e(r["group_kind"])}</td></tr>\n')
         sim = "" if r["similarity"] is None else f'{r["similarity"]:.1f} %'

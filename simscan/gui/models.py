@@ -354,10 +354,12 @@ class Snapshot:
         if new is None or new is ms[0]:
             return ms
         old = ms[0]
-        out = [new, *[m for m in ms if m is not new]]
         same_content = new.kind in _COPIES
         how: tuple[str, Any]
-        for i, m in enumerate(out[1:], 1):
+        placed: list[tuple[Any, float, tuple[str, Any], str]] = []  # (member, score, how its Pair is made, kind)
+        for m in ms:
+            if m is new:
+                continue
             copy = copy_kind(new.file_id, m.file_id) if copy_kind is not None else None
             if copy is not None:
                 v: float | None = 100.0  # a copy of the new reference
@@ -372,17 +374,23 @@ class Snapshot:
             else:
                 v = pair_best(new.file_id, m.file_id) if pair_best is not None else None
                 how = ("pair", pair_of(new.file_id, m.file_id) if pair_of is not None else None)
-            overrides[base + i] = math.nan if v is None else float(v)
-            if paired is not None:
-                paired[base + i] = how
-            kinds[base + i] = rereferenced_kind(
+            kind = rereferenced_kind(
                 m is old,
                 m.kind,
                 new.kind,
                 copy,
                 pair_kind(new.file_id, m.file_id) if pair_kind is not None else None,
             )
-        return out
+            placed.append((m, math.nan if v is None else float(v), how, kind))
+        # Best first, as every group lists its members (copies before equal scores); a file never paired
+        # with the new reference last.
+        placed.sort(key=lambda t: (-t[1] if t[1] == t[1] else math.inf, KIND_CODE.get(t[3], 9)))
+        for i, (_m, v, how, kind) in enumerate(placed, 1):
+            overrides[base + i] = v
+            if paired is not None:
+                paired[base + i] = how
+            kinds[base + i] = kind
+        return [new, *(t[0] for t in placed)]
 
     @staticmethod
     def from_group_arrays(
@@ -415,12 +423,13 @@ class Snapshot:
             m_ids = ids[ga.m_row]
             want = np.fromiter(preferred, np.int64, len(preferred))
             touched = np.unique(m_group[np.isin(m_ids, want)])
-            best_of, kind_of, index_of = _pair_best(pairs, ids, want) if touched.size else ({}, {}, {})
+            rows_of = np.asarray(ga.m_row, dtype=np.int64).tolist()
+            in_touched = np.isin(m_group, touched)
+            pair_at = _pair_lookup(pairs, files, np.asarray(ga.m_row, dtype=np.int64)[in_touched])
             copy_of = _copy_kind(files)
             ids_l, kind_l, sim0 = m_ids.tolist(), ga.m_kind.tolist(), ga.m_sim.tolist()
             pk0, sw0 = ga.m_pair.tolist(), ga.m_swap.tolist()
-            rows_of = np.asarray(ga.m_row, dtype=np.int64).tolist()
-            pair_a = np.asarray(pairs.a, dtype=np.int64) if touched.size else None
+            p_best, p_kind = pairs.best, pairs.kind
             start_l = g_start.tolist()
             for g in touched.tolist():
                 s, e = start_l[g], start_l[g + 1]
@@ -428,11 +437,15 @@ class Snapshot:
                 new = max(chosen, key=lambda j: preferred[ids_l[j]])
                 if new == s:
                     continue
-                out = [new, *[j for j in range(s, e) if j != new]]
                 same_content = KINDS[kind_l[new]] in ("exact", "content")
-                for i, j in enumerate(out[1:], 1):
+                placed: list[tuple[int, float, int, bool]] = []  # (member, score, pair, swap)
+                for j in range(s, e):
+                    if j == new:
+                        continue
                     copy = copy_of(rows_of[new], rows_of[j])
                     v: float | None
+                    kk, ksw = pair_at(rows_of[new], rows_of[j])
+                    pk = int(p_kind[kk]) if kk >= 0 else None
                     if copy is not None:
                         v, k, sw = 100.0, -1, False  # a copy of the new reference
                     elif same_content:
@@ -444,12 +457,8 @@ class Snapshot:
                         # one: that pair, read from the new reference's side.
                         v, k, sw = sim0[new], pk0[new], not sw0[new]
                     else:
-                        v = best_of.get((ids_l[new], ids_l[j]))
-                        k = index_of.get((ids_l[new], ids_l[j]), -2)
-                        sw = k >= 0 and rows_of[new] != int(pair_a[k])  # type: ignore[index]
-                    sim[s + i] = math.nan if v is None else float(v)
-                    new_k[s + i] = (k, sw)
-                    pk = kind_of.get((ids_l[new], ids_l[j]))
+                        k, sw = (kk, ksw) if kk >= 0 else (-2, False)  # -2: never paired, no score
+                        v = float(p_best[k]) if k >= 0 else None
                     kinds[j] = KIND_CODE[
                         rereferenced_kind(
                             j == s,
@@ -459,6 +468,14 @@ class Snapshot:
                             None if pk is None else KINDS[pk],
                         )
                     ]
+                    placed.append((j, math.nan if v is None else float(v), k, sw))
+                # Best first, as every group lists its members (copies before equal scores); a file
+                # never paired with the new reference (no score) last.
+                placed.sort(key=lambda t: (-t[1] if t[1] == t[1] else math.inf, int(kinds[t[0]])))
+                out = [new, *(t[0] for t in placed)]
+                for i, (_j, v, k, sw) in enumerate(placed, 1):
+                    sim[s + i] = v
+                    new_k[s + i] = (k, sw)
                 order[s:e] = out
                 sim[s] = sim0[new]  # set to 100 below, as every reference
         rows = np.asarray(ga.m_row, dtype=np.int64)[order]
@@ -589,23 +606,52 @@ def folders_of(files: Any) -> tuple[np.ndarray, list[str]]:
     return codes, names
 
 
-def _pair_best(
-    pairs: Any, ids: np.ndarray, want: np.ndarray
-) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], int], dict[tuple[int, int], int]]:
-    """(a_id, b_id) -> best score, -> kind code, and -> index in the pair columns, of the pairs
-    touching the file ids ``want``, both orientations (a later pair of the same two files wins,
-    as the pairs are listed)."""
-    a, b = ids[pairs.a], ids[pairs.b]
-    sel = np.flatnonzero(np.isin(a, want) | np.isin(b, want))
-    out: dict[tuple[int, int], float] = {}
-    kinds: dict[tuple[int, int], int] = {}
-    index: dict[tuple[int, int], int] = {}
-    for x, y, v, k, i in zip(a[sel].tolist(), b[sel].tolist(), pairs.best[sel].tolist(), pairs.kind[sel].tolist(),
-                             sel.tolist()):
-        out[(x, y)] = out[(y, x)] = v
-        kinds[(x, y)] = kinds[(y, x)] = k
-        index[(x, y)] = index[(y, x)] = i
-    return out, kinds, index
+def _copy_key(files: Any) -> Callable[[int, int], Any]:
+    """key(row, _) of a file table: equal for two rows that :func:`_copy_kind` calls copies (the
+    same text, or for files without a text hash the same bytes)."""
+    size, ck, ch, text = files.size, files.checksum, files.content_hash, files.is_text
+
+    def key(r: int, _unused: int = 0) -> Any:
+        return ("c", ch[r], bool(text[r])) if ch[r] is not None else ("x", ck[r], int(size[r]))
+
+    return key
+
+
+def _pair_lookup(pairs: Any, files: Any, rows: np.ndarray) -> Callable[[int, int], tuple[int, bool]]:
+    """pair(ra, rb) -> (index in the pair columns, swapped) of the scored pair of two rows of
+    ``files`` among ``rows`` (either orientation, a later listed pair of the same two winning;
+    swapped: listed as (rb, ra)), or (-1, False) when none.  When the two were never paired
+    themselves, the pair of a copy of ``ra`` with a copy of ``rb`` stands for theirs: the pair
+    search scores one file of each set of copies (its *representative*) and lists the others
+    only against it, and copies have the same fingerprints, hence the same scores.  Without
+    this, a copy made the reference (Ctrl+E) showed no score for most of its group."""
+    key = _copy_key(files)
+    ch, ck = files.content_hash, files.checksum
+    rows_l = np.unique(np.asarray(rows, dtype=np.int64)).tolist()
+    want = {key(r) for r in rows_l}
+    hashes = {k[1] for k in want}
+    # Every row that is a copy of one of ``rows`` (a pass over the table's hash lists, no key built
+    # for rows whose hashes are not wanted).
+    mates = [r for r, (h, c) in enumerate(zip(ch, ck)) if (h in hashes or c in hashes) and key(r) in want]
+    mates_a = np.asarray(sorted(set(mates) | set(rows_l)), dtype=np.int64)
+    a, b = np.asarray(pairs.a, dtype=np.int64), np.asarray(pairs.b, dtype=np.int64)
+    sel = np.flatnonzero(np.isin(a, mates_a) | np.isin(b, mates_a))
+    direct: dict[tuple[int, int], tuple[int, bool]] = {}
+    by_copy: dict[tuple[Any, Any], tuple[int, Any]] = {}
+    for x, y, i in zip(a[sel].tolist(), b[sel].tolist(), sel.tolist()):
+        direct[(x, y)], direct[(y, x)] = (i, False), (i, True)
+        kx, ky = key(x), key(y)
+        by_copy[(kx, ky)] = by_copy[(ky, kx)] = (i, kx)
+
+    def pair(ra: int, rb: int) -> tuple[int, bool]:
+        found = direct.get((ra, rb))
+        if found is not None:
+            return found
+        ka = key(ra)
+        i, kx = by_copy.get((ka, key(rb)), (-1, None))
+        return (i, i >= 0 and kx != ka)
+
+    return pair
 
 
 def _copy_kind(files: Any) -> Callable[[int, int], str | None]:

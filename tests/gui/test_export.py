@@ -100,3 +100,41 @@ def test_export_respects_the_filter_and_reports_errors(scanned, tmp_path):
     ]
     assert win.export(str(tmp_path / "no-such-dir" / "x.csv")) == 0
     assert win.message.isVisible() and "Could not write" in win.message.text.text()
+
+
+def test_export_writes_what_the_show_filter_shows(qtbot, corpus, tmp_path):
+    """Show: Exact copies, then Export: the file holds the rows on screen (the reference and its
+    copies), not the edited version and the excerpt the filter hides; JSON and HTML say which filter
+    was on, and the numbers count what was exported.  (The export used to write every member of
+    each shown group, so a 'copies only' list came out with the edited versions in it.)"""
+    win = MainWindow(index_path=tmp_path / "index.sqlite3", roots=[str(corpus)], autoload=False)
+    qtbot.addWidget(win)
+    win.show()
+    win.threshold_slider.setValue(30)
+    with qtbot.waitSignal(win.resultsLoaded, timeout=30_000):
+        win.start_scan()
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("exact"))
+    shown = {"original.txt", "copy.txt", "utf16.txt"}
+    assert "Shown: 1 of 1 group · 3 of 5 files" in win.summary_label.text()
+
+    assert win.export(str(tmp_path / "r.csv")) == 3
+    with open(tmp_path / "r.csv", encoding="utf-8-sig", newline="") as f:
+        assert {os.path.basename(r["path"]) for r in csv.DictReader(f)} == shown
+    assert "as shown (Show: Exact copies)" in win.status_label.text()
+
+    win.export(str(tmp_path / "r.json"))
+    doc = json.loads((tmp_path / "r.json").read_text())
+    (g,) = doc["groups"]
+    assert {os.path.basename(m["path"]) for m in g["members"]} == shown
+    assert g["reclaimable_bytes"] == sum((corpus / n).stat().st_size for n in ("copy.txt", "utf16.txt"))
+    assert doc["shown"] == {"show": "Exact copies", "search": ""}
+
+    win.export(str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert "excerpt.txt" not in page and "edited.txt" not in page and "Show: Exact copies" in page
+
+    # Everything shown again: everything exported, and no filter named.
+    win.kind_combo.setCurrentIndex(win.kind_combo.findData("all"))
+    assert win.export(str(tmp_path / "all.json")) == 1
+    doc = json.loads((tmp_path / "all.json").read_text())
+    assert len(doc["groups"][0]["members"]) == 5 and doc["shown"] == {"show": "", "search": ""}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -193,3 +194,46 @@ def test_signals_do_not_leak_bool_references(qapp):
     assert (sys.getrefcount(True), sys.getrefcount(False)) >= before
     # With the correction installed, the probe no longer sees a leak.
     assert not compat.emit_steals_bool_reference()
+
+
+def test_folders_named_at_start_are_the_ones_scanned(qtbot, tmp_path):
+    """`simscan-gui FOLDER` (run: MainWindow(roots=...), then a scan): the named folder is scanned, not
+    the folders remembered from earlier sessions too; those are named in a banner with a way back,
+    and still remembered afterwards.  (They used to be scanned as well, unasked.)"""
+    from simscan.gui.models import Folder
+    from simscan.index import Index
+
+    dirs = {}
+    for name in ("old", "ref", "named"):
+        d = dirs[name] = tmp_path / name
+        d.mkdir()
+        (d / f"{name}.txt").write_text(f"{name} " * 200)
+    first = MainWindow(index_path=tmp_path / "i.sqlite3", autoload=False)
+    qtbot.addWidget(first)
+    first.folders.set_folders([Folder(str(dirs["old"])), Folder(str(dirs["ref"]), True)])
+    first.close()
+
+    win = MainWindow(index_path=tmp_path / "i.sqlite3", roots=[str(dirs["named"]), str(dirs["ref"])], autoload=False)
+    qtbot.addWidget(win)
+    win.show()
+    # The named folders only; one named again keeps its reference tick.
+    assert [(f.path, f.reference) for f in win.folders.folders] == [(str(dirs["named"]), False),
+                                                                    (str(dirs["ref"]), True)]
+    with qtbot.waitSignal(win.scanFinished, timeout=30_000):
+        win.start_scan()
+    with Index.open(tmp_path / "i.sqlite3", readonly=True) as idx:
+        assert sorted(os.path.basename(p) for p in idx.files().paths) == ["named.txt", "ref.txt"]
+    bar = win.message
+    assert bar.isVisible() and str(dirs["old"]) in bar.text.text() and bar.action.text() == "Restore Folders"
+    bar.action.click()
+    assert [f.path for f in win.folders.folders] == [str(dirs["named"]), str(dirs["ref"]), str(dirs["old"])]
+    assert bar.isHidden()  # the state it described is gone
+    win.close()
+
+    # Not restored: still remembered for the next session.
+    again = MainWindow(index_path=tmp_path / "i.sqlite3", roots=[str(dirs["named"])], autoload=False)
+    qtbot.addWidget(again)
+    again.close()
+    later = MainWindow(index_path=tmp_path / "i.sqlite3", autoload=False)
+    qtbot.addWidget(later)
+    assert {f.path for f in later.folders.folders} == {str(d) for d in dirs.values()}

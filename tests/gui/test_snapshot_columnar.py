@@ -3,6 +3,7 @@ Group objects of the same grouping (the path of simscan 0.1), "make reference" i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -22,32 +23,50 @@ _LISTS = ("paths", "folded", "encodings", "is_text", "l_start", "l_group", "l_fi
           "l_kind", "l_is_ref", "l_g_kind", "l_g_reclaim")
 
 
-def _pair_lookup(pairs, preferred):
-    """best(a, b) of the pairs touching a preferred file: the window's lookup of simscan 0.1."""
-    want = set(preferred)
-    best = {}
-    for p in pairs:
-        if p.a_id in want or p.b_id in want:
-            best[(p.a_id, p.b_id)] = best[(p.b_id, p.a_id)] = p.best
-    return lambda a, b: best.get((a, b))
+def _listed(pairs, table):
+    """pair(a_id, b_id): the listed Pair of two files, either orientation (a later pair of the same
+    two wins), else the last listed pair of a copy of one with a copy of the other (the pair search
+    lists a set of copies' pairs for one of them only); oriented (a, b) either way; None if none.
+    Copies: the same text hash, or without one the same bytes -- by brute force over every pair."""
+    row = {int(f): i for i, f in enumerate(table.ids)}
+
+    def cls(fid):
+        r = row[fid]
+        h = table.content_hash[r]
+        return ("c", h, bool(table.is_text[r])) if h is not None else ("x", table.checksum[r], int(table.size[r]))
+
+    def oriented(p, a):
+        if p.a_id == a or (p.b_id != a and cls(p.a_id) == cls(a)):
+            return dataclasses.replace(p, a_id=a) if p.a_id != a else p
+        return dataclasses.replace(p, a_id=a, b_id=p.a_id, containment_a=p.containment_b,
+                                   containment_b=p.containment_a)
+
+    def pair(a, b):
+        direct = [p for p in pairs if {p.a_id, p.b_id} == {a, b} and a != b]
+        if direct:
+            return oriented(direct[-1], a)
+        ca, cb = cls(a), cls(b)
+        by_copy = [p for p in pairs if {cls(p.a_id), cls(p.b_id)} == {ca, cb} and (ca != cb or p.a_id == p.b_id)]
+        return oriented(by_copy[-1], a) if by_copy else None
+
+    return pair
 
 
-def _pair_of(pairs):
-    """The listed Pair of two files by id, either orientation (a later pair of the same two wins)."""
-    found = {}
-    for p in pairs:
-        found[(p.a_id, p.b_id)] = found[(p.b_id, p.a_id)] = p
-    return lambda a, b: found.get((a, b))
-
-
-def _kind_lookups(pairs, table):
-    """pair_kind(a, b) and copy_kind(a, b) by file id, as the columnar path finds them."""
-    kinds = {}
-    for p in pairs:
-        kinds[(p.a_id, p.b_id)] = kinds[(p.b_id, p.a_id)] = p.kind
+def _lookups(pairs, table):
+    """pair_best, pair_kind, copy_kind and pair_of by file id, as the columnar path finds them."""
+    listed = _listed(pairs, table)
     row = {int(f): i for i, f in enumerate(table.ids)}
     copy = models._copy_kind(table)
-    return (lambda a, b: kinds.get((a, b))), (lambda a, b: copy(row[a], row[b]))
+
+    def best(a, b):
+        p = listed(a, b)
+        return None if p is None else p.best
+
+    def kind(a, b):
+        p = listed(a, b)
+        return None if p is None else p.kind
+
+    return best, kind, (lambda a, b: copy(row[a], row[b])), listed
 
 
 def _same_floats(x, y) -> bool:
@@ -66,9 +85,9 @@ def test_from_group_arrays_equals_from_groups(seed: int) -> None:
         groups = group_pairs(pairs, t, min_similarity=threshold, reference_roots=roots)
         members = [m.file_id for g in groups for m in g.members]
         for preferred in ([], rng.sample(members, min(len(members), rng.randrange(0, 6))), [10**9]):
-            pair_kind, copy_kind = _kind_lookups(pairs, t)
-            want = Snapshot.from_groups(groups, threshold, preferred, _pair_lookup(pairs, preferred) if preferred
-                                        else None, pair_kind, copy_kind, _pair_of(pairs))
+            pair_best, pair_kind, copy_kind, pair_of = _lookups(pairs, t)
+            want = Snapshot.from_groups(groups, threshold, preferred, pair_best if preferred else None, pair_kind,
+                                        copy_kind, pair_of)
             ga = group_pair_arrays(table, t, min_similarity=threshold, reference_roots=roots)
             got = Snapshot.from_group_arrays(ga, t, table, threshold, preferred)
             for name in _ARRAYS:
