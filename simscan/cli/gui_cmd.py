@@ -7,7 +7,7 @@ import argparse
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gui", help="open the simscan window", description="Open the simscan window.")
-    p.add_argument("roots", nargs="*", metavar="ROOT", help="folders to add and scan at once")
+    p.add_argument("roots", nargs="*", metavar="ROOT", help="folders to scan at once (instead of the remembered ones)")
     p.add_argument("--index", metavar="PATH", help="index file (default: $SIMSCAN_INDEX or the data folder)")
     p.set_defaults(func=_run)
 

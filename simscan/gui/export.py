@@ -89,7 +89,7 @@ def rows(
                 "role": "reference" if snap.l_is_ref[m] else "member",
                 "path": snap.paths[m],
                 "similarity": None if math.isnan(sim) else shown_pct(sim, 2),
-                "kind": "reference" if snap.l_is_ref[m] else KINDS[snap.l_kind[m]],
+                "kind": "reference" if snap.l_is_ref[m] else snap.kind_name(m),
                 "size": snap.l_size[m],
                 "modified": _iso(snap.l_mtime[m]),
                 "encoding": snap.encodings[m] or ("" if snap.is_text[m] else "binary"),

@@ -40,7 +40,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
-from simscan.similarity.types import KIND_CODE, KINDS, Pair, shown_pct
+from simscan.similarity.types import KIND_CODE, KINDS, Pair, member_kind, shown_pct
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()  # the invalid index, a default argument (never mutated)
@@ -190,6 +190,16 @@ class Snapshot:
             return self.pairs.view_of(m)
         pair = self.pairs[m]
         return "" if pair is None else getattr(pair, "view", "text")
+
+    def kind_name(self, m: int) -> str:
+        """Member ``m``'s kind as shown, read from the member's side (``types.member_kind``): a
+        "contained" member is "contains" when its reference lies in it."""
+        kind = KINDS[self.l_kind[m]]
+        if kind == "contained" and m < len(self.pairs):
+            pair = self.pairs[m]
+            if pair is not None:
+                return member_kind(pair)
+        return kind
 
     def scores_text(self, m: int) -> str:
         """The detailed scores behind member ``m``'s percentage, for a tooltip."""
@@ -945,8 +955,8 @@ class ResultsModel(QAbstractItemModel):
                 if s.l_is_ref[m]:
                     return _tr("reference")
                 if s.member_view(m) == "code":
-                    return _tr("{0} (code)").format(_tr(KINDS[s.l_kind[m]]))
-                return _tr(KINDS[s.l_kind[m]])
+                    return _tr("{0} (code)").format(_tr(s.kind_name(m)))
+                return _tr(s.kind_name(m))
             if col == COL_SIZE:
                 return format_size(s.l_size[m])
             if col == COL_MODIFIED:

@@ -1137,6 +1137,25 @@ def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
     assert f"These two files alone: {shown_pct(alone.best):.1f} %" in text
 
 
+def test_a_member_holding_its_reference_is_shown_as_contains(qtbot, window, tmp_path):
+    """The older excerpt leads the group: the source listed under it "contains" it (it read "contained",
+    as if the source were the excerpt), as the CLI says; the export says the same."""
+    from similarity_support import words
+
+    root = tmp_path / "answers"
+    root.mkdir()
+    text = words(5, 1700)
+    (root / "source.txt").write_text(text)
+    (root / "answer.txt").write_text(text[4000:5500])
+    os.utime(root / "answer.txt", (1_000_000_000, 1_000_000_000))  # the older: the reference
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    assert shown_groups(win) == [{"answer.txt": ("reference", 100.0), "source.txt": ("contains", 100.0)}]
+    assert shown_groups(win) == core_groups(tmp_path / "index.sqlite3", win.threshold_slider.value())
+    m = member_row(win, "source.txt")
+    assert win.model.snapshot.kind_name(m) == "contains"
+
+
 def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
     """A renamed copy of a program is listed as compared by its code; View > Compare Program Code by
     Structure off re-reads the results on the text alone, and the choice is remembered."""
