@@ -13,11 +13,11 @@ from similarity_support import index_tree, lengths_cutoff, words
 
 from simscan.fingerprint import DEFAULT_PARAMS, rolling
 from simscan.index import Index
+from simscan.index.store import BARE_COPIES_SQL
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, Pair, find_groups, find_pairs, group_pairs, query
 from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
 from simscan.similarity.compare import SCORE_KIND, fingerprint_set
 from simscan.similarity.core import SimilarityParams, compute_pair_arrays, to_pairs
-from simscan.similarity.engine import COPIES_SQL
 from simscan.similarity.memory import table_from_paths
 
 
@@ -351,7 +351,7 @@ def test_query_finds_copies_of_short_files(tmp_path: Path) -> None:
                                                             ("0.txt", "content"), ("c.txt", "content")]
     # Found by a seek of the partial index on such files, not a read of the whole table.
     with Index.open(idx, readonly=True) as ix:
-        plan = ix.connection.execute("EXPLAIN QUERY PLAN " + COPIES_SQL, (b"x", 1)).fetchall()
+        plan = ix.connection.execute("EXPLAIN QUERY PLAN " + BARE_COPIES_SQL, (b"x", 1)).fetchall()
     assert "USING INDEX files_bare" in " ".join(str(r[-1]) for r in plan)
 
 

@@ -68,6 +68,9 @@ Version 5
 from __future__ import annotations
 
 SCHEMA_VERSION = 5
+#: The rows of the partial index ``files_bare`` (version 5; never to change): a query seeks it only
+#: when its WHERE repeats this condition.
+BARE_ROWS = "fp_count = 0 AND error IS NULL"
 #: The oldest schema that read-only opens (pairs, groups, the window) read as it is: version 3
 #: only adds the results cache, which they then do without.
 READABLE_VERSION = 2
@@ -140,5 +143,5 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', '1')",
     ),
     4: ("ALTER TABLE files ADD COLUMN ctime_ns INTEGER",),
-    5: ("CREATE INDEX files_bare ON files(content_hash) WHERE fp_count = 0 AND error IS NULL",),
+    5: (f"CREATE INDEX files_bare ON files(content_hash) WHERE {BARE_ROWS}",),
 }

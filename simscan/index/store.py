@@ -56,7 +56,7 @@ from simscan.fingerprint.checksum import to_signed64
 from simscan.index import postings as _postings
 from simscan.index import results as _results
 from simscan.index.errors import IndexLocked, IndexUnavailable, NotAnIndex, RefusedToMove, corrupt, translate
-from simscan.index.schema import MIGRATIONS, READABLE_VERSION, SCHEMA_VERSION
+from simscan.index.schema import BARE_ROWS, MIGRATIONS, READABLE_VERSION, SCHEMA_VERSION
 from simscan.model import ALGORITHM_VERSION, Fingerprints
 
 BUSY_TIMEOUT_MS = 10_000
@@ -98,13 +98,20 @@ def companion_paths(path: Path) -> list[Path]:
     return [path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal"), Path(f"{path}.lock")]
 
 
+#: ``Index.bare_copies``: its WHERE holds the partial index's condition, so SQLite seeks that index.
+BARE_COPIES_SQL = f"SELECT id FROM files WHERE {BARE_ROWS} AND content_hash = ? AND is_text = ?"
+
+#: What ``move_aside`` adds to an index's name (then the UTC time).
+_ASIDE = ".corrupt-"
+
+
 def set_aside_paths(path: Path) -> list[Path]:
     """Earlier indexes at ``path`` that a rebuild moved aside (``move_aside``), with their -wal/-shm:
     simscan's own files, which a scan of a folder holding the index leaves out like the index."""
     path = Path(path)
     try:
         with os.scandir(path.parent) as it:
-            return [Path(e.path) for e in it if e.name.startswith(f"{path.name}.corrupt-")]
+            return [Path(e.path) for e in it if e.name.startswith(f"{path.name}{_ASIDE}")]
     except OSError:
         return []
 
@@ -1084,6 +1091,13 @@ class Index:
             return 0
 
     @_sql_errors
+    def bare_copies(self, content_hash: bytes, is_text: bool) -> np.ndarray:
+        """Ids (int64) of the files with no fingerprints (too short for a window) and this content
+        hash: the copies of such a file, which no fingerprint lookup finds.  A seek of ``files_bare``
+        (schema 5; a read-only open of an older index reads the table instead)."""
+        rows = self._conn.execute(BARE_COPIES_SQL, (content_hash, int(is_text))).fetchall()
+        return np.array([r[0] for r in rows], np.int64)
+
     def files_with_fingerprints(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Inverted-index lookup: ``(values uint64[k], file_ids int64[k])`` sorted by value then id.
 
@@ -1383,10 +1397,10 @@ def move_aside(path: Path) -> Path | None:
         if why is not None:
             raise RefusedToMove(why)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    dest = Path(f"{path}.corrupt-{stamp}")
+    dest = Path(f"{path}{_ASIDE}{stamp}")
     k = 1
     while dest.exists():
-        dest = Path(f"{path}.corrupt-{stamp}-{k}")
+        dest = Path(f"{path}{_ASIDE}{stamp}-{k}")
         k += 1
     moved = None
     if path.exists() and path.stat().st_size > 0:

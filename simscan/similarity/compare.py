@@ -228,8 +228,9 @@ def matching_runs(
         order = order[:MAX_RUNS]
     cov_a = np.zeros(units_a.size, dtype=bool)
     cov_b = np.zeros(units_b.size, dtype=bool)
-    if repeated:
-        # A run is not extended into units under a window of a text to ignore.
+    ignoring = bool(ignored_a.any())
+    if repeated or ignoring:
+        # Units under a window of a text to ignore: no run is extended into them, and no passage shows them.
         stop_a = _under(ignored_a, units_a.size, window)
         stop_b = _under(_in_sorted(hb, exclude), units_b.size, window)
     acc: list[tuple[int, int, int, int]] = []
@@ -249,9 +250,8 @@ def matching_runs(
         cov_a[a0:a1] = True
         cov_b[b0:b1] = True
         acc.append((a0, a1, b0, b1))
-    if ignored_a.any():
-        acc = _without_ignored(acc, _under(ignored_a, units_a.size, window),
-                               _under(_in_sorted(hb, exclude), units_b.size, window), window)
+    if ignoring:
+        acc = _without_ignored(acc, stop_a, stop_b, window)
     acc.sort()
     return [(a0, a1) for a0, a1, _, _ in acc], [(b0, b1) for _, _, b0, b1 in acc], capped
 

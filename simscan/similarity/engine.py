@@ -475,22 +475,15 @@ def _scan_holders(index: Any, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return np.concatenate(out_v), np.concatenate(out_f)
 
 
-#: Copies of a file too short for fingerprints (its content hash, is_text); the WHERE repeats the
-#: partial index's condition, which is what lets SQLite seek it (``schema``, version 5).
-COPIES_SQL = "SELECT id FROM files WHERE fp_count = 0 AND error IS NULL AND content_hash = ? AND is_text = ?"
-
-
 def _copies(index: Any, fp: Fingerprints) -> np.ndarray:
     """Ids of files with no fingerprints and the same bytes or the same normalised text as ``fp``:
     copies of a file too short for a window, which no fingerprint lookup can find.  (A copy of a
     file with fingerprints holds all of them and is found by them.)  Same bytes give the same
-    content hash, so one key serves both; the partial index ``files_bare`` makes it a seek (an
-    index older than schema 5, opened read-only, reads the table instead)."""
+    content hash, so one key serves both (``Index.bare_copies``: an index seek)."""
     try:
-        rows = index.connection.execute(COPIES_SQL, (fp.content_hash, int(fp.is_text))).fetchall()
+        return index.bare_copies(fp.content_hash, fp.is_text)
     except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
         return np.empty(0, np.int64)
-    return np.array([r[0] for r in rows], np.int64)
 
 
 def _file_count_bound(index: Any) -> int:
