@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from simscan.gui.widgets import ElidedLabel, blend
-from simscan.similarity.types import shown_pct
+from simscan.similarity.types import member_kind, shown_pct
 
 #: Characters shown per side (~150 printed pages).  Laying out more in a QPlainTextEdit takes
 #: longer than a user waits for a preview; the rest is summarised in a note.
@@ -311,7 +311,7 @@ class PreviewWidget(QStackedWidget):
             "{r:.1f} %, {cb:.1f} % of {name} is in the reference, {ca:.1f} % of the reference is in {name}."
         ).format(
             name=name,
-            kind=self.tr(shown.kind),
+            kind=self.tr(member_kind(shown)),
             best=shown_pct(row_similarity if listed and row_pair is not None else shown.best),
             r=shown_pct(shown.resemblance),
             ca=shown_pct(shown.containment_a),
@@ -332,7 +332,7 @@ class PreviewWidget(QStackedWidget):
                 "{kind}: {best:.1f} % similar — resemblance {r:.1f} %, {cb:.1f} % of the selected file is in the "
                 "reference, {ca:.1f} % of the reference is in the selected file."
             ).format(
-                kind=self.tr(shown.kind).capitalize(),
+                kind=self.tr(member_kind(shown)).capitalize(),
                 best=shown_pct(best if best is not None else shown.best),
                 r=shown_pct(shown.resemblance),
                 ca=shown_pct(shown.containment_a),
@@ -340,10 +340,10 @@ class PreviewWidget(QStackedWidget):
             )
         elif best is not None:
             text = self.tr("{kind}: {best:.1f} % similar.").format(
-                kind=self.tr(alone.kind).capitalize(), best=shown_pct(best)
+                kind=self.tr(member_kind(alone)).capitalize(), best=shown_pct(best)
             )
         else:
-            text = self.tr("{kind}.").format(kind=self.tr(alone.kind).capitalize())
+            text = self.tr("{kind}.").format(kind=self.tr(member_kind(alone)).capitalize())
         if getattr(shown, "view", "text") == "code":
             text += " " + self.tr(
                 "Compared as program code: every name and literal is ignored, so this says how much of the two "

@@ -1154,6 +1154,7 @@ def test_a_member_holding_its_reference_is_shown_as_contains(qtbot, window, tmp_
     assert shown_groups(win) == core_groups(tmp_path / "index.sqlite3", win.threshold_slider.value())
     m = member_row(win, "source.txt")
     assert win.model.snapshot.kind_name(m) == "contains"
+    assert preview_of(qtbot, win, m).summary.text().startswith("Contains: ")
 
 
 def test_code_view_is_shown_and_can_be_switched_off(qtbot, window, tmp_path):
