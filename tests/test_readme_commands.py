@@ -16,7 +16,7 @@ def test_readme_opens_with_two_commands():
     assert [line for line in head.splitlines() if line.strip()] == ["# simscan"]
     install_and_run, install_and_test = _opening_commands()
     assert "simscan scan" in install_and_run
-    assert install_and_test.endswith("-m pytest")
+    assert "-m pytest" in install_and_test and "cargo test" in install_and_test  # Python's and the crate's tests
 
 
 def test_ci_runs_the_readme_test_command_verbatim():
