@@ -151,10 +151,10 @@ def product_form(text: str, ops: str = "space", numbers: str = "keep", glue: boo
     ``glue``: no space between two adjacent placeholders (``code.glue``); ``types``: primitive
     type keywords are names (``code.TYPE_NAMES``), else they keep their text as keywords do.
     ``glue=False, types=False`` is the code view of ALGORITHM_VERSION 10."""
-    u = C.code_form_units(text).copy()
+    u = np.frombuffer(C.code_form(text).encode("utf-32-le", "surrogatepass"), dtype="<u4").copy()
     src = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     prot = np.zeros(u.size + 1, dtype=np.int64)
-    for a, b in C._protected_spans(text):
+    for a, b in (m.span() for m in _PROTECTED.finditer(text)):
         prot[a] += 1
         prot[b] -= 1
     free = np.cumsum(prot[:-1]) == 0
@@ -164,18 +164,27 @@ def product_form(text: str, ops: str = "space", numbers: str = "keep", glue: boo
             if free[a] and u[a] == C._PH:
                 u[a:b] = src[a:b]
     if ops == "drop":
-        cls = np.array([not (chr(c).isalnum() or chr(c).isspace() or c in (C._PH, C._FILL, 0x5F)) for c in u.tolist()],
+        cls = np.array([not (chr(c).isalnum() or chr(c).isspace() or c in (C._PH, _FILL, 0x5F)) for c in u.tolist()],
                        dtype=bool) if u.size else np.zeros(0, dtype=bool)
-        u[cls & free] = C._FILL
+        u[cls & free] = _FILL
     if numbers == "ph":
         form = u.tobytes().decode("utf-32-le", "surrogatepass")
         for m in re.finditer(r"(?<![\w\ue000\u200b])\d\w*(?:\.\d\w*)?", form):
             a, b = m.span()
             if free[a]:
                 u[a] = C._PH + 1
-                u[a + 1 : b] = C._FILL
-    out = T.normalize_code_points(u[u != C._FILL])
+                u[a + 1 : b] = _FILL
+    out = T.normalize(u[u != _FILL].tobytes().decode("utf-32-le", "surrogatepass"))
     return C.glue(out) if glue else out
+
+
+_FILL = ord(C.FILLER)
+# Comments, literals and include/import lines, leftmost first (the code view's protected spans).
+_PROTECTED = re.compile(
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\[^\n]|[^\"\\\n])*(?:\"|\\?$)|'(?:\\[^\n]|[^'\\\n])*(?:'|\\?$)"
+    r"|^[ \t]*#[ \t]*include\b[^\n]*|^[ \t]*(?:import|package|using|use)[ \t]+[\w.*: \t]+;",
+    re.DOTALL | re.MULTILINE,
+)
 
 
 _P64 = np.uint64(0x100000001B3)

@@ -1,4 +1,4 @@
-"""Scanning: walk the roots, read what changed in worker processes, write it to the index.
+"""Scanning: walk the roots, read what changed on reading threads, write it to the index.
 
 One core API for the CLI and the GUI::
 
@@ -24,21 +24,19 @@ row gets the new path, nothing is read.  Indexed paths under the roots that the 
 finds (deleted, or now excluded by the options) are forgotten with their fingerprints - except
 below folders that could not be listed this time, whose rows are kept.
 
-Threading model: the calling thread walks, decides and is the ONLY writer to SQLite; worker
-processes (``forkserver`` context: no fork of a process that may run Qt or other threads) open,
-read and fingerprint files in batches - up to :data:`BATCH_FILES` small files or one large file
-per task, so inter-process overhead per file stays small - and send back compact tuples.
-Reading starts while the walk goes on: after each folder the walker queues its new and changed
-files and collects finished batches without waiting; on a first scan of the roots the workers
-are started with the walk, otherwise once there is more than :data:`INLINE_MAX_FILES` files or
-:data:`INLINE_MAX_BYTES` to read (below that, reading in-process beats starting workers).  A
-new path that might be a rename (it has the identity of an indexed file) waits for the end of
-the walk, when it is known whether the old path is gone.  The writer commits every
-:data:`COMMIT_FILES` files or :data:`COMMIT_SECONDS`, so a crash, a cancel or Ctrl-C loses at
-most one batch, and the next scan picks up the rest.  At most ``3 x jobs`` tasks are in flight
-(``8 x jobs`` while they hold at most 64 MB of files), which bounds memory whatever the tree.
-If workers cannot start (e.g. ``__main__`` cannot be re-imported) or keep dying, the scan reads
-in-process instead.
+Threading model: the calling thread walks, decides and is the ONLY writer to SQLite; ``jobs``
+reading threads open, read and fingerprint files in batches - up to :data:`BATCH_FILES` small
+files or one large file per task - in the native core (``simscan._native.read_task``), which
+releases the GIL for the whole batch and hands back compact tuples (one job: the calling thread
+reads between folders).  Reading starts while the walk goes on: after each folder the walker
+queues its new and changed files and collects finished batches without waiting.  A new path that
+might be a rename (it has the identity of an indexed file) waits for the end of the walk, when it
+is known whether the old path is gone.  The writer commits every :data:`COMMIT_FILES` files or
+:data:`COMMIT_SECONDS`, so a crash, a cancel or Ctrl-C loses at most one batch, and the next scan
+picks up the rest.  At most ``3 x jobs`` tasks are in flight (``8 x jobs`` while they hold at most
+64 MB of files), which bounds memory whatever the tree.  Threads replaced the worker processes of
+earlier versions: no fork server to start, no pickling of results, nothing left behind by a
+``kill -9``, and a panic in the core is a problem line for its file.
 
 A rescan of a large tree (:data:`SPLIT_WALK_MIN_FILES`) from the command line, with a CPU idle, walks
 in two processes: a forked child (:class:`simscan.walk.ForkedShare`, before any thread or worker
@@ -54,25 +52,19 @@ once, then reported as a problem.
 
 from __future__ import annotations
 
-import errno
-import multiprocessing as mp
 import os
-import select
-import signal
-import stat
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simscan.fingerprint import open_fd_unseen
+from simscan import _native
+from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_bytes, fingerprint_file, open_fd_unseen
 from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.walk import (
@@ -88,25 +80,22 @@ from simscan.walk import (
     walk,
 )  # fmt: skip
 
-#: Small files per worker task.  A task's round trip costs ~0.2 ms (pickling, pipes, wake-ups), so
-#: 256 files make it < 1 us per file, while 256 x ~8 KB keeps a task ~2 MB and the in-flight
-#: window (3 x jobs tasks) a few MB; fingerprint_many also amortises its per-call numpy overhead.
+#: Small files per task: one call into the native core (and one GIL release) per 256 files, while
+#: 256 x ~8 KB keeps a task ~2 MB and the in-flight window (3 x jobs tasks) a few MB.
 BATCH_FILES = 256
-#: A task's byte budget; files at least this large are a task each (read in chunks, not whole).
+#: A task's byte budget; files of at least LARGE_FILE bytes are a task each (streamed, not read whole).
 BATCH_BYTES = 8 << 20
-LARGE_FILE = 4 << 20
-#: Tasks in flight per worker while they are small (their files total at most IN_FLIGHT_BYTES; larger
-#: ones: 3 per worker).  A worker's queue of 3 tasks of 256 small files lasts ~0.1 s, less than the
-#: writer may spend on one commit or posting step, after which the worker would wait; results of
+LARGE_FILE = _native.LARGE_FILE
+#: Tasks in flight per thread while they are small (their files total at most IN_FLIGHT_BYTES; larger
+#: ones: 3 per thread).  A thread's queue of 3 tasks of 256 small files lasts a few ms, less than the
+#: writer may spend on one commit or posting step, after which the thread would wait; results of
 #: small files are ~1.7 KB each, so 8 tasks cost a few MB.
 IN_FLIGHT_TASKS = 8
 IN_FLIGHT_BYTES = 64 << 20
 #: Fingerprints kept per file at most (8 M = a 64 MB blob: ~330 MB of text or ~2.3 GB of binary with the
 #: default densities, measured 24.5 and 3.5 per KB).  Beyond it a file keeps its checksums only: its set
-#: would cost hundreds of MB in each process that handles it; SQLite's blob limit is 1 GB anyway.
+#: would cost hundreds of MB in the writer and in the index; SQLite's blob limit is 1 GB anyway.
 MAX_FINGERPRINTS = 8 << 20
-#: Worker pools that may die (a worker killed, e.g. by the OOM killer) before the scan reads in-process.
-MAX_POOL_BREAKS = 3
 #: A rescan of at least this many indexed files walks the tree in two processes.  A stat costs ~2.5 us here
 #: and reading 100 k rows ~0.15 s: a forked child lists every folder and stats the files of CHILD_SHARE
 #: (11/16 of them) while this process reads the rows, then stats the rest, comparing each with its row, and
@@ -137,17 +126,13 @@ POST_JOB_MAX_FILES = 100_000
 #: files have; 2-3 large text files): large files are then posted while the workers read the next
 #: ones instead of in a final pass (8 files of 25-100 MB: ~0.5 s less after the last one is read).
 POST_JOB_FINGERPRINTS = 3_000_000
-#: Below this much work, fingerprint in this process: starting the fork server and two workers
-#: measured 0.22 s here, about what 300 small files take to fingerprint in one process.
-INLINE_MAX_FILES = 300
-INLINE_MAX_BYTES = 16 << 20
 #: Progress reports per second (0: every report, for tests).
 PROGRESS_RATE = 10.0
 
 
 @dataclass(frozen=True, slots=True)
 class ScanRequest:
-    """What to scan.  Sizes in bytes; ``jobs`` worker processes (None: one per CPU)."""
+    """What to scan.  Sizes in bytes; ``jobs`` reading threads (None: one per CPU)."""
 
     roots: list[Path]
     index_path: Path | None = None
@@ -178,13 +163,13 @@ class ScanResult:
     hidden_skipped: int = 0
 
 
-# --------------------------------------------------------------------------- worker side
+# --------------------------------------------------------------------------- reading
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 #: One task: (follow_links, [(slot, path, size), ...]).
 Task = tuple[bool, list[tuple[int, bytes, int]]]
-#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns), payload) on success.
+#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns, ctime_ns), payload) on success.
 Outcome = tuple[int, Any, Any]
 
 
@@ -192,101 +177,15 @@ class _Changed(Exception):
     pass
 
 
-def _worker_init(scanner_pid: int) -> None:
-    # Ctrl-C goes to the whole process group: let the parent decide, workers are just terminated.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _keep_freed_memory()
-    threading.Thread(target=_exit_with, args=(scanner_pid,), name="simscan-parent-watch", daemon=True).start()
-
-
-def _exit_with(pid: int) -> None:
-    """End this worker when the scanning process ``pid`` ends, however it ends: killed with SIGKILL it
-    cannot stop its workers (they are the fork server's children), and a worker would wait for its
-    next task for ever.  Waits on a pidfd where the kernel has them (Linux >= 5.3), else polls."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        fd = -1
-    if fd >= 0:
-        select.select([fd], [], [])
-    else:
-        while True:
-            time.sleep(1.0)
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            except PermissionError:
-                continue
-    os._exit(1)
-
-
-#: glibc ``mallopt`` parameters (malloc.h) and the values set in workers.
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
-WORKER_MMAP_THRESHOLD = 8 << 20
-WORKER_TRIM_THRESHOLD = 64 << 20
-
-
-def _keep_freed_memory() -> None:
-    """Let a worker's C heap keep the memory numpy frees, for the next batch to reuse.
-
-    By default glibc gives blocks of more than ~128 KB back to the kernel when freed (and trims the
-    heap top), so each batch's temporary arrays are fresh pages again: ~5 page faults per small
-    file, which on this (virtual) machine cost ~10 % of a worker's time (1,000 files in batches of
-    256, three runs each: 156-193 us per file untuned, 138-155 tuned).  Arrays of 8 MB and more
-    still come from and go back to the kernel (a 32 MB threshold was no faster, and a worker kept
-    128 MB instead of 78 MB after two 90 MB text files, raising the scan's peak RSS).  A worker
-    lives only as long as its scan.  Only workers are tuned, never the caller's process (a GUI).
-    Only glibc is tuned (these parameter numbers are glibc's; other C libraries are left as they are)."""
-    try:
-        import ctypes
-        import platform
-
-        if platform.libc_ver()[0] != "glibc":
-            return
-        mallopt = ctypes.CDLL(None).mallopt
-        mallopt(_M_MMAP_THRESHOLD, WORKER_MMAP_THRESHOLD)
-        mallopt(_M_TRIM_THRESHOLD, WORKER_TRIM_THRESHOLD)
-    except Exception:  # noqa: BLE001, S110 - an optimisation only: not glibc, no ctypes, ...
-        pass
-
-
 def _open(path: bytes, follow: bool) -> int:
     return open_fd_unseen(path, os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW))
 
 
-def _read_small(fd: int, size: int) -> bytes:
-    """The file's first ``size + 1`` bytes at most: its whole content when it still has the
-    stat'ed ``size``.  One byte more is enough to see that it grew (the caller then treats it as
-    changed), and never reading further bounds memory: a pseudo-file (under /proc, a stat size
-    of 0) or a log that keeps growing could otherwise be read without end.  A first read that
-    returns exactly ``size`` bytes is taken as the end (saves one system call per file); a file
-    that changes meanwhile is caught by the fstat after reading."""
-    first = os.read(fd, size + 1)
-    if len(first) == size or not first:
-        return first
-    parts = [first]
-    got = len(first)
-    while got <= size:
-        more = os.read(fd, size + 1 - got)
-        if not more:
-            break
-        parts.append(more)
-        got += len(more)
-    return b"".join(parts)
-
-
-def _fingerprint_batch(datas: list[bytes]) -> list[Any]:
-    from simscan.fingerprint import fingerprint_many
-
-    return list(fingerprint_many(datas))
-
-
 def _payload(fp: Any) -> tuple[Any, ...]:
+    """The payload ``_native.read_task`` makes, for a file fingerprinted in Python (legacy text)."""
     note = None
     if fp.rolling.size + fp.anchored.size > MAX_FINGERPRINTS:
-        # Kept whole, such a set would cost hundreds of MB in every process and in the index.
+        # Kept whole, such a set would cost hundreds of MB in the writer and in the index.
         note = (
             f"too large for content fingerprints ({fp.rolling.size + fp.anchored.size:,} > {MAX_FINGERPRINTS:,}); "
             "indexed by checksum only (exact copies are still found)"
@@ -307,66 +206,48 @@ def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
 
 
 def read_task(task: Task) -> list[Outcome]:
-    """Open, read and fingerprint one task's files (runs in a worker, or inline)."""
-    from simscan.fingerprint import fingerprint_file
+    """Open, read and fingerprint one task's files (on a reading thread, or inline).
 
+    The native core does it all with the GIL released (``_native.read_task``: open without
+    touching the access time, fstat before and after, read at most one byte past the size, retry a
+    file that changed once, fingerprint; a panic there is a problem line for that file).  Texts in
+    a legacy encoding come back for chardet's verdict, and are finished here."""
     follow, items = task
-    out: list[Outcome] = []
-    small: list[tuple[int, tuple[int, int, int, int, int], bytes]] = []
-    for slot, path, size in items:
-        for attempt in (0, 1):
-            fd = -1
-            try:
-                fd = _open(path, follow)
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    out.append((slot, None, "no longer a regular file; skipped"))
-                    break
-                if st.st_size >= LARGE_FILE:
-                    fp = fingerprint_file(os.dup(fd), limit=st.st_size + 1)
-                    st2 = os.fstat(fd)
-                    if _stat_key(st) != _stat_key(st2) or fp.size != st.st_size:
-                        raise _Changed
-                    out.append((slot, _stat_key(st), _payload(fp)))
-                else:
-                    data = _read_small(fd, st.st_size)
-                    st2 = os.fstat(fd)
-                    if _stat_key(st) != _stat_key(st2) or len(data) != st.st_size:
-                        raise _Changed
-                    small.append((slot, _stat_key(st), data))
-                break
-            except _Changed:
-                if attempt == 1:
-                    out.append((slot, None, "changed while being read (tried twice); skipped this time"))
-            except FileNotFoundError:
-                out.append((slot, None, "vanished before it could be read"))
-                break
-            except OSError as e:
-                if e.errno == errno.ELOOP:
-                    out.append((slot, None, "became a symbolic link after the walk; not followed"))
-                else:
-                    out.append((slot, None, f"cannot be read: {e.strerror or e}"))
-                break
-            except MemoryError:
-                out.append((slot, None, "not enough memory to read it"))
-                break
-            finally:
-                if fd >= 0:
-                    os.close(fd)
-    if small:
-        try:
-            fps = _fingerprint_batch([d for _, _, d in small])
-            out.extend((slot, key, _payload(fp)) for (slot, key, _), fp in zip(small, fps))
-        except Exception:  # noqa: BLE001 - one bad input must not sink its batch
-            # One bad input must not sink its batch: retry one by one to isolate it.
-            from simscan.fingerprint import fingerprint_bytes
-
-            for slot, key, data in small:
-                try:
-                    out.append((slot, key, _payload(fingerprint_bytes(data))))
-                except Exception as e:  # noqa: BLE001 - reported as a problem with its reason
-                    out.append((slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}"))
+    out: list[Outcome] = _native.read_task(items, follow, DEFAULT_PARAMS.native, MAX_FINGERPRINTS)
+    for k, (slot, key, payload) in enumerate(out):
+        if key is None:
+            if isinstance(payload, int):
+                out[k] = (slot, None, f"cannot be read: {os.strerror(payload)}")
+        elif payload[0] == "legacy":
+            path = next(item[1] for item in items if item[0] == slot)
+            out[k] = _read_legacy(slot, key, path, payload[1], follow)
     return out
+
+
+def _read_legacy(slot: int, key: tuple[int, ...], path: bytes, data: bytes | None, follow: bool) -> Outcome:
+    """A text in a legacy encoding: small files from the bytes the core read (``data``), large ones
+    read again, checked against the stat key the core saw."""
+    try:
+        if data is not None:
+            return (slot, key, _payload(fingerprint_bytes(data)))
+        fd = _open(path, follow)
+        try:
+            st = os.fstat(fd)
+            fp = fingerprint_file(os.dup(fd), limit=st.st_size + 1)
+            st2 = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if _stat_key(st) != tuple(key) or _stat_key(st2) != tuple(key) or fp.size != st.st_size:
+            return (slot, None, "changed while being read (tried twice); skipped this time")
+        return (slot, key, _payload(fp))
+    except FileNotFoundError:
+        return (slot, None, "vanished before it could be read")
+    except OSError as e:
+        return (slot, None, f"cannot be read: {e.strerror or e}")
+    except MemoryError:
+        return (slot, None, "not enough memory to read it")
+    except Exception as e:  # noqa: BLE001 - one bad input must not sink its task
+        return (slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}")
 
 
 # --------------------------------------------------------------------------- planning
@@ -753,67 +634,22 @@ def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index
     )
 
 
-def _make_pool(jobs: int) -> ProcessPoolExecutor:
-    ctx = mp.get_context("forkserver")
-    # Workers fork from a server that already imported numpy and the fingerprinter (~0.2 s saved each)
-    # and built its tables (``fingerprint.warm``: ~0.1 s of CPU per worker per scan saved).
-    ctx.set_forkserver_preload(["simscan.scanner", "simscan.fingerprint", "simscan.fingerprint.warm"])
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),))
-
-
-def _workers_can_start() -> bool:
-    """False when a worker could not re-create ``__main__`` (e.g. a script fed on stdin): multiprocessing
-    re-runs the parent's main file in every worker that is not started by fork."""
-    import sys
-
-    main = sys.modules.get("__main__")
-    if main is None or getattr(getattr(main, "__spec__", None), "name", None):
-        return True
-    path = getattr(main, "__file__", None)
-    return path is None or os.path.isfile(path)
-
-
-def _worker_died(pool: ProcessPoolExecutor) -> bool:
-    """Whether a worker of ``pool`` has ended (workers live as long as their pool)."""
-    return any(p.exitcode is not None for p in list(getattr(pool, "_processes", {}).values()))
-
-
-def _kill_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool now, whatever its workers are doing, and never wait for ever.  A worker killed while
-    it sends a result leaves half a message in the result pipe; the pool's thread reading it would wait
-    for the rest for ever, as this process holds a write end of that pipe too (no end of file comes).
-    Once the workers are dead that end is closed: the read fails, and the pool ends as broken."""
-    procs = list(getattr(pool, "_processes", {}).values())  # no public terminate() before 3.14
-    for p in procs:
-        try:
-            p.terminate()
-        except Exception:  # noqa: BLE001, S110 - the process may be gone already
-            pass
-    for p in procs:
-        try:
-            p.join(5)
-            if p.is_alive():
-                p.kill()
-                p.join(5)
-        except Exception:  # noqa: BLE001, S110 - gone already
-            pass
-    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
-    if writer is not None:
-        try:
-            writer.close()
-        except OSError:
-            pass
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
 def _task_bytes(task: Task) -> int:
     return sum(item[2] for item in task[1])
 
 
+def _read_safely(task: Task) -> list[Outcome]:
+    """:func:`read_task`, whose failure costs only its files (each a problem line)."""
+    try:
+        return read_task(task)
+    except Exception as e:  # noqa: BLE001 - one bad batch must not end the scan
+        return [(slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}") for slot, _, _ in task[1]]
+
+
 class _Reader:
-    """Reads files as the walk finds them: batches tasks, runs them in worker processes (started
-    once there is enough work) or in this process, and hands finished files to the writer in the
-    order they were queued (deterministic ids)."""
+    """Reads files as the walk finds them: batches tasks, runs them on reading threads (the native
+    core releases the GIL) or, with one job, in this thread, and hands finished files to the writer
+    in the order they were queued (deterministic ids)."""
 
     def __init__(
         self, req: ScanRequest, writer: _Writer, throttle: Throttle, counts: dict[str, float], first_scan: bool
@@ -831,14 +667,10 @@ class _Reader:
         self.cur_bytes = 0
         self.pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
         self.pending_bytes = 0  # size of the files of the tasks in flight
-        self.pool: ProcessPoolExecutor | None = None
-        self.pool_allowed = self.jobs > 1 and _workers_can_start()
-        # A first scan will have plenty to read: start the workers while the walk goes on.
-        self.want_pool = first_scan
+        self.pool: ThreadPoolExecutor | None = None
         self.walking = True
         self.done_files = self.done_bytes = self.read_ok = self.failed = 0
         self.current = ""
-        self.done_by_pool = self.breaks = 0
         self.job: PostingJob | None = None
         self.job_fps = 0
 
@@ -862,11 +694,6 @@ class _Reader:
             self.queue.append((self.follow, self.cur))
             self.cur, self.cur_bytes = [], 0
 
-    def _need_pool(self) -> bool:
-        if self.pool is not None or not self.pool_allowed:
-            return False
-        return self.want_pool or len(self.entries) > INLINE_MAX_FILES or self.bytes_total > INLINE_MAX_BYTES
-
     # -- running
     def pump(self, cancel: CancelToken, block: bool) -> bool:
         """Make progress; with ``block`` run until everything queued is done.  Returns False when cancelled."""
@@ -875,52 +702,39 @@ class _Reader:
         while True:
             if cancel.cancelled:
                 return False
-            if self._need_pool():
-                self.pool = _make_pool(self.jobs)
-                self.done_by_pool = 0
-            if self.pool is None:
-                # In this process: during the walk only when no pool can ever help (one job).
-                if not self.queue or (self.walking and self.pool_allowed):
+            if self.jobs == 1:
+                # One job: read in this thread, between folders of the walk and at its end.
+                if not self.queue:
                     return True
-                self._handle(read_task(self.queue.popleft()))
+                self._handle(_read_safely(self.queue.popleft()))
                 if not block:
                     return True
                 continue
-            try:
-                if self.reorder:
-                    # Largest tasks first (LPT scheduling): a big file started last would leave the other
-                    # workers idle while it finishes.  Stable, so the order stays deterministic.
-                    self.queue = deque(sorted(self.queue, key=_task_bytes, reverse=True))
-                    self.reorder = False
-                while self.queue and self._room(self.queue[0]):
-                    # Submitted before it leaves the queue: a pool that broke since the last result
-                    # refuses it (BrokenProcessPool), and the task must stay to be read again.
-                    fut = self.pool.submit(read_task, self.queue[0])
-                    t = self.queue.popleft()
-                    self.pending_bytes += _task_bytes(t)
-                    self.pending.append((t, fut))
-                if not self.pending:
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="simscan-read")
+            if self.reorder:
+                # Largest tasks first (LPT scheduling): a big file started last would leave the other
+                # threads idle while it finishes.  Stable, so the order stays deterministic.
+                self.queue = deque(sorted(self.queue, key=_task_bytes, reverse=True))
+                self.reorder = False
+            while self.queue and self._room(self.queue[0]):
+                t = self.queue.popleft()
+                self.pending_bytes += _task_bytes(t)
+                self.pending.append((t, self.pool.submit(_read_safely, t)))
+            if not self.pending:
+                return True
+            head = self.pending[0][1]
+            if not head.done():
+                if not block:
                     return True
-                head = self.pending[0][1]
-                if not head.done():
-                    if not block:
-                        return True
-                    if self._idle_work():
-                        continue
-                outcomes = head.result(timeout=0.1)
-            except TimeoutError:
-                if _worker_died(self.pool) and not head.done():
-                    # A worker killed while it sent its result leaves half a message in the result pipe:
-                    # the pool's reading thread waits for the rest for ever and never declares the pool
-                    # broken.  A dead worker with nothing delivered is a broken pool, as it would say.
-                    self._pool_broke()
-                continue
-            except BrokenProcessPool:
-                self._pool_broke()
-                continue
+                if self._idle_work():
+                    continue
+                try:
+                    head.result(timeout=0.1)
+                except TimeoutError:
+                    continue
             self.pending_bytes -= _task_bytes(self.pending.popleft()[0])
-            self.done_by_pool += 1
-            self._handle(outcomes)
+            self._handle(head.result())
 
     def _room(self, task: Task) -> bool:
         """Whether ``task`` may be submitted now: up to ``3 x jobs`` tasks in flight, and up to
@@ -991,35 +805,11 @@ class _Reader:
             self.writer.posted_fps += self.job_fps
             self.job = None
 
-    def _pool_broke(self) -> None:
-        assert self.pool is not None
-        self.breaks += 1
-        _kill_pool(self.pool)
-        self.pool = None
-        pending, self.pending = list(self.pending), deque()
-        self.pending_bytes = 0
-        if self.done_by_pool == 0 or self.breaks >= MAX_POOL_BREAKS:
-            # Workers cannot start here (or keep dying): read in this process from now on, losing nothing.
-            self.pool_allowed = False
-            redo = []
-            for t, f in pending:
-                if f.done() and f.exception() is None:
-                    self._handle(f.result())
-                else:
-                    redo.append(t)
-            self.queue.extendleft(reversed(redo))
-            return
-        # A worker died (killed, out of memory): report its batch, start fresh workers, go on.
-        for t, f in pending:
-            if f.done() and f.exception() is None:
-                self._handle(f.result())
-            else:
-                self._handle([(slot, None, "the reading process died on this batch; skipped") for slot, _, _ in t[1]])
-        self.want_pool = True
-
     def close(self) -> None:
+        """Stop reading: queued tasks are dropped; a task a thread has begun ends with its batch (its
+        results are not used), in the background."""
         if self.pool is not None:
-            _kill_pool(self.pool)
+            self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = None
 
     # -- results

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reference_fingerprint as R
 from similarity_support import index_tree, words
 
 from simscan.fingerprint import (
@@ -75,7 +76,7 @@ def glue_reference(units: np.ndarray) -> list[int]:
 
 
 def code_units_reference(text: str) -> list[int]:
-    return glue_reference(T.normalize(code.code_form_reference(text)))
+    return glue_reference(T.normalize(R.code_form(text)))
 
 
 def test_code_form_hand_made() -> None:
@@ -108,23 +109,23 @@ def test_code_form_equals_reference() -> None:
     alphabet = list("ab_x9 \n\t\"'\\/*{};.(+é") + ["if", "int", "class", "𝔘", "日本", "//", "/*", "*/", "\r\n"]
     for _ in range(4000):
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
-        assert code.code_form(s) == code.code_form_reference(s), repr(s)
+        assert code.code_form(s) == R.code_form(s), repr(s)
     for seed in range(5):
         src = java_program(seed, _NAMES)
-        assert code.code_form(src) == code.code_form_reference(src)
+        assert code.code_form(src) == R.code_form(src)
         assert len(code.code_form(src)) == len(src)
 
 
-def test_code_units_batch_equals_one_by_one() -> None:
+def test_code_units_equal_reference() -> None:
     rng = random.Random(8)
     alphabet = list("ab_x9 \n\t\"'\\/*{};.(+") + ["if", "ﬁ", "𝔘", "\u0301", "//", "/*", code.FILLER, code.PLACEHOLDER,
                                                       "\ue001", "  ", "\r\n"]
     for _ in range(300):
-        texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))) for _ in range(rng.randint(1, 6))]
-        texts.append(java_program(rng.randrange(100), _NAMES))
-        for got, t in zip(code.code_units_many(texts), texts):
-            assert got.tolist() == code_units_reference(t), repr(t)
-            assert code.code_units(t).tolist() == got.tolist()
+        t = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25)))
+        assert code.code_units(t).tolist() == code_units_reference(t), repr(t)
+    for seed in range(3):
+        src = java_program(seed, _NAMES)
+        assert code.code_units(src).tolist() == code_units_reference(src) == R.code_units(src)
 
 
 def test_looks_like_code() -> None:
@@ -202,11 +203,12 @@ def test_code_view_fingerprints_equal_reference(tmp_path: Path) -> None:
     assert not views.value_views(np.union1d(prose.rolling, prose.anchored), True).any()
 
 
-def test_long_texts_get_no_code_view(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_texts_get_no_code_view() -> None:
     src = java_program(4, _NAMES)
     assert views.value_views(fingerprint_bytes(src.encode()).rolling, True).any()
-    monkeypatch.setattr(code, "MAX_CODE_CHARS", len(src) - 1)
-    for fp in (fingerprint_bytes(src.encode(), replace(DEFAULT_PARAMS, chunk_size=256)), fingerprint_many([src.encode()])[0]):
+    long = (src * (code.MAX_CODE_CHARS // len(src) + 1)).encode()
+    assert len(long) > code.MAX_CODE_CHARS
+    for fp in (fingerprint_bytes(long, replace(DEFAULT_PARAMS, chunk_size=4099)), fingerprint_many([long])[0]):
         assert not views.value_views(np.union1d(fp.rolling, fp.anchored), True).any()
 
 
@@ -425,7 +427,7 @@ def test_tiny_sources_and_crlf_twins() -> None:
 
 
 
-def test_the_size_limit_counts_a_crlf_cut_between_pieces_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_size_limit_counts_a_crlf_cut_between_pieces_once() -> None:
     """The text is kept for the code view while it is short enough in code_length's terms, a CR LF
     as one character -- also when a read piece ends between the CR and the LF (odd chunk sizes)."""
     from simscan.fingerprint import code as code_mod
@@ -433,13 +435,15 @@ def test_the_size_limit_counts_a_crlf_cut_between_pieces_once(monkeypatch: pytes
     from simscan.similarity.views import has_code_view
 
     src = java_program(4, _NAMES)
-    lf, crlf = src.encode(), src.replace("\n", "\r\n").encode()
-    for limit, code_view in ((code_mod.code_length(src), True), (code_mod.code_length(src) - 1, False)):
-        monkeypatch.setattr(code_mod, "MAX_CODE_CHARS", limit)
-        for chunk in (7, 64, 1 << 16):
+    whole = (src * (code_mod.MAX_CODE_CHARS // len(src) + 1))
+    for size, code_view in ((code_mod.MAX_CODE_CHARS, True), (code_mod.MAX_CODE_CHARS + 1, False)):
+        text = whole[:size]
+        assert code_mod.code_length(text) == size
+        lf, crlf = text.encode(), text.replace("\n", "\r\n").encode()
+        for chunk in (4097, 1 << 16):
             a = fingerprint_bytes(lf, replace(DEFAULT_PARAMS, chunk_size=chunk))
             b = fingerprint_bytes(crlf, replace(DEFAULT_PARAMS, chunk_size=chunk))
-            assert has_code_view(a) == has_code_view(b) == code_view, (limit, chunk)
+            assert has_code_view(a) == has_code_view(b) == code_view, (size, chunk)
             assert np.array_equal(a.rolling, b.rolling) and np.array_equal(a.anchored, b.anchored)
 
 

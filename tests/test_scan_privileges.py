@@ -99,7 +99,7 @@ def test_index_in_a_folder_the_user_cannot_write(tmp_path: Path):
             "import os, sys, io, contextlib\n"
             "from simscan.cli import main\n"
             "from simscan.index import Index\n"
-            "import simscan.cli.similarity_cmds, simscan.cli.scan_cmds, simscan.scanner, json, time\n"
+            "import simscan.cli.similarity_cmds, simscan.cli.scan_cmds, simscan.scanner, json, time, locale, gettext\n"
             # Python itself lives under /root here: import what the commands need, then drop root.
             f"os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
             f"with Index.open({str(idx)!r}, readonly=True) as ix: print(len(ix.files()))\n"

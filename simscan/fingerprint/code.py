@@ -62,18 +62,17 @@ positives 1.27 -> 0.93 %, light 0.853 -> 0.837, heavy 0.381 -> 0.382; at the bes
 with <= 1 % false positives heavy 0.334 -> 0.385 (better on 23 of 24 hashes), light 0.828 ->
 0.839.  Over every window (no sampling) no code view tried reaches 0.5 heavy at <= 1 % false
 positives: the corpus' independent same-task solutions score as high as rewritten copies.
-Cost: a source file is fingerprinted twice (``fingerprint_many`` on the corpus' Java files:
-~14,800 -> ~4,650 files/s, 181 -> 251 fingerprints per file); other text pays one substring
-search (``looks_like_code``).
+Cost: a source file is fingerprinted twice (181 -> 251 fingerprints per file of the corpus' Java
+files); other text pays one byte search for a brace (``looks_like_code``).  The transformation runs
+in the native core (``native/core/src/code.rs``); ``tests/reference_fingerprint.py`` holds a plain,
+character-by-character reference of it.
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from simscan.fingerprint import text as _text
+from simscan import _native
 
 #: Stands for every identifier in the code view (a private-use character: normalisation keeps
 #: it as one unit, and real text rarely holds it).
@@ -117,37 +116,7 @@ KEYWORDS = frozenset(
 #: 0.372 -> 0.407 at the same false positives (1.25 %); over 12 equivalent hashes 0.391 -> 0.435.
 TYPE_NAMES = frozenset("bool boolean byte char double float int long short signed unsigned void".split())  # noqa: SIM905
 
-# Comments and literals, leftmost first: a "//" inside a string is string, a quote inside a
-# comment is comment.  Literals end at the line end when unterminated (never swallow a file).
-_PROTECTED = re.compile(
-    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\[^\n]|[^\"\\\n])*(?:\"|\\?$)|'(?:\\[^\n]|[^'\\\n])*(?:'|\\?$)"
-    r"|^[ \t]*#[ \t]*include\b[^\n]*|^[ \t]*(?:import|package|using|use)[ \t]+[\w.*: \t]+;",
-    re.DOTALL | re.MULTILINE,
-)
-#: The include / import lines of :data:`_PROTECTED`, matched at a line start (reference).
-_IMPORT_LINE = re.compile(r"[ \t]*#[ \t]*include\b[^\n]*|[ \t]*(?:import|package|using|use)[ \t]+[\w.*: \t]+;")
-# The same for texts joined with ``_SEP`` (``code_units_many``): nothing crosses a separator.
-_PROTECTED_JOINED = re.compile(
-    r"//[^\n\ue001]*|/\*[^\ue001]*?(?:\*/|(?=\ue001)|\Z)"
-    r"|\"(?:\\[^\n\ue001]|[^\"\\\n\ue001])*(?:\"|\\?(?=\ue001)|\\?$)"
-    r"|'(?:\\[^\n\ue001]|[^'\\\n\ue001])*(?:'|\\?(?=\ue001)|\\?$)"
-    r"|(?:^|(?<=\ue001))(?:[ \t]*#[ \t]*include\b[^\n\ue001]*|[ \t]*(?:import|package|using|use)[ \t]+[\w.*: \t]+;)",
-    re.MULTILINE,
-)
-_CODE_LINE = re.compile(r"[;{}][ \t]*(?://[^\n]*)?\r?$", re.MULTILINE)
-_NONBLANK = re.compile(r"^[ \t]*\S", re.MULTILINE)
-
-# Word characters (str.isalnum or "_") of the Basic Multilingual Plane, for the vectorised path.
-_WORD = np.array([chr(c).isalnum() or c == 0x5F for c in range(0x10000)], dtype=bool)
-_WORD[0xD800:0xE000] = False
-_DIGIT = np.array([chr(c).isdigit() for c in range(0x10000)], dtype=bool)
 _PH = ord(PLACEHOLDER)
-#: Joins the texts of a batch (:func:`code_units_many`).
-_SEP = "\ue001"
-_KW_MAX = 12  # the longest keyword ("synchronized")
-_KW_SHIFTS = (5 * (_KW_MAX - 1 - np.arange(_KW_MAX))).astype(np.uint64)
-
-_FILL = ord(FILLER)
 
 
 def code_length(text: str) -> int:
@@ -160,99 +129,15 @@ def code_length(text: str) -> int:
 def looks_like_code(text: str) -> bool:
     """True when ``text`` reads as C-family program source (see the module docstring).
 
-    Of the first ``SAMPLE_CHARS`` characters: at least one ``{``, at least 3 non-blank lines,
-    at least 40% of them ending in ``;``, ``{`` or ``}`` (optionally followed by a ``//``
-    comment), and fewer ``<`` than non-blank lines (XML and HTML end many lines with ``;``
+    Of the first ``SAMPLE_CHARS`` characters (CR LF read as LF): at least one ``{``, at least 3
+    non-blank lines, at least 40% of them ending in ``;``, ``{`` or ``}`` (optionally followed by a
+    ``//`` comment), and fewer ``<`` than non-blank lines (XML and HTML end many lines with ``;``
     entities or ``{``).  Texts over ``MAX_CODE_CHARS`` or under ``MIN_CODE_CHARS`` characters
-    (:func:`code_length`) are never code here.  On the
-    evaluation corpus this picks all 264 Java files and 1 of the 65 short essays (it quotes a
-    Java class), and none of the 155 PEPs, 24 books or 521 web pages.
+    (:func:`code_length`) are never code here.  On the evaluation corpus this picks all 264 Java
+    files and 1 of the 65 short essays (it quotes a Java class), and none of the 155 PEPs, 24 books
+    or 521 web pages.
     """
-    n = len(text)
-    # C-family source has blocks; prose almost never has a brace, and this one C-level search
-    # (no copy) spares it the two regex passes (~80 us for 8 KB, as much as fingerprinting it).
-    if n < MIN_CODE_CHARS or text.find("{", 0, 2 * SAMPLE_CHARS) < 0:
-        return False
-    if n < 2 * MIN_CODE_CHARS or n > MAX_CODE_CHARS:
-        # Counting line breaks costs ~0.7 ns a character: only where it can change the answer
-        # (a CRLF file has at most twice the characters of its LF twin).
-        n = code_length(text)
-    if n > MAX_CODE_CHARS or n < MIN_CODE_CHARS:
-        return False
-    # The sample in LF terms, so that a file and its CRLF twin examine the same lines.
-    sample = text[: 2 * SAMPLE_CHARS].replace("\r\n", "\n")[:SAMPLE_CHARS]
-    if "{" not in sample:
-        return False
-    lines = len(_NONBLANK.findall(sample))
-    if lines < 3 or sample.count("<") >= lines:
-        return False
-    return len(_CODE_LINE.findall(sample)) * 5 >= lines * 2
-
-
-def _letter_keys(u: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Exact 60-bit keys of word runs of at most ``_KW_MAX`` characters: each character as 5
-    bits (a-z -> 1..26, anything else -> 31, which no keyword holds; 0 past the run's end)."""
-    j = np.arange(_KW_MAX)
-    idx = np.minimum(starts[:, None] + j[None, :], max(u.size - 1, 0))
-    ch = u[idx].astype(np.int64)
-    c5 = np.where((ch >= 97) & (ch <= 122), ch - 96, 31)
-    c5 = np.where(j[None, :] < lengths[:, None], c5, 0).astype(np.uint64)
-    return (c5 << _KW_SHIFTS[None, :]).sum(axis=1, dtype=np.uint64)
-
-
-def _marks(n: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Boolean mask of the union of the non-empty, non-overlapping ranges [starts, ends) of n
-    positions (starts are distinct, ends too, so fancy += / -= count each once)."""
-    d = np.zeros(n + 1, dtype=np.int8)
-    d[starts] += 1
-    d[ends] -= 1
-    return np.cumsum(d[:n], dtype=np.int8) > 0
-
-
-def _protected_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
-    """[start, end) of the comments and literals of ``text`` (shifted by ``offset``)."""
-    return [(a + offset, b + offset) for a, b in (m.span() for m in _PROTECTED.finditer(text))]
-
-
-def code_form_units(text: str) -> np.ndarray:
-    """:func:`code_form` as code points (uint32), one per character of ``text``."""
-    u = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    return _code_form_array(u, _protected_spans(text))
-
-
-def _code_form_array(u: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
-    """The code form of the code points ``u`` whose comments and literals are ``spans``."""
-    n = u.size
-    if n == 0:
-        return u
-    bmp = u < 0x10000
-    word = np.zeros(n, dtype=bool)
-    word[bmp] = _WORD[u[bmp]]
-    if spans:
-        sp = np.array(spans, dtype=np.int64)
-        word &= ~_marks(n, sp[:, 0], sp[:, 1])
-    if not word.any():
-        return u
-    edge = np.flatnonzero(np.diff(word.view(np.int8), prepend=0, append=0))
-    starts, ends = edge[0::2], edge[1::2]
-    first = u[starts]
-    ident = ~(_DIGIT[np.minimum(first, 0xFFFF)] & (first < 0x10000))
-    starts, ends = starts[ident], ends[ident]
-    lengths = ends - starts
-    # Keywords are 2-12 lowercase ASCII letters: only such runs are looked up.
-    short = np.flatnonzero((lengths <= _KW_MAX) & (u[starts] >= 97) & (u[starts] <= 122))
-    if short.size:
-        keys = _letter_keys(u, starts[short], lengths[short])
-        kw = _KW_KEYS[np.minimum(np.searchsorted(_KW_KEYS, keys), _KW_KEYS.size - 1)] == keys
-        names = np.ones(starts.size, dtype=bool)
-        names[short[kw]] = False
-        starts, ends = starts[names], ends[names]
-    if starts.size == 0:
-        return u
-    out = u.copy()
-    out[_marks(n, starts, ends)] = _FILL
-    out[starts] = _PH
-    return out
+    return _native.looks_like_code(text)
 
 
 def code_form(text: str) -> str:
@@ -260,97 +145,15 @@ def code_form(text: str) -> str:
     replaced by ``PLACEHOLDER`` + ``FILLER`` * (length - 1): same length, same offsets.
 
     An identifier is a maximal run of word characters (letters, digits, ``_``) that does not
-    start with a digit; runs starting with a digit are numbers and stay.  Vectorised: one
-    regex pass finds the comments and literals, word runs and keyword lookups are numpy.
-    Characters outside the Basic Multilingual Plane are never word characters here.
+    start with a digit; runs starting with a digit are numbers and stay.  Characters outside the
+    Basic Multilingual Plane are never word characters here.
     """
-    if not text:
-        return text
-    return code_form_units(text).tobytes().decode("utf-32-le", "surrogatepass")
+    return _native.code_form(text) if text else text
 
 
-assert max(map(len, KEYWORDS)) == _KW_MAX and all(k.isalpha() and k.islower() and k.isascii() for k in KEYWORDS)
-_KW_KEYS = np.sort(np.concatenate([
-    _letter_keys(np.frombuffer(k.encode("utf-32-le"), dtype="<u4"), np.array([0]), np.array([len(k)])) for k in KEYWORDS
-]))
-
-
-def code_form_reference(text: str) -> str:
-    """Slow, plain reference of :func:`code_form`: a character-by-character scanner (tests)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-
-    def is_word(c: str) -> bool:
-        return ord(c) < 0x10000 and not 0xD800 <= ord(c) < 0xE000 and (c.isalnum() or c == "_")
-
-    while i < n:
-        c = text[i]
-        m = _IMPORT_LINE.match(text, i) if i == 0 or text[i - 1] == "\n" else None
-        if m:
-            j = m.end()
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-        elif c in "\"'":
-            # Up to the closing quote, else the end of the line; a backslash escapes the next
-            # character on the same line (a trailing backslash stays in the literal).
-            j = i + 1
-            while j < n and text[j] != "\n":
-                if text[j] == c:
-                    j += 1
-                    break
-                if text[j] == "\\":
-                    j += 2 if j + 1 < n and text[j + 1] != "\n" else 1
-                    if j == n or text[j] == "\n":
-                        break
-                    continue
-                j += 1
-        elif is_word(c):
-            j = i
-            while j < n and is_word(text[j]):
-                j += 1
-            tok = text[i:j]
-            if not c.isdigit() and tok not in KEYWORDS:
-                tok = PLACEHOLDER + FILLER * (len(tok) - 1)
-            out.append(tok)
-            i = j
-            continue
-        else:
-            j = i + 1
-        out.append(text[i:j])
-        i = j
-    return "".join(out)
-
-
-def code_units_many(texts: list[str]) -> list[np.ndarray]:
-    """:func:`code_units` of many texts, equal to it for each, in one vectorised pass (the
-    scanner's batches hold hundreds of small files; per-call numpy overhead would dominate).
-
-    The texts are joined with ``_SEP`` (a private-use character that normalisation keeps),
-    transformed and normalised at once, and cut at the separators; a text that holds the
-    separator itself is done alone.
-    """
-    out: list[np.ndarray | None] = [None] * len(texts)
-    batch = [k for k, t in enumerate(texts) if _SEP not in t]
-    for k in set(range(len(texts))) - set(batch):
-        out[k] = code_units(texts[k])
-    if batch:
-        joined = _SEP.join(texts[k] for k in batch)
-        spans = [m.span() for m in _PROTECTED_JOINED.finditer(joined)]
-        u = _code_form_array(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4"), spans)
-        # A separator is not a space: nothing is glued across two texts.
-        units = glue(_text.normalize_code_points(u[u != _FILL]))
-        cuts = np.flatnonzero(units == ord(_SEP))
-        bounds = [0, *(cuts + 1).tolist(), units.size + 1]
-        for k, a, b in zip(batch, bounds[:-1], bounds[1:]):
-            piece = units[a : b - 1]
-            lo = 1 if piece.size and piece[0] == 32 else 0
-            hi = piece.size - 1 if piece.size > lo and piece[-1] == 32 else piece.size
-            out[k] = piece[lo:hi]
-    return out  # type: ignore[return-value]
+def code_units(text: str) -> np.ndarray:
+    """Normalised units (uint32) of the code view of ``text``: ``glue(normalize(code_form(text)))``."""
+    return _native.code_units(text)
 
 
 def glue_mask(units: np.ndarray) -> np.ndarray:
@@ -376,10 +179,3 @@ def glue(units: np.ndarray) -> np.ndarray:
     """``units`` less the spaces :func:`glue_mask` drops."""
     keep = glue_mask(units)
     return units if keep.all() else units[keep]
-
-
-def code_units(text: str) -> np.ndarray:
-    """Normalised units (uint32) of the code view of ``text``: ``glue(normalize(code_form(text)))``,
-    computed on the array (the fillers dropped first: they would map to nothing)."""
-    u = code_form_units(text)
-    return glue(_text.normalize_code_points(u[u != _FILL]))

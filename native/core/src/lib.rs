@@ -3,3 +3,11 @@
 //! Pure Rust, no Python: the binding crate (`native/py`) exposes it as `simscan._native`.
 
 pub mod checksum;
+pub mod code;
+pub mod decode;
+pub mod detect;
+pub mod fingerprint;
+pub mod manber;
+pub mod normalize;
+pub mod read;
+pub mod tables;

@@ -1,16 +1,656 @@
-//! The Python module `simscan._native`: a thin layer over `simscan-core`.
+//! The Python module `simscan._native`: a thin, typed layer over `simscan-core`.
+//!
+//! Few coarse functions cross the boundary (a batch of files, one file, one text), never a call
+//! per unit.  Long work runs with the GIL released.  A panic in the core never reaches Python
+//! as a crash: per file it becomes a problem line, elsewhere a `RuntimeError`.
 
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyTuple};
+use simscan_core::code;
+use simscan_core::decode::{Codec, Decoder};
+use simscan_core::detect::{self as det, Detected};
+use simscan_core::fingerprint::{self, Fingerprints, FpParams, TextFingerprinter, Verdict};
+use simscan_core::manber::{self, Params};
+use simscan_core::normalize::Normalizer;
+use simscan_core::read::{self, Problem, Read2};
+use simscan_core::{checksum, tables};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// XXH3-128 digest of `data` (16 bytes, as `xxhash.xxh3_128(data).digest()`).
+/// Fingerprint parameters, built once from `FingerprintParams`.
+#[pyclass(frozen, module = "simscan._native")]
+struct NativeParams {
+    p: FpParams,
+}
+
+#[pymethods]
+impl NativeParams {
+    #[new]
+    #[pyo3(signature = (window, text_density, binary_density, text_anchor_density, binary_anchor_density,
+                        text_anchor_length, level_units, text_chunk=1 << 18, binary_chunk=1 << 20))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        window: usize,
+        text_density: u32,
+        binary_density: u32,
+        text_anchor_density: u32,
+        binary_anchor_density: u32,
+        text_anchor_length: usize,
+        level_units: Vec<u64>,
+        text_chunk: usize,
+        binary_chunk: usize,
+    ) -> PyResult<Self> {
+        let p = FpParams {
+            text: Params {
+                window,
+                density: text_density,
+                anchor_density: text_anchor_density,
+                anchor_length: text_anchor_length,
+                anchor_level: 0,
+                level_units,
+            },
+            binary: Params {
+                window,
+                density: binary_density,
+                anchor_density: binary_anchor_density,
+                anchor_length: 0,
+                anchor_level: 0,
+                level_units: vec![],
+            },
+            text_chunk: text_chunk.max(1),
+            binary_chunk: binary_chunk.max(1),
+        };
+        p.text.validate().map_err(PyValueError::new_err)?;
+        Ok(NativeParams { p })
+    }
+}
+
+fn panic_message(e: Box<dyn std::any::Any + Send>) -> String {
+    e.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| e.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Runs `f` with the GIL released; a panic becomes a `RuntimeError`.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(f)))
+        .map_err(|e| {
+            PyRuntimeError::new_err(format!(
+                "internal error in simscan's native core: {}",
+                panic_message(e)
+            ))
+        })
+}
+
+/// (rolling, anchored) values.
+type ValuePair<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
+/// Normalised units and, when asked, the index of each one's source character.
+type UnitsAndSources<'py> = (Bound<'py, PyArray1<u32>>, Option<Bound<'py, PyArray1<i64>>>);
+
+fn u64s<'py>(py: Python<'py>, v: Vec<u64>) -> Bound<'py, PyArray1<u64>> {
+    PyArray1::from_vec(py, v)
+}
+
+/// (size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, simhash, units)
+fn fingerprints_tuple<'py>(py: Python<'py>, f: Fingerprints) -> PyResult<Bound<'py, PyTuple>> {
+    (
+        f.size,
+        PyBytes::new(py, &f.checksum),
+        f.partial,
+        f.is_text,
+        f.encoding,
+        PyBytes::new(py, &f.content_hash),
+        u64s(py, f.rolling),
+        u64s(py, f.anchored),
+        f.simhash,
+        f.units,
+    )
+        .into_pyobject(py)
+}
+
+/// A verdict as Python sees it: the fingerprints' tuple, `("legacy", iso2022)` or `("foreign", encoding)`.
+fn verdict_object<'py>(py: Python<'py>, v: Verdict) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Verdict::Done(f) => fingerprints_tuple(py, f)?.into_any(),
+        Verdict::Legacy { iso2022 } => ("legacy", iso2022).into_pyobject(py)?.into_any(),
+        Verdict::Foreign { encoding } => ("foreign", encoding).into_pyobject(py)?.into_any(),
+    })
+}
+
+/// Fingerprints of bytes in memory.  `encoding`: a legacy text's codec (chardet's verdict).
 #[pyfunction]
-fn checksum<'py>(py: Python<'py>, data: &[u8]) -> Bound<'py, PyBytes> {
-    PyBytes::new(py, &simscan_core::checksum::full(data))
+#[pyo3(signature = (data, params, encoding=None, after_iso2022=false))]
+fn fingerprint_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    params: &NativeParams,
+    encoding: Option<String>,
+    after_iso2022: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = &params.p;
+    let v = detached(py, || {
+        fingerprint::fingerprint_bytes(data, p, encoding.as_deref(), after_iso2022)
+    })?;
+    verdict_object(py, v)
+}
+
+/// Fingerprints of a file (its path as bytes), reading at most `limit` bytes (default: all).
+#[pyfunction]
+#[pyo3(signature = (path, params, limit=None, encoding=None, after_iso2022=false, follow=true))]
+fn fingerprint_file<'py>(
+    py: Python<'py>,
+    path: &[u8],
+    params: &NativeParams,
+    limit: Option<u64>,
+    encoding: Option<String>,
+    after_iso2022: bool,
+    follow: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = &params.p;
+    let v = detached(py, || -> std::io::Result<Verdict> {
+        let mut f = read::open_unseen(path, follow)?;
+        let size = f.metadata()?.len();
+        fingerprint::fingerprint(
+            &mut f,
+            size,
+            limit.unwrap_or(u64::MAX),
+            p,
+            encoding.as_deref(),
+            after_iso2022,
+        )
+    })?
+    .map_err(PyErr::from)?;
+    verdict_object(py, v)
+}
+
+/// Test-only fault injection: a file whose name is the value of `SIMSCAN_FAULT_PANIC_NAME` makes
+/// the core panic while reading it, so that the tests can see that a panic costs only that file.
+fn injected_panic(path: &[u8]) {
+    static NAME: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+    let name = NAME.get_or_init(|| {
+        std::env::var_os("SIMSCAN_FAULT_PANIC_NAME").map(|v| {
+            use std::os::unix::ffi::OsStrExt;
+            v.as_bytes().to_vec()
+        })
+    });
+    if let Some(n) = name {
+        if path.rsplit(|&b| b == b'/').next() == Some(n.as_slice()) {
+            panic!("injected fault (SIMSCAN_FAULT_PANIC_NAME)");
+        }
+    }
+}
+
+/// Reads and fingerprints a scanner task's files, `[(slot, path, size), ...]`, with the GIL
+/// released.  Returns `[(slot, key, payload), ...]`: `key` the (device, inode, size, mtime_ns,
+/// ctime_ns) read; `payload` the scanner's tuple (is_text, encoding, checksum, partial,
+/// content_hash, simhash, units, fingerprints as little-endian uint64 bytes, rolling count, bytes
+/// read, note), or for a legacy text `("legacy", data or None, iso2022)`; with `key` None,
+/// `payload` is the problem: a sentence, or an errno for the caller to word.
+#[pyfunction]
+fn read_task<'py>(
+    py: Python<'py>,
+    items: Vec<(usize, Vec<u8>, u64)>,
+    follow: bool,
+    params: &NativeParams,
+    max_fingerprints: usize,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let p = &params.p;
+    let done = py.detach(|| {
+        items
+            .iter()
+            .map(|(slot, path, _)| {
+                let r = catch_unwind(AssertUnwindSafe(
+                    || -> Result<(read::StatKey, Verdict, Option<Vec<u8>>), Problem> {
+                        injected_panic(path);
+                        match read::read_file(path, follow, p)? {
+                            Read2::Small(key, data) => {
+                                let v = fingerprint::fingerprint_bytes(&data, p, None, false);
+                                let keep =
+                                    matches!(v, Verdict::Legacy { .. } | Verdict::Foreign { .. });
+                                Ok((key, v, keep.then_some(data)))
+                            }
+                            Read2::Large(key, v) => Ok((key, v, None)),
+                        }
+                    },
+                ));
+                (*slot, r)
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut out = Vec::with_capacity(done.len());
+    for (slot, r) in done {
+        let t = match r {
+            Err(e) => (
+                slot,
+                py.None(),
+                format!(
+                    "could not be fingerprinted: internal error ({})",
+                    panic_message(e)
+                ),
+            )
+                .into_pyobject(py)?,
+            Ok(Err(Problem::Message(m))) => (slot, py.None(), m).into_pyobject(py)?,
+            Ok(Err(Problem::Os(code))) => (slot, py.None(), code).into_pyobject(py)?,
+            Ok(Ok((key, Verdict::Done(f), _))) => {
+                (slot, key, payload(py, f, max_fingerprints)?).into_pyobject(py)?
+            }
+            Ok(Ok((key, Verdict::Legacy { iso2022 }, data))) => {
+                let d = data.map(|d| PyBytes::new(py, &d));
+                (slot, key, ("legacy", d, iso2022)).into_pyobject(py)?
+            }
+            Ok(Ok((key, Verdict::Foreign { .. }, data))) => {
+                // Only a caller's encoding makes a foreign verdict: not reached without one.
+                let d = data.map(|d| PyBytes::new(py, &d));
+                (slot, key, ("legacy", d, false)).into_pyobject(py)?
+            }
+        };
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// The scanner's payload of a fingerprinted file (see [`read_task`]).
+fn payload<'py>(
+    py: Python<'py>,
+    f: Fingerprints,
+    max_fingerprints: usize,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let n = f.rolling.len() + f.anchored.len();
+    let (blob, n_roll, note) = if n > max_fingerprints {
+        (
+            Vec::new(),
+            0,
+            Some(format!(
+                "too large for content fingerprints ({} > {}); indexed by checksum only (exact copies are still found)",
+                group(n),
+                group(max_fingerprints)
+            )),
+        )
+    } else {
+        let mut b = Vec::with_capacity(8 * n);
+        for v in f.rolling.iter().chain(&f.anchored) {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        (b, f.rolling.len(), None)
+    };
+    (
+        f.is_text,
+        f.encoding,
+        PyBytes::new(py, &f.checksum),
+        f.partial,
+        PyBytes::new(py, &f.content_hash),
+        f.simhash,
+        f.units,
+        PyBytes::new(py, &blob),
+        n_roll,
+        f.size,
+        note,
+    )
+        .into_pyobject(py)
+}
+
+/// `n` with thousands separators, as Python's `f"{n:,}"`.
+fn group(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Fingerprints of text decoded by Python (legacy multi-byte encodings) or extracted from a document:
+/// its raw bytes through `raw()`, its text through `text()`.
+#[pyclass(module = "simscan._native")]
+struct TextStream {
+    inner: Option<TextFingerprinter<'static>>,
+}
+
+fn leaked_params(p: &FpParams) -> &'static FpParams {
+    use std::sync::Mutex;
+    static KEPT: Mutex<Vec<&'static FpParams>> = Mutex::new(Vec::new());
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&k) = kept.iter().find(|k| ***k == *p) {
+        return k;
+    }
+    let k: &'static FpParams = Box::leak(Box::new(p.clone()));
+    kept.push(k);
+    k
+}
+
+#[pymethods]
+impl TextStream {
+    #[new]
+    fn new(params: &NativeParams) -> Self {
+        TextStream {
+            inner: Some(TextFingerprinter::new(leaked_params(&params.p), None)),
+        }
+    }
+
+    /// The next raw bytes of the file (checksum only).
+    fn raw(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let t = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("finished"))?;
+        detached(py, || t.raw(data))
+    }
+
+    /// The next piece of the decoded text.
+    fn text(&mut self, py: Python<'_>, text: &str) -> PyResult<()> {
+        let t = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("finished"))?;
+        detached(py, || {
+            let cps: Vec<u32> = text.chars().map(|c| c as u32).collect();
+            t.code_points(&cps)
+        })
+    }
+
+    /// The fingerprints' tuple (as `fingerprint_bytes` returns it).
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+        size: u64,
+        head: &[u8],
+        tail: &[u8],
+        encoding: String,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let t = self
+            .inner
+            .take()
+            .ok_or_else(|| PyValueError::new_err("finished"))?;
+        let partial = checksum::partial(size, head, tail);
+        let f = detached(py, || t.finish(size, partial, encoding))?;
+        fingerprints_tuple(py, f)
+    }
+}
+
+/// A Manber hasher over units fed in pieces (bytes for binary files, code points for text),
+/// with explicit parameters: for tests and benchmarks that examine the hash itself.
+#[pyclass(module = "simscan._native")]
+struct UnitHasher {
+    bytes: Option<manber::Hasher<u8>>,
+    text: Option<manber::Hasher<u32>>,
+}
+
+#[pymethods]
+impl UnitHasher {
+    #[new]
+    #[pyo3(signature = (window, density, anchor_density, anchor_length=0, anchor_level=0, level_units=vec![], binary=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        window: usize,
+        density: u32,
+        anchor_density: u32,
+        anchor_length: usize,
+        anchor_level: u32,
+        level_units: Vec<u64>,
+        binary: bool,
+    ) -> PyResult<Self> {
+        let p = Params {
+            window,
+            density,
+            anchor_density,
+            anchor_length,
+            anchor_level,
+            level_units,
+        };
+        p.validate().map_err(PyValueError::new_err)?;
+        Ok(if binary {
+            UnitHasher {
+                bytes: Some(manber::Hasher::new(&p, true)),
+                text: None,
+            }
+        } else {
+            UnitHasher {
+                bytes: None,
+                text: Some(manber::Hasher::new(&p, false)),
+            }
+        })
+    }
+
+    /// The next units: uint8 (binary) or uint32 (text) array.
+    fn feed<'py>(&mut self, py: Python<'py>, units: &Bound<'py, PyAny>) -> PyResult<()> {
+        if let Some(h) = self.bytes.as_mut() {
+            let u: PyReadonlyArray1<'py, u8> = units.extract()?;
+            let u = u.as_slice()?;
+            detached(py, || h.feed(u))
+        } else if let Some(h) = self.text.as_mut() {
+            let u: PyReadonlyArray1<'py, u32> = units.extract()?;
+            let u = u.as_slice()?;
+            detached(py, || h.feed(u))
+        } else {
+            Err(PyValueError::new_err("finished"))
+        }
+    }
+
+    /// Units fed so far.
+    #[getter]
+    fn units(&self) -> u64 {
+        self.bytes
+            .as_ref()
+            .map(|h| h.units)
+            .or(self.text.as_ref().map(|h| h.units))
+            .unwrap_or(0)
+    }
+
+    /// (rolling, anchored) values, sorted and distinct (no view bit set).  The hasher is spent.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<ValuePair<'py>> {
+        let (r, a) = if let Some(h) = self.bytes.take() {
+            h.finish()
+        } else if let Some(h) = self.text.take() {
+            h.finish()
+        } else {
+            return Err(PyValueError::new_err("finished"));
+        };
+        Ok((u64s(py, r), u64s(py, a)))
+    }
+}
+
+/// Detection of a file's first bytes: `("binary",)`, `("text", encoding, bom_length)` or
+/// `("legacy", iso2022)`.
+#[pyfunction]
+#[pyo3(signature = (sample, after_iso2022=false))]
+fn detect<'py>(
+    py: Python<'py>,
+    sample: &[u8],
+    after_iso2022: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let d = if after_iso2022 {
+        det::after_iso2022(sample)
+    } else {
+        det::detect(sample)
+    };
+    match d {
+        Detected::Binary => ("binary",).into_pyobject(py),
+        Detected::Text { encoding, bom } => ("text", encoding, bom).into_pyobject(py),
+        Detected::Legacy { iso2022 } => ("legacy", iso2022).into_pyobject(py),
+    }
+}
+
+/// `data` decoded by a natively decoded codec (strictly: None when it does not decode), else None.
+#[pyfunction]
+#[pyo3(signature = (data, encoding, replace=false))]
+fn decode(py: Python<'_>, data: &[u8], encoding: &str, replace: bool) -> PyResult<Option<String>> {
+    let Some(codec) = Codec::for_name(encoding) else {
+        return Ok(None);
+    };
+    detached(py, || {
+        let mut cps = Vec::new();
+        Decoder::new(codec, replace)
+            .decode(data, true, &mut cps)
+            .ok()?;
+        Some(
+            cps.into_iter()
+                .map(|c| char::from_u32(c).unwrap_or('\u{FFFD}'))
+                .collect(),
+        )
+    })
+}
+
+/// Whether a codec is decoded natively.
+#[pyfunction]
+fn native_codec(encoding: &str) -> bool {
+    Codec::for_name(encoding).is_some()
+}
+
+fn code_points(text: &str) -> Vec<u32> {
+    text.chars().map(|c| c as u32).collect()
+}
+
+/// Normalised units (uint32) of a text, and with `offsets` the index of each unit's source
+/// character (int64); `heavy` False: the light form.
+#[pyfunction]
+#[pyo3(signature = (text, heavy=true, offsets=false))]
+fn normalize<'py>(
+    py: Python<'py>,
+    text: &str,
+    heavy: bool,
+    offsets: bool,
+) -> PyResult<UnitsAndSources<'py>> {
+    let (units, src) = detached(py, || {
+        let t = tables::tables();
+        let mut n = Normalizer::new(if heavy { &t.heavy } else { &t.light });
+        let cps = code_points(text);
+        let mut units = Vec::with_capacity(cps.len());
+        if offsets {
+            let mut src = Vec::with_capacity(cps.len());
+            n.feed_offsets(&cps, &mut units, &mut src);
+            (
+                units,
+                Some(src.into_iter().map(|s| s as i64).collect::<Vec<_>>()),
+            )
+        } else {
+            n.feed(&cps, &mut units);
+            (units, None)
+        }
+    })?;
+    Ok((
+        PyArray1::from_vec(py, units),
+        src.map(|s| PyArray1::from_vec(py, s)),
+    ))
+}
+
+/// Whether a text reads as C-family program source.
+#[pyfunction]
+fn looks_like_code(py: Python<'_>, text: &str) -> PyResult<bool> {
+    detached(py, || code::looks_like_code(&code_points(text)))
+}
+
+/// The code form of a text (names as a placeholder and fillers: the same length).
+#[pyfunction]
+fn code_form(py: Python<'_>, text: &str) -> PyResult<String> {
+    detached(py, || {
+        code::code_form(&code_points(text))
+            .into_iter()
+            .map(|c| char::from_u32(c).unwrap_or('\u{FFFD}'))
+            .collect()
+    })
+}
+
+/// The code view's units (uint32) of a text.
+#[pyfunction]
+fn code_units<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let u = detached(py, || code::code_units(&code_points(text)))?;
+    Ok(PyArray1::from_vec(py, u))
+}
+
+/// The 64-bit value (kind bit clear) of the windows of `units` starting at `starts`: text values
+/// (mixed with their selection hash) from uint32 units, binary ones from uint8.
+#[pyfunction]
+#[pyo3(signature = (units, starts, window, binary=false))]
+fn window_values<'py>(
+    py: Python<'py>,
+    units: &Bound<'py, PyAny>,
+    starts: PyReadonlyArray1<'py, i64>,
+    window: usize,
+    binary: bool,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let starts = starts.as_slice()?.to_vec();
+    let out = if binary {
+        let u: PyReadonlyArray1<'py, u8> = units.extract()?;
+        let u = u.as_slice()?;
+        check_starts(&starts, u.len(), window)?;
+        detached(py, || {
+            starts
+                .iter()
+                .map(|&s| manber::window_value(u, s as usize, window, None))
+                .collect()
+        })?
+    } else {
+        let u: PyReadonlyArray1<'py, u32> = units.extract()?;
+        let u = u.as_slice()?;
+        check_starts(&starts, u.len(), window)?;
+        detached(py, || {
+            starts
+                .iter()
+                .map(|&s| {
+                    let g = manber::selection(u, s as usize, window);
+                    manber::window_value(u, s as usize, window, Some(g))
+                })
+                .collect::<Vec<u64>>()
+        })?
+    };
+    Ok(u64s(py, out))
+}
+
+fn check_starts(starts: &[i64], n: usize, window: usize) -> PyResult<()> {
+    if !(2..=manber::MAX_SPAN / 2).contains(&window)
+        || starts.iter().any(|&s| s < 0 || s as usize + window > n)
+    {
+        return Err(PyValueError::new_err("window out of range of the units"));
+    }
+    Ok(())
+}
+
+/// The level (0..32) of nested anchored values.
+#[pyfunction]
+fn anchored_levels<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let v = values.as_slice()?;
+    let out: Vec<i64> = detached(py, || {
+        v.iter()
+            .map(|&x| manber::anchored_level(x) as i64)
+            .collect()
+    })?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// The Unicode version the tables were generated from, and a code point's heavy and light forms
+/// (for the tests that check the tables against this interpreter).
+#[pyfunction]
+fn unicode_version() -> String {
+    tables::tables().unicode_version.clone()
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(checksum, m)?)?;
+    m.add_class::<NativeParams>()?;
+    m.add_class::<TextStream>()?;
+    m.add_class::<UnitHasher>()?;
+    m.add_function(wrap_pyfunction!(fingerprint_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(fingerprint_file, m)?)?;
+    m.add_function(wrap_pyfunction!(read_task, m)?)?;
+    m.add_function(wrap_pyfunction!(detect, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(native_codec, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(looks_like_code, m)?)?;
+    m.add_function(wrap_pyfunction!(code_form, m)?)?;
+    m.add_function(wrap_pyfunction!(code_units, m)?)?;
+    m.add_function(wrap_pyfunction!(window_values, m)?)?;
+    m.add_function(wrap_pyfunction!(anchored_levels, m)?)?;
+    m.add_function(wrap_pyfunction!(unicode_version, m)?)?;
+    m.add("LARGE_FILE", read::LARGE_FILE)?;
+    m.add("SAMPLE", det::SAMPLE)?;
     Ok(())
 }

@@ -1,0 +1,581 @@
+//! One file's fingerprints: detection, decoding, normalisation, Manber fingerprints, the code view,
+//! simhash and checksums, streamed in chunks (memory does not grow with the file).
+
+use crate::checksum;
+use crate::code;
+use crate::decode::{utf8_cut, Codec, Decoder, Invalid, REPLACEMENT};
+use crate::detect::{self, Detected, SAMPLE};
+use crate::manber::{self, Hasher, Params};
+use crate::normalize::Pair;
+use crate::tables::tables;
+use std::io;
+use xxhash_rust::xxh3::Xxh3;
+
+/// The fingerprint parameters of text and binary files (`FingerprintParams` in Python).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FpParams {
+    pub text: Params,
+    pub binary: Params,
+    /// Bytes of a text file read, decoded and hashed at once (any size gives the same values).
+    pub text_chunk: usize,
+    /// Bytes of a binary file read and hashed at once.
+    pub binary_chunk: usize,
+}
+
+impl Default for FpParams {
+    fn default() -> Self {
+        FpParams {
+            text: Params {
+                window: 50,
+                density: 32,
+                anchor_density: 2,
+                anchor_length: 8,
+                anchor_level: 0,
+                level_units: vec![512, 1024, 2048, 4096, 4096, 8192, 16384],
+            },
+            binary: Params {
+                window: 50,
+                density: 256,
+                anchor_density: 4096,
+                anchor_length: 0,
+                anchor_level: 0,
+                level_units: vec![],
+            },
+            text_chunk: 1 << 18,
+            binary_chunk: 1 << 20,
+        }
+    }
+}
+
+/// Everything simscan knows about one file's content (`simscan.model.Fingerprints`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fingerprints {
+    pub size: u64,
+    pub checksum: [u8; 16],
+    pub partial: i64,
+    pub is_text: bool,
+    pub encoding: Option<String>,
+    pub content_hash: [u8; 16],
+    /// Sorted, distinct; top bit clear.
+    pub rolling: Vec<u64>,
+    /// Sorted, distinct; top bit set.
+    pub anchored: Vec<u64>,
+    pub simhash: u64,
+    pub units: u64,
+}
+
+/// What fingerprinting a file came to.
+#[derive(Debug)]
+pub enum Verdict {
+    Done(Fingerprints),
+    /// Text in a legacy encoding: the caller's detector (chardet) names it, then asks again.
+    Legacy {
+        iso2022: bool,
+    },
+    /// Text in an encoding decoded by the caller's codecs (multi-byte legacy encodings).
+    Foreign {
+        encoding: String,
+    },
+}
+
+/// Bytes to fingerprint, read from a position (a file, or memory).
+pub trait Source {
+    /// Reads at most `buf.len()` bytes at `offset`; 0 at the end.
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+}
+
+impl Source for &[u8] {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let start = (offset as usize).min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
+/// Reads `src` from the start in chunks of `step`, at most `limit` bytes in all.
+fn each_chunk(
+    src: &mut dyn Source,
+    step: usize,
+    limit: u64,
+    mut f: impl FnMut(&[u8]) -> Result<(), Invalid>,
+) -> io::Result<Result<u64, Invalid>> {
+    let mut buf = vec![0u8; step];
+    let mut at = 0u64;
+    while at < limit {
+        let want = (step as u64).min(limit - at) as usize;
+        let n = src.read_at(at, &mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        at += n as u64;
+        if let Err(e) = f(&buf[..n]) {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(at))
+}
+
+fn read_exact_at(src: &mut dyn Source, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut out = vec![0u8; len];
+    let mut got = 0;
+    while got < len {
+        let n = src.read_at(offset + got as u64, &mut out[got..])?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    out.truncate(got);
+    Ok(out)
+}
+
+/// Fingerprints of `src`, whose `fstat` size is `size`, reading at most `limit` bytes (the
+/// scanner reads one byte past the size, to see a file that grew).  `encoding`: the caller's
+/// verdict on a legacy text (see [`Verdict::Legacy`]); `after_iso2022`: the caller's detector did
+/// not take the ISO-2022 escapes for ISO-2022, so detection goes on without them.
+pub fn fingerprint(
+    src: &mut dyn Source,
+    size: u64,
+    limit: u64,
+    p: &FpParams,
+    encoding: Option<&str>,
+    after_iso2022: bool,
+) -> io::Result<Verdict> {
+    let sample = read_exact_at(src, 0, SAMPLE.min(limit as usize))?;
+    let det = match encoding {
+        Some(e) => Detected::Text {
+            encoding: leak_name(e),
+            bom: 0,
+        },
+        None if after_iso2022 => detect::after_iso2022(&sample),
+        None => detect::detect(&sample),
+    };
+    let head = &sample[..sample.len().min(checksum::PARTIAL_SAMPLE)];
+    let tail = if size > checksum::PARTIAL_SAMPLE as u64 {
+        read_exact_at(src, checksum::tail_offset(size), checksum::PARTIAL_SAMPLE)?
+    } else {
+        Vec::new()
+    };
+    let partial = |read: u64| {
+        let h = &head[..head.len().min(read as usize)];
+        checksum::partial(read, h, if read == size { &tail } else { &[] })
+    };
+    match det {
+        Detected::Legacy { iso2022 } => Ok(Verdict::Legacy { iso2022 }),
+        Detected::Binary => {
+            let mut full = Xxh3::new();
+            let mut h = Hasher::<u8>::new(&p.binary, true);
+            let read = each_chunk(src, p.binary_chunk.max(1), limit, |c| {
+                full.update(c);
+                h.feed(c);
+                Ok(())
+            })?
+            .expect("binary never fails to decode");
+            let units = h.units;
+            let (rolling, anchored) = h.finish();
+            let digest = full.digest128().to_be_bytes();
+            let mut all = rolling.clone();
+            all.extend_from_slice(&anchored);
+            Ok(Verdict::Done(Fingerprints {
+                size: read,
+                checksum: digest,
+                partial: partial(read),
+                is_text: false,
+                encoding: None,
+                content_hash: digest,
+                simhash: manber::simhash(&all),
+                rolling,
+                anchored,
+                units,
+            }))
+        }
+        Detected::Text { encoding, bom } => {
+            let Some(codec) = Codec::for_name(encoding) else {
+                return Ok(Verdict::Foreign {
+                    encoding: encoding.to_string(),
+                });
+            };
+            for replace in [false, true] {
+                let mut t = TextFingerprinter::new(p, Some(Decoder::new(codec, replace)));
+                let mut skip = bom;
+                let res = each_chunk(src, p.text_chunk.max(1), limit, |c| {
+                    t.raw(c);
+                    let s = skip.min(c.len());
+                    skip -= s;
+                    t.bytes(&c[s..], false)
+                })?;
+                let Ok(read) = res else { continue };
+                if t.bytes(&[], true).is_err() {
+                    continue;
+                }
+                let enc = if replace {
+                    format!("{encoding}+replace")
+                } else {
+                    encoding.to_string()
+                };
+                return Ok(Verdict::Done(t.finish(read, partial(read), enc)));
+            }
+            unreachable!("decoding with replacement never fails")
+        }
+    }
+}
+
+/// A codec name as a static string (the few names a process meets are kept for its lifetime).
+fn leak_name(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut guard = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let set = guard.get_or_insert_with(HashSet::new);
+    if let Some(&n) = set.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    set.insert(n);
+    n
+}
+
+/// Fingerprints of text that arrives in pieces: bytes in a natively decoded codec, or code points
+/// decoded elsewhere; the raw bytes (for the checksums) apart.
+pub struct TextFingerprinter<'p> {
+    p: &'p FpParams,
+    decoder: Option<Decoder>,
+    /// UTF-8 (its pieces are normalised from their bytes): strict or with replacement, and the
+    /// bytes of a character cut by a chunk border.
+    utf8: Option<(bool, Vec<u8>)>,
+    full: Xxh3,
+    content: Xxh3,
+    pair: Pair,
+    hasher: Hasher<u32>,
+    cps: Vec<u32>,
+    units: Vec<u32>,
+    light_buf: Vec<u8>,
+    code_text: CodeText,
+}
+
+/// The text kept while it may still get a code view (at most [`code::MAX_CODE_CHARS`] characters,
+/// a CR LF counted once: certainly too long at twice that).
+enum CodeText {
+    Utf8(Vec<u8>, usize),
+    Cps(Vec<u32>),
+    TooLong,
+}
+
+/// Units and light bytes gathered before they are hashed.
+const FLUSH: usize = 1 << 16;
+
+impl<'p> TextFingerprinter<'p> {
+    /// `decoder`: the codec of the bytes given to [`TextFingerprinter::bytes`] (None: the text comes
+    /// as code points).
+    pub fn new(p: &'p FpParams, decoder: Option<Decoder>) -> Self {
+        let utf8 = decoder
+            .as_ref()
+            .and_then(|d| d.utf8_mode())
+            .map(|replace| (replace, Vec::new()));
+        TextFingerprinter {
+            p,
+            code_text: if utf8.is_some() {
+                CodeText::Utf8(Vec::new(), 0)
+            } else {
+                CodeText::Cps(Vec::new())
+            },
+            decoder,
+            utf8,
+            full: Xxh3::new(),
+            content: Xxh3::new(),
+            pair: Pair::new(tables()),
+            hasher: Hasher::new(&p.text, false),
+            cps: Vec::new(),
+            units: Vec::with_capacity(2 * FLUSH),
+            light_buf: Vec::with_capacity(2 * FLUSH),
+        }
+    }
+
+    /// Raw bytes of the file, for its checksum.
+    pub fn raw(&mut self, data: &[u8]) {
+        self.full.update(data);
+    }
+
+    /// The next bytes to decode (after any byte-order mark); `last` at the end of the text.
+    pub fn bytes(&mut self, data: &[u8], last: bool) -> Result<(), Invalid> {
+        if let Some((replace, mut carry)) = self.utf8.take() {
+            let r = self.utf8_bytes(data, last, replace, &mut carry);
+            self.utf8 = Some((replace, carry));
+            return r;
+        }
+        let mut cps = std::mem::take(&mut self.cps);
+        let dec = self.decoder.as_mut().expect("a decoder");
+        let r = dec.decode(data, last, &mut cps);
+        if r.is_ok() {
+            self.code_points(&cps);
+        }
+        cps.clear();
+        self.cps = cps;
+        r
+    }
+
+    fn utf8_bytes(
+        &mut self,
+        data: &[u8],
+        last: bool,
+        replace: bool,
+        carry: &mut Vec<u8>,
+    ) -> Result<(), Invalid> {
+        let joined;
+        let data: &[u8] = if carry.is_empty() {
+            data
+        } else {
+            carry.extend_from_slice(data);
+            joined = std::mem::take(carry);
+            &joined
+        };
+        let end = if last { data.len() } else { utf8_cut(data) };
+        let mut at = 0;
+        while at < end {
+            let mut stop = (at + FLUSH).min(end);
+            if stop < end {
+                stop = at + utf8_cut(&data[at..stop]).max(1);
+            }
+            let part = &data[at..stop];
+            if !replace {
+                let s = std::str::from_utf8(part).map_err(|_| Invalid)?;
+                self.str_piece(s);
+            } else {
+                for chunk in part.utf8_chunks() {
+                    self.str_piece(chunk.valid());
+                    if !chunk.invalid().is_empty() {
+                        self.code_points(&[REPLACEMENT]);
+                    }
+                }
+            }
+            at = stop;
+        }
+        *carry = data[end..].to_vec();
+        Ok(())
+    }
+
+    fn str_piece(&mut self, s: &str) {
+        self.pair.str(s, &mut self.units, &mut self.light_buf);
+        match &mut self.code_text {
+            CodeText::Utf8(b, chars) => {
+                *chars += s.len() - s.bytes().filter(|&c| c & 0xC0 == 0x80).count();
+                if *chars > 2 * code::MAX_CODE_CHARS {
+                    self.code_text = CodeText::TooLong;
+                } else {
+                    b.extend_from_slice(s.as_bytes());
+                }
+            }
+            CodeText::Cps(v) => v.extend(s.chars().map(|c| c as u32)),
+            CodeText::TooLong => {}
+        }
+        self.flush(false);
+    }
+
+    /// The next decoded code points.
+    pub fn code_points(&mut self, cps: &[u32]) {
+        for piece in cps.chunks(FLUSH) {
+            self.pair
+                .code_points(piece, &mut self.units, &mut self.light_buf);
+            match &mut self.code_text {
+                CodeText::Cps(t) => {
+                    if t.len() + piece.len() > 2 * code::MAX_CODE_CHARS {
+                        self.code_text = CodeText::TooLong;
+                    } else {
+                        t.extend_from_slice(piece);
+                    }
+                }
+                CodeText::Utf8(b, chars) => {
+                    // A replacement character in UTF-8 text: from now on kept as code points.
+                    let mut t: Vec<u32> = String::from_utf8_lossy(b)
+                        .chars()
+                        .map(|c| c as u32)
+                        .collect();
+                    t.extend_from_slice(piece);
+                    *chars += piece.len();
+                    self.code_text = if t.len() > 2 * code::MAX_CODE_CHARS {
+                        CodeText::TooLong
+                    } else {
+                        CodeText::Cps(t)
+                    };
+                }
+                CodeText::TooLong => {}
+            }
+            self.flush(false);
+        }
+    }
+
+    fn flush(&mut self, all: bool) {
+        if all || self.units.len() >= FLUSH {
+            self.hasher.feed(&self.units);
+            self.units.clear();
+        }
+        if all || self.light_buf.len() >= FLUSH {
+            self.content.update(&self.light_buf);
+            self.light_buf.clear();
+        }
+    }
+
+    /// The fingerprints, once every piece is in.
+    pub fn finish(mut self, size: u64, partial: i64, encoding: String) -> Fingerprints {
+        self.flush(true);
+        let units = self.hasher.units;
+        let (rolling, anchored) = self.hasher.finish();
+        let rolling = tagged(&rolling, 0);
+        let anchored = tagged(&anchored, 0);
+        let mut all = rolling.clone();
+        all.extend_from_slice(&anchored);
+        let sim = manber::simhash(&all);
+        let text = match self.code_text {
+            // Prose almost never has a brace among its first characters: no decoding then.
+            CodeText::Utf8(b, _)
+                if memchr::memchr(b'{', &b[..b.len().min(8 * code::SAMPLE_CHARS)]).is_some() =>
+            {
+                Some(
+                    std::str::from_utf8(&b)
+                        .map_or_else(|_| Vec::new(), |s| s.chars().map(|c| c as u32).collect()),
+                )
+            }
+            CodeText::Cps(t) => Some(t),
+            _ => None,
+        };
+        let (rolling, anchored) = match text {
+            Some(text) if code::looks_like_code(&text) => {
+                let level = manber::nested_level(units, &self.p.text.level_units)
+                    .max(self.p.text.anchor_level);
+                with_code_view(&text, rolling, anchored, level, &self.p.text)
+            }
+            _ => (rolling, anchored),
+        };
+        Fingerprints {
+            size,
+            checksum: self.full.digest128().to_be_bytes(),
+            partial,
+            is_text: true,
+            encoding: Some(encoding),
+            content_hash: self.content.digest128().to_be_bytes(),
+            rolling,
+            anchored,
+            simhash: sim,
+            units,
+        }
+    }
+}
+
+/// Values with their view bit set to `view`, sorted and distinct.
+fn tagged(values: &[u64], view: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = values.iter().map(|&x| manber::tag(x, view)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The text view's values plus those of the code view that the text view lacks, tagged CODE.
+fn with_code_view(
+    text: &[u32],
+    rolling: Vec<u64>,
+    anchored: Vec<u64>,
+    level: u32,
+    p: &Params,
+) -> (Vec<u64>, Vec<u64>) {
+    let cp = Params {
+        anchor_level: level,
+        level_units: vec![],
+        ..p.clone()
+    };
+    let mut h = Hasher::<u32>::new(&cp, false);
+    h.feed(&code::code_units(text));
+    let (cr, ca) = h.finish();
+    let add = |text_view: Vec<u64>, code_view: Vec<u64>| {
+        let fresh: Vec<u64> = tagged(&code_view, 0)
+            .into_iter()
+            .filter(|v| text_view.binary_search(v).is_err())
+            .collect();
+        let mut out = text_view;
+        out.extend(tagged(&fresh, 1));
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    (add(rolling, cr), add(anchored, ca))
+}
+
+/// Fingerprints of bytes in memory (`fingerprint_bytes`).
+pub fn fingerprint_bytes(
+    data: &[u8],
+    p: &FpParams,
+    encoding: Option<&str>,
+    after_iso2022: bool,
+) -> Verdict {
+    let mut src: &[u8] = data;
+    fingerprint(
+        &mut src,
+        data.len() as u64,
+        data.len() as u64,
+        p,
+        encoding,
+        after_iso2022,
+    )
+    .expect("reading memory never fails")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn done(v: Verdict) -> Fingerprints {
+        match v {
+            Verdict::Done(f) => f,
+            other => panic!("not done: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn same_text_in_other_encodings_gives_the_same_fingerprints() {
+        let p = FpParams::default();
+        let text = "Où est la bibliothèque? Elle est près de la gare, à côté du café. ".repeat(40);
+        let utf8 = done(fingerprint_bytes(text.as_bytes(), &p, None, false));
+        let mut utf16 = vec![0xFF, 0xFE];
+        for u in text.encode_utf16() {
+            utf16.extend_from_slice(&u.to_le_bytes());
+        }
+        let u16 = done(fingerprint_bytes(&utf16, &p, None, false));
+        let latin: Vec<u8> = text.chars().map(|c| c as u32 as u8).collect();
+        assert!(matches!(
+            fingerprint_bytes(&latin, &p, None, false),
+            Verdict::Legacy { .. }
+        ));
+        let l1 = done(fingerprint_bytes(&latin, &p, Some("cp1252"), false));
+        assert!(!utf8.rolling.is_empty() && !utf8.anchored.is_empty());
+        for other in [&u16, &l1] {
+            assert_eq!(other.rolling, utf8.rolling);
+            assert_eq!(other.anchored, utf8.anchored);
+            assert_eq!(other.content_hash, utf8.content_hash);
+            assert_eq!(other.simhash, utf8.simhash);
+        }
+        assert_eq!(u16.encoding.as_deref(), Some("utf-16-le"));
+        assert_ne!(u16.checksum, utf8.checksum);
+    }
+
+    #[test]
+    fn invalid_utf8_is_decoded_with_replacement() {
+        let p = FpParams::default();
+        let mut data = "plain text ".repeat(10_000).into_bytes();
+        data.extend_from_slice(b"\xff tail");
+        let f = done(fingerprint_bytes(&data, &p, None, false));
+        assert_eq!(f.encoding.as_deref(), Some("utf-8+replace"));
+    }
+
+    #[test]
+    fn binary_and_empty_files() {
+        let p = FpParams::default();
+        let data: Vec<u8> = (0..200_000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let f = done(fingerprint_bytes(&data, &p, None, false));
+        assert!(!f.is_text && f.encoding.is_none() && !f.rolling.is_empty());
+        assert_eq!(f.content_hash, f.checksum);
+        let e = done(fingerprint_bytes(b"", &p, None, false));
+        assert!(e.is_text && e.rolling.is_empty() && e.units == 0);
+    }
+}
