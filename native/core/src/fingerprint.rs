@@ -405,14 +405,25 @@ impl<'p> TextFingerprinter<'p> {
         }
     }
 
+    /// Hands the units and light bytes gathered so far on (`all`: the text is over).  A final
+    /// space is held back until more text follows it, and dropped at the end (see [`Pair`]).
     fn flush(&mut self, all: bool) {
+        let (hs, ls) = Pair::trailing_space(&self.units, &self.light_buf);
         if all || self.units.len() >= FLUSH {
-            self.hasher.feed(&self.units);
-            self.units.clear();
+            let n = self.units.len() - hs as usize;
+            self.hasher.feed(&self.units[..n]);
+            self.units.drain(..n);
+            if all {
+                self.units.clear();
+            }
         }
         if all || self.light_buf.len() >= FLUSH {
-            self.content.update(&self.light_buf);
-            self.light_buf.clear();
+            let n = self.light_buf.len() - ls as usize;
+            self.content.update(&self.light_buf[..n]);
+            self.light_buf.drain(..n);
+            if all {
+                self.light_buf.clear();
+            }
         }
     }
 

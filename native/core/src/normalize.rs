@@ -104,20 +104,70 @@ impl<'a> Normalizer<'a> {
 }
 
 /// The heavy units and the light form (as UTF-8) of one text, made in one pass.
+///
+/// Spaces are written *eagerly*: a space when the last unit written is not one (nor at the start),
+/// so both outputs may end with one space that belongs to no text yet: the caller holds a final
+/// space back until more follows, and drops it at the end ([`Pair::trailing_space`]).  ASCII is read
+/// eight bytes at a time (SWAR: per-byte compares in one 64-bit word): a word without a dropped
+/// byte is mapped at once, and a space right after a space is cut out of it.
 pub struct Pair {
     heavy: &'static CharMap,
     light: &'static CharMap,
-    h: Collapse,
-    l: Collapse,
+    /// The last unit written to each form is a space, or nothing was written yet.
+    hs: bool,
+    ls: bool,
+    swar: bool,
 }
 
-/// One ASCII byte through both maps: (heavy, light), 0 for dropped.
-fn ascii_pairs(t: &Tables) -> [(u8, u8); 128] {
-    let mut out = [(0, 0); 128];
-    for (b, o) in out.iter_mut().enumerate() {
-        *o = (t.heavy.ascii[b], t.light.ascii[b]);
+const L8: u64 = 0x0101_0101_0101_0101;
+const H8: u64 = 0x8080_8080_8080_8080;
+
+/// High bit of each byte of `x` (all below 0x80) that is at least `n` (1..=128).
+#[inline(always)]
+fn ge(x: u64, n: u8) -> u64 {
+    x.wrapping_add((0x80 - n as u64) * L8) & H8
+}
+
+#[inline(always)]
+fn lt(x: u64, n: u8) -> u64 {
+    !ge(x, n) & H8
+}
+
+/// Bytes whose high-bit flag is set in `m`, as full 0xFF bytes.
+#[inline(always)]
+fn bytes_of(m: u64) -> u64 {
+    (m >> 7).wrapping_mul(0xFF)
+}
+
+/// SWAR classes of eight ASCII bytes: (dropped, light spaces, heavy spaces, heavy bytes).
+#[inline(always)]
+fn classes(x: u64) -> (u64, u64, u64, u64) {
+    let drop = lt(x, 9) | (ge(x, 14) & lt(x, 28)) | ge(x, 127);
+    let lsp = lt(x, 33) & !drop;
+    let upper = ge(x, 0x41) & lt(x, 0x5B);
+    let alnum = (ge(x, 0x30) & lt(x, 0x3A)) | upper | (ge(x, 0x61) & lt(x, 0x7B));
+    let hsp = !alnum & H8 & !drop;
+    let hb = ((x | (upper >> 2)) & bytes_of(alnum)) | ((0x20 * L8) & bytes_of(hsp));
+    (drop, lsp, hsp, hb)
+}
+
+/// Writes the bytes of `w` whose flag in `remove` is clear to `out[at..]` (eight slots of slack);
+/// returns how many.
+#[inline(always)]
+fn compact<T: From<u8> + Copy>(mut w: u64, mut remove: u64, out: &mut [T], at: usize) -> usize {
+    let mut n = 8;
+    while remove != 0 {
+        // Highest flagged byte first: removing it does not move the lower ones.
+        let k = (63 - remove.leading_zeros()) / 8;
+        let low = if k == 0 { 0 } else { u64::MAX >> (64 - 8 * k) };
+        w = (w & low) | ((w >> 8) & !low);
+        remove &= !(0xFFu64 << (8 * k));
+        n -= 1;
     }
-    out
+    for (k, o) in out[at..at + 8].iter_mut().enumerate() {
+        *o = T::from((w >> (8 * k)) as u8);
+    }
+    n
 }
 
 impl Pair {
@@ -125,70 +175,134 @@ impl Pair {
         Pair {
             heavy: &t.heavy,
             light: &t.light,
-            h: Collapse::default(),
-            l: Collapse::default(),
+            hs: true,
+            ls: true,
+            swar: swar_matches(t),
         }
     }
 
-    /// One ASCII unit of each form (`h`, `l`: its mapped bytes).
+    /// Whether the outputs end with a space that no text follows yet (see [`Pair`]).
+    pub fn trailing_space(units: &[u32], light: &[u8]) -> (bool, bool) {
+        (units.last() == Some(&SPACE), light.last() == Some(&b' '))
+    }
+
     #[inline(always)]
-    fn ascii(&mut self, h: u8, l: u8, units: &mut Vec<u32>, light: &mut Vec<u8>) {
-        if h == b' ' {
-            self.h.pending |= self.h.emitted;
-        } else if h != 0 {
-            if self.h.pending {
+    fn unit_h(&mut self, u: u32, units: &mut Vec<u32>) {
+        if u == SPACE {
+            if !self.hs {
                 units.push(SPACE);
-                self.h.pending = false;
+                self.hs = true;
             }
-            units.push(h as u32);
-            self.h.emitted = true;
+        } else {
+            units.push(u);
+            self.hs = false;
         }
-        if l == b' ' {
-            self.l.pending |= self.l.emitted;
-        } else if l != 0 {
-            if self.l.pending {
+    }
+
+    #[inline(always)]
+    fn unit_l(&mut self, u: u32, light: &mut Vec<u8>) {
+        if u == SPACE {
+            if !self.ls {
                 light.push(b' ');
-                self.l.pending = false;
+                self.ls = true;
             }
-            light.push(l);
-            self.l.emitted = true;
+        } else {
+            push_utf8(u, light);
+            self.ls = false;
         }
     }
 
     #[inline]
     fn general(&mut self, cp: u32, units: &mut Vec<u32>, light: &mut Vec<u8>) {
-        self.h
-            .mapped(self.heavy.get(cp), 0, &mut |u, _| units.push(u));
-        self.l
-            .mapped(self.light.get(cp), 0, &mut |u, _| push_utf8(u, light));
+        match self.heavy.get(cp) {
+            Mapped::Drop => {}
+            Mapped::Space => self.unit_h(SPACE, units),
+            Mapped::One(c) => self.unit_h(c, units),
+            Mapped::Many(s) => {
+                for &c in s {
+                    self.unit_h(c, units);
+                }
+            }
+        }
+        match self.light.get(cp) {
+            Mapped::Drop => {}
+            Mapped::Space => self.unit_l(SPACE, light),
+            Mapped::One(c) => self.unit_l(c, light),
+            Mapped::Many(s) => {
+                for &c in s {
+                    self.unit_l(c, light);
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn ascii(&mut self, c: u8, units: &mut Vec<u32>, light: &mut Vec<u8>) {
+        let (h, l) = ascii_table()[(c & 0x7F) as usize];
+        if h != 0 {
+            self.unit_h(h as u32, units);
+        }
+        if l != 0 {
+            self.unit_l(l as u32, light);
+        }
     }
 
     /// The next code points: heavy units onto `units`, the light form onto `light`.
     pub fn code_points(&mut self, cps: &[u32], units: &mut Vec<u32>, light: &mut Vec<u8>) {
-        let pairs = ascii_table();
         units.reserve(cps.len());
         light.reserve(cps.len());
         for &cp in cps {
             if cp < 128 {
-                let (h, l) = pairs[cp as usize];
-                self.ascii(h, l, units, light);
+                self.ascii(cp as u8, units, light);
             } else {
                 self.general(cp, units, light);
             }
         }
     }
 
-    /// A run of ASCII bytes, each form in its own tight loop (state in registers, no branch on
-    /// the data: outputs are written into slack and counted only when they are real).
+    /// A run of ASCII bytes: eight at a time (see [`Pair`]), the rest one by one.
     fn ascii_run(&mut self, run: &[u8], units: &mut Vec<u32>, light: &mut Vec<u8>) {
-        let pairs = ascii_table();
-        ascii_form(
-            run,
-            |c| pairs[(c & 0x7F) as usize].0 as u32,
-            &mut self.h,
-            units,
-        );
-        ascii_form(run, |c| pairs[(c & 0x7F) as usize].1, &mut self.l, light);
+        if !self.swar {
+            // (not reached with the generated tables; exact for any ASCII map)
+            for &c in run {
+                self.ascii(c, units, light);
+            }
+            return;
+        }
+        let mut words = run.chunks_exact(8);
+        let (mut ua, mut la) = (units.len(), light.len());
+        slack(units, run.len() + 8);
+        slack(light, run.len() + 8);
+        for word in &mut words {
+            let x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let (drop, lsp, hsp, hb) = classes(x);
+            if drop != 0 {
+                // A dropped byte (a control character): this word one byte at a time.
+                units.truncate(ua);
+                light.truncate(la);
+                for &c in word {
+                    self.ascii(c, units, light);
+                }
+                ua = units.len();
+                la = light.len();
+                slack(units, run.len() + 8);
+                slack(light, run.len() + 8);
+                continue;
+            }
+            // A space right after a space (or at the start) is not written.
+            let hrem = hsp & ((hsp << 8) | if self.hs { 0x80 } else { 0 });
+            let lrem = lsp & ((lsp << 8) | if self.ls { 0x80 } else { 0 });
+            let lb = (x & !bytes_of(lsp)) | ((0x20 * L8) & bytes_of(lsp));
+            ua += compact(hb, hrem, units, ua);
+            la += compact(lb, lrem, light, la);
+            self.hs = hsp >> 63 != 0;
+            self.ls = lsp >> 63 != 0;
+        }
+        units.truncate(ua);
+        light.truncate(la);
+        for &c in words.remainder() {
+            self.ascii(c, units, light);
+        }
     }
 
     /// The next piece of text (valid UTF-8): as [`Pair::code_points`], read from its bytes.
@@ -196,10 +310,7 @@ impl Pair {
         let b = s.as_bytes();
         let mut i = 0;
         while i < b.len() {
-            let run = b[i..]
-                .iter()
-                .position(|&c| c >= 0x80)
-                .unwrap_or(b.len() - i);
+            let run = ascii_prefix(&b[i..]);
             if run > 0 {
                 self.ascii_run(&b[i..i + run], units, light);
                 i += run;
@@ -221,47 +332,64 @@ impl Pair {
     }
 }
 
-/// One form of a run of ASCII bytes: `map` gives each byte's unit (0 dropped, 32 a space, else
-/// a character above 32), appended to `out` with space runs collapsed across calls (`state`).
-#[inline(always)]
-fn ascii_form<T: Copy + From<u8> + Default + Into<u32>>(
-    run: &[u8],
-    map: impl Fn(u8) -> T,
-    state: &mut Collapse,
-    out: &mut Vec<T>,
-) {
-    let mut i = 0;
-    if !state.emitted {
-        // Nothing emitted yet: leading spaces and dropped units are skipped.
-        while i < run.len() && map(run[i]).into() <= 32 {
-            i += 1;
-        }
-        if i == run.len() {
-            return;
-        }
-        state.emitted = true;
+/// Makes `v` at least `n` elements longer (zeros), for writes past its end that [`Vec::truncate`]
+/// then cuts to what was written.  The capacity is grown geometrically and the new elements come
+/// from `resize` (no unsafe code: they are written once before use).
+#[inline]
+fn slack<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+    let len = v.len();
+    if v.capacity() < len + n {
+        v.reserve((len + n).max(2 * v.capacity()) - len);
     }
-    let rest = &run[i..];
-    let base = out.len();
-    out.resize(base + rest.len() + 2, T::default());
-    let o = &mut out[..];
-    let mut at = base;
-    let mut pend = state.pending as usize;
-    let space = T::from(b' ');
-    for &c in rest {
-        let m = map(c);
-        let v: u32 = m.into();
-        let chr = (v > 32) as usize;
-        let sp = (v == 32) as usize;
-        let slot = &mut o[at..at + 2];
-        slot[0] = space;
-        let at1 = pend & chr;
-        slot[at1] = m;
-        at += at1 + chr;
-        pend = (pend | sp) & (chr ^ 1);
+    v.resize(len + n, T::default());
+}
+
+/// The length of the ASCII prefix of `b` (eight bytes at a time).
+#[inline]
+fn ascii_prefix(b: &[u8]) -> usize {
+    let mut words = b.chunks_exact(8);
+    let mut n = 0;
+    for w in &mut words {
+        let x = u64::from_le_bytes(w.try_into().expect("8 bytes")) & H8;
+        if x != 0 {
+            return n + (x.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
     }
-    out.truncate(at);
-    state.pending = pend != 0;
+    n + words
+        .remainder()
+        .iter()
+        .position(|&c| c >= 0x80)
+        .unwrap_or(words.remainder().len())
+}
+
+/// Whether the SWAR classes give exactly the tables' map of every ASCII byte.
+fn swar_matches(t: &Tables) -> bool {
+    (0..128u8).all(|c| {
+        // Byte 0 of the word (the other seven are NULs, which are dropped).
+        let (drop, lsp, hsp, hb) = classes(c as u64);
+        let (drop, lsp, hsp) = (drop & 0x80, lsp & 0x80, hsp & 0x80);
+        let h = if drop != 0 { 0 } else { (hb & 0xFF) as u8 };
+        let l = if drop != 0 {
+            0
+        } else if lsp != 0 {
+            b' '
+        } else {
+            c
+        };
+        h == t.heavy.ascii[c as usize]
+            && l == t.light.ascii[c as usize]
+            && (hsp != 0) == (h == b' ')
+    })
+}
+
+/// One ASCII byte through both maps: (heavy, light), 0 for dropped.
+fn ascii_pairs(t: &Tables) -> [(u8, u8); 128] {
+    let mut out = [(0, 0); 128];
+    for (b, o) in out.iter_mut().enumerate() {
+        *o = (t.heavy.ascii[b], t.light.ascii[b]);
+    }
+    out
 }
 
 fn ascii_table() -> &'static [(u8, u8); 128] {
@@ -353,13 +481,57 @@ mod tests {
             let mut p = Pair::new(t);
             p.code_points(&c[..cut], &mut u1, &mut l1);
             p.code_points(&c[cut..], &mut u1, &mut l1);
+            strip(&mut u1, &mut l1);
             assert_eq!((&u1, &l1), (&heavy, &light), "cut at {cut}");
             let split: String = s.chars().take(cut).collect();
             let rest: String = s.chars().skip(cut).collect();
             let mut p = Pair::new(t);
             p.str(&split, &mut u2, &mut l2);
             p.str(&rest, &mut u2, &mut l2);
+            strip(&mut u2, &mut l2);
             assert_eq!((&u2, &l2), (&heavy, &light), "str cut at {cut}");
+        }
+    }
+
+    fn strip(u: &mut Vec<u32>, l: &mut Vec<u8>) {
+        let (a, b) = Pair::trailing_space(u, l);
+        if a {
+            u.pop();
+        }
+        if b {
+            l.pop();
+        }
+    }
+
+    #[test]
+    fn the_swar_path_equals_the_tables_on_ascii_texts() {
+        let t = tables();
+        assert!(Pair::new(t).swar);
+        let mut rng = 99u64;
+        for n in 0..600usize {
+            let s: String = (0..n)
+                .map(|_| {
+                    rng = rng
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let r = (rng >> 33) as u8;
+                    // Mostly letters, spaces and punctuation, any ASCII byte now and then.
+                    if r < 200 {
+                        b"aB ,.\r\n\t1z-"[r as usize % 11]
+                    } else {
+                        r & 0x7F
+                    }
+                })
+                .map(|b| b as char)
+                .collect();
+            let c = cps(&s);
+            let heavy = normalize(&t.heavy, &c);
+            let light: Vec<u8> = text(&normalize(&t.light, &c)).into_bytes();
+            let (mut u, mut l) = (vec![], vec![]);
+            let mut p = Pair::new(t);
+            p.str(&s, &mut u, &mut l);
+            strip(&mut u, &mut l);
+            assert_eq!((&u, &l), (&heavy, &light), "{s:?}");
         }
     }
 
