@@ -205,15 +205,17 @@ def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def read_task(task: Task) -> list[Outcome]:
+def read_task(task: Task, stop: _native.StopFlag | None = None) -> list[Outcome]:
     """Open, read and fingerprint one task's files (on a reading thread, or inline).
 
     The native core does it all with the GIL released (``_native.read_task``: open without
     touching the access time, fstat before and after, read at most one byte past the size, retry a
     file that changed once, fingerprint; a panic there is a problem line for that file).  Texts in
-    a legacy encoding come back for chardet's verdict, and are finished here."""
+    a legacy encoding come back for chardet's verdict, and are finished here.  ``stop`` set (a
+    cancelled scan): the files not yet read come back as "cancelled" and a large file stops at its
+    next chunk."""
     follow, items = task
-    out: list[Outcome] = _native.read_task(items, follow, DEFAULT_PARAMS.native, MAX_FINGERPRINTS)
+    out: list[Outcome] = _native.read_task(items, follow, DEFAULT_PARAMS.native, MAX_FINGERPRINTS, stop)
     for k, (slot, key, payload) in enumerate(out):
         if key is None:
             if isinstance(payload, int):
@@ -638,10 +640,10 @@ def _task_bytes(task: Task) -> int:
     return sum(item[2] for item in task[1])
 
 
-def _read_safely(task: Task) -> list[Outcome]:
+def _read_safely(task: Task, stop: _native.StopFlag | None = None) -> list[Outcome]:
     """:func:`read_task`, whose failure costs only its files (each a problem line)."""
     try:
-        return read_task(task)
+        return read_task(task, stop)
     except Exception as e:  # noqa: BLE001 - one bad batch must not end the scan
         return [(slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}") for slot, _, _ in task[1]]
 
@@ -668,6 +670,7 @@ class _Reader:
         self.pending: deque[tuple[Task, Future[list[Outcome]]]] = deque()
         self.pending_bytes = 0  # size of the files of the tasks in flight
         self.pool: ThreadPoolExecutor | None = None
+        self.stop = _native.StopFlag()
         self.walking = True
         self.done_files = self.done_bytes = self.read_ok = self.failed = 0
         self.current = ""
@@ -720,7 +723,7 @@ class _Reader:
             while self.queue and self._room(self.queue[0]):
                 t = self.queue.popleft()
                 self.pending_bytes += _task_bytes(t)
-                self.pending.append((t, self.pool.submit(_read_safely, t)))
+                self.pending.append((t, self.pool.submit(_read_safely, t, self.stop)))
             if not self.pending:
                 return True
             head = self.pending[0][1]
@@ -806,8 +809,9 @@ class _Reader:
             self.job = None
 
     def close(self) -> None:
-        """Stop reading: queued tasks are dropped; a task a thread has begun ends with its batch (its
-        results are not used), in the background."""
+        """Stop reading: queued tasks are dropped, and the tasks the threads have begun stop at their
+        next file or chunk (their results are not used)."""
+        self.stop.set()
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = None

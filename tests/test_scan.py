@@ -774,3 +774,20 @@ def test_waiting_writer_commits_then_posts_once_everything_is_submitted(tmp_path
             pass
         assert reader.job is None and not w.waiting and ix.pending_postings() == 0
     assert_postings_exact(idx)
+
+
+def test_a_stopped_reading_reads_nothing_more(tmp_path: Path):
+    """A cancelled scan sets its stop flag: the native reader leaves the files it has not begun
+    ("cancelled", never stored) and a large file stops at its next chunk."""
+    from simscan import _native
+
+    small, large = tmp_path / "s.txt", tmp_path / "l.bin"
+    small.write_bytes(b"words " * 100)
+    with open(large, "wb") as f:
+        f.truncate(scanner.LARGE_FILE + 1)
+    stop = _native.StopFlag()
+    task = (False, [(0, os.fsencode(small), 600), (1, os.fsencode(large), scanner.LARGE_FILE + 1)])
+    out = read_task(task, stop)
+    assert out[0][1] is not None and out[1][1] is not None  # read, while not stopped
+    stop.set()
+    assert stop.is_set and read_task(task, stop) == [(0, None, "cancelled"), (1, None, "cancelled")]

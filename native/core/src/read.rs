@@ -3,11 +3,12 @@
 //! the walk; `fstat`ed before and after reading, never read more than one byte past its size (a
 //! growing log or a pseudo-file cannot exhaust memory), and read again once if it changed meanwhile.
 
-use crate::fingerprint::{fingerprint, FpParams, Source, Verdict};
+use crate::fingerprint::{fingerprint_until, FpParams, Source, Verdict};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a file is as read: (device, inode, size, mtime_ns, ctime_ns).
 pub type StatKey = (u64, u64, u64, i64, i64);
@@ -82,7 +83,7 @@ enum Attempt {
     Changed,
 }
 
-fn attempt(path: &[u8], follow: bool, p: &FpParams) -> Result<Attempt, Problem> {
+fn attempt(path: &[u8], follow: bool, p: &FpParams, stop: &AtomicBool) -> Result<Attempt, Problem> {
     let mut f = open_unseen(path, follow).map_err(os_problem)?;
     let st = f.metadata().map_err(os_problem)?;
     if !st.file_type().is_file() {
@@ -91,7 +92,8 @@ fn attempt(path: &[u8], follow: bool, p: &FpParams) -> Result<Attempt, Problem> 
     let key = stat_key(&st);
     let size = st.size();
     if size >= LARGE_FILE {
-        let verdict = fingerprint(&mut f, size, size + 1, p, None, false).map_err(os_problem)?;
+        let verdict =
+            fingerprint_until(&mut f, size, size + 1, p, None, false, stop).map_err(os_problem)?;
         let key2 = stat_key(&f.metadata().map_err(os_problem)?);
         let read = match &verdict {
             Verdict::Done(fp) => fp.size,
@@ -111,7 +113,13 @@ fn attempt(path: &[u8], follow: bool, p: &FpParams) -> Result<Attempt, Problem> 
     }
 }
 
+/// The problem of a file whose reading was stopped (the scan was cancelled; never stored).
+pub const CANCELLED: &str = "cancelled";
+
 fn os_problem(e: io::Error) -> Problem {
+    if e.kind() == io::ErrorKind::Interrupted && e.raw_os_error().is_none() {
+        return Problem::Message(CANCELLED);
+    }
     match e.raw_os_error() {
         Some(libc::ENOENT) => Problem::Message("vanished before it could be read"),
         Some(libc::ELOOP) => {
@@ -125,10 +133,19 @@ fn os_problem(e: io::Error) -> Problem {
     }
 }
 
-/// Reads one file for the scanner (tried twice if it changes while read).
-pub fn read_file(path: &[u8], follow: bool, p: &FpParams) -> Result<Read2, Problem> {
+/// Reads one file for the scanner (tried twice if it changes while read); `stop` set: gives up
+/// ("cancelled") before the file or at its next chunk.
+pub fn read_file(
+    path: &[u8],
+    follow: bool,
+    p: &FpParams,
+    stop: &AtomicBool,
+) -> Result<Read2, Problem> {
     for _ in 0..2 {
-        if let Attempt::Ok(r) = attempt(path, follow, p)? {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Problem::Message(CANCELLED));
+        }
+        if let Attempt::Ok(r) = attempt(path, follow, p, stop)? {
             return Ok(r);
         }
     }
@@ -166,7 +183,7 @@ mod tests {
         let f = dir.join("a.txt");
         std::fs::write(&f, b"hello world").unwrap();
         let p = FpParams::default();
-        match read_file(f.as_os_str().as_bytes(), false, &p).unwrap() {
+        match read_file(f.as_os_str().as_bytes(), false, &p, &AtomicBool::new(false)).unwrap() {
             Read2::Small(key, data) => {
                 assert_eq!(data, b"hello world");
                 assert_eq!(key.2, 11);
@@ -175,21 +192,45 @@ mod tests {
         }
         let missing = dir.join("missing");
         assert_eq!(
-            read_file(missing.as_os_str().as_bytes(), false, &p).err(),
+            read_file(
+                missing.as_os_str().as_bytes(),
+                false,
+                &p,
+                &AtomicBool::new(false)
+            )
+            .err(),
             Some(Problem::Message("vanished before it could be read"))
         );
         let link = dir.join("link");
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&f, &link).unwrap();
         assert_eq!(
-            read_file(link.as_os_str().as_bytes(), false, &p).err(),
+            read_file(
+                link.as_os_str().as_bytes(),
+                false,
+                &p,
+                &AtomicBool::new(false)
+            )
+            .err(),
             Some(Problem::Message(
                 "became a symbolic link after the walk; not followed"
             ))
         );
-        assert!(read_file(link.as_os_str().as_bytes(), true, &p).is_ok());
+        assert!(read_file(
+            link.as_os_str().as_bytes(),
+            true,
+            &p,
+            &AtomicBool::new(false)
+        )
+        .is_ok());
         assert_eq!(
-            read_file(dir.as_os_str().as_bytes(), false, &p).err(),
+            read_file(
+                dir.as_os_str().as_bytes(),
+                false,
+                &p,
+                &AtomicBool::new(false)
+            )
+            .err(),
             Some(Problem::Message("no longer a regular file; skipped"))
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -182,6 +182,32 @@ fn injected_panic(path: &[u8]) {
     }
 }
 
+/// Stops the reading of a scan that was cancelled: the files not begun are left (a problem
+/// "cancelled", which the scanner never stores) and a large file stops at its next chunk.
+#[pyclass(frozen, module = "simscan._native")]
+struct StopFlag {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[pymethods]
+impl StopFlag {
+    #[new]
+    fn new() -> Self {
+        StopFlag {
+            flag: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        }
+    }
+
+    fn set(&self) {
+        self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[getter]
+    fn is_set(&self) -> bool {
+        self.flag.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// Reads and fingerprints a scanner task's files, `[(slot, path, size), ...]`, with the GIL
 /// released.  Returns `[(slot, key, payload), ...]`: `key` the (device, inode, size, mtime_ns,
 /// ctime_ns) read; `payload` the scanner's tuple (is_text, encoding, checksum, partial,
@@ -189,14 +215,18 @@ fn injected_panic(path: &[u8]) {
 /// read, note), or for a legacy text `("legacy", data or None, iso2022)`; with `key` None,
 /// `payload` is the problem: a sentence, or an errno for the caller to word.
 #[pyfunction]
+#[pyo3(signature = (items, follow, params, max_fingerprints, stop=None))]
 fn read_task<'py>(
     py: Python<'py>,
     items: Vec<(usize, Vec<u8>, u64)>,
     follow: bool,
     params: &NativeParams,
     max_fingerprints: usize,
+    stop: Option<&StopFlag>,
 ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
     let p = &params.p;
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let stop: &std::sync::atomic::AtomicBool = stop.map_or(&never, |s| &s.flag);
     let done = py.detach(|| {
         items
             .iter()
@@ -204,7 +234,7 @@ fn read_task<'py>(
                 let r = catch_unwind(AssertUnwindSafe(
                     || -> Result<(read::StatKey, Verdict, Option<Vec<u8>>), Problem> {
                         injected_panic(path);
-                        match read::read_file(path, follow, p)? {
+                        match read::read_file(path, follow, p, stop)? {
                             Read2::Small(key, data) => {
                                 let v = fingerprint::fingerprint_bytes(&data, p, None, false);
                                 let keep =
@@ -637,6 +667,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeParams>()?;
     m.add_class::<TextStream>()?;
     m.add_class::<UnitHasher>()?;
+    m.add_class::<StopFlag>()?;
     m.add_function(wrap_pyfunction!(fingerprint_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint_file, m)?)?;
     m.add_function(wrap_pyfunction!(read_task, m)?)?;

@@ -1,0 +1,104 @@
+"""Type stub of ``simscan._native``, simscan's native core (the Rust crate under ``native/``).
+
+Private: users import ``simscan``, whose ``fingerprint`` and ``scanner`` modules wrap these
+functions.  Long work runs with the GIL released; a panic in the core raises ``RuntimeError``
+(``read_task``: a problem line for the file instead).
+"""
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+#: Files at least this large are streamed in chunks by ``read_task``; smaller ones are read whole.
+LARGE_FILE: int
+#: Bytes of a file that text/binary detection examines.
+SAMPLE: int
+
+class NativeParams:
+    """Fingerprint parameters (``simscan.fingerprint.FingerprintParams.native`` builds them)."""
+
+    def __init__(
+        self,
+        window: int,
+        text_density: int,
+        binary_density: int,
+        text_anchor_density: int,
+        binary_anchor_density: int,
+        text_anchor_length: int,
+        level_units: list[int],
+        text_chunk: int = ...,
+        binary_chunk: int = ...,
+    ) -> None: ...
+
+#: (size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, simhash, units)
+FingerprintTuple = tuple[
+    int, bytes, int, bool, str | None, bytes, npt.NDArray[np.uint64], npt.NDArray[np.uint64], int, int
+]
+
+def fingerprint_bytes(
+    data: bytes, params: NativeParams, encoding: str | None = None, after_iso2022: bool = False
+) -> FingerprintTuple | tuple[str, Any]:
+    """Fingerprints of bytes in memory; ``("legacy", iso2022)`` when chardet must name the encoding
+    first (then call again with ``encoding``), ``("foreign", encoding)`` when Python's codec must
+    decode it (``TextStream``)."""
+
+def fingerprint_file(
+    path: bytes,
+    params: NativeParams,
+    limit: int | None = None,
+    encoding: str | None = None,
+    after_iso2022: bool = False,
+    follow: bool = True,
+) -> FingerprintTuple | tuple[str, Any]:
+    """As ``fingerprint_bytes``, for a file read in chunks (at most ``limit`` bytes).  Raises OSError."""
+
+def read_task(
+    items: list[tuple[int, bytes, int]], follow: bool, params: NativeParams, max_fingerprints: int
+) -> list[tuple[int, Any, Any]]:
+    """The scanner's reading of a batch ``[(slot, path, size)]``: ``[(slot, stat key, payload)]``, the
+    payload a tuple, ``("legacy", data | None, iso2022)``, or (key None) a problem sentence or errno."""
+
+class TextStream:
+    """Fingerprints of text decoded by Python (legacy multi-byte encodings) or extracted from a
+    document: its raw bytes through ``raw``, its text through ``text``."""
+
+    def __init__(self, params: NativeParams) -> None: ...
+    def raw(self, data: bytes) -> None: ...
+    def text(self, text: str) -> None: ...
+    def finish(self, size: int, head: bytes, tail: bytes, encoding: str) -> FingerprintTuple: ...
+
+class UnitHasher:
+    """The Manber hash over units fed in pieces, with explicit parameters (tests, benchmarks)."""
+
+    def __init__(
+        self,
+        window: int,
+        density: int,
+        anchor_density: int,
+        anchor_length: int = 0,
+        anchor_level: int = 0,
+        level_units: list[int] = ...,
+        binary: bool = False,
+    ) -> None: ...
+    @property
+    def units(self) -> int: ...
+    def feed(self, units: npt.NDArray[np.uint8] | npt.NDArray[np.uint32]) -> None: ...
+    def finish(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
+
+def detect(sample: bytes, after_iso2022: bool = False) -> tuple[Any, ...]:
+    """``("binary",)``, ``("text", encoding, bom_length)`` or ``("legacy", iso2022)``."""
+
+def decode(data: bytes, encoding: str, replace: bool = False) -> str | None: ...
+def native_codec(encoding: str) -> bool: ...
+def normalize(
+    text: str, heavy: bool = True, offsets: bool = False
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64] | None]: ...
+def looks_like_code(text: str) -> bool: ...
+def code_form(text: str) -> str: ...
+def code_units(text: str) -> npt.NDArray[np.uint32]: ...
+def window_values(
+    units: npt.NDArray[np.uint8] | npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], window: int, binary: bool = False
+) -> npt.NDArray[np.uint64]: ...
+def anchored_levels(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]: ...
+def unicode_version() -> str: ...
