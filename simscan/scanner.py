@@ -194,9 +194,10 @@ def _payload(fp: Any) -> tuple[Any, ...]:
     else:
         fps = np.concatenate((fp.rolling, fp.anchored)).astype("<u8", copy=False).tobytes()
         n_roll = int(fp.rolling.size)
+    meta = b"" if note else fp.meta.blob()
     return (
         fp.is_text, fp.encoding, fp.checksum, fp.partial, fp.content_hash, fp.simhash, fp.units,
-        fps, n_roll, fp.size, note,
+        fps, n_roll, fp.size, note, meta,
     )  # fmt: skip
 
 
@@ -834,7 +835,7 @@ class _Reader:
                 else:
                     writer.add(FileRecord(path, dev, ino, size, mtime, error=payload, ctime_ns=ctime))
                 continue
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, _meta = payload
             self.read_ok += 1
             if note:
                 writer.problem(path, note)

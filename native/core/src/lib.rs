@@ -11,3 +11,4 @@ pub mod manber;
 pub mod normalize;
 pub mod read;
 pub mod tables;
+pub mod winnow;

@@ -28,7 +28,7 @@ struct NativeParams {
 impl NativeParams {
     #[new]
     #[pyo3(signature = (window, text_density, binary_density, text_anchor_density, binary_anchor_density,
-                        text_anchor_length, level_units, text_chunk=1 << 18, binary_chunk=1 << 20))]
+                        text_anchor_length, level_units, winnow, text_chunk=1 << 18, binary_chunk=1 << 20))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         window: usize,
@@ -38,9 +38,17 @@ impl NativeParams {
         binary_anchor_density: u32,
         text_anchor_length: usize,
         level_units: Vec<u64>,
+        winnow: Vec<usize>,
         text_chunk: usize,
         binary_chunk: usize,
     ) -> PyResult<Self> {
+        if winnow.is_empty()
+            || winnow
+                .iter()
+                .any(|&w| w < 1 || w > simscan_core::winnow::D_CAP as usize)
+        {
+            return Err(PyValueError::new_err("winnowing windows must be 1..=128"));
+        }
         let p = FpParams {
             text: Params {
                 window,
@@ -50,6 +58,7 @@ impl NativeParams {
                 anchor_level: 0,
                 level_units,
             },
+            winnow,
             binary: Params {
                 window,
                 density: binary_density,
@@ -93,8 +102,10 @@ fn u64s<'py>(py: Python<'py>, v: Vec<u64>) -> Bound<'py, PyArray1<u64>> {
     PyArray1::from_vec(py, v)
 }
 
-/// (size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, simhash, units)
+/// (size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, simhash, units,
+/// (d, unit, char, chars)): the meta arrays uint8, uint32, uint32, uint16, in the values' order.
 fn fingerprints_tuple<'py>(py: Python<'py>, f: Fingerprints) -> PyResult<Bound<'py, PyTuple>> {
+    let m = f.meta;
     (
         f.size,
         PyBytes::new(py, &f.checksum),
@@ -106,14 +117,37 @@ fn fingerprints_tuple<'py>(py: Python<'py>, f: Fingerprints) -> PyResult<Bound<'
         u64s(py, f.anchored),
         f.simhash,
         f.units,
+        (
+            PyArray1::from_vec(py, m.d),
+            PyArray1::from_vec(py, m.unit),
+            PyArray1::from_vec(py, m.char),
+            PyArray1::from_vec(py, m.chars),
+        ),
     )
         .into_pyobject(py)
+}
+
+/// The meta arrays as one little-endian blob, column by column (d, unit, char, chars: 11 bytes a
+/// value), as the index stores them.
+fn meta_blob(m: &simscan_core::fingerprint::Meta) -> Vec<u8> {
+    let mut b = Vec::with_capacity(11 * m.d.len());
+    b.extend_from_slice(&m.d);
+    for x in &m.unit {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    for x in &m.char {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    for x in &m.chars {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    b
 }
 
 /// A verdict as Python sees it: the fingerprints' tuple, `("legacy", iso2022)` or `("foreign", encoding)`.
 fn verdict_object<'py>(py: Python<'py>, v: Verdict) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
-        Verdict::Done(f) => fingerprints_tuple(py, f)?.into_any(),
+        Verdict::Done(f) => fingerprints_tuple(py, *f)?.into_any(),
         Verdict::Legacy { iso2022 } => ("legacy", iso2022).into_pyobject(py)?.into_any(),
         Verdict::Foreign { encoding } => ("foreign", encoding).into_pyobject(py)?.into_any(),
     })
@@ -212,7 +246,7 @@ impl StopFlag {
 /// released.  Returns `[(slot, key, payload), ...]`: `key` the (device, inode, size, mtime_ns,
 /// ctime_ns) read; `payload` the scanner's tuple (is_text, encoding, checksum, partial,
 /// content_hash, simhash, units, fingerprints as little-endian uint64 bytes, rolling count, bytes
-/// read, note), or for a legacy text `("legacy", data or None, iso2022)`; with `key` None,
+/// read, note, meta blob (see `meta_blob`)), or for a legacy text `("legacy", data or None, iso2022)`; with `key` None,
 /// `payload` is the problem: a sentence, or an errno for the caller to word.
 #[pyfunction]
 #[pyo3(signature = (items, follow, params, max_fingerprints, stop=None))]
@@ -264,7 +298,7 @@ fn read_task<'py>(
             Ok(Err(Problem::Message(m))) => (slot, py.None(), m).into_pyobject(py)?,
             Ok(Err(Problem::Os(code))) => (slot, py.None(), code).into_pyobject(py)?,
             Ok(Ok((key, Verdict::Done(f), _))) => {
-                (slot, key, payload(py, f, max_fingerprints)?).into_pyobject(py)?
+                (slot, key, payload(py, *f, max_fingerprints)?).into_pyobject(py)?
             }
             Ok(Ok((key, Verdict::Legacy { iso2022 }, data))) => {
                 let d = data.map(|d| PyBytes::new(py, &d));
@@ -288,8 +322,9 @@ fn payload<'py>(
     max_fingerprints: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let n = f.rolling.len() + f.anchored.len();
-    let (blob, n_roll, note) = if n > max_fingerprints {
+    let (blob, meta, n_roll, note) = if n > max_fingerprints {
         (
+            Vec::new(),
             Vec::new(),
             0,
             Some(format!(
@@ -303,7 +338,7 @@ fn payload<'py>(
         for v in f.rolling.iter().chain(&f.anchored) {
             b.extend_from_slice(&v.to_le_bytes());
         }
-        (b, f.rolling.len(), None)
+        (b, meta_blob(&f.meta), f.rolling.len(), None)
     };
     (
         f.is_text,
@@ -317,6 +352,7 @@ fn payload<'py>(
         n_roll,
         f.size,
         note,
+        PyBytes::new(py, &meta),
     )
         .into_pyobject(py)
 }
