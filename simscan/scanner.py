@@ -72,6 +72,8 @@ from typing import Any
 
 import numpy as np
 
+from simscan.extract import PLAIN_VERSION, sniff_bytes, sniff_fd
+from simscan.extract.pool import FORKSERVER_PRELOAD, ExtractionPool
 from simscan.fingerprint import open_fd_unseen
 from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
@@ -184,8 +186,11 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 #: One task: (follow_links, [(slot, path, size), ...]).
 Task = tuple[bool, list[tuple[int, bytes, int]]]
-#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns), payload) on success.
+#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns), payload) on success;
+#: a document's payload is (DOCUMENT, format) until the extraction pool has read it.
 Outcome = tuple[int, Any, Any]
+#: Marks a payload that says "this file is a document" (``simscan.extract.sniff``).
+DOCUMENT = "document"
 
 
 class _Changed(Exception):
@@ -323,6 +328,10 @@ def read_task(task: Task) -> list[Outcome]:
                     out.append((slot, None, "no longer a regular file; skipped"))
                     break
                 if st.st_size >= LARGE_FILE:
+                    fmt = sniff_fd(fd, st.st_size)  # documents (simscan.extract): read by the extraction pool
+                    if fmt is not None:
+                        out.append((slot, _stat_key(st), (DOCUMENT, fmt)))
+                        break
                     fp = fingerprint_file(os.dup(fd), limit=st.st_size + 1)
                     st2 = os.fstat(fd)
                     if _stat_key(st) != _stat_key(st2) or fp.size != st.st_size:
@@ -333,6 +342,10 @@ def read_task(task: Task) -> list[Outcome]:
                     st2 = os.fstat(fd)
                     if _stat_key(st) != _stat_key(st2) or len(data) != st.st_size:
                         raise _Changed
+                    fmt = sniff_bytes(data)  # documents (simscan.extract): read by the extraction pool
+                    if fmt is not None:
+                        out.append((slot, _stat_key(st), (DOCUMENT, fmt)))
+                        break
                     small.append((slot, _stat_key(st), data))
                 break
             except _Changed:
@@ -757,7 +770,7 @@ def _make_pool(jobs: int) -> ProcessPoolExecutor:
     ctx = mp.get_context("forkserver")
     # Workers fork from a server that already imported numpy and the fingerprinter (~0.2 s saved each)
     # and built its tables (``fingerprint.warm``: ~0.1 s of CPU per worker per scan saved).
-    ctx.set_forkserver_preload(["simscan.scanner", "simscan.fingerprint", "simscan.fingerprint.warm"])
+    ctx.set_forkserver_preload(FORKSERVER_PRELOAD)  # the extraction pool's workers share the fork server
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),))
 
 
@@ -841,6 +854,8 @@ class _Reader:
         self.done_by_pool = self.breaks = 0
         self.job: PostingJob | None = None
         self.job_fps = 0
+        # Documents (simscan.extract): read in their own worker processes under limits of time and memory.
+        self.docs = ExtractionPool(self.jobs, self.follow)
 
     # -- queueing
     def add(self, e: Entry, old_id: int | None) -> None:
@@ -870,6 +885,34 @@ class _Reader:
     # -- running
     def pump(self, cancel: CancelToken, block: bool) -> bool:
         """Make progress; with ``block`` run until everything queued is done.  Returns False when cancelled."""
+        if not self._pump(cancel, block):
+            return False
+        # Documents: collect those read meanwhile; at the end wait for the rest (posting while waiting).
+        self._handle_documents(self.docs.collect(0))
+        while block and self.docs.pending:
+            if cancel.cancelled:
+                return False
+            if not self._idle_work():
+                self._handle_documents(self.docs.collect(0.1))
+            else:
+                self._handle_documents(self.docs.collect(0))
+        return True
+
+    def _handle_documents(self, done: list[tuple[Any, Any, str | None]]) -> None:
+        """Outcomes of the extraction pool as the workers' (``simscan.extract.document.DocumentRead``)."""
+        if not done:
+            return
+        outcomes: list[Outcome] = []
+        for slot, read, reason in done:
+            if read is None:
+                outcomes.append((slot, None, reason))
+                continue
+            payload = _payload(read.fingerprints)
+            note = "; ".join(n for n in (read.note, payload[-1]) if n) or None
+            outcomes.append((slot, read.key, (*payload[:-1], note, read.source)))
+        self._handle(outcomes)
+
+    def _pump(self, cancel: CancelToken, block: bool) -> bool:
         if not self.walking:
             self._close_task()
         while True:
@@ -937,7 +980,12 @@ class _Reader:
         wait, or as many as were posted so far (each job walks the whole B-tree, so jobs grow with
         it).  Once the walk is over and every task is submitted, a quarter of that is enough: what
         waits then would otherwise be left for the final pass, when the workers are done and one
-        core idles (100,000 small files: ~36,000 files, ~0.4 s).  True when it did some work."""
+        core idles (100,000 small files: ~36,000 files, ~0.4 s).  True when it did some work.
+        Documents the extraction pool has read meanwhile are handled first."""
+        done = self.docs.collect(0)
+        if done:
+            self._handle_documents(done)
+            return True
         w = self.writer
         if self.job is not None:
             if not self.job.step():
@@ -1018,6 +1066,7 @@ class _Reader:
         self.want_pool = True
 
     def close(self) -> None:
+        self.docs.close()
         if self.pool is not None:
             _kill_pool(self.pool)
             self.pool = None
@@ -1027,6 +1076,9 @@ class _Reader:
         writer, counts = self.writer, self.counts
         for slot, key, payload in outcomes:
             (path, dev, ino, size, mtime, ctime), old_id = self.entries[slot]  # type: ignore[misc]
+            if key is not None and payload[0] == DOCUMENT:
+                self.docs.submit(slot, path, payload[1], size)  # its outcome comes back through here
+                continue
             self.entries[slot] = None  # handled once: let it go (memory follows the work in flight)
             self.done_files += 1
             self.done_bytes += size
@@ -1040,7 +1092,8 @@ class _Reader:
                 else:
                     writer.add(FileRecord(path, dev, ino, size, mtime, error=payload, ctime_ns=ctime))
                 continue
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, *doc = payload
+            source = doc[0] if doc else (None, None, PLAIN_VERSION)  # a document: (format, extractor, version)
             self.read_ok += 1
             if note:
                 writer.problem(path, note)
@@ -1048,7 +1101,8 @@ class _Reader:
             writer.add(
                 FileRecord(
                     path, key[0], key[1], key[2], key[3], bool(is_text), enc, checksum, partial, chash, simh, units,
-                    np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4],
+                    np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4], format=source[0], extractor=source[1],
+                    extractor_version=source[2],
                 )
             )  # fmt: skip
         counts["files_read"] = self.read_ok

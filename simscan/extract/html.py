@@ -1,0 +1,96 @@
+"""HTML and XHTML: the text a browser shows, read with lxml (libxml2's HTML parser).
+
+The page is decoded first (a byte-order mark, else the ``charset`` its head declares, else strict
+UTF-8, else simscan's own detection), then parsed; the head, scripts, styles, templates and
+comments are left out; block elements (paragraphs, headings, list items, table rows, ``br`` ...)
+end a line and table cells end with a tab, so that words of two blocks are never glued together
+while inline markup (``<b>wo</b>rd``) never splits a word.
+
+Candidates measured on a 1.9 MB page (rustbook's print.html, 3 runs): the standard library's
+``html.parser`` with the same block rule 7.8 MB/s; selectolax 1.0.2 (Lexbor) 41.8 MB/s but its text
+separator splits words at inline tags (1.4 % more words than the page has); lxml 6.1.3 31.8 MB/s
+with the same words as ``html.parser``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import IO
+
+from simscan.extract import reader_version
+from simscan.extract.base import CUT, MAX_TEXT_CHARS, ExtractError, Extracted, clean
+
+NAME = "html"
+
+_BLOCK = (
+    "p", "div", "br", "li", "dt", "dd", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table",
+    "section", "article", "aside", "header", "footer", "nav", "main", "figure", "figcaption", "caption", "hr",
+    "ul", "ol", "dl", "address", "details", "summary", "body", "form", "fieldset", "legend", "option",
+)
+_CELL = ("td", "th")
+_DROP = ("script", "style", "noscript", "template", "head", "title", "svg", "math", "object", "iframe")
+_CHARSET = re.compile(rb"""<meta[^>]{0,300}?charset\s*=\s*["']?\s*([-\w.:]{1,40})""", re.IGNORECASE)
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
+#: Bytes of a page parsed as a tree at most (a tree costs ~10x the page in memory).
+MAX_HTML_BYTES = 64 << 20
+
+
+def decode(data: bytes) -> str:
+    """An HTML page's text (its characters, markup included), decoded as a browser would."""
+    for bom, enc in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if data.startswith(bom):
+            return data[len(bom) :].decode(enc, "replace")
+    m = _CHARSET.search(data[:4096])
+    if m:
+        try:
+            enc = codecs.lookup(m.group(1).decode("ascii")).name
+            if enc not in ("utf-16-le", "utf-16-be", "utf-16", "utf-32"):  # declared but impossible in ASCII markup
+                return data.decode(enc, "replace")
+        except (LookupError, UnicodeDecodeError):
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        from simscan.fingerprint import decode_bytes
+
+        return decode_bytes(data).text or data.decode("cp1252", "replace")
+
+
+def html_text(page: str) -> str:
+    """The shown text of an HTML page (module docstring); raises ExtractError when it cannot be parsed."""
+    import lxml.etree
+    import lxml.html
+
+    page = _XML_DECL.sub("", page, count=1)
+    if not page.strip():
+        return ""
+    try:
+        doc = lxml.html.document_fromstring(page)
+    except (lxml.etree.ParserError, ValueError) as e:
+        raise ExtractError(f"HTML that cannot be parsed ({e})", "corrupt", "html") from e
+    lxml.etree.strip_elements(doc, *_DROP, lxml.etree.Comment, lxml.etree.ProcessingInstruction, with_tail=False)
+    for el in doc.iter(*_BLOCK):
+        el.tail = "\n" + (el.tail or "")
+    for el in doc.iter(*_CELL):
+        el.tail = "\t" + (el.tail or "")
+    return lxml.etree.tostring(doc, method="text", encoding="unicode")
+
+
+def extract(file: IO[bytes] | str | bytes, fmt: str = "html") -> Extracted:
+    """The text of an HTML page (a path, bytes or a binary file)."""
+    if isinstance(file, bytes):
+        data = file
+    elif isinstance(file, str):
+        with open(file, "rb") as f:
+            data = f.read(MAX_HTML_BYTES + 1)
+    else:
+        data = file.read(MAX_HTML_BYTES + 1)
+    notes: tuple[str, ...] = ()
+    if len(data) > MAX_HTML_BYTES:
+        data = data[:MAX_HTML_BYTES]
+        notes = (f"page read up to {MAX_HTML_BYTES >> 20} MiB",)
+    text = clean(html_text(decode(data)))
+    if len(text) > MAX_TEXT_CHARS:
+        text, notes = text[:MAX_TEXT_CHARS], (*notes, CUT)
+    return Extracted(text, fmt, NAME, reader_version(NAME), ("shown text",), ("markup", "scripts and styles"), notes)
