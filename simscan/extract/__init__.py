@@ -21,9 +21,21 @@ import os
 import zipfile
 from typing import IO
 
-from simscan.extract.base import MAX_TEXT_CHARS, ExtractError, Extracted
+from simscan.extract.base import MAX_TEXT_CHARS, Extracted, ExtractError
 from simscan.extract.sniff import (
-    DOCX, EPUB, HEAD, HTML, ODP, ODS, ODT, OOXML_ENCRYPTED, PDF, PPTX, RTF, XLSX, sniff,
+    DOCX,
+    EPUB,
+    HEAD,
+    HTML,
+    ODP,
+    ODS,
+    ODT,
+    OOXML_ENCRYPTED,
+    PDF,
+    PPTX,
+    RTF,
+    XLSX,
+    sniff,
 )  # fmt: skip
 
 __all__ = [

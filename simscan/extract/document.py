@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import xxhash
 
 from simscan.extract import FORMATS, extract, reader_version
-from simscan.extract.base import ExtractError, Extracted
+from simscan.extract.base import Extracted, ExtractError
 from simscan.model import Fingerprints
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -50,6 +50,8 @@ class DocumentRead:
     note: str | None
     source: tuple[str, str, str]
     summary: str | None
+    #: The text the fingerprints are of (only when asked: ``keep_text``).
+    text: str | None = None
 
 
 def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
@@ -62,10 +64,13 @@ def open_document(path: bytes | str, follow: bool = True) -> int:
     return open_fd_unseen(path, os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW))
 
 
-def read_document(path: bytes, fmt: str, follow: bool = False, raw_only: str | None = None) -> DocumentRead:
+def read_document(
+    path: bytes, fmt: str, follow: bool = False, raw_only: str | None = None, keep_text: bool = False
+) -> DocumentRead:
     """Read the document at ``path`` (sniffed as ``fmt``) for the index.  ``raw_only``: fingerprint
-    its bytes only, with this reason as the note (after an extraction that was killed).  Raises
-    OSError when it cannot be read and :class:`Changed` when it changed while read."""
+    its bytes only, with this reason as the note (after an extraction that was killed);
+    ``keep_text``: return the text too (compare, the preview).  Raises OSError when it cannot be
+    read and :class:`Changed` when it changed while read."""
     from simscan.fingerprint import fingerprint_bytes, fingerprint_file
 
     extractor = FORMATS[fmt]
@@ -77,7 +82,7 @@ def read_document(path: bytes, fmt: str, follow: bool = False, raw_only: str | N
             raise Changed("no longer a regular file")
         size = st.st_size
         note: str | None = None
-        summary = None
+        summary = text = None
         if raw_only is not None:
             fp = fingerprint_file(os.dup(fd), limit=size + 1)
             note = raw_only
@@ -102,11 +107,12 @@ def read_document(path: bytes, fmt: str, follow: bool = False, raw_only: str | N
             else:
                 fp = _text_fingerprints(got, data, fd, size)
                 summary = got.summary()
+                text = got.text if keep_text else None
                 if got.notes:
                     note = f"{fmt.upper()}: " + "; ".join(got.notes)
         if _key(os.fstat(fd)) != _key(st) or fp.size != size:
             raise Changed("changed while read")
-        return DocumentRead(_key(st), fp, note, source, summary)
+        return DocumentRead(_key(st), fp, note, source, summary, text)
     finally:
         os.close(fd)
 
@@ -136,3 +142,32 @@ def _text_fingerprints(got: Extracted, data: bytes | None, fd: int, size: int) -
         tail = os.pread(fd, sample, tail_offset(size)) if size > sample else b""
     # The encoding column names where the text came from ("docx"): it is shown beside the file.
     return replace(fp, size=size, checksum=checksum, partial=partial_checksum(size, head, tail), encoding=got.format)
+
+
+def fingerprint_path(path: str | os.PathLike[str]) -> Fingerprints:
+    """A file's fingerprints as the scan stores them: a document's text's (read in a worker process,
+    ``pool.read_isolated``), any other file's bytes' (``fingerprint_file``).  For ``query`` and the
+    texts to ignore.  Raises OSError when the file cannot be read."""
+    from simscan.extract.pool import read_isolated
+    from simscan.fingerprint import fingerprint_file
+
+    doc = read_isolated(path)
+    return fingerprint_file(os.fspath(path)) if doc is None else doc.fingerprints
+
+
+def read_text(path: str | os.PathLike[str], limit: int) -> tuple[Fingerprints, bytes, str] | None:
+    """For ``compare``: a document's fingerprints (as the scan stores them), its text as UTF-8 (the
+    first ``limit`` bytes) and where that text came from (or why the document is compared by its
+    bytes: then its first ``limit`` bytes); None when the file is no document."""
+    from simscan.extract.pool import read_isolated
+    from simscan.fingerprint import open_unseen
+
+    doc = read_isolated(path, keep_text=True)
+    if doc is None:
+        return None
+    if doc.text is None:  # read by its bytes: the note says why
+        with open_unseen(os.fspath(path)) as f:
+            data = f.read(limit)
+        return doc.fingerprints, data, doc.note or "compared by its bytes"
+    source = doc.summary or doc.source[0].upper()
+    return doc.fingerprints, doc.text.encode("utf-8", "surrogatepass")[:limit], source

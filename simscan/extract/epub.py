@@ -13,7 +13,7 @@ from typing import IO
 
 from simscan.extract import html as _html
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, ExtractError, Extracted, TextFull, TextSink
+from simscan.extract.base import CUT, Extracted, ExtractError, TextFull, TextSink
 from simscan.extract.package import Package, XmlHandler, resolve
 from simscan.extract.sniff import EPUB
 

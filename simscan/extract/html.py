@@ -19,7 +19,7 @@ import re
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, MAX_TEXT_CHARS, ExtractError, Extracted, clean
+from simscan.extract.base import CUT, MAX_TEXT_CHARS, Extracted, ExtractError, clean
 
 NAME = "html"
 
@@ -65,10 +65,14 @@ def html_text(page: str) -> str:
     page = _XML_DECL.sub("", page, count=1)
     if not page.strip():
         return ""
+    parser = lxml.html.HTMLParser(huge_tree=True)  # nesting up to 2,048 levels (256 without)
     try:
-        doc = lxml.html.document_fromstring(page)
+        doc = lxml.html.document_fromstring(page, parser=parser)
     except (lxml.etree.ParserError, ValueError) as e:
         raise ExtractError(f"HTML that cannot be parsed ({e})", "corrupt", "html") from e
+    if any("depth" in err.message.lower() for err in parser.error_log):
+        # libxml2 leaves out what lies deeper, silently but for this error: the text would be incomplete.
+        raise ExtractError("HTML nested more than 2,048 levels deep", "depth", "html")
     lxml.etree.strip_elements(doc, *_DROP, lxml.etree.Comment, lxml.etree.ProcessingInstruction, with_tail=False)
     for el in doc.iter(*_BLOCK):
         el.tail = "\n" + (el.tail or "")

@@ -16,15 +16,14 @@ from __future__ import annotations
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, ExtractError, Extracted, TextFull, TextSink
+from simscan.extract.base import CUT, Extracted, ExtractError, TextFull, TextSink
 from simscan.extract.package import Package, XmlHandler
 from simscan.extract.sniff import ODP, ODS, ODT
 
 NAME = "odf"
 
 _SKIP = frozenset(
-    "annotation tracked-changes note-citation page-number page-count page-continuation date time file-name "
-    "title desc sheet-name chapter template-name".split()
+    ["annotation", "tracked-changes", "note-citation", "page-number", "page-count", "page-continuation", "date", "time", "file-name", "title", "desc", "sheet-name", "chapter", "template-name"]
 )
 #: A cell or row repeated more than this many times is shown this many times (ODF compresses
 #: runs of equal cells; 1,048,576 repeated rows of text would be a bomb).

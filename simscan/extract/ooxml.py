@@ -22,7 +22,7 @@ import re
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, ExtractError, Extracted, TextFull, TextSink
+from simscan.extract.base import CUT, Extracted, ExtractError, TextFull, TextSink
 from simscan.extract.package import Package, XmlHandler, parse_xml, relationships
 from simscan.extract.sniff import DOCX, PPTX, XLSX
 
@@ -30,8 +30,7 @@ NAME = "ooxml"
 
 #: Fields whose result a program fills in when the document is shown or printed.
 _VOLATILE_FIELDS = frozenset(
-    "PAGE NUMPAGES SECTIONPAGES SECTION DATE TIME CREATEDATE SAVEDATE PRINTDATE EDITTIME FILENAME FILESIZE "
-    "NUMWORDS NUMCHARS REVNUM AUTHOR LASTSAVEDBY TEMPLATE".split()
+    ["PAGE", "NUMPAGES", "SECTIONPAGES", "SECTION", "DATE", "TIME", "CREATEDATE", "SAVEDATE", "PRINTDATE", "EDITTIME", "FILENAME", "FILESIZE", "NUMWORDS", "NUMCHARS", "REVNUM", "AUTHOR", "LASTSAVEDBY", "TEMPLATE"]
 )
 
 

@@ -29,7 +29,7 @@ import lzma
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, Self
 from xml.parsers import expat
 
 from simscan.extract.base import ExtractError
@@ -70,7 +70,7 @@ class Package:
     def close(self) -> None:
         self.zip.close()
 
-    def __enter__(self) -> Package:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

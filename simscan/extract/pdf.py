@@ -4,11 +4,11 @@ licences, wheels for every platform, nothing to install on the system).
 Text: each page's characters in PDFium's reading order (``FPDFText``), pages in order.  Layout
 artefacts that a document in another format does not have are taken out:
 
-* **running headers and footers**: a line among the first or last :data:`EDGE_LINES` lines of a
-  page whose form (digits as one sign, case and spacing ignored) stands in that place on at least
+* **running headers and footers**: a line among the first or last :data:`EDGE_LINES` non-blank
+  lines of a page (one line on a page of at most four lines) whose form (digits as one sign, case and spacing ignored) stands in that place on at least
   :data:`REPEAT_SHARE` of the pages (and on two pages or more) is a running header or footer.
   Its first occurrence is kept (the same text once, as a DOCX or ODT holds its header once), its
-  repeats are dropped; a line with digits (a page number: "Page 3", "3 / 12", "- 3 -") is
+  repeats are dropped; a short line with digits (a page number: "Page 3", "3 / 12", "- 3 -") is
   dropped everywhere;
 * **hyphenation at line ends**: a word split at the end of a line ("inter-" + "national") is
   joined when the hyphen follows a letter and the next line starts with a lower-case letter
@@ -28,17 +28,22 @@ from collections import Counter
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, MAX_TEXT_CHARS, ExtractError, Extracted
+from simscan.extract.base import CUT, MAX_TEXT_CHARS, Extracted, ExtractError
 
 NAME = "pdf"
 EDGE_LINES = 3
 REPEAT_SHARE = 0.5
+#: A line with digits is a page number only when it is this short ("Annual report 2023, page 3 of 12"):
+#: a body line of the same shape on every page ("Line 1 of the table") is text.
+MAX_NUMBER_WORDS = 8
 #: Pages a document may have for its header/footer pass: beyond, pages are read in blocks.
 _BLOCK = 512
 
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
-_HYPHEN_END = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\x02]\n(?=[^\W\d_A-Z])")
+#: A hyphen after a letter at a line end, before a lower-case letter (the hyphen is matched first and
+#: the letter before it looked behind: 5x faster than the other way round on 5 MB of text).
+_HYPHEN_END = re.compile(r"[-\u00ad\u2010\x02](?<=[^\W\d_].)\n(?=[^\W\d_A-Z])")
 
 
 def _form(line: str) -> str:
@@ -53,30 +58,34 @@ def strip_running(pages: list[list[str]]) -> tuple[list[list[str]], int]:
         return pages, 0
     top: Counter[str] = Counter()
     bottom: Counter[str] = Counter()
+    edges = []  # per page: {line index: form} of its first and last non-blank lines
     for lines in pages:
-        body = [ln for ln in lines if ln.strip()]
-        top.update({_form(ln) for ln in body[:EDGE_LINES]})
-        bottom.update({_form(ln) for ln in body[-EDGE_LINES:]})
+        body = [i for i, ln in enumerate(lines) if ln.strip()]
+        k = min(EDGE_LINES, max(1, (len(body) - 1) // 2))  # a short page: its body is not an edge
+        head, tail = body[:k], body[-k:]
+        forms = {i: _form(lines[i]) for i in head + tail}
+        edges.append(forms)
+        top.update({forms[i] for i in head})
+        bottom.update({forms[i] for i in tail})
     need = max(2, REPEAT_SHARE * n)
-    running = {f for f, c in top.items() if c >= need and f} | {f for f, c in bottom.items() if c >= need and f}
+    running = {
+        f for counts in (top, bottom) for f, c in counts.items()
+        if c >= need and f and ("#" not in f or f.count(" ") < MAX_NUMBER_WORDS)
+    }
     if not running:
         return pages, 0
     seen: set[str] = set()
     dropped = 0
     out = []
-    for lines in pages:
-        body_idx = [i for i, ln in enumerate(lines) if ln.strip()]
-        edge = set(body_idx[:EDGE_LINES] + body_idx[-EDGE_LINES:])
-        kept = []
-        for i, ln in enumerate(lines):
-            if i in edge:
-                f = _form(ln)
-                if f in running and ("#" in f or f in seen):
-                    dropped += 1
-                    continue
-                seen.add(f)
-            kept.append(ln)
-        out.append(kept)
+    for lines, forms in zip(pages, edges):
+        drop = set()
+        for i in sorted(forms):
+            f = forms[i]
+            if f in running and ("#" in f or f in seen):
+                drop.add(i)
+            seen.add(f)
+        dropped += len(drop)
+        out.append([ln for i, ln in enumerate(lines) if i not in drop] if drop else lines)
     return out, dropped
 
 

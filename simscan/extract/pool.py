@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from simscan.extract.base import ExtractError, Extracted
+from simscan.extract.base import ExtractError
 
 #: Memory a document may take in its worker beyond the worker's own (bytes).
 MEMORY_LIMIT = 1 << 30
@@ -127,22 +127,17 @@ def _run(kind: str, args: tuple) -> Any:
                     return "became a symbolic link after the walk; not followed"
                 return f"cannot be read: {e.strerror or e}"
         raise AssertionError("unreachable")
-    if kind == "extract":
-        from simscan.extract import extract, sniff_bytes
-        from simscan.extract.document import open_document
+    if kind == "read":
+        from simscan.extract import sniff_fd
+        from simscan.extract.document import open_document, read_document
 
-        path, limit = args
+        path, keep_text = args
         fd = open_document(path)
         try:
-            data = os.pread(fd, limit + 1, 0)
+            fmt = sniff_fd(fd, os.fstat(fd).st_size)
         finally:
             os.close(fd)
-        fmt = sniff_bytes(data)
-        if fmt is None:
-            return None
-        if len(data) > limit:
-            raise ExtractError(f"larger than {limit >> 20} MiB", "too-large", fmt)
-        return extract(data, fmt)
+        return None if fmt is None else read_document(path, fmt, True, None, keep_text)
     raise ValueError(kind)
 
 
@@ -292,28 +287,41 @@ class ExtractionPool:
         self.queue.appendleft(t)
 
 
-def extract_isolated(path: str | os.PathLike[str], limit: int, memory_limit: int = MEMORY_LIMIT) -> Extracted | None:
-    """The text of the document at ``path`` (its first ``limit`` bytes at most), read in a worker
-    process under the limits of time and memory; None when it is no document.  Raises
-    :class:`ExtractError` when its text cannot be read (a killed worker included) and OSError when
-    the file cannot be read."""
-    w = _Worker(_context(), memory_limit)
+def read_isolated(path: str | os.PathLike[str], keep_text: bool = False, memory_limit: int = MEMORY_LIMIT) -> Any:
+    """The document at ``path`` read as the scan reads it (a ``document.DocumentRead``, its text
+    too with ``keep_text``), in a worker process under the limits of time and memory; None when the
+    file is no document.  A document whose reader was killed is read by its bytes here (with a note).
+    Raises OSError when the file cannot be read."""
+    from simscan.extract import sniff_fd
+    from simscan.extract.document import open_document, read_document
+
+    raw = os.fsencode(path)
+    fd = open_document(raw)
     try:
-        size = os.path.getsize(path)
-        seconds = time_limit(min(size, limit))
-        w.conn.send(("extract", (os.fsencode(path), limit), seconds))
-        if not w.conn.poll(seconds):
-            raise ExtractError(f"took longer than {seconds:.0f} s to read", "limit")
-        try:
-            status, value = w.conn.recv()
-        except (EOFError, OSError):
-            raise ExtractError("its reading process died (out of memory?)", "limit") from None
+        size = os.fstat(fd).st_size
+        fmt = sniff_fd(fd, size)
+    finally:
+        os.close(fd)
+    if fmt is None:
+        return None
+    w = _Worker(_context(), memory_limit)
+    seconds = time_limit(size)
+    why = ""
+    try:
+        w.conn.send(("read", (raw, keep_text), seconds))
+        if w.conn.poll(seconds):
+            try:
+                status, value = w.conn.recv()
+            except (EOFError, OSError):
+                why = "its reading process died (out of memory?)"
+            else:
+                if status == "oserror" or (status == "ok" and isinstance(value, str)):
+                    raise OSError(value)
+                if status == "ok":
+                    return value
+                why = value[0] if status == "extract-error" else str(value)
+        else:
+            why = f"took longer than {seconds:.0f} s to read"
     finally:
         w.kill()
-    if status == "ok":
-        return value
-    if status == "extract-error":
-        raise ExtractError(*value)
-    if status == "oserror":
-        raise OSError(value)
-    raise ExtractError(str(value), "corrupt")
+    return read_document(raw, fmt, True, f"{fmt.upper()}: {why}; compared by its bytes")

@@ -22,7 +22,7 @@ import re
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, ExtractError, Extracted, TextFull, TextSink, clean
+from simscan.extract.base import CUT, Extracted, ExtractError, TextFull, TextSink, clean
 
 NAME = "rtf"
 MAX_DEPTH = 512

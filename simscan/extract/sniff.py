@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from collections.abc import Callable
 
 #: Bytes of a file's start that :func:`sniff` reads.
@@ -134,6 +135,28 @@ def _sniff_zip(head: bytes, open_zip: Callable[[], zipfile.ZipFile] | None) -> s
                 if info.file_size <= 200 and not info.flag_bits & 1:
                     mimetype = z.read(info).decode("ascii", "replace").strip()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError,
-            RuntimeError, KeyError):
-        return None
+            RuntimeError, KeyError, zlib.error):
+        # No readable central directory (a truncated or damaged file): the members whose local headers
+        # lie in the head still tell an OOXML package, which its reader then reports as damaged.
+        return _ooxml_from_local_headers(head)
     return _package_format(mimetype, names)
+
+
+def _ooxml_from_local_headers(head: bytes) -> str | None:
+    names = set()
+    pos = 0
+    while 0 <= pos and pos + 30 <= len(head) and head[pos : pos + 4] == _ZIP:
+        n = int.from_bytes(head[pos + 26 : pos + 28], "little")
+        extra = int.from_bytes(head[pos + 28 : pos + 30], "little")
+        size = int.from_bytes(head[pos + 18 : pos + 22], "little")
+        names.add(head[pos + 30 : pos + 30 + n].decode("utf-8", "replace"))
+        if head[pos + 6] & 0x08:  # the sizes follow the data (a data descriptor): look for the next header
+            pos = head.find(_ZIP, pos + 30 + n)
+        else:
+            pos += 30 + n + extra + size
+    if "[Content_Types].xml" not in names and "_rels/.rels" not in names:
+        return None
+    for prefix, fmt in (("word/", DOCX), ("ppt/", PPTX), ("xl/", XLSX)):
+        if any(name.startswith(prefix) for name in names):
+            return fmt
+    return None

@@ -13,7 +13,13 @@ DOCX, as a person would make it ("Save as PDF").  Files made:
 * ``essay.{docx,odt,rtf,html,epub}`` and ``essay.pdf`` (exported from ``essay.docx``): two pages,
   a running header and a page-number footer, a heading, a table, a footnote;
 * ``student.{docx,pdf}``: another essay with one paragraph of the essay copied into it;
-* ``slides.{pptx,odp}``: two slides with speaker notes; ``sheet.{xlsx,ods}``: a small table.
+* ``slides.{pptx,odp}``: two slides with speaker notes; ``sheet.{xlsx,ods}``: a small table;
+* ``scanned.pdf``: a page holding only an image (a "scanned" page: no text layer), LibreOffice Draw's
+  export of a small picture drawn here;
+* ``encrypted.pdf`` (LibreOffice's PDF export with an open password), ``encrypted.odt`` (saved with a
+  password through LibreOffice's UNO API: needs Debian's ``python3-uno`` and ``/usr/bin/python3``),
+  ``encrypted.docx`` (``msoffcrypto-tool -e``, from PyPI: MS-OFFCRYPTO agile encryption, the
+  format Word writes).  The password is "secret".  Skipped, with a message, when a tool is missing.
 """
 
 from __future__ import annotations
@@ -29,27 +35,27 @@ HERE = Path(__file__).resolve().parent
 
 TITLE = "Rivers and the Towns That Grew Beside Them"
 ESSAY = [
-    "Long before roads were paved, the first settlements of most regions clustered along rivers. Water meant "
-    "drinking and washing, but it also meant travel: a loaded boat drifting downstream carried more grain in a day "
-    "than a cart could move in a week. Markets therefore appeared where two streams met, where a ford crossed "
-    "shallow water, or where rapids forced traders to unload and carry their cargo around the falls.",
-    "The same currents that brought trade also brought danger. Spring floods spread fertile silt across the "
-    "lowland fields, yet they could sweep away a season's harvest and the houses of the families who planted it. "
-    "Towns learned to build on terraces above the highest marks, and their chronicles kept careful note of the "
-    "years when the water rose over the bridge.",
-    "Mills changed the relationship again. A wheel turned by a weir could grind flour, saw timber, or full woollen "
-    "cloth without a single horse, and villages competed for the best sites along a stream. Quarrels over water "
-    "rights filled the court records, because a dam upstream could leave a neighbour's wheel standing idle for the "
-    "whole summer.",
+    ("Long before roads were paved, the first settlements of most regions clustered along rivers. Water meant "
+     "drinking and washing, but it also meant travel: a loaded boat drifting downstream carried more grain in a day "
+     "than a cart could move in a week. Markets therefore appeared where two streams met, where a ford crossed "
+     "shallow water, or where rapids forced traders to unload and carry their cargo around the falls."),
+    ("The same currents that brought trade also brought danger. Spring floods spread fertile silt across the "
+     "lowland fields, yet they could sweep away a season's harvest and the houses of the families who planted it. "
+     "Towns learned to build on terraces above the highest marks, and their chronicles kept careful note of the "
+     "years when the water rose over the bridge."),
+    ("Mills changed the relationship again. A wheel turned by a weir could grind flour, saw timber, or full woollen "
+     "cloth without a single horse, and villages competed for the best sites along a stream. Quarrels over water "
+     "rights filled the court records, because a dam upstream could leave a neighbour's wheel standing idle for the "
+     "whole summer."),
     # page break before this one
-    "When railways arrived in the nineteenth century, many river towns lost their advantage almost overnight. "
-    "Goods that once waited for the tide now left by train at any hour, and warehouses on the quays stood empty. "
-    "Some towns declined into quiet villages; others turned their old wharves into promenades and found a new "
-    "living in visitors who came to walk beside the water.",
-    "Today engineers speak of rivers less as highways than as systems to be managed. Levees, reservoirs and "
-    "treatment plants decide how much water reaches a city and how clean it is when it leaves. Yet the old "
-    "pattern remains visible on any map: the oldest streets still follow the curve of the bank, and the town hall "
-    "usually stands within sight of the river that first gave the place a reason to exist.",
+    ("When railways arrived in the nineteenth century, many river towns lost their advantage almost overnight. "
+     "Goods that once waited for the tide now left by train at any hour, and warehouses on the quays stood empty. "
+     "Some towns declined into quiet villages; others turned their old wharves into promenades and found a new "
+     "living in visitors who came to walk beside the water."),
+    ("Today engineers speak of rivers less as highways than as systems to be managed. Levees, reservoirs and "
+     "treatment plants decide how much water reaches a city and how clean it is when it leaves. Yet the old "
+     "pattern remains visible on any map: the oldest streets still follow the curve of the bank, and the town hall "
+     "usually stands within sight of the river that first gave the place a reason to exist."),
 ]
 FOOTNOTE = "Flood marks carved into bridge piers are still legible in several old market towns."
 TABLE = [("Site", "What it offered"), ("Confluence", "Two trade routes"), ("Ford", "A safe crossing"),
@@ -58,13 +64,13 @@ HEADER = "River towns, a short essay"
 
 STUDENT_TITLE = "How Energy Shaped the Early Village"
 STUDENT = [
-    "Before coal and electricity, a village could only use the energy it found around it: the muscles of people "
-    "and animals, the wind, and moving water. Each of these sources set limits on where houses were built and on "
-    "what work could be done in each season of the year.",
+    ("Before coal and electricity, a village could only use the energy it found around it: the muscles of people "
+     "and animals, the wind, and moving water. Each of these sources set limits on where houses were built and on "
+     "what work could be done in each season of the year."),
     ESSAY[2],  # the copied paragraph
-    "Windmills spread later across flat country where streams were slow, and they freed villages from the "
-    "river bank, but they stopped whenever the air was still. For that reason many farmers kept both kinds of mill "
-    "and sent their grain to whichever one was turning that week.",
+    ("Windmills spread later across flat country where streams were slow, and they freed villages from the "
+     "river bank, but they stopped whenever the air was still. For that reason many farmers kept both kinds of mill "
+     "and sent their grain to whichever one was turning that week."),
 ]
 
 SLIDES = [
@@ -173,6 +179,73 @@ def fods() -> str:
     )
 
 
+def scanned_png(path: Path) -> None:
+    """A grey-scale PNG of 200 x 120 pixels with stripes like lines of print (no text in it)."""
+    import struct
+    import zlib
+
+    w, h = 200, 120
+    rows = b"".join(
+        b"\0" + bytes(0 if y % 12 < 3 and 20 < x < 180 and (x // 7) % 3 else 255 for x in range(w)) for y in range(h)
+    )
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+UNO_SAVE = """
+import os, subprocess, sys, time, uno
+from com.sun.star.beans import PropertyValue
+def prop(n, v):
+    p = PropertyValue(); p.Name = n; p.Value = v; return p
+proc = subprocess.Popen(["soffice", "--headless", "--invisible", "--norestore",
+                         "--accept=socket,host=127.0.0.1,port=2202;urp;"])
+try:
+    local = uno.getComponentContext()
+    resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+    for _ in range(150):
+        try:
+            ctx = resolver.resolve("uno:socket,host=127.0.0.1,port=2202;urp;StarOffice.ComponentContext")
+            break
+        except Exception:
+            time.sleep(0.2)
+    desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
+    doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(sys.argv[1]), "_blank", 0, (prop("Hidden", True),))
+    doc.storeToURL(uno.systemPathToFileUrl(sys.argv[2]), (prop("FilterName", "writer8"), prop("Password", "secret")))
+    doc.close(True)
+finally:
+    proc.terminate()
+    proc.wait(10)
+"""
+
+
+def encrypted(t: Path, docx: Path, odt: Path) -> list[Path]:
+    """encrypted.pdf, .odt and .docx (the module docstring), those whose tool is installed."""
+    made = []
+    pdf_options = ('pdf:writer_pdf_Export:{"EncryptFile":{"type":"boolean","value":"true"},'
+                   '"DocumentOpenPassword":{"type":"string","value":"secret"}}')
+    enc = t / "encrypted"
+    enc.mkdir()
+    made.append(convert(docx, pdf_options, enc).rename(enc / "encrypted.pdf"))
+    if Path("/usr/bin/python3").exists():
+        out = enc / "encrypted.odt"
+        subprocess.run(["/usr/bin/python3", "-c", UNO_SAVE, str(odt), str(out)], check=False, capture_output=True)
+        if out.exists():
+            made.append(out)
+        else:
+            print("encrypted.odt not made: python3-uno missing?")
+    tool = shutil.which("msoffcrypto-tool")
+    if tool:
+        subprocess.run([tool, "-e", "-p", "secret", str(docx), str(enc / "encrypted.docx")], check=True)
+        made.append(enc / "encrypted.docx")
+    else:
+        print("encrypted.docx not made: pip install msoffcrypto-tool")
+    return made
+
+
 def convert(src: Path, target: str, out: Path) -> Path:
     subprocess.run(["soffice", "--headless", "--convert-to", target, "--outdir", str(out), str(src)],
                    check=True, capture_output=True)
@@ -201,6 +274,9 @@ def main() -> None:
         ]
         pdf_dir = t / "pdf"
         made += [convert(t / "essay.docx", "pdf", pdf_dir), convert(t / "student.docx", "pdf", pdf_dir)]
+        scanned_png(t / "scanned.png")
+        made.append(convert(t / "scanned.png", "pdf", t))
+        made += encrypted(t, t / "student.docx", convert(t / "student.docx", "odt", t / "odt"))
         for f in made:
             shutil.copyfile(f, HERE / f.name)
             print(f"{f.name}: {f.stat().st_size:,} bytes")
