@@ -92,7 +92,7 @@ def test_pdf_export_has_the_docx_text_without_running_headers() -> None:
 
 
 def test_sniffing_reads_content_never_names(tmp_path: Path) -> None:
-    for name in [p.name for p in DATA.iterdir() if p.suffix != ".py"]:
+    for name in [p.name for p in DATA.iterdir() if p.is_file() and p.suffix != ".py"]:
         renamed = tmp_path / "renamed.txt"
         shutil.copyfile(DATA / name, renamed)
         want = {"encrypted.docx": "ooxml-encrypted"}.get(name, Path(name).suffix[1:])

@@ -32,6 +32,7 @@ _CELL = ("td", "th")
 _DROP = ("script", "style", "noscript", "template", "head", "title", "svg", "math", "object", "iframe")
 _CHARSET = re.compile(rb"""<meta[^>]{0,300}?charset\s*=\s*["']?\s*([-\w.:]{1,40})""", re.IGNORECASE)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 #: Bytes of a page parsed as a tree at most (a tree costs ~10x the page in memory).
 MAX_HTML_BYTES = 64 << 20
 
@@ -62,7 +63,8 @@ def html_text(page: str) -> str:
     import lxml.etree
     import lxml.html
 
-    page = _XML_DECL.sub("", page, count=1)
+    # Control characters are no HTML (a browser shows nothing for them), and libxml2 refuses a string with one.
+    page = _CONTROL.sub("", _XML_DECL.sub("", page, count=1))
     if not page.strip():
         return ""
     parser = lxml.html.HTMLParser(huge_tree=True)  # nesting up to 2,048 levels (256 without)

@@ -173,6 +173,8 @@ def parse_xml(chunks: Iterator[bytes], handler: XmlHandler, fmt: str = "", part:
         p.Parse(b"", True)
     except expat.ExpatError as e:
         raise ExtractError(f"damaged XML{where} ({expat.ErrorString(e.code)}, line {e.lineno})", "corrupt", fmt) from e
+    except LookupError as e:  # an XML declaration naming an encoding Python does not know
+        raise ExtractError(f"damaged XML{where} ({e})", "corrupt", fmt) from e
     except RecursionError as e:
         raise ExtractError(f"XML nested too deeply{where}", "depth", fmt) from e
 

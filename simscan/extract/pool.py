@@ -12,8 +12,8 @@ worker process (``forkserver``: no fork of a process that may run Qt or threads)
   (``RLIMIT_CPU``), so even a worker whose parent died cannot spin for ever.  A worker whose parent
   is gone sees its pipe close and exits;
 * a killed or dead worker is replaced by a fresh one, and the document is then fingerprinted by
-  its bytes (in a fresh worker, as the scanner would) with a problem line saying why; the scan goes
-  on.
+  its bytes (in this process: the scanner's own reading, bounded in memory) with a problem line
+  saying why; the scan goes on.
 
 :class:`ExtractionPool` serves the scanner (results in the order documents were submitted, so a
 scan stays deterministic); :func:`extract_isolated` reads one document for ``compare`` and the
@@ -111,10 +111,10 @@ def _run(kind: str, args: tuple) -> Any:
     if kind == "document":
         from simscan.extract.document import Changed, read_document
 
-        path, fmt, follow, raw_only = args
+        path, fmt, follow = args
         for attempt in (0, 1):
             try:
-                return read_document(path, fmt, follow, raw_only)
+                return read_document(path, fmt, follow)
             except Changed:
                 if attempt:
                     return "changed while being read (tried twice); skipped this time"
@@ -169,7 +169,6 @@ class _Task:
     path: bytes
     fmt: str
     size: int
-    raw_only: str | None = None
 
 
 #: What :meth:`ExtractionPool.collect` gives per document: (key, DocumentRead or None, reason or None).
@@ -248,7 +247,7 @@ class ExtractionPool:
             t = self.queue.popleft()
             idle.task, idle.started = t, time.monotonic()
             try:
-                idle.conn.send(("document", (t.path, t.fmt, self.follow, t.raw_only), self.limit(t.size)))
+                idle.conn.send(("document", (t.path, t.fmt, self.follow), self.limit(t.size)))
             except (OSError, ValueError):
                 self._failed(idle, "its reading process could not be reached")
 
@@ -280,11 +279,24 @@ class ExtractionPool:
             self._retry_raw(t, f"{t.fmt.upper()}: {why}")
 
     def _retry_raw(self, t: _Task, why: str) -> None:
-        if t.raw_only is not None:  # the bytes could not be read either: the file is a problem line
-            self.done[t.tid] = (t.key, None, f"could not be read: {why}")
-            return
-        t.raw_only = f"{why}; compared by its bytes"
-        self.queue.appendleft(t)
+        """Fingerprint ``t``'s file by its bytes, here: the scanner's own reading, with bounded memory
+        (chunks) and time (the bytes' speed), which needs no isolation."""
+        from simscan.extract.document import Changed, read_document
+
+        note = f"{why}; compared by its bytes"
+        for attempt in (0, 1):
+            try:
+                self.done[t.tid] = (t.key, read_document(t.path, t.fmt, self.follow, note), None)
+                return
+            except Changed:
+                if attempt:
+                    self.done[t.tid] = (t.key, None, "changed while being read (tried twice); skipped this time")
+            except FileNotFoundError:
+                self.done[t.tid] = (t.key, None, "vanished before it could be read")
+                return
+            except OSError as e:
+                self.done[t.tid] = (t.key, None, f"cannot be read: {e.strerror or e}")
+                return
 
 
 def read_isolated(path: str | os.PathLike[str], keep_text: bool = False, memory_limit: int = MEMORY_LIMIT) -> Any:
