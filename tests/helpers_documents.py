@@ -73,3 +73,32 @@ def pdf_bytes(pages: list[list[str]]) -> bytes:
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
     out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, catalog, xref)
     return bytes(out)
+
+
+def big_xlsx(path: Path, target: int = 100 << 20) -> None:
+    """An XLSX of about ``target`` bytes (its sheet stored, not deflated: written at disk speed):
+    64 shared strings and numbers, 20 cells a row, a million rows or so."""
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    words = ["river", "town", "mill", "weir", "ford", "bridge", "market", "grain"]
+    strings = [f"{a} {b} {i}" for i, (a, b) in enumerate((a, b) for a in words for b in words)]
+    main = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("[Content_Types].xml",
+                   '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+                   f'<Override PartName="/xl/workbook.xml" ContentType="{main}.sheet.main+xml"/>'
+                   f'<Override PartName="/xl/sharedStrings.xml" ContentType="{main}.sharedStrings+xml"/></Types>')
+        z.writestr("xl/workbook.xml", f'<workbook {ns} {rel}><sheets><sheet name="Data" sheetId="1" r:id="rId1"/>'
+                   "</sheets></workbook>")
+        z.writestr("xl/_rels/workbook.xml.rels",
+                   '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship '
+                   'Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" '
+                   'Target="worksheets/sheet1.xml"/></Relationships>')
+        z.writestr("xl/sharedStrings.xml", f"<sst {ns}>" + "".join(f"<si><t>{s}</t></si>" for s in strings) + "</sst>")
+        row = "".join(f'<c t="s"><v>{(k * 7) % len(strings)}</v></c><c><v>{k * 3.25}</v></c>' for k in range(10))
+        block = "".join(f"<row>{row}</row>" for _ in range(1000)).encode()
+        with z.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as f:
+            f.write(f"<worksheet {ns}><sheetData>".encode())
+            for _ in range(max(1, target // len(block))):
+                f.write(block)
+            f.write(b"</sheetData></worksheet>")

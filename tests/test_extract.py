@@ -262,3 +262,16 @@ def test_text_sink_stops_at_its_cap() -> None:
         sink.add("towns grew")
     assert sink.text() == "river town" and sink.cut
     assert MAX_TEXT_CHARS == 32 << 20
+
+
+def test_html_is_decoded_as_a_browser_would_and_a_stale_charset_loses_to_utf8() -> None:
+    from simscan.extract.html import decode
+
+    page = '<html><head><meta charset="Shift_JIS"></head><body>{}</body></html>'
+    # "①" (a circled digit) exists in Windows' Shift_JIS (cp932) only: browsers read it, strict shift_jis does not.
+    assert "①テスト" in decode(page.format("①テスト").encode("cp932"))
+    assert "①テスト" in decode(page.format("①テスト").encode("utf-8"))  # converted to UTF-8, meta kept
+    latin = '<html><head><meta charset="iso-8859-1"></head><body>caf\xe9 \x93quoted\x94</body></html>'.encode("latin-1")
+    assert "café “quoted”" in decode(latin)  # ISO-8859-1 is read as windows-1252
+    assert extract(b"<html><body><p>a<b>wo</b>rd</p><p>next</p><script>x()</script></body></html>", "html").text \
+        == "aword\nnext"

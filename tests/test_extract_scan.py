@@ -235,3 +235,26 @@ def test_a_damaged_zip_part_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     assert "damaged zip part word/document.xml" in problems(idx)["damaged.docx"]
     assert fingerprint_bytes(bytes(data)).checksum == read_document(os.fsencode(d / "damaged.docx"), "docx") \
         .fingerprints.checksum
+
+
+@pytest.mark.slow
+def test_a_100_mb_spreadsheet_is_read_within_its_limits(tmp_path: Path) -> None:
+    """A 100 MB XLSX (stored sheet XML of ~1 M rows) is read by a worker under the default limits of
+    time (60 s + 1 s/MB) and memory (1 GiB): its text is cut at 32 M characters, and nothing is killed."""
+    from simscan.extract.base import CUT
+    from tests.helpers_documents import big_xlsx
+
+    sheet = tmp_path / "big.xlsx"
+    big_xlsx(sheet)
+    assert sheet.stat().st_size > 100_000_000
+    pool = ExtractionPool(jobs=1)
+    try:
+        pool.submit(0, os.fsencode(sheet), "xlsx", sheet.stat().st_size)
+        done = []
+        while pool.pending:
+            done += pool.collect(1.0)
+    finally:
+        pool.close()
+    [(_, read, why)] = done
+    assert why is None and read.summary.startswith("XLSX")
+    assert read.note == f"XLSX: {CUT}" and read.fingerprints.is_text and read.fingerprints.units > 20_000_000

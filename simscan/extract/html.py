@@ -1,7 +1,8 @@
 """HTML and XHTML: the text a browser shows, read with lxml (libxml2's HTML parser).
 
-The page is decoded first (a byte-order mark, else the ``charset`` its head declares, else strict
-UTF-8, else simscan's own detection), then parsed; the head, scripts, styles, templates and
+The page is decoded first (a byte-order mark, else strict UTF-8, else the ``charset`` its head
+declares when the bytes follow it, read as browsers read it, else simscan's own detection), then
+parsed; the head, scripts, styles, templates and
 comments are left out; block elements (paragraphs, headings, list items, table rows, ``br`` ...)
 end a line and table cells end with a tab, so that words of two blocks are never glued together
 while inline markup (``<b>wo</b>rd``) never splits a word.
@@ -33,6 +34,10 @@ _DROP = ("script", "style", "noscript", "template", "head", "title", "svg", "mat
 _CHARSET = re.compile(rb"""<meta[^>]{0,300}?charset\s*=\s*["']?\s*([-\w.:]{1,40})""", re.IGNORECASE)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: Declared charsets read as the superset browsers use for them (WHATWG Encoding: a page labelled
+#: Shift_JIS is decoded as windows-31j, ISO-8859-1 as windows-1252 ...).
+_SUPERSET = {"shift_jis": "cp932", "iso8859-1": "cp1252", "ascii": "cp1252",
+             "gb2312": "gbk", "euc_kr": "cp949", "iso8859-9": "cp1254", "tis-620": "cp874", "iso8859-11": "cp874"}
 #: Bytes of a page parsed as a tree at most (a tree costs ~10x the page in memory).
 MAX_HTML_BYTES = 64 << 20
 
@@ -42,20 +47,32 @@ def decode(data: bytes) -> str:
     for bom, enc in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
         if data.startswith(bom):
             return data[len(bom) :].decode(enc, "replace")
+    try:
+        # Valid UTF-8 is UTF-8 whatever the page declares: a page converted to UTF-8 often keeps its old
+        # <meta charset> (the corpus has Shift_JIS and GB2312 pages so converted).
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    declared = None
     m = _CHARSET.search(data[:4096])
     if m:
         try:
-            enc = codecs.lookup(m.group(1).decode("ascii")).name
-            if enc not in ("utf-16-le", "utf-16-be", "utf-16", "utf-32"):  # declared but impossible in ASCII markup
-                return data.decode(enc, "replace")
-        except (LookupError, UnicodeDecodeError):
+            declared = codecs.lookup(m.group(1).decode("ascii")).name
+        except LookupError:
             pass
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        from simscan.fingerprint import decode_bytes
+        declared = _SUPERSET.get(declared, declared)  # type: ignore[arg-type]
+        if declared not in ("utf-16-le", "utf-16-be", "utf-16", "utf-32"):  # impossible in ASCII markup
+            try:
+                return data.decode(declared)  # type: ignore[arg-type]
+            except (UnicodeDecodeError, LookupError, TypeError):
+                pass
+    # No charset, or one the bytes do not follow: simscan's own detection, as for a text file.
+    from simscan.fingerprint import decode_bytes
 
-        return decode_bytes(data).text or data.decode("cp1252", "replace")
+    text = decode_bytes(data).text
+    if text is None:
+        return data.decode(declared or "cp1252", "replace")
+    return text
 
 
 def html_text(page: str) -> str:

@@ -148,15 +148,25 @@ def parse_xml(chunks: Iterator[bytes], handler: XmlHandler, fmt: str = "", part:
     def refuse(*_: Any) -> None:
         raise ExtractError(f"XML entity declarations{where} (refused: entity expansion)", "entities", fmt)
 
+    # Local names by qualified name: a part repeats a few dozen names ~10^5 times (a 700 KB book as
+    # DOCX: 132,000 elements; looking names up instead of cutting them made it ~1.4x faster).
+    local: dict[str, str] = {}
+
+    def name_of(name: str) -> str:
+        got = local.get(name)
+        if got is None:
+            got = local[name] = _local(name)
+        return got
+
     def start(name: str, attrs: dict[str, str]) -> None:
         handler.depth += 1
         if handler.depth > MAX_DEPTH:
             raise ExtractError(f"XML nested more than {MAX_DEPTH} levels deep{where}", "depth", fmt)
-        handler.start(_local(name), {_local(k): v for k, v in attrs.items()} if attrs else attrs)
+        handler.start(name_of(name), {name_of(k): v for k, v in attrs.items()} if attrs else attrs)
 
     def end(name: str) -> None:
         handler.depth -= 1
-        handler.end(_local(name))
+        handler.end(name_of(name))
 
     p.StartElementHandler = start
     p.EndElementHandler = end
