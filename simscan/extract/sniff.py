@@ -67,6 +67,8 @@ _HTML = re.compile(
     rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.{0,2000}?-->\s*)*<(?:!doctype\s+html|html[\s>])",
     re.IGNORECASE | re.DOTALL,
 )
+#: What an HTML page can start with: its markup, white space, or a UTF-8 byte-order mark.
+_HTML_START = (b"<", b" ", b"\t", b"\r", b"\n", b"\xef\xbb\xbf")
 _HTML16 = re.compile(r"\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.{0,2000}?-->\s*)*<(?:!doctype\s+html|html[\s>])",
                      re.IGNORECASE | re.DOTALL)
 
@@ -79,19 +81,19 @@ def sniff(head: bytes, open_zip: Callable[[], zipfile.ZipFile] | None = None,
     the caller has it in memory (a compound file's directory may lie anywhere in it).  A zip that
     cannot be opened (truncated, damaged) but names an ODF/EPUB ``mimetype`` in its head is still
     that format, so that the reader can say it is damaged; any other broken zip is None."""
+    # (``head`` may be longer than HEAD: a whole small file.  Nothing here copies it.)
     if head.startswith(_ZIP):
-        return _sniff_zip(head, open_zip)
-    if head.startswith(b"%PDF-") or b"%PDF-" in head[:1024]:
-        return PDF
+        return _sniff_zip(head[:HEAD], open_zip)
+    if head.startswith(b"%PDF-") or (head.find(b"%", 0, 1024) >= 0 and head.find(b"%PDF-", 0, 1024) >= 0):
+        return PDF  # (a one-byte search first: the five-byte one costs ~0.7 us a KiB)
     if head.startswith(b"{\\rtf"):
         return RTF
     if head.startswith(_CFB):
         data = whole if whole is not None else head
         return OOXML_ENCRYPTED if _ENCRYPTED_PACKAGE in data else None
-    c = head[:1]
-    if c == b"<" or c in b" \t\r\n\xef" and c:
-        return HTML if _HTML.match(head) else None
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    if head.startswith(_HTML_START):
+        return HTML if _HTML.match(head, 0, HEAD) else None
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = head[2:2048].decode("utf-16-le" if head[:2] == b"\xff\xfe" else "utf-16-be", "replace")
         return HTML if _HTML16.match(text) else None
     return None
