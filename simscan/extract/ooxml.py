@@ -59,12 +59,15 @@ class _WordText(XmlHandler):
         self.in_instr = False
         self.simple_volatile = 0
         self.fallback = 0  # inside mc:Fallback: the same content again for older readers
+        self.cells = 0  # inside a table cell: its paragraphs are joined by spaces, the row is one line
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
         if name == "t":
             self.capture += 1
         elif name == "Fallback":
             self.fallback += 1
+        elif name == "tc":
+            self.cells += 1
         elif name == "tab":
             self._add("\t")
         elif name in ("br", "cr"):
@@ -94,9 +97,13 @@ class _WordText(XmlHandler):
         elif name == "Fallback":
             self.fallback -= 1
         elif name == "p":
-            self.sink.newline()
+            if self.cells:
+                self.sink.add(" ")
+            else:
+                self.sink.newline()
         elif name == "tc":
-            self.sink.add("\t")
+            self.cells -= 1
+            _end_cell(self.sink)
         elif name == "tr":
             self.sink.newline()
         elif name == "instrText":
@@ -122,12 +129,15 @@ class _DrawingText(XmlHandler):
         self.sink = sink
         self.capture = 0
         self.field = 0
+        self.cells = 0
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
         if name == "t":
             self.capture += 1
         elif name == "fld":
             self.field += 1
+        elif name == "tc":
+            self.cells += 1
         elif name == "br":
             self.sink.add("\n")
         elif name == "tab":
@@ -139,13 +149,27 @@ class _DrawingText(XmlHandler):
         elif name == "fld":
             self.field -= 1
         elif name == "p":
-            self.sink.newline()
+            if self.cells:
+                self.sink.add(" ")
+            else:
+                self.sink.newline()
         elif name == "tc":
-            self.sink.add("\t")
+            self.cells -= 1
+            _end_cell(self.sink)
+        elif name == "tr":
+            self.sink.newline()
 
     def text(self, data: str) -> None:
         if self.capture > 0 and not self.field:
             self.sink.add(data)
+
+
+def _end_cell(sink: TextSink) -> None:
+    """A tab after a table cell (in place of the space its last paragraph ended with)."""
+    if sink.pieces and sink.pieces[-1] == " ":
+        sink.pieces[-1] = "\t"
+    else:
+        sink.add("\t")
 
 
 def _natural(name: str) -> tuple:

@@ -11,9 +11,10 @@ artefacts that a document in another format does not have are taken out:
   repeats are dropped; a short line with digits (a page number: "Page 3", "3 / 12", "- 3 -") is
   dropped everywhere;
 * **hyphenation at line ends**: a word split at the end of a line ("inter-" + "national") is
-  joined when the hyphen follows a letter and the next line starts with a lower-case letter
-  (a dash between words, "well-known" at a line end, is joined too: the price of the rule);
-  PDFium's own mark for such a hyphen (U+0002) is treated the same.
+  joined.  PDFium does most of it (it drops such a hyphen and the line break, leaving U+FFFE);
+  what it leaves is joined when the hyphen follows a letter and the next line starts with a
+  lower-case letter (a dash between words, "well-known" at a line end, is joined too: the price
+  of the rule).
 
 A page without characters has no text layer (a scanned page); a document with no text at all
 raises ``ExtractError`` "no-text" (the scanner then fingerprints its bytes, as before).
@@ -144,9 +145,14 @@ def extract(file: IO[bytes] | str | bytes, fmt: str = "pdf", running: bool = Tru
     if running:
         pages, dropped = strip_running(pages)
     text = "\n\n".join("\n".join(lines) for lines in pages)
-    joined = 0
+    # PDFium itself takes out a hyphen it sees ending a line inside a word, leaving U+FFFE where it was
+    # (and no line break); the rule here joins those it left.
+    joined = text.count("\ufffe")
     if hyphens:
-        text, joined = join_hyphens(text)
+        text, more = join_hyphens(text.replace("\ufffe", ""))
+        joined += more
+    else:
+        text, joined = text.replace("\ufffe", "-\n"), 0
     text = text.replace("\x02", "-")
     parts = [f"{n} page{'s' if n != 1 else ''}", "text layer"]
     left = []
