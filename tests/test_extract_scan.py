@@ -21,6 +21,19 @@ from simscan.similarity import compare, find_pairs, query
 from tests.helpers_documents import DATA, W, docx_bytes, docx_of_paragraphs, pdf_bytes
 
 
+def read_all(pool: ExtractionPool, *files: tuple[Path, str]) -> list[tuple]:
+    """Each (file, format) read by ``pool`` (keyed by the file's name), in order; the pool is closed."""
+    try:
+        for p, fmt in files:
+            pool.submit(p.name, os.fsencode(p), fmt, p.stat().st_size)
+        done: list[tuple] = []
+        while pool.pending:
+            done += pool.collect(1.0)
+        return done
+    finally:
+        pool.close()
+
+
 def scan(root: Path, idx: Path, jobs: int = 1):
     return run_scan(ScanRequest([root], index_path=idx, jobs=jobs))
 
@@ -169,16 +182,8 @@ def test_a_document_that_takes_too_long_is_killed_and_read_by_its_bytes(tmp_path
     ok = tmp_path / "ok.docx"
     ok.write_bytes(docx_of_paragraphs(["a short document read after the slow one"]))
     pool = ExtractionPool(jobs=1, limit=lambda size: 0.2 if size > 100_000 else 60.0)
-    try:
-        pool.submit("slow", os.fsencode(slow), "pdf", slow.stat().st_size)
-        pool.submit("ok", os.fsencode(ok), "docx", ok.stat().st_size)
-        done = []
-        while pool.pending:
-            done += pool.collect(1.0)
-    finally:
-        pool.close()
-    (k1, r1, why1), (k2, r2, why2) = done
-    assert (k1, k2) == ("slow", "ok") and why1 is None and why2 is None
+    (k1, r1, why1), (k2, r2, why2) = read_all(pool, (slow, "pdf"), (ok, "docx"))
+    assert (k1, k2) == ("slow.pdf", "ok.docx") and why1 is None and why2 is None
     assert r1.note == "PDF: took longer than 0 s to read; compared by its bytes" and r1.summary is None
     raw = fingerprint_file(slow)  # (this PDF's bytes are ASCII: read as they are, they are text)
     assert (r1.fingerprints.checksum, r1.fingerprints.is_text, r1.fingerprints.encoding) == \
@@ -194,15 +199,7 @@ def test_a_document_that_needs_too_much_memory_is_read_by_its_bytes(tmp_path: Pa
     big = tmp_path / "big.docx"
     big.write_bytes(docx_bytes(f'<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>{text}</w:t></w:r></w:p>'
                                "</w:body></w:document>"))
-    pool = ExtractionPool(jobs=1, memory_limit=8 << 20)
-    try:
-        pool.submit(0, os.fsencode(big), "docx", big.stat().st_size)
-        done = []
-        while pool.pending:
-            done += pool.collect(1.0)
-    finally:
-        pool.close()
-    [(_key, read, why)] = done
+    [(_key, read, why)] = read_all(ExtractionPool(jobs=1, memory_limit=8 << 20), (big, "docx"))
     assert why is None and not read.fingerprints.is_text
     assert "memory" in read.note and read.note.endswith("compared by its bytes")
     assert read.fingerprints.checksum == fingerprint_file(big).checksum
@@ -247,14 +244,6 @@ def test_a_100_mb_spreadsheet_is_read_within_its_limits(tmp_path: Path) -> None:
     sheet = tmp_path / "big.xlsx"
     big_xlsx(sheet)
     assert sheet.stat().st_size > 100_000_000
-    pool = ExtractionPool(jobs=1)
-    try:
-        pool.submit(0, os.fsencode(sheet), "xlsx", sheet.stat().st_size)
-        done = []
-        while pool.pending:
-            done += pool.collect(1.0)
-    finally:
-        pool.close()
-    [(_, read, why)] = done
+    [(_, read, why)] = read_all(ExtractionPool(jobs=1), (sheet, "xlsx"))
     assert why is None and read.summary.startswith("XLSX")
     assert read.note == f"XLSX: {CUT}" and read.fingerprints.is_text and read.fingerprints.units > 20_000_000

@@ -47,33 +47,76 @@ def content_types(pkg: Package) -> dict[str, str]:
     return out
 
 
-class _WordText(XmlHandler):
-    """w:t text of a WordprocessingML part; paragraphs end lines, cells end with a tab."""
+class _Text(XmlHandler):
+    """Text runs (``t``) of Office XML.  A paragraph (``p``) ends a line, but inside a table cell
+    (``tc``) its paragraphs are joined by spaces, the cell ends with a tab and the row (``tr``) with
+    a line; ``tab``, ``br`` and ``cr`` are a tab and line breaks.  Subclasses say what to leave out
+    (:meth:`skipping`)."""
 
     def __init__(self, sink: TextSink) -> None:
         self.sink = sink
-        self.capture = 0  # inside w:t (or a:t of a text box)
-        self.field_depth = 0  # inside the result of a volatile complex field
-        self.fields: list[bool] = []  # open complex fields: is it volatile?
-        self.instr: list[str] = []
-        self.in_instr = False
-        self.simple_volatile = 0
-        self.fallback = 0  # inside mc:Fallback: the same content again for older readers
-        self.cells = 0  # inside a table cell: its paragraphs are joined by spaces, the row is one line
+        self.capture = 0  # inside a t element
+        self.cells = 0  # inside a table cell
+
+    def skipping(self) -> bool:
+        return False
+
+    def add(self, s: str) -> None:
+        if not self.skipping():
+            self.sink.add(s)
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
         if name == "t":
             self.capture += 1
-        elif name == "Fallback":
-            self.fallback += 1
         elif name == "tc":
             self.cells += 1
         elif name == "tab":
-            self._add("\t")
+            self.add("\t")
         elif name in ("br", "cr"):
-            self._add("\n")
+            self.add("\n")
+
+    def end(self, name: str) -> None:
+        if name == "t":
+            self.capture -= 1
+        elif name == "p":
+            if self.cells:
+                self.sink.add(" ")
+            else:
+                self.sink.newline()
+        elif name == "tc":
+            self.cells -= 1
+            if self.sink.pieces and self.sink.pieces[-1] == " ":  # the tab in place of the last paragraph's space
+                self.sink.pieces[-1] = "\t"
+            else:
+                self.sink.add("\t")
+        elif name == "tr":
+            self.sink.newline()
+
+    def text(self, data: str) -> None:
+        if self.capture > 0:
+            self.add(data)
+
+
+class _WordText(_Text):
+    """WordprocessingML (a DOCX part): also leaves out field instructions, the results of volatile
+    fields (:data:`_VOLATILE_FIELDS`) and ``mc:Fallback`` (the same content again for older readers)."""
+
+    def __init__(self, sink: TextSink) -> None:
+        super().__init__(sink)
+        self.fields: list[bool] = []  # open complex fields: is it volatile?
+        self.instr: list[str] = []
+        self.in_instr = False
+        self.simple_volatile = 0
+        self.fallback = 0
+
+    def skipping(self) -> bool:
+        return bool(self.simple_volatile or self.fallback or any(self.fields))
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        if name == "Fallback":
+            self.fallback += 1
         elif name == "noBreakHyphen":
-            self._add("-")
+            self.add("-")
         elif name == "fldChar":
             kind = attrs.get("fldCharType")
             if kind == "begin":
@@ -90,86 +133,48 @@ class _WordText(XmlHandler):
             words = attrs.get("instr", "").split()
             if words and words[0].upper() in _VOLATILE_FIELDS:
                 self.simple_volatile += 1
+        else:
+            super().start(name, attrs)
 
     def end(self, name: str) -> None:
-        if name == "t":
-            self.capture -= 1
-        elif name == "Fallback":
+        if name == "Fallback":
             self.fallback -= 1
-        elif name == "p":
-            if self.cells:
-                self.sink.add(" ")
-            else:
-                self.sink.newline()
-        elif name == "tc":
-            self.cells -= 1
-            _end_cell(self.sink)
-        elif name == "tr":
-            self.sink.newline()
         elif name == "instrText":
             self.in_instr = False
-        elif name == "fldSimple" and self.simple_volatile:
-            self.simple_volatile -= 1
-
-    def _add(self, s: str) -> None:
-        if not (self.simple_volatile or self.fallback or any(self.fields)):
-            self.sink.add(s)
+        elif name == "fldSimple":
+            if self.simple_volatile:
+                self.simple_volatile -= 1
+        else:
+            super().end(name)
 
     def text(self, data: str) -> None:
         if self.in_instr:
             self.instr.append(data)
-        elif self.capture > 0:
-            self._add(data)
+        else:
+            super().text(data)
 
 
-class _DrawingText(XmlHandler):
-    """a:t text of DrawingML (slides, notes): paragraphs (a:p) end lines; fields (a:fld) left out."""
+class _DrawingText(_Text):
+    """DrawingML (slides, notes): also leaves out fields (``a:fld``: slide numbers, dates)."""
 
     def __init__(self, sink: TextSink) -> None:
-        self.sink = sink
-        self.capture = 0
+        super().__init__(sink)
         self.field = 0
-        self.cells = 0
+
+    def skipping(self) -> bool:
+        return self.field > 0
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
-        if name == "t":
-            self.capture += 1
-        elif name == "fld":
+        if name == "fld":
             self.field += 1
-        elif name == "tc":
-            self.cells += 1
-        elif name == "br":
-            self.sink.add("\n")
-        elif name == "tab":
-            self.sink.add("\t")
+        else:
+            super().start(name, attrs)
 
     def end(self, name: str) -> None:
-        if name == "t":
-            self.capture -= 1
-        elif name == "fld":
+        if name == "fld":
             self.field -= 1
-        elif name == "p":
-            if self.cells:
-                self.sink.add(" ")
-            else:
-                self.sink.newline()
-        elif name == "tc":
-            self.cells -= 1
-            _end_cell(self.sink)
-        elif name == "tr":
-            self.sink.newline()
-
-    def text(self, data: str) -> None:
-        if self.capture > 0 and not self.field:
-            self.sink.add(data)
-
-
-def _end_cell(sink: TextSink) -> None:
-    """A tab after a table cell (in place of the space its last paragraph ended with)."""
-    if sink.pieces and sink.pieces[-1] == " ":
-        sink.pieces[-1] = "\t"
-    else:
-        sink.add("\t")
+        else:
+            super().end(name)
 
 
 def _natural(name: str) -> tuple:
@@ -198,19 +203,26 @@ def _docx(pkg: Package, sink: TextSink) -> list[str]:
     return got
 
 
-def _pptx(pkg: Package, sink: TextSink) -> list[str]:
-    pres = "ppt/presentation.xml"
-    rels = relationships(pkg, "ppt/_rels/presentation.xml.rels")
+def _listed_parts(pkg: Package, main: str, element: str) -> list[str]:
+    """The parts that ``main`` lists, in its order: the targets of the relationships named by the
+    ``r:id`` of each ``element`` (a presentation's ``sldId``, a workbook's ``sheet``)."""
+    folder, base = main.rsplit("/", 1)
+    rels = relationships(pkg, f"{folder}/_rels/{base}.rels")
     order: list[str] = []
 
     class H(XmlHandler):
         def start(self, name: str, attrs: dict[str, str]) -> None:
-            if name == "sldId":
+            if name == element:
                 target = rels.get(attrs.get("id", ""))
                 if target in pkg.names:
                     order.append(target)
 
-    pkg.parse(pres, H())
+    pkg.parse(main, H())
+    return order
+
+
+def _pptx(pkg: Package, sink: TextSink) -> list[str]:
+    order = _listed_parts(pkg, "ppt/presentation.xml", "sldId")
     if not order:  # no list (a damaged presentation part): the slide parts in name order
         order = sorted((n for n in pkg.names if re.fullmatch(r"ppt/slides/slide\d+\.xml", n)), key=_natural)
     notes = 0
@@ -315,17 +327,7 @@ def _xlsx(pkg: Package, sink: TextSink) -> list[str]:
                 pkg.parse(name, strings)
             except TextFull:
                 pass  # more shared text than one document gives: the sheets use what was read
-    rels = relationships(pkg, "xl/_rels/workbook.xml.rels")
-    order: list[str] = []
-
-    class H(XmlHandler):
-        def start(self, name: str, attrs: dict[str, str]) -> None:
-            if name == "sheet":
-                target = rels.get(attrs.get("id", ""))
-                if target in pkg.names:
-                    order.append(target)
-
-    pkg.parse("xl/workbook.xml", H())
+    order = _listed_parts(pkg, "xl/workbook.xml", "sheet")
     for sheet in order:
         pkg.parse(sheet, _SheetText(sink, strings.strings))
         sink.newline()
