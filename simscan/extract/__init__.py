@@ -7,7 +7,7 @@ fingerprinted like any text file, while the file's checksums stay those of its b
 archives) is read as before.
 
 Documents are read in worker processes under per-file limits of time and memory
-(``pool.ExtractionPool`` for the scanner, ``pool.extract_isolated`` for ``compare`` and the
+(``pool.ExtractionPool`` for the scanner, ``pool.read_isolated`` for ``compare`` and the
 window's preview): a document that hangs or explodes is killed and becomes one problem line.
 
 ``current_versions()`` names the version of every reader (and of the plain reading): the index
@@ -41,7 +41,7 @@ from simscan.extract.sniff import (
 
 __all__ = [
     "FORMATS", "HEAD", "LIBRARIES", "MAX_TEXT_CHARS", "PLAIN_VERSION", "READER_VERSIONS", "ExtractError", "Extracted", "current_versions",
-    "extract", "extractor_of", "library_version", "reader_version", "sniff", "sniff_bytes", "sniff_fd",
+    "extract", "library_version", "reader_version", "sniff", "sniff_bytes", "sniff_fd",
 ]
 
 #: Each format read and the module (extractor) that reads it.
@@ -52,10 +52,6 @@ FORMATS = {
 #: The version of the plain reading (text or bytes as they are, no extractor): a change of what
 #: ``sniff`` recognises bumps it, so that every plain file is looked at again.
 PLAIN_VERSION = "plain/1"
-
-
-def extractor_of(fmt: str) -> str:
-    return FORMATS[fmt]
 
 
 #: Each reader's own version: bump it when the text it gives for the same file changes (the

@@ -144,6 +144,26 @@ def _text_fingerprints(got: Extracted, data: bytes | None, fd: int, size: int) -
     return replace(fp, size=size, checksum=checksum, partial=partial_checksum(size, head, tail), encoding=got.format)
 
 
+def read_or_reason(path: bytes, fmt: str, follow: bool, raw_only: str | None = None) -> DocumentRead | str:
+    """:func:`read_document`, tried again once when the file changed while read; a file that cannot
+    be read gives the reason, worded as the scanner words it ("vanished ..." drops its row)."""
+    import errno
+
+    for attempt in (0, 1):
+        try:
+            return read_document(path, fmt, follow, raw_only)
+        except Changed:
+            if attempt:
+                return "changed while being read (tried twice); skipped this time"
+        except FileNotFoundError:
+            return "vanished before it could be read"
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return "became a symbolic link after the walk; not followed"
+            return f"cannot be read: {e.strerror or e}"
+    raise AssertionError("unreachable")
+
+
 def fingerprint_path(path: str | os.PathLike[str]) -> Fingerprints:
     """A file's fingerprints as the scan stores them: a document's text's (read in a worker process,
     ``pool.read_isolated``), any other file's bytes' (``fingerprint_file``).  For ``query`` and the

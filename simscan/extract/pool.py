@@ -16,7 +16,7 @@ worker process (``forkserver``: no fork of a process that may run Qt or threads)
   saying why; the scan goes on.
 
 :class:`ExtractionPool` serves the scanner (results in the order documents were submitted, so a
-scan stays deterministic); :func:`extract_isolated` reads one document for ``compare`` and the
+scan stays deterministic); :func:`read_isolated` reads one document for ``compare`` and the
 window's preview.
 """
 
@@ -109,24 +109,9 @@ def _worker(conn: Connection, memory_limit: int) -> None:
 
 def _run(kind: str, args: tuple) -> Any:
     if kind == "document":
-        from simscan.extract.document import Changed, read_document
+        from simscan.extract.document import read_or_reason
 
-        path, fmt, follow = args
-        for attempt in (0, 1):
-            try:
-                return read_document(path, fmt, follow)
-            except Changed:
-                if attempt:
-                    return "changed while being read (tried twice); skipped this time"
-            except FileNotFoundError:
-                return "vanished before it could be read"
-            except OSError as e:
-                import errno
-
-                if e.errno == errno.ELOOP:
-                    return "became a symbolic link after the walk; not followed"
-                return f"cannot be read: {e.strerror or e}"
-        raise AssertionError("unreachable")
+        return read_or_reason(*args)
     if kind == "read":
         from simscan.extract import sniff_fd
         from simscan.extract.document import open_document, read_document
@@ -281,22 +266,10 @@ class ExtractionPool:
     def _retry_raw(self, t: _Task, why: str) -> None:
         """Fingerprint ``t``'s file by its bytes, here: the scanner's own reading, with bounded memory
         (chunks) and time (the bytes' speed), which needs no isolation."""
-        from simscan.extract.document import Changed, read_document
+        from simscan.extract.document import read_or_reason
 
-        note = f"{why}; compared by its bytes"
-        for attempt in (0, 1):
-            try:
-                self.done[t.tid] = (t.key, read_document(t.path, t.fmt, self.follow, note), None)
-                return
-            except Changed:
-                if attempt:
-                    self.done[t.tid] = (t.key, None, "changed while being read (tried twice); skipped this time")
-            except FileNotFoundError:
-                self.done[t.tid] = (t.key, None, "vanished before it could be read")
-                return
-            except OSError as e:
-                self.done[t.tid] = (t.key, None, f"cannot be read: {e.strerror or e}")
-                return
+        got = read_or_reason(t.path, t.fmt, self.follow, f"{why}; compared by its bytes")
+        self.done[t.tid] = (t.key, None, got) if isinstance(got, str) else (t.key, got, None)
 
 
 def read_isolated(path: str | os.PathLike[str], keep_text: bool = False, memory_limit: int = MEMORY_LIMIT) -> Any:
