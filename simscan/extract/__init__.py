@@ -153,7 +153,7 @@ def extract(source: IO[bytes] | str | bytes, fmt: str) -> Extracted:
     (``pool``).  Raises :class:`ExtractError`."""
     ext = FORMATS.get(fmt)
     if fmt == OOXML_ENCRYPTED:
-        raise ExtractError("password-protected (an encrypted Office file)", "encrypted", fmt)
+        raise ExtractError("password-protected", "encrypted", fmt)
     if ext == "ooxml":
         from simscan.extract import ooxml
 

@@ -15,6 +15,11 @@ MAX_TEXT_CHARS = 32 << 20
 CUT = f"text cut after {MAX_TEXT_CHARS >> 20} M characters"
 
 
+def shown(fmt: str) -> str:
+    """A format as a person reads it: "PDF", "DOCX"; an encrypted Office file is an "Office file"."""
+    return "Office file" if fmt == "ooxml-encrypted" else fmt.upper()
+
+
 @dataclass(frozen=True, slots=True)
 class Extracted:
     """The text of a document and where it came from.
@@ -38,7 +43,7 @@ class Extracted:
 
     def summary(self) -> str:
         """One line for a person: "PDF, 12 pages, text layer; left out: running headers ..." """
-        out = ", ".join((self.format.upper(), *self.parts))
+        out = ", ".join((shown(self.format), *self.parts))
         if self.left_out:
             out += "; left out: " + ", ".join(self.left_out)
         if self.notes:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import xxhash
 
 from simscan.extract import FORMATS, extract, reader_version
-from simscan.extract.base import Extracted, ExtractError
+from simscan.extract.base import Extracted, ExtractError, shown
 from simscan.model import Fingerprints
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -98,10 +98,10 @@ def read_document(
                         got = extract(f, fmt)
             except ExtractError as e:
                 got = None
-                note = f"{fmt.upper()}: {e}; compared by its bytes"
+                note = f"{shown(fmt)}: {e}; compared by its bytes"
             except MemoryError:
                 got = None
-                note = f"{fmt.upper()}: its text needs more memory than a document may use; compared by its bytes"
+                note = f"{shown(fmt)}: its text needs more memory than a document may use; compared by its bytes"
             if got is None:
                 fp = fingerprint_bytes(data) if data is not None else fingerprint_file(os.dup(fd), limit=size + 1)
             else:
@@ -109,7 +109,7 @@ def read_document(
                 summary = got.summary()
                 text = got.text if keep_text else None
                 if got.notes:
-                    note = f"{fmt.upper()}: " + "; ".join(got.notes)
+                    note = f"{shown(fmt)}: " + "; ".join(got.notes)
         if _key(os.fstat(fd)) != _key(st) or fp.size != size:
             raise Changed("changed while read")
         return DocumentRead(_key(st), fp, note, source, summary, text)
@@ -189,5 +189,5 @@ def read_text(path: str | os.PathLike[str], limit: int) -> tuple[Fingerprints, b
         with open_unseen(os.fspath(path)) as f:
             data = f.read(limit)
         return doc.fingerprints, data, doc.note or "compared by its bytes"
-    source = doc.summary or doc.source[0].upper()
+    source = doc.summary or shown(doc.source[0])
     return doc.fingerprints, doc.text.encode("utf-8", "surrogatepass")[:limit], source

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from simscan.extract.base import ExtractError
+from simscan.extract.base import ExtractError, shown
 
 #: Memory a document may take in its worker beyond the worker's own (bytes).
 MEMORY_LIMIT = 1 << 30
@@ -253,7 +253,7 @@ class ExtractionPool:
         elif status == "ok":
             self.done[t.tid] = (t.key, None, value)  # the file vanished or changed: a reason, as the scanner's
         else:
-            self._retry_raw(t, f"{t.fmt.upper()}: {value[0] if status == 'extract-error' else value}")
+            self._retry_raw(t, f"{shown(t.fmt)}: {value[0] if status == 'extract-error' else value}")
 
     def _failed(self, w: _Worker, why: str) -> None:
         """``w`` was killed or died on its task: replace it and read that file by its bytes."""
@@ -261,7 +261,7 @@ class ExtractionPool:
         w.kill()
         self.workers.remove(w)
         if t is not None:
-            self._retry_raw(t, f"{t.fmt.upper()}: {why}")
+            self._retry_raw(t, f"{shown(t.fmt)}: {why}")
 
     def _retry_raw(self, t: _Task, why: str) -> None:
         """Fingerprint ``t``'s file by its bytes, here: the scanner's own reading, with bounded memory
@@ -309,4 +309,4 @@ def read_isolated(path: str | os.PathLike[str], keep_text: bool = False, memory_
             why = f"took longer than {seconds:.0f} s to read"
     finally:
         w.kill()
-    return read_document(raw, fmt, True, f"{fmt.upper()}: {why}; compared by its bytes")
+    return read_document(raw, fmt, True, f"{shown(fmt)}: {why}; compared by its bytes")
