@@ -2,10 +2,10 @@
 
 Usage: python3 benchmarks/documents.py [--corpus ../shared/evalcorpus] [--threshold P] [--jobs N]
 
-Needs LibreOffice (headless) to write the documents, its English hyphenation patterns, and
-poppler's ``pdftotext`` to compare PDF speed with (Debian)::
+Needs LibreOffice (headless) to write the documents and poppler's ``pdftotext`` to compare PDF
+speed with (Debian)::
 
-    apt-get install -y libreoffice-writer-nogui hyphen-en-us poppler-utils
+    apt-get install -y libreoffice-writer-nogui poppler-utils
 
 What it does:
 
@@ -26,8 +26,8 @@ What it does:
    label, at no more false positives.
 4. Prints what each PDF layout artefact costs in recall: the documents' texts are written out as
    plain text files and scanned again with the PDF reader's running-header removal, or its hyphen
-   joining, turned off.  LibreOffice 7.4 headless did not hyphenate here (``hyphen-en-us``
-   installed, ``fo:hyphenate`` set), so for this the PDFs are typeset by this script instead
+   joining, turned off.  LibreOffice 7.4 headless did not hyphenate here (even with Debian's
+   ``hyphen-en-us`` and ``fo:hyphenate`` set), so for this the PDFs are typeset by this script instead
    (Helvetica, 80 columns, 50 lines a page, a running header and "Page N", long words hyphenated
    at line ends: 4-10 % of the lines of a page end in a hyphen).
 5. Prints extraction speed, one process, files read from the page cache: PDF pages/s and MB/s of
@@ -312,13 +312,13 @@ def throughput(docs: dict[str, Path]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Needs: apt-get install -y libreoffice-writer-nogui hyphen-en-us poppler-utils")
+                                 epilog="Needs: apt-get install -y libreoffice-writer-nogui poppler-utils")
     ap.add_argument("--corpus", default=str(REPO.parent / "shared" / "evalcorpus"))
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     if shutil.which("soffice") is None:
-        sys.exit("LibreOffice not found: apt-get install -y libreoffice-writer-nogui hyphen-en-us poppler-utils")
+        sys.exit("LibreOffice not found: apt-get install -y libreoffice-writer-nogui poppler-utils")
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
 
     threshold = DEFAULT_MIN_SIMILARITY if args.threshold is None else args.threshold
