@@ -357,6 +357,8 @@ def _comparison_record(c: Any) -> dict[str, Any]:
     rec.update(
         encoding_a=c.encoding_a,
         encoding_b=c.encoding_b,
+        source_a=c.source_a,
+        source_b=c.source_b,
         ranges_a=[list(r) for r in c.ranges_a],
         ranges_b=[list(r) for r in c.ranges_b],
         matched_chars_a=matched_a,
@@ -389,8 +391,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out.write(json.dumps(_comparison_record(c), ensure_ascii=False) + "\n")
         return 0
     p = c.pair
-    out.write(f"a: {_shown(p.a_path)}  ({c.encoding_a or 'binary'})\n")
-    out.write(f"b: {_shown(p.b_path)}  ({c.encoding_b or 'binary'})\n")
+    # A document says where its text came from ("PDF, 2 pages, text layer; left out: ...").
+    out.write(f"a: {_shown(p.a_path)}  ({terminal_text(c.source_a or c.encoding_a or 'binary')})\n")
+    out.write(f"b: {_shown(p.b_path)}  ({terminal_text(c.source_b or c.encoding_b or 'binary')})\n")
     # A "near" pair at 0 % reads as a finding -- unless a passage is shared (scores sample windows,
     # passages read every one).
     kind = p.kind if p.best > 0 or c.ranges_a else "nothing shared"

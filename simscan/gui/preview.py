@@ -219,13 +219,15 @@ class PreviewWidget(QStackedWidget):
         self.setCurrentIndex(0)
 
     @staticmethod
-    def _describe(info: FileInfo) -> str:
+    def _describe(info: FileInfo, source: str | None = None) -> str:
+        """Size, time and encoding; for a document, where its text came from (``source``: "PDF, 12
+        pages, text layer; left out: ..."), or why it is compared by its bytes."""
         from PySide6.QtCore import QDateTime, QLocale
 
         from simscan.gui.models import format_size
 
         when = QLocale().toString(QDateTime.fromMSecsSinceEpoch(info.mtime_ns // 1_000_000), QLocale.FormatType.ShortFormat)
-        enc = info.encoding or ("binary" if not info.is_text else "")
+        enc = source or info.encoding or ("binary" if not info.is_text else "")
         return " · ".join(x for x in (format_size(info.size), when, enc) if x)
 
     def show_comparison(
@@ -251,8 +253,8 @@ class PreviewWidget(QStackedWidget):
             self.summary.setText(self.summary_text(comp.pair, row_pair, row_similarity))
             left, right = self.tr("Reference: {0}"), self.tr("Selected: {0}")
         listed = row_similarity if row_similarity is not None and not math.isnan(row_similarity) else comp.pair.best
-        self.left.set_header(left.format(ref.path), ref.path, self._describe(ref))
-        self.right.set_header(right.format(sel.path), sel.path, self._describe(sel))
+        self.left.set_header(left.format(ref.path), ref.path, self._describe(ref, getattr(comp, "source_a", None)))
+        self.right.set_header(right.format(sel.path), sel.path, self._describe(sel, getattr(comp, "source_b", None)))
         notes = []
         if comp.text_a is None or comp.text_b is None:
             # Binary: show what we know instead of bytes.

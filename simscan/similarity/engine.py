@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_file
+from simscan.extract.document import fingerprint_path
+from simscan.fingerprint import DEFAULT_PARAMS
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
@@ -214,7 +215,7 @@ def ignore_texts(paths: Sequence[str | os.PathLike[str]]) -> bytes:
     template every answer repeats, a licence text (a teacher's "base file", as in MOSS).  Their
     fingerprints are left out of every set, so a passage of them in two files is not shared, and a
     file that is all template has nothing left.  Raises OSError when a file cannot be read."""
-    return ignore_values([fingerprint_set(fingerprint_file(os.fspath(p)), SCORE_KIND) for p in paths])
+    return ignore_values([fingerprint_set(fingerprint_path(p), SCORE_KIND) for p in paths])
 
 
 def find_pair_set(
@@ -421,11 +422,11 @@ def query(
 ) -> list[Pair]:
     """Indexed files similar to the file at ``path`` (which need not be indexed).
 
-    The file is fingerprinted now, then :func:`query_fingerprints`.  Raises OSError when the
-    file cannot be read.
+    The file is fingerprinted now (a document by its text, as the scan does), then
+    :func:`query_fingerprints`.  Raises OSError when the file cannot be read.
     """
     qpath = os.path.abspath(os.fspath(path))
-    return query_fingerprints(index, fingerprint_file(qpath), qpath, min_similarity=min_similarity, params=params)
+    return query_fingerprints(index, fingerprint_path(qpath), qpath, min_similarity=min_similarity, params=params)
 
 
 #: A query file with fewer posted fingerprints (among ``coarse_values``) than this is looked up

@@ -152,7 +152,9 @@ class Comparison:
     a.  truncated: the texts were longer than the comparison cap and passages were only
     searched in their first part.  capped: repetitive text, whose windows repeated in the other
     file are matched at a few of their places only (``compare.MAX_OCCURRENCES``), or too many
-    passages to examine (``compare.MAX_RUNS``).
+    passages to examine (``compare.MAX_RUNS``).  source_a / source_b: for a document, where its
+    text came from (``simscan.extract.Extracted.summary``: "PDF, 12 pages, text layer; left out:
+    ...") or why it is compared by its bytes; None for a plain file.
     """
 
     pair: Pair
@@ -164,6 +166,8 @@ class Comparison:
     encoding_b: str | None
     truncated: bool = False
     capped: bool = False
+    source_a: str | None = None
+    source_b: str | None = None
 
     def matched_chars(self) -> tuple[int, int]:
         """Characters of text_a and of text_b inside a matching passage (each counted once: a
