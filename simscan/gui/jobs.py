@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
-import stat
 import threading
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,10 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xxhash
 
+from simscan.cleanup import (  # noqa: F401 - the checks before a file leaves live in the core
+    ALL_COPIES_MARKED,
+    ALL_MARKED,
+    MAX_TEXT_CHECK_BYTES,
+    RESCAN,
+    KeptFile,
+    TrashTarget,
+    _kept_state,
+    _KeptState,
+    content_digest,
+    refusal,
+    true_copies,
+)
 from simscan.errors import SimscanError
-from simscan.fingerprint import decode_file, open_unseen
 from simscan.gui.models import Snapshot
 from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
@@ -211,32 +220,6 @@ def scan_and_load(
 
 
 @dataclass(frozen=True)
-class KeptFile:
-    """An unmarked member of a marked file's group, as the scan saw it (bytes, ns)."""
-
-    path: str
-    size: int
-    mtime_ns: int
-
-
-@dataclass(frozen=True)
-class TrashTarget:
-    """A marked file as the scan saw it, with the members of its group that stay.
-
-    ``same_content``: the file is a true copy of its group's reference (its kind is exact or
-    content), and ``kept`` then lists only the unmarked files holding that same content (the
-    reference and its other copies), each counting as the remaining copy only while its size
-    and modification time are what the scan saw.  Otherwise ``kept`` is every unmarked member.
-    """
-
-    path: str
-    size: int
-    mtime_ns: int
-    kept: tuple[KeptFile, ...]
-    same_content: bool
-
-
-@dataclass(frozen=True)
 class TrashOutcome:
     trashed: list[str]  # moved to the trash
     missing: list[str]  # already gone (forgotten by the index too)
@@ -293,178 +276,6 @@ def move_to_trash(path: str) -> tuple[bool, str]:
     if f.moveToTrash():
         return True, ""
     return False, f.errorString()
-
-
-def _identity(st: os.stat_result) -> tuple[int, int]:
-    return (st.st_dev, st.st_ino)
-
-
-@dataclass(frozen=True)
-class _KeptState:
-    """The kept members of one group as they are on disk now."""
-
-    identities: dict[tuple[int, int], str]  # (device, inode) -> path, of every kept member that exists
-    intact: frozenset[tuple[int, int]]  # those that still count as the kept copy (regular; copies: as scanned)
-    digests: dict[tuple[str, bool], bytes | None] = field(default_factory=dict, compare=False)  # (path, text)
-
-
-#: A "content" copy (same text, other bytes) larger than this is not decoded to be checked before it is
-#: trashed (memory: the text and its decoded form), so it is refused; exact copies are checked at any size.
-MAX_TEXT_CHECK_BYTES = 64 << 20
-
-
-def content_digest(path: str, text: bool) -> bytes | None:
-    """What a true copy must share with the copy kept, read now (None: unreadable, or not text):
-    the bytes (``text`` False), or the decoded text with only what makes a "content" copy set
-    aside -- the encoding, the line endings, a byte-order mark, Unicode composition -- so that
-    files differing in indentation, spacing or wrapping (two different Python programs or YAML
-    files) are never each other's copy, though their light forms match.  XXH3-128."""
-    try:
-        if not text:
-            h = xxhash.xxh3_128()
-            with open_unseen(path) as f:
-                while chunk := f.read(1 << 20):
-                    h.update(chunk)
-            return h.digest()
-        if os.path.getsize(path) > MAX_TEXT_CHECK_BYTES:
-            return None
-        dt = decode_file(path)
-    except OSError:
-        return None
-    if dt.text is None or "+replace" in (dt.encoding or ""):
-        # Bytes the decoder could not read became U+FFFD: two texts that differ there would read
-        # alike (a Latin-1 "café" and "cafè" after 64 KiB of ASCII).  Only the same bytes prove it.
-        return None
-    decoded = dt.text
-    strict = unicodedata.normalize("NFC", decoded.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
-    return xxhash.xxh3_128_digest(strict.encode("utf-8", "surrogatepass"))
-
-
-def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
-    identities: dict[tuple[int, int], str] = {}
-    intact: set[tuple[int, int]] = set()
-    for k in kept:
-        try:
-            kst = os.stat(k.path)
-        except OSError:
-            continue
-        ident = _identity(kst)
-        identities.setdefault(ident, k.path)
-        changed = kst.st_size != k.size or kst.st_mtime_ns != k.mtime_ns
-        if stat.S_ISREG(kst.st_mode) and not (same_content and changed):
-            intact.add(ident)
-    return _KeptState(identities, frozenset(intact))
-
-
-#: Why a marked file whose group keeps nothing is left in place: the person marked every file (or, for a
-#: copy, the reference and every copy of it).  Nothing changed on disk, so no "scan again" here: the
-#: remedy is to unmark the file to keep, as the confirmation dialog says before the move.
-ALL_MARKED = (
-    "every file of its group is marked, so no copy would be kept; unmark the file to keep in that group (e.g. its "
-    "reference), then move the others"
-)
-ALL_COPIES_MARKED = (
-    "every file with its content (the reference and its copies) is marked, so no copy would be kept; unmark the "
-    "one to keep (e.g. the reference), then move the others"
-)
-
-
-#: The end of a refusal that a new scan resolves (the file or its kept copy changed on disk).
-RESCAN = "; scan again to update the results"
-
-
-def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
-    """Why ``target`` must not be moved now ("" when it may).
-
-    The last line of defence before a file leaves: a file must not be marked with every other
-    file of its group (:data:`ALL_MARKED`; a copy: with every file holding its content,
-    :data:`ALL_COPIES_MARKED`), and the file must still be the regular file the
-    scan saw (size and mtime in ns unchanged), must not be the very same file (device, inode) as
-    a member that is kept (a hard link, or the same file reached through a symlinked folder), and
-    at least one kept member must still exist as a separate file — for a true copy, a kept file
-    with the same content, with the size and modification time the scan saw.  ``kept``: the group's :func:`_kept_state`, shared by its marked members (stat
-    each kept file once, not once per marked file).
-    """
-    rescan = RESCAN
-    if not target.kept:  # marked with the rest of its group (or of its copies): the marks say so, not the disk
-        return ALL_COPIES_MARKED if target.same_content else ALL_MARKED
-    try:
-        st = os.lstat(target.path)
-    except OSError as e:
-        return f"cannot be checked ({e.strerror or e})"
-    if stat.S_ISDIR(st.st_mode):
-        return "it is now a folder" + rescan
-    if not stat.S_ISREG(st.st_mode):
-        return "it is no longer a regular file" + rescan
-    if st.st_size != target.size or st.st_mtime_ns != target.mtime_ns:
-        return "it changed since the scan" + rescan
-    if kept is None:
-        kept = _kept_state(target.kept, target.same_content)
-    me = _identity(st)
-    if me in kept.identities:
-        return (
-            f"it is the same file as the kept {kept.identities[me]} (a hard link or a path through a linked "
-            "folder): trashing it would lose the only copy" + rescan
-        )
-    if not kept.intact:
-        return "no other file of its group is left unchanged on disk, so no copy would be kept" + rescan
-    if target.same_content and not _has_copy(target.path, kept):
-        return (
-            "no kept file holds its content now: either they differ in more than encoding and line endings "
-            "(indentation, spacing, wrapping: not true copies, so it stays; move it by hand if you mean to), or "
-            "one of them was rewritten since the scan with its size and time kept (scan again)"
-        )
-    return ""
-
-
-def true_copies(pairs: Sequence[tuple[str, str]], progress: Sink, cancel: CancelToken) -> list[bool]:
-    """For each (copy, reference) the scan called "content" copies (other bytes): whether the copy
-    holds the reference's text now (:func:`_same_content`, its text reading only: their bytes
-    differ).  Each reference is read once."""
-    seen: dict[tuple[str, bool], bytes | None] = {}
-    out = []
-    for i, (copy, ref) in enumerate(pairs):
-        _check(cancel)
-        progress(Progress("verify", files_done=i, files_total=len(pairs), current=copy))
-        out.append(_same_content(copy, [ref], seen, kinds=(True,)))
-    return out
-
-
-def _has_copy(path: str, kept: _KeptState) -> bool:
-    """Whether a kept, intact file holds ``path``'s content now (:func:`_same_content`)."""
-    return _same_content(path, [kept.identities[i] for i in kept.intact], kept.digests)
-
-
-def _same_content(
-    path: str, others: Sequence[str], seen: dict[tuple[str, bool], bytes | None], kinds: Sequence[bool] = (False, True)
-) -> bool:
-    """Whether one of ``others`` holds ``path``'s content, read from both files at this moment: the
-    same bytes, or the same text (:func:`content_digest`) -- a size and time unchanged since the scan
-    do not prove the bytes are (``cp -p``, ``touch -r``, coarse file-system clocks).  ``seen``: the
-    digests of ``others`` read so far (each is read once per kind); ``kinds``: the readings to try
-    (False: bytes, True: text).  Bytes are compared only with files of the same size (a text copy
-    in another encoding would otherwise read every kept file whole twice)."""
-    size = _size(path) if False in kinds else None
-    for text in kinds:
-        candidates = others if text else [o for o in others if size is not None and _size(o) == size]
-        if not candidates:
-            continue
-        mine = content_digest(path, text)
-        if mine is None:
-            continue
-        for other in candidates:
-            if (other, text) not in seen:
-                seen[(other, text)] = content_digest(other, text)
-            if seen[(other, text)] == mine:
-                return True
-    return False
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
 
 
 def trash(

@@ -1147,11 +1147,16 @@ def test_a_member_holding_its_reference_is_shown_as_contains(qtbot, window, tmp_
     text = words(5, 1700)
     (root / "source.txt").write_text(text)
     (root / "answer.txt").write_text(text[4000:5500])
-    os.utime(root / "answer.txt", (1_000_000_000, 1_000_000_000))  # the older: the reference
+    os.utime(root / "answer.txt", (1_000_000_000, 1_000_000_000))  # the older
     win = window(roots=[str(root)])
     scan(qtbot, win)
-    assert shown_groups(win) == [{"answer.txt": ("reference", 100.0), "source.txt": ("contains", 100.0)}]
+    # The file the other lies in leads, although newer (the answer quoting it was the reference).
+    assert shown_groups(win) == [{"source.txt": ("reference", 100.0), "answer.txt": ("contained", 100.0)}]
     assert shown_groups(win) == core_groups(tmp_path / "index.sqlite3", win.threshold_slider.value())
+    # Made the reference (Ctrl+E), the excerpt leads, and the source listed under it "contains" it.
+    win.select_member(member_row(win, "answer.txt"))
+    with qtbot.waitSignal(win.resultsLoaded, timeout=20_000):
+        win.make_reference()
     m = member_row(win, "source.txt")
     assert win.model.snapshot.kind_name(m) == "contains"
     assert preview_of(qtbot, win, m).summary.text().startswith("Contains: ")
