@@ -143,7 +143,7 @@ def main() -> int:
 
     from simscan.gui.app import ensure_app
     from simscan.gui.mainwindow import MainWindow
-    from simscan.gui.models import COL_SIZE
+    from simscan.gui.results_model import COL_SIZE
     from simscan.scanner import ScanRequest, run_scan
 
     app = ensure_app()

@@ -72,7 +72,7 @@ def test_groups_show_nested_copy_sets_and_reclaimable(tree, capsys) -> None:
 
 
 def test_groups_kind_sort_and_keep_rules(tree, capsys) -> None:
-    root, idx = tree
+    _root, idx = tree
     similar = _groups(capsys, idx, "--kind", "contained")
     assert [[Path(m["path"]).name for m in g["members"]] for g in similar] == [["big1.txt", "small.txt"]]
     ordered = _groups(capsys, idx, "--sort", "reclaimable")

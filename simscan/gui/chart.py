@@ -181,7 +181,7 @@ class FolderSpaceChart(QWidget):
         return [QRectF(6, top + i * h, self.width() - 12, h - 4) for i in range(len(self._rows))]
 
     def paintEvent(self, event: Any) -> None:
-        from simscan.gui.models import format_size
+        from simscan.gui.results_model import format_size
 
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -230,7 +230,7 @@ class FolderSpaceChart(QWidget):
 
     def event(self, e: Any) -> bool:
         if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
-            from simscan.gui.models import format_size
+            from simscan.gui.results_model import format_size
 
             i = self._row_at(e.pos().y())
             if 0 <= i < len(self._rows):

@@ -7,7 +7,7 @@ PySide6 6.12.0 on CPython 3.11 (where ``True``, ``False`` and ``None`` are not y
   (progress reports, dataChanged, …) the interpreter aborts with "bool_dealloc: deallocating
   True or False".  Measured: ``sys.getrefcount(True)`` falls by exactly 1 per ``emit()``.
 * ``None`` returned by a Python ``data()`` override loses a reference each time C++ converts
-  it to an invalid QVariant (handled where it happens: :func:`simscan.gui.models.no_data`).
+  it to an invalid QVariant (handled where it happens: :func:`simscan.gui.results_model.no_data`).
 
 :func:`install` probes the bug on a private signal and only then wraps the two methods to
 give the reference back; with a fixed binding, or on CPython >= 3.12 (immortal singletons),

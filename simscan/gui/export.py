@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from simscan.gui.models import KINDS, Snapshot
+from simscan.gui.snapshot import KINDS, Snapshot
 from simscan.similarity.types import shown_pct
 
 CSV_COLUMNS = [

@@ -33,7 +33,7 @@ from simscan.cleanup import (  # noqa: F401 - the checks before a file leaves li
     true_copies,
 )
 from simscan.errors import SimscanError
-from simscan.gui.models import Snapshot
+from simscan.gui.snapshot import Snapshot
 from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan

@@ -55,7 +55,9 @@ from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
 from simscan.gui.chart import FolderSpaceChart, SimilarityHistogram
 from simscan.gui.export import WRITERS, Shown
-from simscan.gui.models import (
+from simscan.gui.folders import Folder, FolderModel
+from simscan.gui.preview import FileInfo, PreviewWidget
+from simscan.gui.results_model import (
     COL_ENCODING,
     COL_KIND,
     COL_MODIFIED,
@@ -65,15 +67,12 @@ from simscan.gui.models import (
     FETCH_BATCH,
     KIND_CODE,
     KIND_FILTERS,
-    Folder,
-    FolderModel,
     IsGroupRole,
     ResultsModel,
     ResultsProxy,
-    Snapshot,
     format_size,
 )
-from simscan.gui.preview import FileInfo, PreviewWidget
+from simscan.gui.snapshot import Snapshot
 from simscan.gui.widgets import MessageBar, PlaceholderListView, ResultsView, SimilarityBarDelegate
 from simscan.gui.workers import JobRunner
 from simscan.index import IndexCorrupt, IndexError_, IndexLocked, NotAnIndex, default_index_path

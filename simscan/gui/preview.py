@@ -222,7 +222,7 @@ class PreviewWidget(QStackedWidget):
     def _describe(info: FileInfo) -> str:
         from PySide6.QtCore import QDateTime, QLocale
 
-        from simscan.gui.models import format_size
+        from simscan.gui.results_model import format_size
 
         when = QLocale().toString(QDateTime.fromMSecsSinceEpoch(info.mtime_ns // 1_000_000), QLocale.FormatType.ShortFormat)
         enc = info.encoding or ("binary" if not info.is_text else "")
@@ -358,7 +358,7 @@ class PreviewWidget(QStackedWidget):
         return text
 
     def _metadata(self, info: FileInfo, pair: Any, similarity: float) -> str:
-        from simscan.gui.models import format_size
+        from simscan.gui.results_model import format_size
 
         lines = [
             self.tr("Binary file"),

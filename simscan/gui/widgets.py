@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from simscan.gui.models import SimilarityRole
+from simscan.gui.results_model import SimilarityRole
 
 
 def blend(a: QColor, b: QColor, t: float) -> QColor:

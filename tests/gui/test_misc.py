@@ -200,7 +200,7 @@ def test_folders_named_at_start_are_the_ones_scanned(qtbot, tmp_path):
     """`simscan-gui FOLDER` (run: MainWindow(roots=...), then a scan): the named folder is scanned, not
     the folders remembered from earlier sessions too; those are named in a banner with a way back,
     and still remembered afterwards.  (They used to be scanned as well, unasked.)"""
-    from simscan.gui.models import Folder
+    from simscan.gui.folders import Folder
     from simscan.index import Index
 
     dirs = {}

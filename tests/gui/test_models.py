@@ -10,7 +10,8 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from simscan.gui import jobs
-from simscan.gui.models import (
+from simscan.gui.folders import Folder, FolderModel
+from simscan.gui.results_model import (
     COL_PATH,
     COL_SIMILARITY,
     COL_SIZE,
@@ -18,13 +19,11 @@ from simscan.gui.models import (
     KIND_CODE,
     KIND_FILTERS,
     KINDS,
-    Folder,
-    FolderModel,
     ResultsModel,
     ResultsProxy,
-    Snapshot,
     SortRole,
 )
+from simscan.gui.snapshot import Snapshot
 from simscan.progress import CancelToken
 from simscan.scanner import ScanRequest, run_scan
 from tests.gui.conftest import mark_copies

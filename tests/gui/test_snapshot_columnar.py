@@ -10,8 +10,8 @@ import random
 import numpy as np
 import pytest
 
-from simscan.gui import jobs, models
-from simscan.gui.models import Snapshot
+from simscan.gui import jobs, snapshot
+from simscan.gui.snapshot import Snapshot
 from simscan.similarity import group_pairs
 from simscan.similarity.core import sorted_rounded, to_pairs
 from simscan.similarity.grouping import group_pair_arrays
@@ -56,7 +56,7 @@ def _lookups(pairs, table):
     """pair_best, pair_kind, copy_kind and pair_of by file id, as the columnar path finds them."""
     listed = _listed(pairs, table)
     row = {int(f): i for i, f in enumerate(table.ids)}
-    copy = models._copy_kind(table)
+    copy = snapshot._copy_kind(table)
 
     def best(a, b):
         p = listed(a, b)

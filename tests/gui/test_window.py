@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
-from simscan.gui.models import (
+from simscan.gui.results_model import (
     COL_KIND,
     COL_PATH,
     COL_SIMILARITY,
