@@ -538,3 +538,28 @@ def plan_for_copies(groups: Sequence[Any], checksum_of: Callable[[str], str] = l
             target = TrashTarget(m.path, m.size, m.mtime_ns, (KeptFile(k.path, k.size, k.mtime_ns),), True)
             entries.append(PlanEntry(target, checksum_of(m.path), n))
     return Plan(tuple(entries), index)
+
+
+def forget_under(index_path: Path | str | None, folders: Sequence[str]) -> int:
+    """Forget every indexed file at or below ``folders`` (fingerprints and results; the files are
+    not touched); returns how many were forgotten."""
+    from simscan.index import Index
+
+    forms = {os.path.realpath(f) for f in folders} | {os.path.abspath(f) for f in folders}
+    with Index.open(index_path) as idx:
+        ids = sorted({r[1] for r in idx.identities_under([os.fsencode(f) for f in forms]).values()})
+        return idx.remove_ids(ids)
+
+
+def forget_outside(index_path: Path | str | None, folders: Sequence[str]) -> int:
+    """Forget every indexed file that is not at or below one of ``folders`` (all of them when
+    ``folders`` is empty); returns how many were forgotten."""
+    import numpy as np
+
+    from simscan.index import Index
+    from simscan.similarity.core import under_roots
+
+    with Index.open(index_path) as idx:
+        t = idx.files()
+        outside = ~under_roots(list(t.paths), tuple(folders)) if folders else np.ones(len(t.paths), dtype=bool)
+        return idx.remove_ids(np.asarray(t.ids)[outside].tolist())

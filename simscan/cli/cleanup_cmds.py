@@ -14,20 +14,10 @@ def _shown(path: str) -> str:
     return display_path(path, terminal=True)
 
 
-def forget_folders(index_path: Path | None, folders: list[str]) -> int:
-    """Forget every indexed file at or below ``folders`` (their fingerprints and results; the files
-    themselves are not touched).  Returns how many were forgotten."""
-    from simscan.index import Index
-
-    roots = [os.fsencode(os.path.realpath(f)) for f in folders]
-    roots += [os.fsencode(os.path.abspath(f)) for f in folders if os.path.abspath(f) != os.path.realpath(f)]
-    with Index.open(index_path) as idx:
-        ids = sorted({r[1] for r in idx.identities_under(roots).values()})
-        return idx.remove_ids(ids)
-
-
 def cmd_forget(args: argparse.Namespace) -> int:
-    n = forget_folders(args.index, args.folders)
+    from simscan.cleanup import forget_under
+
+    n = forget_under(args.index, args.folders)
     names = ", ".join(_shown(f) for f in args.folders)
     if n:
         print(f"forgot {n:,} indexed files under {names} (the files themselves are untouched; scanning the "

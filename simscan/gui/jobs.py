@@ -8,6 +8,7 @@ writes).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import threading
@@ -29,6 +30,7 @@ from simscan.cleanup import (  # noqa: F401 - the checks before a file leaves li
     _kept_state,
     _KeptState,
     content_digest,
+    forget_outside,
     refusal,
     true_copies,
 )
@@ -38,9 +40,10 @@ from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
-from simscan.similarity.core import PairArrays, SimilarityParams, sorted_rounded
+from simscan.similarity.core import PairArrays, SimilarityParams, sorted_rounded, under_roots
 from simscan.similarity.engine import PairSet, find_pair_set, ignore_texts
-from simscan.similarity.grouping import group_pair_arrays
+from simscan.similarity.grouping import empty_rows, group_pair_arrays
+from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 
 Sink = Callable[[Progress], None]
 
@@ -110,21 +113,54 @@ def _check(cancel: CancelToken) -> None:
         raise Cancelled()
 
 
+@dataclass(frozen=True)
+class Scope:
+    """Which indexed files the window shows: those under ``roots`` (the listed folders; None: every
+    indexed file), but the ``hidden`` paths (Hide from Results: remembered per index)."""
+
+    roots: tuple[str, ...] | None = None
+    hidden: frozenset[str] = frozenset()
+
+    def mask(self, files: FileTable) -> np.ndarray | None:
+        """bool per row of ``files``: in the scope (None: every row)."""
+        if self.roots is None and not self.hidden:
+            return None
+        cached = _SCOPE[0] if _SCOPE else None  # (one read: two jobs may race here)
+        if cached is not None and cached[0] is files and cached[1] == self:
+            return cached[2]
+        mask = np.ones(len(files.paths), dtype=bool) if self.roots is None else under_roots(list(files.paths),
+                                                                                           self.roots)
+        if self.hidden:
+            mask &= np.fromiter((p not in self.hidden for p in files.paths), bool, len(files.paths))
+        _SCOPE[:] = [(files, self, mask)]
+        return mask
+
+
+ALL = Scope()
+_SCOPE: list[tuple[Any, Scope, np.ndarray]] = []
+
+
 def group(
     files: FileTable | None,
     pairs: PairArrays | None,
     threshold: float,
     reference_roots: Sequence[str],
     preferred: Sequence[int] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> Snapshot:
     """Groups at ``threshold`` (percent) as a Snapshot; ``preferred`` file ids become their
-    group's reference ("make reference").  Columnar from end to end (``group_pair_arrays``,
-    ``Snapshot.from_group_arrays``): no object per pair or member."""
+    group's reference ("make reference"); ``keep``: the keep rules; ``scope``: the files shown.
+    Columnar from end to end (``group_pair_arrays``, ``Snapshot.from_group_arrays``): no object
+    per pair or member."""
     if files is None or len(files) == 0 or pairs is None:
         return Snapshot.empty(threshold)
     with gc_paused():
-        ga = group_pair_arrays(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots))
+        mask = scope.mask(files)
+        ga = group_pair_arrays(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots),
+                               keep=keep, scope=mask)
         snap = Snapshot.from_group_arrays(ga, files, pairs, threshold, preferred)
+        snap = dataclasses.replace(snap, empty_files=[files.paths[r] for r in empty_rows(files, mask).tolist()])
         _ = snap.folders  # computed here, off the GUI thread
         return snap
 
@@ -142,6 +178,8 @@ def load(
     ignore: Sequence[str] = (),
     params: SimilarityParams | None = None,
     remembered: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``.
     ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure).
@@ -168,7 +206,7 @@ def load(
             preferred = [id_of[p] for p in remembered if p in id_of]
         pairs = sorted_rounded(ps.pairs)
         progress(Progress("groups", files_done=0, files_total=int(pairs.a.size)))
-        snap = group(files, pairs, threshold, reference_roots, preferred)
+        snap = group(files, pairs, threshold, reference_roots, preferred, keep, scope)
         _check(cancel)
     return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps,
                    code_view, tuple(ignore), tuple(preferred))
@@ -205,6 +243,8 @@ def scan_and_load(
     *,
     ignore: Sequence[str] = (),
     remembered: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> ScanOutcome:
     """Scan, then read the results (unless cancelled: the window then reloads what was kept).  A text
     to ignore that cannot be read stops it before the scan, not after."""
@@ -215,7 +255,7 @@ def scan_and_load(
     assert request.index_path is not None
     return ScanOutcome(
         result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view,
-                     ignore=ignore, params=params, remembered=remembered)
+                     ignore=ignore, params=params, remembered=remembered, keep=keep, scope=scope)
     )
 
 
@@ -290,6 +330,8 @@ def trash(
     previous: PairSet | None = None,
     *,
     ignore: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> TrashOutcome:
     """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
     already gone) in the index, reload.
@@ -336,7 +378,7 @@ def trash(
         # When every moved file leaves a copy of its content behind, the pairs are derived from the
         # last ones (``previous``); otherwise they are searched again.
         results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view,
-                       previous, ignore=ignore, params=params)
+                       previous, ignore=ignore, params=params, keep=keep, scope=scope)
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)

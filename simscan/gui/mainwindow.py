@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from simscan import cleanup
 from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
 from simscan.gui.chart import FolderSpaceChart, SimilarityHistogram
@@ -58,10 +59,12 @@ from simscan.gui.export import WRITERS, Shown
 from simscan.gui.folders import Folder, FolderModel
 from simscan.gui.preview import FileInfo, PreviewWidget
 from simscan.gui.results_model import (
+    COL_COPIES,
     COL_ENCODING,
+    COL_FOLDER,
     COL_KIND,
     COL_MODIFIED,
-    COL_PATH,
+    COL_NAME,
     COL_SIMILARITY,
     COL_SIZE,
     FETCH_BATCH,
@@ -79,6 +82,7 @@ from simscan.index import IndexCorrupt, IndexError_, IndexLocked, NotAnIndex, de
 from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
+from simscan.similarity.keep import DEFAULT_KEEP
 
 ORGANIZATION = "simscan"
 APPLICATION = "simscan"
@@ -200,7 +204,15 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._load_note = ""
         self._last_refs: tuple[str, ...] = ()
+        self._last_roots: tuple[str, ...] = ()
         self._loads = 0  # results swapped in so far: an error of a load before them is out of date
+        #: The keep rules (which file of each copy set is kept, which leads a group), per index.
+        self.keep_rules = DEFAULT_KEEP
+        #: Files hidden from the results (Hide from Results), per index, by path.
+        self.hidden: set[str] = set()
+        #: Whether the results follow the listed folders: from the first change of the list on (a window
+        #: opened on an index with no folder listed shows everything it holds).
+        self._scoped = False
         self._load_error = ""  # what the last load (or scan) that failed said, until results load
         self.setWindowTitle(self.tr("simscan — similar files"))
         self.setAcceptDrops(True)
@@ -218,9 +230,12 @@ class MainWindow(QMainWindow):
         #: Remembered folders left out of this session's list because folders were named on the
         #: command line (``simscan-gui FOLDER``); kept in the settings, back with "Restore Folders".
         self._set_aside: list[Folder] = []
+        self._removed_folders: list[Folder] = []
         self._restore_settings()
         if roots:
             self._use_named_folders(roots)
+        self._last_roots = tuple(f.path for f in self.folders.folders)
+        self._scoped = bool(self._last_roots)
         self._update_actions()
         if autoload:
             QTimer.singleShot(0, self.load_results)
@@ -276,6 +291,11 @@ class MainWindow(QMainWindow):
                                      tr("Search the results by path (Ctrl+F)"))
         self.act_open_index = self._action(tr("Open &Index…"), self.open_index_dialog, None, None,
                                            tr("Use another index file"))
+        self.act_forget = self._action(tr("&Forget Results…"), self.forget_results, None, None,
+                                       tr("Forget what the index holds about files outside the listed folders"))
+        self.act_plan = self._action(tr("Export &Plan…"), self.export_plan_dialog, "Ctrl+Shift+S", None,
+                                     tr("Save the marked files, each with the file kept in its place, as a plan that "
+                                        "`simscan apply` checks and applies (JSON or a shell script)"))
         self.act_quit = self._action(tr("&Quit"), self.close, QKeySequence.StandardKey.Quit, None)
         self.act_about = self._action(tr("&About simscan"), self.about, None, None)
         self.act_code_view = self._action(
@@ -298,8 +318,8 @@ class MainWindow(QMainWindow):
         tr = self.tr
         mb = self.menuBar()
         m = mb.addMenu(tr("&File"))
-        for a in (self.act_add, self.act_scan, self.act_cancel, None, self.act_open_index, self.act_export, None,
-                  self.act_quit):
+        for a in (self.act_add, self.act_scan, self.act_cancel, None, self.act_open_index, self.act_export,
+                  self.act_plan, None, self.act_forget, None, self.act_quit):
             m.addSeparator() if a is None else m.addAction(a)
         m = mb.addMenu(tr("&Edit"))
         for a in (self.act_find, None, self.act_mark, self.act_mark_dupes, self.act_unmark_all, self.act_make_ref,
@@ -465,8 +485,15 @@ class MainWindow(QMainWindow):
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
         hdr = self.view.header()
         hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(COL_PATH, QHeaderView.ResizeMode.Stretch)
-        for col, w in ((COL_SIMILARITY, 110), (COL_KIND, 90), (COL_SIZE, 85), (COL_MODIFIED, 130), (COL_ENCODING, 90)):
+        hdr.setSectionResizeMode(COL_FOLDER, QHeaderView.ResizeMode.Stretch)
+        fm = self.view.fontMetrics()
+        # Wide enough for their longest usual text at the font in use (a fixed 110 px clipped "100.0 %").
+        widths = ((COL_NAME, fm.horizontalAdvance("M" * 22)), (COL_SIMILARITY, fm.horizontalAdvance(" 100.0 % ") + 24),
+                  (COL_KIND, fm.horizontalAdvance("contained (code)") + 12),
+                  (COL_COPIES, fm.horizontalAdvance("copy (text)") + 16), (COL_SIZE, fm.horizontalAdvance("999.9 MB") + 16),
+                  (COL_MODIFIED, fm.horizontalAdvance("2026-12-31 23:59") + 16),
+                  (COL_ENCODING, fm.horizontalAdvance("utf-16-le") + 16))
+        for col, w in widths:
             hdr.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             hdr.resizeSection(col, w)
         hdr.setSortIndicator(COL_SIZE, Qt.SortOrder.DescendingOrder)
@@ -479,10 +506,11 @@ class MainWindow(QMainWindow):
         self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
         self.summary_label.setToolTip(
             self.tr(
-                "Copies: files with the same bytes as their group's reference, or the same text in another "
-                "encoding, line ending or spacing. Mark Copies (Ctrl+M) marks those with the same bytes at "
-                "once and reads the others again first: only the same text in another encoding or line "
-                "ending is marked."
+                "Reclaimable: the space freed by removing every extra copy (files with the same bytes, or the "
+                "same text in another encoding or line ending, wherever they sit in a group), keeping one of "
+                "each set by the keep rules; edited versions and excerpts are never counted. It is the same "
+                "at every similarity threshold, in the Folders tab and in an export. Mark Extra Copies "
+                "(Ctrl+M) marks them (those in another encoding after reading them again)."
             )
         )
 
@@ -603,20 +631,83 @@ class MainWindow(QMainWindow):
             self.folders.add([d])
 
     def remove_selected_folders(self) -> None:
-        self.folders.remove_rows(i.row() for i in self.folder_view.selectionModel().selectedRows())
+        """Remove the selected folders from the list: their results leave the list at once (the index
+        keeps what it knows, so Undo or adding them again reads nothing; File > Forget Results…
+        forgets it)."""
+        rows = sorted(i.row() for i in self.folder_view.selectionModel().selectedRows())
+        listed = self.folders.folders
+        removed = [listed[r] for r in rows if 0 <= r < len(listed)]
+        if not removed:
+            return
+        self.folders.remove_rows(rows)
+        self._removed_folders = removed
+        names = ", ".join(f.path for f in removed[:3]) + (" …" if len(removed) > 3 else "")
+        text = self.tr("Removed {0} from the list: its results are no longer shown. The files and the index are "
+                       "untouched (File > Forget Results… forgets what the index holds about them).").format(names)
+        self.show_message(text, "info", self.tr("Undo"), self.undo_remove_folders,
+                          refresh=lambda: text if self._removed_folders else None)
+
+    def undo_remove_folders(self) -> None:
+        """Put the folders removed last back in the list (their results come back without a scan)."""
+        have = {f.path for f in self.folders.folders}
+        back = [f for f in self._removed_folders if f.path not in have]
+        self._removed_folders = []
+        if back:
+            self.folders.set_folders(self.folders.folders + back)
+
+    def forget_results(self) -> None:
+        """File > Forget Results…: forget what the index holds about the files outside the listed
+        folders (after a confirmation; the files are not touched)."""
+        roots = [f.path for f in self.folders.folders]
+        res = self.results
+        if res is None or res.files is None:
+            return
+        outside = len(res.files.paths) - int(jobs.Scope(tuple(roots)).mask(res.files).sum()) if roots else len(
+            res.files.paths)
+        if outside == 0:
+            self.show_message(self.tr("The index holds nothing outside the listed folders."), "info")
+            return
+        where = self.tr("outside the listed folders") if roots else self.tr("(no folder is listed: every file)")
+        if not dialogs.confirm(
+            self, self.tr("Forget Results"),
+            self.tr("Forget what the index knows about {0:,} files {1}?").format(outside, where),
+            self.tr("Their groups leave the results for good. The files themselves are not touched; scanning their "
+                    "folders again reads them again."),
+            accept=self.tr("Forget"),
+        ):
+            return
+        path = self.index_path
+        self.runner.cancel("load")
+        self.runner.start("trash", lambda p, c: jobs.forget_outside(path, roots), finished=self._on_forgotten,
+                          failed=self._on_job_failed)
+        self._set_busy(self.tr("Forgetting…"))
+
+    def _on_forgotten(self, n: int) -> None:
+        self._set_idle(self.tr("Forgot {0:,} files outside the listed folders.").format(n))
+        self.load_results()
 
     def _on_folders_changed(self) -> None:
         self._update_actions()
         refs = tuple(self.reference_roots())
         self.model.protected_roots = refs
         self.message.recheck()  # (after protected_roots: a warning about reference folders reads them)
-        if refs != self._last_refs:
-            # Reference folders decide which file of a group is kept: regroup, no scan needed.
+        roots = tuple(f.path for f in self.folders.folders)
+        if refs != self._last_refs or roots != self._last_roots:
+            # Reference folders decide which file of a group is kept, and the results follow the listed
+            # folders: regroup, no scan needed.
             self._last_refs = refs
+            self._last_roots = roots
+            self._scoped = True
             self._regroup_timer.start()
 
     def reference_roots(self) -> list[str]:
         return [f.path for f in self.folders.folders if f.reference]
+
+    def scope(self) -> jobs.Scope:
+        """The files the results show: those under the listed folders (all indexed files while no
+        folder was ever listed), but the hidden ones."""
+        roots = tuple(f.path for f in self.folders.folders)
+        return jobs.Scope(roots if self._scoped else None, frozenset(self.hidden))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if FolderModel.folders_in(event.mimeData()):
@@ -689,11 +780,12 @@ class MainWindow(QMainWindow):
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
+        keep, scope = self.keep_rules, self.scope()
         self.runner.cancel("load")
         self.runner.start(
             "scan",
             lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
-                                                        remembered=remembered),
+                                                        remembered=remembered, keep=keep, scope=scope),
             finished=self._on_scan_finished,
             failed=self._on_load_failed,
             cancelled=self._on_scan_cancelled,
@@ -784,10 +876,11 @@ class MainWindow(QMainWindow):
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
+        keep, scope = self.keep_rules, self.scope()
         self.runner.start(
             "load",
             lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
-                                               remembered=remembered),
+                                               remembered=remembered, keep=keep, scope=scope),
             finished=self._on_loaded,
             failed=self._on_load_failed,
             cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
@@ -862,7 +955,8 @@ class MainWindow(QMainWindow):
         res = self.results
         if res is None or self.runner.busy("scan"):
             return
-        args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs))
+        args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs),
+                self.keep_rules, self.scope())
 
         def finished(snap: Snapshot) -> None:
             if self.results is res:  # not if a scan, reload or trash replaced the results meanwhile
@@ -904,7 +998,7 @@ class MainWindow(QMainWindow):
     def _update_summary(self) -> None:
         """The line under the list: what it shows (the rows the Show filter and the search leave,
         "n of m" then), the space the shown files would free, the marks."""
-        groups, files, reclaim = self.proxy.totals()
+        groups, files, extra, reclaim = self.proxy.totals()
         marked = self.model.marked_members()
         snap = self.model.snapshot
         marked_bytes = sum(snap.l_size[m] for m in marked)
@@ -913,9 +1007,10 @@ class MainWindow(QMainWindow):
                 groups, self._count(snap.n_groups, "group"), files, self._count(snap.n_members, "file"))
         else:
             counts = self._count(groups, "group") + " · " + self._count(files, "file")
-        text = self.tr("{0} · {1} reclaimable from copies ({2} counting similar files)").format(
-            counts, format_size(self.proxy.copy_bytes()), format_size(reclaim)
-        )
+        text = self.tr("{0} · {1} reclaimable ({2:,} extra copies)").format(counts, format_size(reclaim), extra)
+        empty = snap.empty_files
+        if empty:
+            text += " · " + self.tr("{0:,} empty files apart").format(len(empty))
         if marked:
             text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
             hidden = len(marked) - int(self.proxy.shown_members()[marked].sum())
@@ -1156,12 +1251,12 @@ class MainWindow(QMainWindow):
         s = self.model.snapshot
         ms = self.model.copies_to_mark(self.proxy.visible_groups().tolist())
         content = KIND_CODE["content"]
-        self.model.set_marked([s.l_file_id[m] for m in ms if s.l_kind[m] != content], True)
-        check = [m for m in ms if s.l_kind[m] == content]
+        self.model.set_marked([s.l_file_id[m] for m in ms if s.l_copy_kind[m] != content], True)
+        check = [m for m in ms if s.l_copy_kind[m] == content]
         if not check:
             self.marksVerified.emit()
             return
-        pairs = [(s.paths[m], s.paths[s.l_start[s.l_group[m]]]) for m in check]
+        pairs = [(s.paths[m], s.paths[s.l_keeper_of[m]]) for m in check]
         ids = [s.l_file_id[m] for m in check]
         index = self.index_path  # file ids name files of this index only
         self.runner.start(
@@ -1299,11 +1394,12 @@ class MainWindow(QMainWindow):
             return
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore = self.code_view, tuple(self.ignored_texts)
+        keep, scope = self.keep_rules, self.scope()
         previous = self.results.pair_set if self.results is not None else None
         self.runner.cancel("load")
         self.runner.start(
             "trash",
-            lambda p, c: jobs.trash(targets, *args, p, c, code_view, previous, ignore=ignore),
+            lambda p, c: jobs.trash(targets, *args, p, c, code_view, previous, ignore=ignore, keep=keep, scope=scope),
             finished=self._on_trashed,
             failed=self._on_job_failed,
             progress=self._on_progress,
@@ -1317,32 +1413,30 @@ class MainWindow(QMainWindow):
         (the reference and its unmarked copies): an edited draft left in the group is no copy."""
         snap = self.model.snapshot
         marked = self.model.marked
-        copies = (KIND_CODE["exact"], KIND_CODE["content"])
         out = []
-        # Per group, once (groups can hold thousands): every kept member, the kept files with the
-        # reference's content, and whether the reference has copies at all.
-        kept_of: dict[int, tuple[tuple[jobs.KeptFile, ...], tuple[jobs.KeptFile, ...], bool]] = {}
+
+        def files(ks: list[int]) -> tuple[jobs.KeptFile, ...]:
+            return tuple(jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k]) for k in ks)
+
+        # Per group and per copy set, once (groups can hold thousands): the kept members.
+        kept_of: dict[int, tuple[jobs.KeptFile, ...]] = {}
+        kept_set: dict[int, tuple[jobs.KeptFile, ...]] = {}
         for m in members:
             g = snap.l_group[m]
-            kept = kept_of.get(g)
-            if kept is None:
+            if g not in kept_of:
                 span = range(snap.l_start[g], snap.l_start[g + 1])
                 stay = [k for k in span if snap.l_file_id[k] not in marked]
-
-                def files(ks: list[int]) -> tuple[jobs.KeptFile, ...]:
-                    return tuple(jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k]) for k in ks)
-
-                kept = kept_of[g] = (
-                    files(stay),
-                    files([k for k in stay if snap.l_is_ref[k] or snap.l_kind[k] in copies]),
-                    any(not snap.l_is_ref[k] and snap.l_kind[k] in copies for k in span),
-                )
-            # A member: a copy by its own kind.  The reference (marked by hand): a copy when the
-            # group holds copies of it, which must then keep its content (an edited draft does not).
-            # Every file of the group marked: refused as such (jobs.ALL_MARKED), copy or not.
-            copy = bool(kept[0]) and (kept[2] if snap.l_is_ref[m] else snap.l_kind[m] in copies)
-            out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept[1] if copy else kept[0],
-                                        copy))
+                kept_of[g] = files(stay)
+                for k in span:  # (keyed by the set's keeper: one per set in the group)
+                    kept_set.setdefault(snap.l_keeper_of[k], ())
+                for k in stay:
+                    kept_set[snap.l_keeper_of[k]] += files([k])
+            # A file of a copy set (an extra copy, or its keeper marked by hand) must leave a file of its
+            # set, with its content; any other file any file of its group.  Every file of the group marked:
+            # refused as such (jobs.ALL_MARKED), copy or not.
+            copy = bool(kept_of[g]) and snap.l_set_size[m] > 1
+            out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m],
+                                        kept_set[snap.l_keeper_of[m]] if copy else kept_of[g], copy))
         return out
 
     def _on_trashed(self, out: jobs.TrashOutcome) -> None:
@@ -1479,6 +1573,52 @@ class MainWindow(QMainWindow):
         self.status_label.setText(self.tr("Exported {0} to {1}").format(what, path))
         return n
 
+    def export_plan_dialog(self) -> None:
+        if not self.model.marked:
+            text = self.tr("Nothing is marked. Mark the files to remove (Ctrl+M marks the extra copies) first.")
+            self.show_message(text, "info", refresh=lambda: text if not self.model.marked else None)
+            return
+        path, chosen = QFileDialog.getSaveFileName(
+            self, self.tr("Export a plan of the marked files"), os.path.expanduser("~/simscan-plan.sh"),
+            self.tr("Shell script (*.sh);;JSON (*.json)"),
+        )
+        if not path:
+            return
+        if not Path(path).suffix:
+            path += ".json" if "json" in chosen else ".sh"
+        self.export_plan(path)
+
+    def plan(self) -> cleanup.Plan:
+        """The marked files as a plan: each as the scan saw it (with its checksum), with the files kept in
+        its place -- what Move to Trash would check, for ``simscan apply`` to check again later."""
+        snap = self.model.snapshot
+        members = self.model.marked_members()
+        targets = self.trash_targets(members)
+        sums: dict[int, str] = {}
+        res = self.results
+        if res is not None and res.files is not None and members:
+            ids = np.asarray(res.files.ids, dtype=np.int64)
+            want = np.asarray([snap.l_file_id[m] for m in members], dtype=np.int64)
+            for r in np.flatnonzero(np.isin(ids, want)).tolist():
+                c = res.files.checksum[r]
+                sums[int(ids[r])] = c.hex() if isinstance(c, bytes) else ""
+        entries = tuple(cleanup.PlanEntry(t, sums.get(snap.l_file_id[m], ""), snap.l_group[m] + 1)
+                        for m, t in zip(members, targets))
+        return cleanup.Plan(entries, str(self.index_path))
+
+    def export_plan(self, path: str) -> int:
+        """Write the plan of the marked files to ``path`` (a shell script for ``.sh``, else JSON)."""
+        plan = self.plan()
+        try:
+            cleanup.write_plan(plan, path)
+        except OSError as e:
+            self.show_message(self.tr("Could not write {0}: {1}").format(path, e.strerror or e), "error")
+            return 0
+        self.status_label.setText(self.tr("Exported a plan moving {0} ({1}) to {2}: check and apply it with "
+                                          "`simscan apply {2}`").format(self._count(len(plan.entries), "file"),
+                                                                         format_size(plan.size), path))
+        return len(plan.entries)
+
     def _export_filter(self) -> Shown:
         """What the list shows, for an export: the rows the Show filter and the search leave."""
         kind = self.kind_combo.currentData()
@@ -1503,6 +1643,7 @@ class MainWindow(QMainWindow):
         self.runner.cancel("verify")
         self.model.clear_marks()  # marks are file ids of the index they were made in
         self.index_path = path
+        self._scoped = False  # another index: everything it holds, until the folder list changes
         self.preferred_refs = []
         # The old index's rows go at once: marked or made references while the new index loads, their
         # file ids would name other files of the new one.

@@ -51,8 +51,12 @@ IsGroupRole = Qt.ItemDataRole.UserRole + 4
 SimilarityRole = Qt.ItemDataRole.UserRole + 5  # float percent 0..100, or None
 MemberRole = Qt.ItemDataRole.UserRole + 6  # flattened member index (group rows: the reference's)
 
-COL_PATH, COL_SIMILARITY, COL_KIND, COL_SIZE, COL_MODIFIED, COL_ENCODING = range(6)
-_N_COLUMNS = 6
+COL_NAME, COL_FOLDER, COL_SIMILARITY, COL_KIND, COL_COPIES, COL_SIZE, COL_MODIFIED, COL_ENCODING = range(8)
+_N_COLUMNS = 8
+#: The file column (check boxes, the tree's branches): the name.
+COL_PATH = COL_NAME
+#: How dates read in the list: one unambiguous form whatever the locale's short format ("27 11 2026").
+DATE_FORMAT = "yyyy-MM-dd HH:mm"
 
 #: Top-level rows handed to the view at a time (fetchMore).  A QTreeView lays out every
 #: top-level row it knows (index + flags + rowCount per row, each a Python call here, ~5 µs),
@@ -97,6 +101,19 @@ def percent_text(v: float) -> str:
     return "" if math.isnan(v) else f"{shown_pct(v):.1f} %"
 
 
+def format_date(mtime_ns: int) -> str:
+    """A modification time as the list shows it (:data:`DATE_FORMAT`, local time)."""
+    return QDateTime.fromMSecsSinceEpoch(mtime_ns // 1_000_000).toString(DATE_FORMAT)
+
+
+_HEADER_TIPS = {
+    COL_SIMILARITY: "A file's best score against its group's reference; on a group row, the lowest of its files",
+    COL_COPIES: "Sets of copies (same bytes, or the same text in another encoding or line ending), wherever they "
+                "sit in a group: the file kept of each set, and its extra copies",
+    COL_SIZE: "File size; for a group, the space freed by removing its extra copies (every copy but the one kept)",
+}
+
+
 def format_size(n: int) -> str:
     """Bytes as a short localised size ("1.2 MB"; decimal units like most file managers)."""
     return QLocale().formattedDataSize(int(n), 1, QLocale.DataSizeFormat.DataSizeSIFormat)
@@ -117,7 +134,7 @@ class ResultsModel(QAbstractItemModel):
 
     marksChanged = Signal()
 
-    HEADERS = ("Path", "Similarity", "Kind", "Size", "Modified", "Encoding")
+    HEADERS = ("Name", "Folder", "Similarity", "Kind", "Copies", "Size", "Modified", "Encoding")
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -178,7 +195,7 @@ class ResultsModel(QAbstractItemModel):
         self._g_shown_bytes = None if shown is None else shown.bytes
 
     def group_bytes(self, g: int) -> int:
-        """Bytes of group ``g``'s shown files but its reference: what removing them would free."""
+        """Bytes of group ``g``'s shown extra copies: what removing them would free."""
         return self._snap.l_g_reclaim[g] if self._g_shown_bytes is None else self._g_shown_bytes[g]
 
     def _apply_filter(self) -> None:
@@ -295,8 +312,8 @@ class ResultsModel(QAbstractItemModel):
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.HEADERS):
             if role == Qt.ItemDataRole.DisplayRole:
                 return _tr(self.HEADERS[section])
-            if role == Qt.ItemDataRole.ToolTipRole and section == COL_SIZE:
-                return _tr("File size; for a group, the space freed by removing all but the reference")
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return _HEADER_TIPS.get(section) and _tr(_HEADER_TIPS[section]) or no_data()
         return no_data()
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
@@ -318,8 +335,12 @@ class ResultsModel(QAbstractItemModel):
             return self._group_data(self._order[index.row()], col, role)
         m = s.l_start[iid - 1] + index.row()
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_PATH:
-                return s.paths[m]
+            if col == COL_NAME:
+                return s.names[m]
+            if col == COL_FOLDER:
+                return s.folder_of(m)
+            if col == COL_COPIES:
+                return self._copies_text(m)
             if col == COL_SIMILARITY:
                 v = s.l_sim[m]
                 return percent_text(v)
@@ -332,14 +353,13 @@ class ResultsModel(QAbstractItemModel):
             if col == COL_SIZE:
                 return format_size(s.l_size[m])
             if col == COL_MODIFIED:
-                return self._locale.toString(
-                    QDateTime.fromMSecsSinceEpoch(s.l_mtime[m] // 1_000_000), QLocale.FormatType.ShortFormat
-                )
+                return format_date(s.l_mtime[m])
             if col == COL_ENCODING:
                 return s.encodings[m] or (_tr("binary") if not s.is_text[m] else "")
             return no_data()
         if role == SortRole:
-            return (s.paths[m], s.l_sim[m], s.l_kind[m], s.l_size[m], s.l_mtime[m], s.encodings[m] or "")[col]
+            return (s.names[m], s.folder_of(m), s.l_sim[m], s.l_kind[m], s.l_set_size[m], s.l_size[m], s.l_mtime[m],
+                    s.encodings[m] or "")[col]
         if role == Qt.ItemDataRole.CheckStateRole and col == 0:
             return Qt.CheckState.Checked if s.l_file_id[m] in self._marked else Qt.CheckState.Unchecked
         if role == SimilarityRole:
@@ -354,6 +374,8 @@ class ResultsModel(QAbstractItemModel):
         if role == IsGroupRole:
             return False
         if role == Qt.ItemDataRole.ToolTipRole:
+            if col == COL_COPIES and s.l_set_size[m] > 1:
+                return self._copies_tip(m)
             if s.l_is_ref[m]:
                 return _tr("Reference (kept): {0}").format(s.paths[m])
             if col == COL_SIMILARITY:
@@ -365,28 +387,56 @@ class ResultsModel(QAbstractItemModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return no_data()
 
+    def _copies_text(self, m: int) -> str:
+        """A member's place in its copy set: "kept · 12" for the file kept of a set of 12,
+        "copy" (same bytes) or "copy (text)" (same text in another encoding or line ending) for
+        the others, "" for a file without a copy."""
+        s = self._snap
+        if s.l_set_size[m] < 2:
+            return ""
+        if s.l_keeper[m]:
+            return _tr("kept · {0}").format(s.l_set_size[m])
+        return _tr("copy") if s.l_copy_kind[m] == KIND_CODE["exact"] else _tr("copy (text)")
+
+    def _copies_tip(self, m: int) -> str:
+        s = self._snap
+        k = s.l_keeper_of[m]
+        if s.l_keeper[m]:
+            return _tr("One of {0} copies (same bytes, or the same text in another encoding or line ending): this "
+                       "one is kept (keep rules, Edit > Keep Rules…); Mark Extra Copies marks the others.").format(
+                s.l_set_size[m])
+        how = (_tr("the same bytes as") if s.l_copy_kind[m] == KIND_CODE["exact"]
+               else _tr("the same text as (another encoding or line ending)"))
+        return _tr("An extra copy: {0} {1}, which is kept.").format(how, s.paths[k])
+
     def _group_data(self, g: int, col: int, role: int) -> Any:
         s = self._snap
         ref = s.l_start[g]
         count = s.l_start[g + 1] - ref
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_PATH:
-                name = os.path.basename(s.paths[ref]) or s.paths[ref]
+            if col == COL_NAME:
+                name = s.names[ref] or s.paths[ref]
                 shown = count if self._g_shown is None else self._g_shown[g]
                 if shown < count:  # the Show filter or the search hides some
                     return _tr("{0}  ({1} of {2} files shown)").format(name, shown, count)
                 return _tr("{0}  ({1} files)").format(name, count)
+            if col == COL_FOLDER:
+                return s.folder_of(ref)
             if col == COL_SIMILARITY:
                 v = s.l_g_min_sim[g]
                 return percent_text(v)
             if col == COL_KIND:
                 return _tr(KINDS[s.l_g_kind[g]])
+            if col == COL_COPIES:
+                n = s.l_g_extra[g]
+                return "" if n == 0 else _tr("{0} extra").format(n)
             if col == COL_SIZE:
                 return format_size(self.group_bytes(g))
             return ""
         if role == SortRole:
             v = s.l_g_min_sim[g]
-            return (s.paths[ref], v, s.l_g_kind[g], self.group_bytes(g), int(s.g_mtime[g]), "")[col]
+            return (s.names[ref], s.folder_of(ref), v, s.l_g_kind[g], s.l_g_extra[g], self.group_bytes(g),
+                    int(s.g_mtime[g]), "")[col]
         if role == Qt.ItemDataRole.CheckStateRole and col == 0:
             marked = sum(1 for f in s.l_file_id[ref : ref + count] if f in self._marked)
             if marked == 0:
@@ -403,14 +453,18 @@ class ResultsModel(QAbstractItemModel):
             return ref
         if role == IsGroupRole:
             return True
-        if role == Qt.ItemDataRole.FontRole and col == COL_PATH:
+        if role == Qt.ItemDataRole.FontRole and col == COL_NAME:
             return self._bold
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_SIZE:
                 if self._g_shown is not None and self._g_shown[g] < count:
-                    return _tr("{0} can be freed by removing the shown files but the reference ({1} with every file "
+                    return _tr("{0} can be freed by removing the shown extra copies ({1} with every extra copy "
                                "of the group)").format(format_size(self.group_bytes(g)), format_size(s.l_g_reclaim[g]))
-                return _tr("{0} can be freed by removing all but the reference").format(format_size(s.l_g_reclaim[g]))
+                return _tr("{0} can be freed by removing the extra copies (every copy but the one kept of each set); "
+                           "edited versions and excerpts are not counted").format(format_size(s.l_g_reclaim[g]))
+            if col == COL_SIMILARITY:
+                return _tr("The lowest similarity of a file of this group to its reference (each file's own row "
+                           "says its similarity)")
             return _tr("Reference: {0}").format(s.paths[ref])
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -482,15 +536,14 @@ class ResultsModel(QAbstractItemModel):
 
     def copies_to_mark(self, groups: Iterable[int] | None = None) -> list[int]:
         """The members (flattened indexes) Ctrl+M marks (``MainWindow.mark_all_but_reference``,
-        which reads "content" copies first): the copies (kind exact or content) of ``groups`` (all
-        when None), never a group's reference, a file in a reference folder, or an empty file (0
-        bytes: every empty file is a "copy" of every other, and trashing them frees nothing).
-        Edited versions and excerpts (near / contained) hold text the reference lacks: they are
-        marked by hand only."""
+        which reads "content" copies first): the extra copies of every copy set of ``groups`` (all
+        when None) wherever the set sits -- every file of a set but its keeper, chosen by the keep
+        rules --, never a file in a reference folder or an empty file.  Edited versions and
+        excerpts (near / contained) hold text the reference lacks: they are marked by hand only."""
         s = self._snap
         if s.n_members == 0:
             return []
-        want = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & (s.m_size > 0)
+        want = ~s.m_keeper & (s.m_size > 0)
         if groups is not None:
             shown = np.zeros(s.n_groups, dtype=bool)
             shown[np.fromiter(groups, dtype=np.int64)] = True
@@ -578,11 +631,14 @@ class ResultsModel(QAbstractItemModel):
             return []
         heads = s.g_start[:-1]
         key: np.ndarray
-        if column == COL_PATH:
-            names = [s.folded[i] for i in s.l_start[:-1]]
+        if column in (COL_NAME, COL_FOLDER):
+            names = [s.names[i].casefold() if column == COL_NAME else s.folder_of(i).casefold()
+                     for i in s.l_start[:-1]]
             idx = sorted(range(n), key=names.__getitem__)
             key = np.empty(n, np.int64)
             key[np.asarray(idx, dtype=np.int64)] = np.arange(n)
+        elif column == COL_COPIES:
+            key = s.g_extra
         elif column == COL_SIMILARITY:
             key = np.nan_to_num(s.g_min_sim, nan=-1.0)
         elif column == COL_KIND:
@@ -668,6 +724,8 @@ class ResultsProxy(QSortFilterProxyModel):
             return
         heads = s.g_start[:-1]
         m_kind_ok = np.isin(s.m_kind, np.fromiter(self._kinds, dtype=np.int8))
+        if self._kinds == KIND_FILTERS["exact"]:
+            m_kind_ok |= s.m_set_size > 1  # the copy sets among members, wherever they sit
         m_shown = m_kind_ok | s.m_is_ref
         g_ok = np.logical_or.reduceat(m_kind_ok & ~s.m_is_ref, heads)
         if self._search:
@@ -683,7 +741,7 @@ class ResultsProxy(QSortFilterProxyModel):
         self._m_vis = m_vis.tolist()
         self._shown = GroupShown(
             np.add.reduceat(m_vis.astype(np.int64), heads).tolist(),
-            np.add.reduceat(np.where(m_vis & ~s.m_is_ref, s.m_size, 0), heads).tolist(),
+            np.add.reduceat(np.where(m_vis & ~s.m_keeper, s.m_size, 0), heads).tolist(),
         )
 
     def filterAcceptsRow(self, source_row: int, source_parent: ModelIndex) -> bool:
@@ -727,21 +785,14 @@ class ResultsProxy(QSortFilterProxyModel):
             return np.ones(s.n_members, dtype=bool)
         return self._m_shown
 
-    def totals(self) -> tuple[int, int, int]:
-        """(groups, files, bytes of the files but the references) of what the filter shows: the
-        rows, not the whole groups they belong to."""
+    def totals(self) -> tuple[int, int, int, int]:
+        """(groups, files, extra copies, their bytes) of what the filter shows: the rows, not the
+        whole groups they belong to.  The bytes are the reclaimable space: every copy but the one
+        kept of each copy set (never an edited version or an excerpt), the same at every
+        threshold."""
         s = self.results.snapshot
         if s.n_members == 0:
-            return 0, 0, 0
+            return 0, 0, 0, 0
         shown = self.shown_members()
-        return (int(self.visible_groups().size), int(shown.sum()),
-                int(s.m_size[shown & ~s.m_is_ref].sum()))
-
-    def copy_bytes(self) -> int:
-        """Bytes of the shown exact copies (same bytes or same text) of their reference:
-        space freed without losing any content."""
-        s = self.results.snapshot
-        if s.n_members == 0:
-            return 0
-        copy = ~s.m_is_ref & (s.m_kind <= KIND_CODE["content"]) & self.shown_members()
-        return int(s.m_size[copy].sum())
+        extra = shown & ~s.m_keeper
+        return int(self.visible_groups().size), int(shown.sum()), int(extra.sum()), int(s.m_size[extra].sum())

@@ -62,7 +62,7 @@ class Snapshot:
     g_start: np.ndarray  # int64[n+1]
     g_kind: np.ndarray  # int8[n]: group kind code
     g_min_sim: np.ndarray  # float64[n]: lowest member similarity (reference excluded)
-    g_reclaim: np.ndarray  # int64[n]: bytes of all members but the reference
+    g_reclaim: np.ndarray  # int64[n]: bytes of the extra copies (every file of a copy set but its keeper)
     g_mtime: np.ndarray  # int64[n]: newest member mtime
     m_group: np.ndarray  # int64[m]
     m_file_id: np.ndarray  # int64[m]
@@ -71,6 +71,17 @@ class Snapshot:
     m_sim: np.ndarray  # float64[m]
     m_kind: np.ndarray  # int8[m]
     m_is_ref: np.ndarray  # bool[m]
+    # Copy sets (files with the same bytes, or the same text in another encoding or line ending),
+    # nested in their group wherever they sit: the set of each member (an id, the same at every
+    # threshold), the set's keeper (the file kept: its first file in the group, the reference for
+    # its own set), the keeper's member index, the set's size, and how the member is a copy of its
+    # keeper (KIND_CODE exact / content; -1 for a keeper).
+    m_set: np.ndarray  # int64[m]
+    m_keeper: np.ndarray  # bool[m]
+    m_keeper_of: np.ndarray  # int64[m]
+    m_set_size: np.ndarray  # int64[m]
+    m_copy_kind: np.ndarray  # int8[m]
+    g_extra: np.ndarray  # int64[n]: extra copies in the group
     paths: list[str] = field(repr=False)
     folded: list[str] = field(repr=False)  # casefolded paths, for the search box
     encodings: list[str | None] = field(repr=False)
@@ -87,6 +98,11 @@ class Snapshot:
     l_g_kind: list[int] = field(repr=False)
     l_g_min_sim: list[float] = field(repr=False)
     l_g_reclaim: list[int] = field(repr=False)
+    l_keeper: list[bool] = field(repr=False)
+    l_keeper_of: list[int] = field(repr=False)
+    l_set_size: list[int] = field(repr=False)
+    l_copy_kind: list[int] = field(repr=False)
+    l_g_extra: list[int] = field(repr=False)
     # Per member: the similarity layer's Pair (reference, member) with the detailed scores, or
     # None (the reference itself; a member re-expressed against a user-chosen reference).
     pairs: list[Any] = field(default_factory=list, repr=False)
@@ -94,6 +110,8 @@ class Snapshot:
     # per file table: the folder chart of a regroup then costs a bincount, not 200,000 dirnames).
     folder_codes: np.ndarray | None = field(default=None, repr=False)
     folder_names: list[str] = field(default_factory=list, repr=False)
+    # The empty files of the scope, which groups leave out (every empty file is alike): listed apart.
+    empty_files: list[str] = field(default_factory=list, repr=False)
 
     def member_view(self, m: int) -> str:
         """The view that scored member ``m`` against its reference ("text" or "code"), "" when the
@@ -131,6 +149,17 @@ class Snapshot:
             text += " · " + _tr("compared as program code (names and literals ignored)")
         return text
 
+    @cached_property
+    def names(self) -> list[str]:
+        """Each member's file name (the Name column)."""
+        return [p.rpartition(os.sep)[2] for p in self.paths]
+
+    def folder_of(self, m: int) -> str:
+        """Member ``m``'s folder (the Folder column)."""
+        p = self.paths[m]
+        head = p.rpartition(os.sep)[0]
+        return head if head else os.path.dirname(p)
+
     @property
     def n_groups(self) -> int:
         return len(self.l_start) - 1
@@ -142,8 +171,9 @@ class Snapshot:
 
     def folder_space(self, top: int = 8) -> list[tuple[str, int, int]]:
         """The folders holding the most reclaimable bytes: (folder, bytes, files), largest
-        first (ties by folder name).  Reclaimable = files that are not their group's reference."""
-        copies = np.flatnonzero(~self.m_is_ref)
+        first (ties by folder name).  Reclaimable = the extra copies (every file of a copy set but
+        the one kept), as everywhere."""
+        copies = np.flatnonzero(~self.m_keeper)
         if copies.size == 0:
             return []
         if self.folder_codes is not None:
@@ -227,6 +257,9 @@ class Snapshot:
         pairs = [getattr(m, "pair", None) for m in flat]
         for i in start[:-1]:
             pairs[i] = None
+        set_ids: dict[tuple[int, int], int] = {}
+        m_set = [set_ids.setdefault((g, m.copy_set), len(set_ids)) if getattr(m, "copy_set", 0)
+                 else -1 - i for i, (g, m) in enumerate(zip(group, flat))]
         final_kind = [kinds.get(i, m.kind) for i, m in enumerate(flat)]
         for i, (how, p) in paired.items():
             # Oriented (new reference, member), as MemberPairs makes them from the pair columns.
@@ -256,6 +289,8 @@ class Snapshot:
             [m.path for m in flat],
             [m.encoding for m in flat],
             [bool(m.is_text) for m in flat],
+            m_set,
+            (lambda i, k: copy_kind(flat[k].file_id, flat[i].file_id) == "exact") if copy_kind is not None else None,
         )
         snap.pairs.extend(pairs)
         return snap
@@ -412,11 +447,13 @@ class Snapshot:
         rows_l = rows.tolist()
         fpaths, fenc = files.paths, files.encoding
         text = np.asarray(files.is_text, dtype=bool)[rows]
+        ck, fsize = files.checksum, files.size
         snap = Snapshot._build(
             threshold, g_start, np.asarray(ga.g_kind, dtype=np.int8), m_group, ids[rows],
             np.asarray(files.size, dtype=np.int64)[rows], np.asarray(files.mtime_ns, dtype=np.int64)[rows], sim,
             kinds[order], is_ref, [fpaths[r] for r in rows_l], [fenc[r] for r in rows_l],
-            text.tolist(),
+            text.tolist(), np.asarray(ga.m_set, dtype=np.int64)[order],
+            lambda i, k: ck[rows_l[i]] == ck[rows_l[k]] and int(fsize[rows_l[i]]) == int(fsize[rows_l[k]]),
         )
         member_pairs = MemberPairs(
             files, pairs, rows, rows[g_start[:-1]][m_group], np.where(is_ref, -2, pair_k), swap, snap.m_kind,
@@ -439,12 +476,26 @@ class Snapshot:
         paths: list[str],
         enc: list[str | None],
         text: list[bool] | None = None,
+        sets: list[int] | None = None,
+        same_bytes: Callable[[int, int], bool] | None = None,
     ) -> Snapshot:
+        """``sets``: each member's copy set (None: the reference with its exact / content members,
+        every other member alone); ``same_bytes(member, keeper)``: whether a copy has its keeper's
+        bytes (None: exact when the member's kind is)."""
+        mk = np.asarray(mkind, dtype=np.int8)
+        ref_a = np.asarray(is_ref, dtype=bool)
+        if sets is None:
+            grp = np.asarray(group, dtype=np.int64)
+            copy = ~ref_a & (mk <= KIND_CODE["content"])
+            sets_a = np.where(ref_a | copy, grp, -1 - np.arange(mk.size))
+        else:
+            sets_a = np.asarray(sets, dtype=np.int64)
         return Snapshot._build(
             threshold, np.asarray(start, dtype=np.int64), np.asarray(kind, dtype=np.int8),
             np.asarray(group, dtype=np.int64), np.asarray(fid, dtype=np.int64), np.asarray(size, dtype=np.int64),
-            np.asarray(mtime, dtype=np.int64), np.asarray(sim, dtype=np.float64), np.asarray(mkind, dtype=np.int8),
-            np.asarray(is_ref, dtype=bool), paths, enc, text if text is not None else [True] * len(paths),
+            np.asarray(mtime, dtype=np.int64), np.asarray(sim, dtype=np.float64), mk,
+            ref_a, paths, enc, text if text is not None else [True] * len(paths), sets_a,
+            same_bytes if same_bytes is not None else (lambda i, k: int(mk[i]) == KIND_CODE["exact"]),
         )
 
     @staticmethod
@@ -462,11 +513,20 @@ class Snapshot:
         paths: list[str],
         enc: list[str | None],
         text: list[bool],
+        m_set: np.ndarray,
+        same_bytes: Callable[[int, int], bool],
     ) -> Snapshot:
         n = g_start.size - 1
+        m = int(m_group.size)
+        keeper, keeper_of, set_size = copy_sets(m_group, m_set)
+        copy_kind = np.full(m, -1, np.int8)
+        extras = np.flatnonzero(~keeper).tolist()
+        ko = keeper_of.tolist()
+        copy_kind[extras] = [KIND_CODE["exact"] if same_bytes(i, ko[i]) else KIND_CODE["content"] for i in extras]
         if n > 0:
             heads = g_start[:-1]
-            reclaim = np.add.reduceat(np.where(m_is_ref, 0, m_size), heads)
+            reclaim = np.add.reduceat(np.where(keeper, 0, m_size), heads)
+            extra = np.add.reduceat((~keeper).astype(np.int64), heads)
             newest = np.maximum.reduceat(m_mtime, heads)
             # The reference's 100 % would hide the interesting number: the weakest member.
             sim_wo_ref = np.where(m_is_ref, np.inf, np.nan_to_num(m_sim, nan=np.inf))
@@ -474,6 +534,7 @@ class Snapshot:
             min_sim = np.where(np.isinf(min_sim), np.nan, min_sim)
         else:
             reclaim = np.zeros(0, np.int64)
+            extra = np.zeros(0, np.int64)
             newest = np.zeros(0, np.int64)
             min_sim = np.zeros(0, np.float64)
         return Snapshot(
@@ -490,6 +551,12 @@ class Snapshot:
             m_sim=m_sim,
             m_kind=m_kind,
             m_is_ref=m_is_ref,
+            m_set=m_set,
+            m_keeper=keeper,
+            m_keeper_of=keeper_of,
+            m_set_size=set_size,
+            m_copy_kind=copy_kind,
+            g_extra=extra.astype(np.int64),
             paths=paths,
             folded=[p.casefold() for p in paths],
             encodings=enc,
@@ -505,7 +572,35 @@ class Snapshot:
             l_g_kind=g_kind.tolist(),
             l_g_min_sim=min_sim.tolist(),
             l_g_reclaim=reclaim.tolist(),
+            l_keeper=keeper.tolist(),
+            l_keeper_of=ko,
+            l_set_size=set_size.tolist(),
+            l_copy_kind=copy_kind.tolist(),
+            l_g_extra=extra.tolist(),
         )
+
+
+def copy_sets(m_group: np.ndarray, m_set: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keeper, keeper_of, set_size) per member: a set's keeper is its first member in its group
+    (the reference for the reference's own set), ``keeper_of`` the keeper's member index, and
+    ``set_size`` how many members the set has there."""
+    m = int(m_group.size)
+    if m == 0:
+        return np.zeros(0, dtype=bool), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    o = np.lexsort((np.arange(m), m_set, m_group))
+    g, st = m_group[o], m_set[o]
+    first = np.ones(m, dtype=bool)
+    first[1:] = (g[1:] != g[:-1]) | (st[1:] != st[:-1])
+    run = np.cumsum(first) - 1
+    heads = o[first]
+    sizes = np.bincount(run)
+    keeper = np.zeros(m, dtype=bool)
+    keeper[heads] = True
+    keeper_of = np.empty(m, np.int64)
+    keeper_of[o] = heads[run]
+    set_size = np.empty(m, np.int64)
+    set_size[o] = sizes[run]
+    return keeper, keeper_of, set_size
 
 
 _FOLDERS: list[tuple[Any, np.ndarray, list[str]]] = []

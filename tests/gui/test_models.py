@@ -235,4 +235,6 @@ def test_make_reference_then_mark_copies_keeps_the_original(tmp_path):
     model = ResultsModel()
     model.set_snapshot(snap)
     mark_copies(model)
-    assert sorted(Path(snap.paths[m]).name for m in model.marked_members()) == ["copy_of_edited.txt"]
+    # The copies of the new reference, and the old reference's copy: its set sits among the members.
+    assert sorted(Path(snap.paths[m]).name for m in model.marked_members()) == ["copy_of_edited.txt",
+                                                                                 "copy_of_original.txt"]

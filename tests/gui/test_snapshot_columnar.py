@@ -18,7 +18,7 @@ from simscan.similarity.grouping import group_pair_arrays
 from tests.grouping_reference import random_pair_arrays, random_table
 
 _ARRAYS = ("g_start", "g_kind", "g_min_sim", "g_reclaim", "g_mtime", "m_group", "m_file_id", "m_size", "m_mtime",
-           "m_sim", "m_kind", "m_is_ref")
+           "m_sim", "m_kind", "m_is_ref", "m_keeper", "m_keeper_of", "m_set_size", "m_copy_kind", "g_extra")
 _LISTS = ("paths", "folded", "encodings", "is_text", "l_start", "l_group", "l_file_id", "l_size", "l_mtime",
           "l_kind", "l_is_ref", "l_g_kind", "l_g_reclaim")
 

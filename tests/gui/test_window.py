@@ -100,14 +100,13 @@ def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_pa
     assert "other.txt" not in g
     for name, (kind, sim) in g.items():
         assert sim == pytest.approx(expected[0][name][1])
-    # The summary counts the shown group, its files and the bytes of all but the reference.
-    sizes = sum((corpus / n).stat().st_size for n in g if n != "original.txt")
-    assert win.proxy.totals() == (1, 5, sizes)
+    # The summary counts the shown group, its files, and the reclaimable bytes: the extra copies only
+    # (same bytes or same text), never the edited version or the excerpt.
+    sizes = sum((corpus / n).stat().st_size for n in ("copy.txt", "utf16.txt"))
+    assert win.proxy.totals() == (1, 5, 2, sizes)
     assert "1 group · 5 files" in win.summary_label.text()
-    # Reclaimable without losing content: the exact copies only (same bytes or same text).
-    assert win.proxy.copy_bytes() == sum((corpus / n).stat().st_size for n in ("copy.txt", "utf16.txt"))
-    # The per-folder picture: all copies are in one folder; clicking it searches for it.
-    assert win.folder_chart.rows == [(str(corpus), sizes, 4)]
+    # The per-folder picture counts the same: all copies are in one folder; clicking it searches for it.
+    assert win.folder_chart.rows == [(str(corpus), sizes, 2)]
     win.folder_chart.folderPicked.emit(str(corpus))
     assert win.search_edit.text() == str(corpus) + os.sep
 
@@ -714,7 +713,7 @@ def test_filters_kind_and_search(qtbot, window, corpus):
     assert len(shown_groups(win)) == 1
     win.search_edit.setText("no-such-file")
     qtbot.waitUntil(lambda: win.proxy.rowCount() == 0, timeout=WAIT)
-    assert win.proxy.totals() == (0, 0, 0)
+    assert win.proxy.totals() == (0, 0, 0, 0)
     assert win.summary_label.text().startswith("Shown: 0 of 1 group · 0 of 5 files")
     # The empty list says why it is empty: the search, not a missing scan.
     assert "No group matches" in win.view.placeholder()
@@ -802,15 +801,14 @@ def test_show_filter_counts_what_is_shown(qtbot, window, corpus):
     assert header.data() == "original.txt  (3 of 5 files shown)"
     copies = size["copy.txt"] + size["utf16.txt"]
     assert win.proxy.index(0, COL_SIZE).data(SortRole) == copies
-    assert win.proxy.totals() == (1, 3, copies)
+    assert win.proxy.totals() == (1, 3, 2, copies)
     text = win.summary_label.text()
     assert text.startswith("Shown: 1 of 1 group · 3 of 5 files")
     assert "1 marked" in text and "1 of the marked files not shown" in text
     win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
     header = win.proxy.index(0, COL_PATH)
     assert header.data() == "original.txt  (2 of 5 files shown)" and win.proxy.rowCount(header) == 2
-    assert win.proxy.totals() == (1, 2, size["edited.txt"])
-    assert win.proxy.copy_bytes() == 0  # the copies are not shown
+    assert win.proxy.totals() == (1, 2, 0, 0)  # the copies are not shown: nothing reclaimable in view
     assert "not shown" not in win.summary_label.text()  # edited.txt, the marked file, is
     win.kind_combo.setCurrentIndex(win.kind_combo.findData("all"))
     assert win.proxy.index(0, COL_PATH).data() == "original.txt  (5 files)"
