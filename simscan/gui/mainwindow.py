@@ -82,7 +82,7 @@ from simscan.index import IndexCorrupt, IndexError_, IndexLocked, NotAnIndex, de
 from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
-from simscan.similarity.keep import DEFAULT_KEEP
+from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 
 ORGANIZATION = "simscan"
 APPLICATION = "simscan"
@@ -214,7 +214,9 @@ class MainWindow(QMainWindow):
         #: opened on an index with no folder listed shows everything it holds).
         self._scoped = False
         self._load_error = ""  # what the last load (or scan) that failed said, until results load
-        self.setWindowTitle(self.tr("simscan — similar files"))
+        self._previewed: tuple[Any, ...] | None = None  # what the preview shows (files, scores)
+        # The desktop adds the application's name ("Similar files — simscan"): not twice.
+        self.setWindowTitle(self.tr("Similar files"))
         self.setAcceptDrops(True)
         # Which index: the one asked for, else $SIMSCAN_INDEX, else the last one used, else the default.
         last = self.settings.value("index/last", "", str)
@@ -236,6 +238,7 @@ class MainWindow(QMainWindow):
             self._use_named_folders(roots)
         self._last_roots = tuple(f.path for f in self.folders.folders)
         self._scoped = bool(self._last_roots)
+        self._restore_per_index()
         self._update_actions()
         if autoload:
             QTimer.singleShot(0, self.load_results)
@@ -274,13 +277,28 @@ class MainWindow(QMainWindow):
                                      tr("Copy the selected files' paths"))
         self.act_mark = self._action(tr("&Mark / Unmark"), self.toggle_mark_selection, None, None,
                                      tr("Mark the selected files for the trash (Space)"))
-        self.act_mark_dupes = self._action(tr("Mark Copies but &Reference"), self.mark_all_but_reference, "Ctrl+M",
+        self.act_mark_dupes = self._action(tr("Mark Extra &Copies"), self.mark_all_but_reference, "Ctrl+M",
                                            sp.SP_DialogApplyButton,
-                                           tr("Mark the exact copies (same bytes or same text) in the shown groups; "
-                                              "never a reference, a file in a reference folder or an empty file. "
-                                              "Mark edited versions and excerpts by hand (Space)."))
+                                           tr("Mark every copy but the one kept of each set of copies (same bytes, or "
+                                              "the same text in another encoding or line ending) in the shown groups, "
+                                              "by the keep rules; never a file in a reference folder. Mark edited "
+                                              "versions and excerpts by hand (Space)."))
         self.act_unmark_all = self._action(tr("&Unmark All"), self.unmark_all, "Ctrl+Shift+M", None,
                                            tr("Clear all marks"))
+        self.act_invert = self._action(tr("&Invert Marks"), self.invert_marks, "Ctrl+I", None,
+                                       tr("Mark the unmarked files of the shown groups and unmark the marked ones "
+                                          "(never a reference or a file in a reference folder)"))
+        self.act_keep = self._action(tr("&Keep Rules…"), self.edit_keep_rules, None, None,
+                                     tr("Choose which file of each set of copies is kept (and leads its group): "
+                                        "the best encoding, the oldest or newest, a path…"))
+        self.act_hide = self._action(tr("&Hide from Results"), self.hide_selection, "Ctrl+H", None,
+                                     tr("Leave the selected files out of the results (remembered for this index)"))
+        self.act_unhide = self._action(tr("Show Hidden &Files Again"), self.unhide_all, None, None,
+                                       tr("Bring back the files hidden from the results"))
+        self.act_next_diff = self._action(tr("&Next Difference"), lambda: self.preview.next_difference(), "F8", None,
+                                          tr("Scroll the preview to the next passage the two files do not share"))
+        self.act_empty = self._action(tr("&Empty Files…"), self.show_empty_files, None, None,
+                                      tr("List the empty files, which groups leave out (every empty file is alike)"))
         self.act_make_ref = self._action(tr("Make Re&ference"), self.make_reference, "Ctrl+E", None,
                                          tr("Keep this file as its group's original"))
         self.act_trash = self._action(tr("Move Marked to &Trash…"), self.trash_marked, QKeySequence.StandardKey.Delete,
@@ -322,14 +340,15 @@ class MainWindow(QMainWindow):
                   self.act_plan, None, self.act_forget, None, self.act_quit):
             m.addSeparator() if a is None else m.addAction(a)
         m = mb.addMenu(tr("&Edit"))
-        for a in (self.act_find, None, self.act_mark, self.act_mark_dupes, self.act_unmark_all, self.act_make_ref,
-                  None, self.act_trash):
+        for a in (self.act_find, None, self.act_mark, self.act_mark_dupes, self.act_invert, self.act_unmark_all,
+                  None, self.act_make_ref, self.act_keep, None, self.act_hide, self.act_unhide, None, self.act_trash):
             m.addSeparator() if a is None else m.addAction(a)
         m = mb.addMenu(tr("&Selection"))
         for a in (self.act_open, self.act_reveal, self.act_copy):
             m.addAction(a)
         m = mb.addMenu(tr("&View"))
-        for a in (self.act_code_view, None, self.act_ignore, self.act_ignore_stop):
+        for a in (self.act_next_diff, None, self.act_code_view, None, self.act_ignore, self.act_ignore_stop, None,
+                  self.act_empty):
             m.addSeparator() if a is None else m.addAction(a)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
 
@@ -391,15 +410,6 @@ class MainWindow(QMainWindow):
         form.addRow(tr("Minimum size:"), self.min_size_spin)
         ll.addWidget(box)
 
-        row = QHBoxLayout()
-        self.b_scan = QPushButton(self.act_scan.icon(), tr("Scan"))
-        self.b_scan.setDefault(True)
-        self.b_scan.clicked.connect(self.start_scan)
-        self.b_cancel = QPushButton(self.act_cancel.icon(), tr("Cancel"))
-        self.b_cancel.clicked.connect(self.cancel_work)
-        row.addWidget(self.b_scan, 1)
-        row.addWidget(self.b_cancel)
-        ll.addLayout(row)
 
         self.chart = SimilarityHistogram()
         self.chart.thresholdPicked.connect(lambda v: self.threshold_slider.setValue(int(v)))
@@ -524,7 +534,7 @@ class MainWindow(QMainWindow):
         self.right_split.addWidget(self.preview)
         self.right_split.setStretchFactor(0, 1)
         self.right_split.setStretchFactor(1, 1)
-        self.right_split.setSizes([460, 420])
+        self.right_split.setSizes([600, 300])
         self.right_split.setChildrenCollapsible(False)
         rl.addWidget(self.right_split, 1)
 
@@ -698,7 +708,8 @@ class MainWindow(QMainWindow):
             self._last_refs = refs
             self._last_roots = roots
             self._scoped = True
-            self._regroup_timer.start()
+            if self.results is not None:
+                self._regroup_timer.start()
 
     def reference_roots(self) -> list[str]:
         return [f.path for f in self.folders.folders if f.reference]
@@ -873,6 +884,7 @@ class MainWindow(QMainWindow):
         """Read what the index holds (no scan), off the GUI thread."""
         if self.runner.busy("scan") or self._closing:
             return
+        self._regroup_timer.stop()  # (the load groups with what the regroup would have used)
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
@@ -940,6 +952,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self._reveal(current, jump=False)
         if not self.view.currentIndex().isValid():
+            self._previewed = None
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
         self.resultsLoaded.emit()
 
@@ -969,6 +982,10 @@ class MainWindow(QMainWindow):
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_summary()
         self._reveal(current)
+        if not self.view.currentIndex().isValid():
+            # The filter hid the file previewed: the preview must not go on showing it.
+            self._previewed = None
+            self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
 
     def _reveal(self, current: int | None, jump: bool = True) -> None:
         """After the rows were reset (filter, search, new results).  With a search: open the first
@@ -1030,9 +1047,7 @@ class MainWindow(QMainWindow):
         busy = self._working(BLOCKING_SLOTS)
         has_sel = self.view.currentIndex().isValid()
         self.act_scan.setEnabled(not busy and bool(self.folders.folders))
-        self.b_scan.setEnabled(self.act_scan.isEnabled())
         self.act_cancel.setEnabled(scanning or verifying)
-        self.b_cancel.setEnabled(scanning or verifying)
         self.act_trash.setEnabled(not busy and bool(self.model.marked))
         self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
         self.act_unmark_all.setEnabled(bool(self.model.marked))
@@ -1041,6 +1056,10 @@ class MainWindow(QMainWindow):
             a.setEnabled(has_sel)
         self.b_remove.setEnabled(not scanning)
         self.act_code_view.setEnabled(not busy)
+        self.act_invert.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
+        self.act_hide.setEnabled(has_sel)
+        self.act_unhide.setEnabled(bool(self.hidden))
+        self.act_empty.setEnabled(bool(self.model.snapshot.empty_files))
         self.act_ignore.setEnabled(not busy)
         self.act_ignore_stop.setEnabled(not busy and bool(self.ignored_texts))
 
@@ -1110,14 +1129,20 @@ class MainWindow(QMainWindow):
         g = self.model.group_of(src)
         ref = snap.l_start[g]
         sel = self.model.member_of(src)
-        if sel == ref:
+        closest = sel == ref
+        if closest:
             # The reference (or the group row) is selected: show it beside the closest file of its
             # group, said so (not as "the selected file": the person selected the reference).
             if snap.group_size(g) < 2:
                 return
-            self.show_preview(ref, self._closest_member(g), closest=True)
+            sel = self._closest_member(g)
+        key = (snap.paths[ref], snap.paths[sel], closest, snap.scores_text(sel), snap.kind_name(sel))
+        if key == self._previewed and self.preview.currentIndex() == 1:
+            # The same two files with the same scores (the slider regrouped, a sort, a filter kept the
+            # row): keep the preview as it is, scrolled where the person left it.
             return
-        self.show_preview(ref, sel)
+        self._previewed = key
+        self.show_preview(ref, sel, closest=closest)
 
     def _closest_member(self, g: int) -> int:
         """The member of group ``g`` most similar to its reference (the first of equals; after a
@@ -1315,6 +1340,84 @@ class MainWindow(QMainWindow):
 
     def unmark_all(self) -> None:
         self.model.clear_marks()
+
+    def invert_marks(self) -> None:
+        """Ctrl+I: in the shown rows, mark what is unmarked and unmark what is marked -- never marking a
+        group's reference or a file in a reference folder (the files kept)."""
+        self.model.protected_roots = self.reference_roots()
+        s = self.model.snapshot
+        shown = np.flatnonzero(self.proxy.shown_members() & ~s.m_is_ref).tolist()
+        on = [s.l_file_id[m] for m in shown if not self.model.is_marked(s.l_file_id[m]) and not self.model.is_protected(m)]
+        off = [s.l_file_id[m] for m in shown if self.model.is_marked(s.l_file_id[m])]
+        self.model.set_marked(off, False)
+        self.model.set_marked(on, True)
+
+    # ------------------------------------------------------------------ keep rules, hidden files (per index)
+    def _per_index(self, key: str) -> dict[str, Any]:
+        """A setting kept per index (``key``: the settings key of a JSON object index path -> value)."""
+        try:
+            raw = json.loads(self.settings.value(key, "{}", str) or "{}")
+        except (ValueError, TypeError):
+            return {}
+        return raw if isinstance(raw, dict) else {}
+
+    def _save_per_index(self, key: str, value: Any) -> None:
+        saved = self._per_index(key)
+        saved[str(self.index_path)] = value
+        self.settings.setValue(key, json.dumps(saved))
+
+    def _restore_per_index(self) -> None:
+        """The keep rules and the hidden files remembered for this index."""
+        raw = self._per_index("results/keep_rules").get(str(self.index_path))
+        try:
+            self.keep_rules = KeepRules(tuple(raw["order"]), str(raw.get("pattern", ""))) if raw else DEFAULT_KEEP
+        except (KeyError, TypeError, ValueError):
+            self.keep_rules = DEFAULT_KEEP
+        hidden = self._per_index("results/hidden").get(str(self.index_path), [])
+        self.hidden = {str(p) for p in hidden} if isinstance(hidden, list) else set()
+        self._update_actions()
+
+    def edit_keep_rules(self) -> None:
+        rules = dialogs.ask_keep_rules(self, self.keep_rules)
+        if rules is not None:
+            self.set_keep_rules(rules)
+
+    def set_keep_rules(self, rules: KeepRules) -> None:
+        """Use ``rules`` for every copy set and group (remembered for this index) and regroup."""
+        self.keep_rules = rules
+        self._save_per_index("results/keep_rules", {"order": list(rules.order), "pattern": rules.pattern})
+        self.status_label.setText(self.tr("Keeping the file {0}.").format(self.tr(rules.describe())))
+        self.regroup()
+
+    def hide_selection(self) -> None:
+        """Ctrl+H: leave the selected files out of the results, for this index, until Show Hidden Files
+        Again; their marks go."""
+        snap = self.model.snapshot
+        ms = self.selected_members()
+        if not ms and (cur := self.model.member_of(self.proxy.mapToSource(self.view.currentIndex()))) >= 0:
+            ms = [cur]
+        if not ms:
+            return
+        self.model.set_marked([snap.l_file_id[m] for m in ms], False)
+        self.hidden |= {snap.paths[m] for m in ms}
+        self._save_per_index("results/hidden", sorted(self.hidden))
+        self.status_label.setText(self.tr("Hid {0} from the results (View > Show Hidden Files Again brings them "
+                                          "back).").format(self._count(len(ms), "file")))
+        self._update_actions()
+        self.regroup()
+
+    def unhide_all(self) -> None:
+        self.hidden = set()
+        self._save_per_index("results/hidden", [])
+        self._update_actions()
+        self.regroup()
+
+    def show_empty_files(self) -> None:
+        empty = self.model.snapshot.empty_files
+        self.empty_dialog = dialogs.show_list(
+            self, self.tr("Empty files"),
+            self.tr("{0:,} empty files. They are left out of the groups: every empty file is alike, so one group of "
+                    "them would pair unrelated files.").format(len(empty)), list(empty))
 
     def make_reference(self) -> None:
         fid = self._current_file_id()
@@ -1518,24 +1621,10 @@ class MainWindow(QMainWindow):
         )
 
     def _show_problems(self, rows: list[tuple[str, str]]) -> None:
-        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit
-
-        dlg = QDialog(self)
-        dlg.setWindowTitle(self.tr("Files the last scan could not read"))
-        lay = QVBoxLayout(dlg)
-        lay.addWidget(QLabel(self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and "
-                                     "scan again to include them.").format(len(rows))))
-        text = QPlainTextEdit()
-        text.setReadOnly(True)
-        text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        text.setPlainText("\n".join(f"{p}\t{why}" for p, why in rows))
-        lay.addWidget(text, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(dlg.reject)
-        lay.addWidget(buttons)
-        dlg.resize(760, 420)
-        self.problems_dialog = dlg
-        dlg.open()
+        self.problems_dialog = dialogs.show_list(
+            self, self.tr("Files the last scan could not read"),
+            self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and scan again to "
+                    "include them.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
 
     def export_dialog(self) -> None:
         what = self._export_filter().describe()
@@ -1644,6 +1733,7 @@ class MainWindow(QMainWindow):
         self.model.clear_marks()  # marks are file ids of the index they were made in
         self.index_path = path
         self._scoped = False  # another index: everything it holds, until the folder list changes
+        self._restore_per_index()
         self.preferred_refs = []
         # The old index's rows go at once: marked or made references while the new index loads, their
         # file ids would name other files of the new one.
@@ -1673,7 +1763,7 @@ class MainWindow(QMainWindow):
             return
         menu = QMenu(self)
         for a in (self.act_open, self.act_reveal, self.act_copy, None, self.act_mark, self.act_make_ref,
-                  self.act_mark_dupes, None, self.act_trash):
+                  self.act_mark_dupes, self.act_hide, None, self.act_trash):
             menu.addSeparator() if a is None else menu.addAction(a)
         menu.exec(self.view.viewport().mapToGlobal(pos))
 
