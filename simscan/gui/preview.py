@@ -366,6 +366,9 @@ class PreviewWidget(QStackedWidget):
                 notes.append(self.tr("Repetitive text: a passage that repeats many times is matched at a few of its places."))
         self.note.setText("\n".join(notes))
         self.note.setVisible(bool(notes))
+        self.current_difference = None
+        for pane in (self.left, self.right):
+            pane.set_differences(self.differences.isChecked())
         self.setCurrentIndex(1)
         self.scroll_to_first_match()
 
@@ -385,9 +388,12 @@ class PreviewWidget(QStackedWidget):
         if self.currentIndex() != 1 or not right.gaps:
             return False
         self.set_differences(True)
-        top = right.top_position()
-        line_end = right.edit.document().findBlock(top).position() + right.edit.document().findBlock(top).length()
-        gap = next((g for g in right.gaps if g[0] >= line_end), right.gaps[0])
+        if self.current_difference in right.gaps:  # the one shown last: the next one
+            gap = right.gaps[(right.gaps.index(self.current_difference) + 1) % len(right.gaps)]
+        else:  # the first one below the line at the top
+            block = right.edit.document().findBlock(right.top_position())
+            line_end = block.position() + block.length()
+            gap = next((g for g in right.gaps if g[0] >= line_end), right.gaps[0])
         # The shared passage that ends last before it, on the right: its partner's end on the left.
         before = [i for i, (a, b) in enumerate(right.ranges) if b > a and b <= gap[0]]
         target = left.ranges[max(before, key=lambda i: right.ranges[i][1])][1] if before else 0

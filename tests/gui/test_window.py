@@ -28,25 +28,7 @@ from simscan.index import Index
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs, group_pairs
 from simscan.similarity.core import expand_copy_pairs
 from simscan.similarity.types import shown_pct
-
-WAIT = 30_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path: Path):
-    def make(**kw) -> MainWindow:
-        kw.setdefault("index_path", tmp_path / "index.sqlite3")
-        win = MainWindow(**kw)
-        qtbot.addWidget(win)
-        win.show()
-        return win
-
-    return make
-
-
-def scan(qtbot, win: MainWindow) -> None:
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT), qtbot.waitSignal(win.scanFinished, timeout=WAIT):
-        win.start_scan()
+from tests.gui.helpers import WAIT, member_row, preview_of, scan
 
 
 def shown_groups(win: MainWindow) -> list[dict[str, float | str]]:
@@ -109,19 +91,6 @@ def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_pa
     assert win.folder_chart.rows == [(str(corpus), sizes, 2)]
     win.folder_chart.folderPicked.emit(str(corpus))
     assert win.search_edit.text() == str(corpus) + os.sep
-
-
-def preview_of(qtbot, win: MainWindow, member: int | str):
-    """Select a member (row number or file name) and wait for its preview; returns the preview."""
-    m = member_row(win, member) if isinstance(member, str) else member
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        assert win.select_member(m)
-    return win.preview
-
-
-def member_row(win: MainWindow, name: str) -> int:
-    s = win.model.snapshot
-    return next(m for m, p in enumerate(s.paths) if os.path.basename(p) == name)
 
 
 def test_threshold_slider_regroups_without_rescanning(qtbot, window, corpus, tmp_path):
