@@ -436,7 +436,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         widths = ((COL_NAME, fm.horizontalAdvance("M" * 22)), (COL_SIMILARITY, fm.horizontalAdvance(" 100.0 % ") + 24),
                   (COL_KIND, fm.horizontalAdvance("contained (code)") + 12),
                   (COL_COPIES, fm.horizontalAdvance("copy (text)") + 16), (COL_SIZE, fm.horizontalAdvance("999.9 MB") + 16),
-                  (COL_MODIFIED, fm.horizontalAdvance("2026-12-31 23:59") + 16),
+                  (COL_MODIFIED, fm.horizontalAdvance("2026-12-31 23:59") + 28),  # (bold on the reference)
                   (COL_ENCODING, fm.horizontalAdvance("utf-16-le") + 16))
         for col, w in widths:
             hdr.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)

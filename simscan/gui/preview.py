@@ -307,11 +307,9 @@ class PreviewWidget(QStackedWidget):
 
     @staticmethod
     def _describe(info: FileInfo) -> str:
-        from PySide6.QtCore import QDateTime, QLocale
+        from simscan.gui.results_model import format_date, format_size
 
-        from simscan.gui.results_model import format_size
-
-        when = QLocale().toString(QDateTime.fromMSecsSinceEpoch(info.mtime_ns // 1_000_000), QLocale.FormatType.ShortFormat)
+        when = format_date(info.mtime_ns)
         enc = info.encoding or ("binary" if not info.is_text else "")
         return " · ".join(x for x in (format_size(info.size), when, enc) if x)
 

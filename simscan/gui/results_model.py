@@ -431,7 +431,8 @@ class ResultsModel(QAbstractItemModel):
                 n = s.l_g_extra[g]
                 return "" if n == 0 else _tr("{0} extra").format(n)
             if col == COL_SIZE:
-                return format_size(self.group_bytes(g))
+                n = self.group_bytes(g)
+                return format_size(n) if n else ""  # (nothing reclaimable: no copies)
             return ""
         if role == SortRole:
             v = s.l_g_min_sim[g]

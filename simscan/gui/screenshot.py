@@ -23,21 +23,21 @@ CORPUS = Path(__file__).resolve().parents[3] / "shared" / "evalcorpus" / "corpus
 
 def build_demo_tree(root: Path, corpus: Path = CORPUS) -> Path:
     """A small tree of a teacher's folders with copies nested in similarity groups (see the module's
-    doc), from the corpus's short answers about one task (Clough & Stevenson)."""
+    doc), from the corpus's short answers (Clough & Stevenson)."""
     src = corpus / "clough"
     course = root / "course"
     (course / "backup").mkdir(parents=True, exist_ok=True)
     (course / "old").mkdir(exist_ok=True)
-    for f in sorted(src.glob("*_taska.txt")):
+    for f in sorted(src.glob("*_task*.txt")):
         (course / f.name).write_bytes(f.read_bytes())
     article = (src / "orig_taska.txt").read_bytes()
     (course / "backup" / "orig_taska.txt").write_bytes(article)
     (course / "old" / "orig_taska-utf16.txt").write_bytes(article.decode("utf-8", "replace").encode("utf-16"))
-    answer = (src / "g0pB_taska.txt").read_bytes()
+    answer = (src / "g0pE_taska.txt").read_bytes()  # (a lightly revised copy of the article)
     for year in ("2024", "2025"):
         d = root / "submissions" / year
         d.mkdir(parents=True, exist_ok=True)
-        (d / "g0pB_taska.txt").write_bytes(answer)
+        (d / "g0pE_taska.txt").write_bytes(answer)
     return root
 
 
@@ -61,6 +61,7 @@ def pick_member(win) -> int:
             -abs(sim - 65.0)
             - (0 if s.paths[m].endswith(".txt") else 10)
             - abs(s.l_size[m] - 3_000) / 1_000
+            + (30 if s.l_g_extra[s.l_group[m]] else 0)  # a group with copies nested in it: shown too
         )
         if score > best_score:
             best, best_score = m, score
