@@ -223,7 +223,11 @@ def main() -> int:
         probe.stop()
         print(f"   {label}: {(paint.t - t) * 1000:.0f} ms to repaint; latency {probe.summary()}")
 
+    _, _, extra, reclaim = win.proxy.totals()
+    print(f"   copy sets: {extra:,} extra copies, {reclaim / 1e6:.1f} MB reclaimable")
     timed("sort by size (100k groups)", lambda: win.view.sortByColumn(COL_SIZE, Qt.SortOrder.AscendingOrder))
+    timed("Ctrl+M: mark every extra copy (100k copy sets)", win.mark_all_but_reference, win.marksVerified)
+    print(f"   marked {len(win.model.marked):,} files")
     timed("slider 60 -> 95 % (regroup in a worker)", lambda: win.threshold_slider.setValue(95), win.resultsLoaded)
     timed("search 'f4242'", lambda: win.search_edit.setText("f4242"), None)
     win.close()

@@ -445,6 +445,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self._empty_text = tr("No results yet. Add folders on the left and press Scan.")
         self.view.placeholder = self._placeholder_text
         self.model.marksChanged.connect(self._update_summary)
+        self.model.marksRepaint.connect(self.view.viewport().update)
 
         self.preview = PreviewWidget()
         self.summary_label = QLabel()
@@ -834,7 +835,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         groups, files, extra, reclaim = self.proxy.totals()
         marked = self.model.marked_members()
         snap = self.model.snapshot
-        marked_bytes = sum(snap.l_size[m] for m in marked)
+        marked_bytes = int(snap.m_size[marked].sum()) if marked else 0
         if self.proxy.active:
             counts = self.tr("Shown: {0:,} of {1} · {2:,} of {3}").format(
                 groups, self._count(snap.n_groups, "group"), files, self._count(snap.n_members, "file"))

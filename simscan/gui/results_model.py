@@ -133,6 +133,8 @@ class ResultsModel(QAbstractItemModel):
     check box shows whether none, some or all of its members are marked."""
 
     marksChanged = Signal()
+    #: Many marks changed at once: views repaint their visible rows (their check states are read anew).
+    marksRepaint = Signal()
 
     HEADERS = ("Name", "Folder", "Similarity", "Kind", "Copies", "Size", "Modified", "Encoding")
 
@@ -149,6 +151,7 @@ class ResultsModel(QAbstractItemModel):
         self._g_shown: list[int] | None = None
         self._g_shown_bytes: list[int] | None = None
         self._marked: set[int] = set()  # file ids
+        self._marked_members: list[int] | None = None  # (marked_members, until the marks change)
         self._protected_roots: tuple[str, ...] = ()
         self._protected_prefixes: tuple[str, ...] = ()
         self._bold = QFont()
@@ -174,6 +177,7 @@ class ResultsModel(QAbstractItemModel):
         self._set_shown(shown)
         self._sorted = self._sorted_order(*self._sort) if self._sort is not None else list(range(snap.n_groups))
         self._apply_filter()
+        self._marked_members = None
         if self._marked:
             self._marked &= set(snap.l_file_id)
         self.endResetModel()
@@ -504,6 +508,7 @@ class ResultsModel(QAbstractItemModel):
             self._marked |= ids
         else:
             self._marked -= ids
+        self._marked_members = None
         self._emit_marks(ids)
 
     def toggle_marked(self, file_ids: Iterable[int]) -> None:
@@ -514,6 +519,7 @@ class ResultsModel(QAbstractItemModel):
     def clear_marks(self) -> None:
         ids = set(self._marked)
         self._marked.clear()
+        self._marked_members = None
         self._emit_marks(ids)
 
     def is_protected(self, m: int) -> bool:
@@ -560,13 +566,12 @@ class ResultsModel(QAbstractItemModel):
         s = self._snap
         roles = [Qt.ItemDataRole.CheckStateRole]
         if len(ids) > 200:
-            # Many rows: one signal per loaded group is cheaper than one per file.
+            # Many rows (Ctrl+M over 100,000 groups): one signal for the group rows; the file rows are
+            # repainted by the views (``marksRepaint``) rather than told one group at a time, which cost
+            # ~0.13 ms a group through the proxy (0.26 s for the 1,000 groups fetched).
             if self._loaded:
                 self.dataChanged.emit(self.index(0, 0), self.index(self._loaded - 1, 0), roles)
-                for row in range(self._loaded):
-                    g = self._order[row]
-                    parent = self.createIndex(row, 0, 0)
-                    self.dataChanged.emit(self.index(0, 0, parent), self.index(s.group_size(g) - 1, 0, parent), roles)
+            self.marksRepaint.emit()
         else:
             groups: set[int] = set()
             for m in np.flatnonzero(np.isin(s.m_file_id, np.fromiter(ids, np.int64, len(ids)))).tolist():
@@ -581,13 +586,16 @@ class ResultsModel(QAbstractItemModel):
         self.marksChanged.emit()
 
     def marked_members(self) -> list[int]:
-        """Flattened member indexes of marked files (each file once)."""
+        """Flattened member indexes of marked files (each file once); remembered until the marks or
+        the snapshot change (the summary and the actions ask for it after every change)."""
         if not self._marked:
             return []
-        s = self._snap
-        hit = np.flatnonzero(np.isin(s.m_file_id, np.fromiter(self._marked, np.int64, len(self._marked))))
-        _, first = np.unique(s.m_file_id[hit], return_index=True)
-        return hit[np.sort(first)].tolist()
+        if self._marked_members is None:
+            s = self._snap
+            hit = np.flatnonzero(np.isin(s.m_file_id, np.fromiter(self._marked, np.int64, len(self._marked))))
+            _, first = np.unique(s.m_file_id[hit], return_index=True)
+            self._marked_members = hit[np.sort(first)].tolist()
+        return self._marked_members
 
     def fully_marked_groups(self) -> list[int]:
         """Groups all of whose files are marked: trashing them would keep no copy."""

@@ -80,10 +80,10 @@ class ActionsMixin:
         true copies -- not another indentation, spacing or wrapping (two different programs)."""
         self.model.protected_roots = self.reference_roots()
         s = self.model.snapshot
-        ms = self.model.copies_to_mark(self.proxy.visible_groups().tolist())
-        content = KIND_CODE["content"]
-        self.model.set_marked([s.l_file_id[m] for m in ms if s.l_copy_kind[m] != content], True)
-        check = [m for m in ms if s.l_copy_kind[m] == content]
+        ms = np.asarray(self.model.copies_to_mark(self.proxy.visible_groups().tolist()), dtype=np.int64)
+        text = s.m_copy_kind[ms] == KIND_CODE["content"]
+        self.model.set_marked(s.m_file_id[ms[~text]].tolist(), True)
+        check = ms[text].tolist()
         if not check:
             self.marksVerified.emit()
             return
