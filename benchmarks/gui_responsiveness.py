@@ -169,7 +169,7 @@ def main() -> int:
     with Index.open(groups_index) as ix, ix.atomic() as c:
         c.execute("DELETE FROM results")
     def open_and_load(label: str) -> tuple[MainWindow, PaintWatch, list[float]]:
-        win = MainWindow(index_path=groups_index, autoload=False)
+        win = MainWindow(index_path=groups_index, roots=[str(groups_root)], autoload=False)
         win.resize(1400, 900)
         win.threshold_slider.setValue(60)
         win.show()

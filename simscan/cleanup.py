@@ -68,7 +68,7 @@ def _identity(st: os.stat_result) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class _KeptState:
+class KeptState:
     """The kept members of one group as they are on disk now."""
 
     identities: dict[tuple[int, int], str]  # (device, inode) -> path, of every kept member that exists
@@ -108,7 +108,7 @@ def content_digest(path: str, text: bool) -> bytes | None:
     return xxhash.xxh3_128_digest(strict.encode("utf-8", "surrogatepass"))
 
 
-def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
+def kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> KeptState:
     identities: dict[tuple[int, int], str] = {}
     intact: set[tuple[int, int]] = set()
     for k in kept:
@@ -121,7 +121,7 @@ def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
         changed = kst.st_size != k.size or kst.st_mtime_ns != k.mtime_ns
         if stat.S_ISREG(kst.st_mode) and not (same_content and changed):
             intact.add(ident)
-    return _KeptState(identities, frozenset(intact))
+    return KeptState(identities, frozenset(intact))
 
 
 #: Why a marked file whose group keeps nothing is left in place: the person marked every file (or, for a
@@ -141,7 +141,7 @@ ALL_COPIES_MARKED = (
 RESCAN = "; scan again to update the results"
 
 
-def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
+def refusal(target: TrashTarget, kept: KeptState | None = None) -> str:
     """Why ``target`` must not be moved now ("" when it may).
 
     The last line of defence before a file leaves: a file must not be marked with every other
@@ -150,7 +150,7 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
     scan saw (size and mtime in ns unchanged), must not be the very same file (device, inode) as
     a member that is kept (a hard link, or the same file reached through a symlinked folder), and
     at least one kept member must still exist as a separate file — for a true copy, a kept file
-    with the same content, with the size and modification time the scan saw.  ``kept``: the group's :func:`_kept_state`, shared by its marked members (stat
+    with the same content, with the size and modification time the scan saw.  ``kept``: the group's :func:`kept_state`, shared by its marked members (stat
     each kept file once, not once per marked file).
     """
     rescan = RESCAN
@@ -167,7 +167,7 @@ def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
     if st.st_size != target.size or st.st_mtime_ns != target.mtime_ns:
         return "it changed since the scan" + rescan
     if kept is None:
-        kept = _kept_state(target.kept, target.same_content)
+        kept = kept_state(target.kept, target.same_content)
     me = _identity(st)
     if me in kept.identities:
         return (
@@ -199,7 +199,7 @@ def true_copies(pairs: Sequence[tuple[str, str]], progress: ProgressSink, cancel
     return out
 
 
-def _has_copy(path: str, kept: _KeptState) -> bool:
+def _has_copy(path: str, kept: KeptState) -> bool:
     """Whether a kept, intact file holds ``path``'s content now (:func:`_same_content`)."""
     return _same_content(path, [kept.identities[i] for i in kept.intact], kept.digests)
 
@@ -465,7 +465,7 @@ class ApplyOutcome:
     missing: list[str]  # already gone
 
 
-def check_entry(entry: PlanEntry, kept: _KeptState | None = None) -> str:
+def check_entry(entry: PlanEntry, kept: KeptState | None = None) -> str:
     """Why ``entry`` must not be moved now ("" when it may): :func:`refusal`, and its bytes must be
     those the scan read (the checksum, read again: a size and time kept by ``cp -p`` or ``touch
     -r`` prove nothing)."""
@@ -491,7 +491,7 @@ def apply_plan(
     refused: list[tuple[str, str]] = []
     missing: list[str] = []
     todo: list[str] = []
-    states: dict[tuple[tuple[KeptFile, ...], bool], _KeptState] = {}
+    states: dict[tuple[tuple[KeptFile, ...], bool], KeptState] = {}
     for i, e in enumerate(plan.entries):
         if cancel is not None and cancel.cancelled:
             raise Cancelled()
@@ -502,7 +502,7 @@ def apply_plan(
             continue
         key = (e.target.kept, e.target.same_content)
         if key not in states:
-            states[key] = _kept_state(*key)
+            states[key] = kept_state(*key)
         why = check_entry(e, states[key])
         if why:
             refused.append((e.target.path, why))

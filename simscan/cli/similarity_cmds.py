@@ -402,7 +402,8 @@ def cmd_groups(args: argparse.Namespace) -> int:
     if empty and not ("empty" in kinds and args.kind) and args.format == "text":
         print(f"simscan: {len(empty):,} empty files are left out of the groups (every empty file is alike); "
               "`--kind empty` lists them.", file=sys.stderr)
-    _say_none(args, groups, "groups")
+    if kinds != {"empty"}:
+        _say_none(args, groups, "groups")
     return 0
 
 

@@ -26,11 +26,11 @@ from simscan.cleanup import (  # noqa: F401 - the checks before a file leaves li
     MAX_TEXT_CHECK_BYTES,
     RESCAN,
     KeptFile,
+    KeptState,
     TrashTarget,
-    _kept_state,
-    _KeptState,
     content_digest,
     forget_outside,
+    kept_state,
     refusal,
     true_copies,
 )
@@ -346,14 +346,14 @@ def trash(
     failed: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
     todo: list[str] = []
-    states: dict[int, tuple[tuple[KeptFile, ...], _KeptState]] = {}  # by id of a group's shared kept tuple
+    states: dict[int, tuple[tuple[KeptFile, ...], KeptState]] = {}  # by id of a group's shared kept tuple
     for t in targets:
         if not os.path.lexists(t.path):
             missing.append(t.path)
             continue
         key = id(t.kept)
         if key not in states:
-            states[key] = (t.kept, _kept_state(t.kept, t.same_content))
+            states[key] = (t.kept, kept_state(t.kept, t.same_content))
         why = refusal(t, states[key][1]) or (UNNAMEABLE if qt_file_name(t.path) is None else "")
         if why:
             refused.append((t.path, why))

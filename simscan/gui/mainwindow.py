@@ -225,7 +225,12 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         if roots:
             self._use_named_folders(roots)
         self._last_roots = tuple(f.path for f in self.folders.folders)
-        self._scoped = bool(self._last_roots)
+        # The listed folders are those of the index used last: another index (named, or from
+        # $SIMSCAN_INDEX) shows everything it holds, as File > Open Index… does, unless folders are
+        # named too; the first change of the list scopes the results to it.
+        other_index = bool(last) and str(self.index_path) != last
+        listed = bool(self._last_roots) or self.settings.value("scan/scoped", False, bool)  # (the last one removed)
+        self._scoped = listed and (bool(roots) or not other_index)
         self._restore_per_index()
         self._update_actions()
         if autoload:
@@ -535,6 +540,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         have = {f.path for f in listed}
         kept = listed + [f for f in self._set_aside if f.path not in have]  # (set aside for this session only)
         s.setValue("scan/folders", json.dumps([[f.path, f.reference] for f in kept]))
+        s.setValue("scan/scoped", self._scoped)  # (results follow the list, an emptied one too)
         s.setValue("scan/exclude", self.exclude_edit.text())
         s.setValue("scan/hidden", self.hidden_check.isChecked())
         s.setValue("scan/min_size_kb", self.min_size_spin.value())

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtWidgets import (
-    QFileDialog,
-)
+from PySide6.QtWidgets import QFileDialog
 
 from simscan import cleanup
 from simscan.gui import dialogs, jobs
@@ -29,6 +27,7 @@ from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 
 #: Files made references (Ctrl+E) remembered per index, the latest ones.
 MAX_SAVED_REFERENCES = 10_000
+
 
 class ActionsMixin:
     """Part of :class:`~simscan.gui.mainwindow.MainWindow` (see the module)."""
@@ -74,10 +73,11 @@ class ActionsMixin:
             len(inside), snap.paths[inside[0]])
 
     def mark_all_but_reference(self) -> None:
-        """Ctrl+M: mark the true copies of the shown groups (see ResultsModel.copies_to_mark).  Exact
-        copies are marked at once; "content" copies (same words, other bytes) once a worker has read
-        each beside its reference: only those that differ in encoding and line endings alone are
-        true copies -- not another indentation, spacing or wrapping (two different programs)."""
+        """Ctrl+M: mark the extra copies of the shown groups, wherever their sets sit (see
+        ResultsModel.copies_to_mark).  Byte copies are marked at once; "content" copies (same words,
+        other bytes) once a worker has read each beside its set's kept file: only those that differ
+        in encoding and line endings alone are true copies -- not another indentation, spacing or
+        wrapping (two different programs)."""
         self.model.protected_roots = self.reference_roots()
         s = self.model.snapshot
         ms = np.asarray(self.model.copies_to_mark(self.proxy.visible_groups().tolist()), dtype=np.int64)
