@@ -161,7 +161,7 @@ def group(
                                keep=keep, scope=mask)
         snap = Snapshot.from_group_arrays(ga, files, pairs, threshold, preferred)
         snap = dataclasses.replace(snap, empty_files=[files.paths[r] for r in empty_rows(files, mask).tolist()])
-        _ = snap.folders  # computed here, off the GUI thread
+        _ = snap.folders, snap.names  # computed here, off the GUI thread (names: ~0.15 s for 200,000)
         return snap
 
 

@@ -871,9 +871,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         has_sel = self.view.currentIndex().isValid()
         self.act_scan.setEnabled(not busy and bool(self.folders.folders))
         self.act_cancel.setEnabled(scanning or verifying)
-        self.act_trash.setEnabled(not busy and bool(self.model.marked))
+        self.act_trash.setEnabled(not busy and self.model.has_marks)
         self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
-        self.act_unmark_all.setEnabled(bool(self.model.marked))
+        self.act_unmark_all.setEnabled(self.model.has_marks)
         self.act_export.setEnabled(self.model.snapshot.n_groups > 0)
         for a in (self.act_open, self.act_reveal, self.act_copy, self.act_mark, self.act_make_ref):
             a.setEnabled(has_sel)
