@@ -50,10 +50,10 @@ class KeptFile:
 class TrashTarget:
     """A marked file as the scan saw it, with the members of its group that stay.
 
-    ``same_content``: the file is a true copy of its group's reference (its kind is exact or
-    content), and ``kept`` then lists only the unmarked files holding that same content (the
-    reference and its other copies), each counting as the remaining copy only while its size
-    and modification time are what the scan saw.  Otherwise ``kept`` is every unmarked member.
+    ``same_content``: the file belongs to a set of copies (same bytes, or the same text in another
+    encoding or line ending), and ``kept`` then lists only the unmarked files of that set, each
+    counting as the remaining copy only while its size and modification time are what the scan
+    saw.  Otherwise ``kept`` is every unmarked member of its group.
     """
 
     path: str
