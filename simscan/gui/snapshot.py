@@ -290,7 +290,9 @@ class Snapshot:
             [m.encoding for m in flat],
             [bool(m.is_text) for m in flat],
             m_set,
-            (lambda i, k: copy_kind(flat[k].file_id, flat[i].file_id) == "exact") if copy_kind is not None else None,
+            (lambda ii, kk: np.array([copy_kind(flat[k].file_id, flat[i].file_id) == "exact"
+                                      for i, k in zip(ii.tolist(), kk.tolist())], dtype=bool))
+            if copy_kind is not None else None,
         )
         snap.pairs.extend(pairs)
         return snap
@@ -447,14 +449,20 @@ class Snapshot:
         rows_l = rows.tolist()
         fpaths, fenc = files.paths, files.encoding
         text = np.asarray(files.is_text, dtype=bool)[rows]
-        ck, fsize = files.checksum, files.size
+        digests, fsize = digest_columns(files), np.asarray(files.size, dtype=np.int64)
+
+        def same_bytes(ii: np.ndarray, kk: np.ndarray) -> np.ndarray:
+            a, b = rows[ii], rows[kk]
+            return (digests[a] == digests[b]).all(axis=1) & (fsize[a] == fsize[b])
+
         snap = Snapshot._build(
             threshold, g_start, np.asarray(ga.g_kind, dtype=np.int8), m_group, ids[rows],
             np.asarray(files.size, dtype=np.int64)[rows], np.asarray(files.mtime_ns, dtype=np.int64)[rows], sim,
             kinds[order], is_ref, [fpaths[r] for r in rows_l], [fenc[r] for r in rows_l],
-            text.tolist(), np.asarray(ga.m_set, dtype=np.int64)[order],
-            lambda i, k: ck[rows_l[i]] == ck[rows_l[k]] and int(fsize[rows_l[i]]) == int(fsize[rows_l[k]]),
+            text.tolist(), np.asarray(ga.m_set, dtype=np.int64)[order], same_bytes,
         )
+        names = names_of(files)
+        snap.__dict__["names"] = [names[r] for r in rows_l]  # (the cached property, from the table's)
         member_pairs = MemberPairs(
             files, pairs, rows, rows[g_start[:-1]][m_group], np.where(is_ref, -2, pair_k), swap, snap.m_kind,
         )
@@ -477,10 +485,10 @@ class Snapshot:
         enc: list[str | None],
         text: list[bool] | None = None,
         sets: list[int] | None = None,
-        same_bytes: Callable[[int, int], bool] | None = None,
+        same_bytes: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     ) -> Snapshot:
         """``sets``: each member's copy set (None: the reference with its exact / content members,
-        every other member alone); ``same_bytes(member, keeper)``: whether a copy has its keeper's
+        every other member alone); ``same_bytes(members, keepers)``: whether each copy has its keeper's
         bytes (None: exact when the member's kind is)."""
         mk = np.asarray(mkind, dtype=np.int8)
         ref_a = np.asarray(is_ref, dtype=bool)
@@ -495,7 +503,7 @@ class Snapshot:
             np.asarray(group, dtype=np.int64), np.asarray(fid, dtype=np.int64), np.asarray(size, dtype=np.int64),
             np.asarray(mtime, dtype=np.int64), np.asarray(sim, dtype=np.float64), mk,
             ref_a, paths, enc, text if text is not None else [True] * len(paths), sets_a,
-            same_bytes if same_bytes is not None else (lambda i, k: int(mk[i]) == KIND_CODE["exact"]),
+            same_bytes if same_bytes is not None else (lambda i, k: mk[i] == KIND_CODE["exact"]),
         )
 
     @staticmethod
@@ -514,15 +522,15 @@ class Snapshot:
         enc: list[str | None],
         text: list[bool],
         m_set: np.ndarray,
-        same_bytes: Callable[[int, int], bool],
+        same_bytes: Callable[[np.ndarray, np.ndarray], np.ndarray],
     ) -> Snapshot:
         n = g_start.size - 1
         m = int(m_group.size)
         keeper, keeper_of, set_size = copy_sets(m_group, m_set)
         copy_kind = np.full(m, -1, np.int8)
-        extras = np.flatnonzero(~keeper).tolist()
+        extras = np.flatnonzero(~keeper)
+        copy_kind[extras] = np.where(same_bytes(extras, keeper_of[extras]), KIND_CODE["exact"], KIND_CODE["content"])
         ko = keeper_of.tolist()
-        copy_kind[extras] = [KIND_CODE["exact"] if same_bytes(i, ko[i]) else KIND_CODE["content"] for i in extras]
         if n > 0:
             heads = g_start[:-1]
             reclaim = np.add.reduceat(np.where(keeper, 0, m_size), heads)
@@ -601,6 +609,32 @@ def copy_sets(m_group: np.ndarray, m_set: np.ndarray) -> tuple[np.ndarray, np.nd
     set_size = np.empty(m, np.int64)
     set_size[o] = sizes[run]
     return keeper, keeper_of, set_size
+
+
+_NAMES: list[tuple[Any, list[str]]] = []
+_DIGESTS: list[tuple[Any, np.ndarray]] = []
+
+
+def names_of(files: Any) -> list[str]:
+    """Each row's file name, remembered for the last table seen (as :func:`folders_of`)."""
+    entry = _NAMES[0] if _NAMES else None
+    if entry is not None and entry[0] is files:
+        return entry[1]
+    names = [p.rpartition(os.sep)[2] for p in files.paths]
+    _NAMES[:] = [(files, names)]
+    return names
+
+
+def digest_columns(files: Any) -> np.ndarray:
+    """Each row's checksum as two uint64 columns (an absent one as zeros), remembered for the last
+    table seen: copies are told from "content" copies by comparing them, 100,000 at once."""
+    entry = _DIGESTS[0] if _DIGESTS else None
+    if entry is not None and entry[0] is files:
+        return entry[1]
+    raw = b"".join((c or b"")[:16].ljust(16, b"\0") for c in files.checksum)
+    cols = np.frombuffer(raw, dtype="<u8").reshape(-1, 2) if raw else np.zeros((0, 2), np.uint64)
+    _DIGESTS[:] = [(files, cols)]
+    return cols
 
 
 _FOLDERS: list[tuple[Any, np.ndarray, list[str]]] = []
