@@ -33,7 +33,8 @@ from simscan.similarity.core import (
     sorted_rounded,
     to_pairs,
 )
-from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
+from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_from_arrays
+from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.removal import pairs_after_removal
 from simscan.similarity.types import KIND_CODE, KINDS, SCORE_DECIMALS, Group, Pair, passes
@@ -362,16 +363,23 @@ def find_groups(
     cancel: CancelToken | None = None,
     cache: bool = True,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    keep: KeepRules = DEFAULT_KEEP,
+    empty: list[str] | None = None,
 ) -> list[Group]:
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
-    ``cache`` and ``params`` as for :func:`find_pairs`."""
+    ``cache`` and ``params`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
+    each copy set is kept, the order references are chosen in).  ``empty``: a list that receives
+    the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``)."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
                            reference_roots=reference_roots, cache=cache, params=params)
     except Cancelled:
         return []
     table = sorted_rounded(ps.pairs)
-    ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots)
+    ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots,
+                           keep=keep)
+    if empty is not None:
+        empty.extend(ps.files.paths[r] for r in empty_rows(ps.files).tolist())
     return groups_from_arrays(ga, ps.files, lambda k: _pair_at(table, ps.files, k))
 
 
