@@ -64,6 +64,8 @@ from typing import Any
 import numpy as np
 
 from simscan import _native
+from simscan.extract import PLAIN_VERSION, sniff_bytes, sniff_fd
+from simscan.extract.pool import ExtractionPool
 from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_bytes, fingerprint_file, open_fd_unseen
 from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
@@ -169,8 +171,11 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 #: One task: (follow_links, [(slot, path, size), ...]).
 Task = tuple[bool, list[tuple[int, bytes, int]]]
-#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns, ctime_ns), payload) on success.
+#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns, ctime_ns), payload) on success;
+#: a document's payload is (DOCUMENT, format) until the extraction pool has read it.
 Outcome = tuple[int, Any, Any]
+#: Marks a payload that says "this file is a document" (``simscan.extract.sniff``).
+DOCUMENT = "document"
 
 
 class _Changed(Exception):
@@ -211,38 +216,42 @@ def read_task(task: Task, stop: _native.StopFlag | None = None) -> list[Outcome]
 
     The native core does it all with the GIL released (``_native.read_task``: open without
     touching the access time, fstat before and after, read at most one byte past the size, retry a
-    file that changed once, fingerprint; a panic there is a problem line for that file).  Texts in
-    a legacy encoding come back for chardet's verdict, and are finished here.  ``stop`` set (a
-    cancelled scan): the files not yet read come back as "cancelled" and a large file stops at its
-    next chunk."""
+    file that changed once, fingerprint; a panic there is a problem line for that file).  Two kinds
+    of file come back to be finished here: texts in a legacy encoding (chardet's verdict), and files
+    whose first bytes may be a document's (a zip, ``%PDF-``, RTF, markup), which
+    ``simscan.extract.sniff`` tells apart: a document's payload is then ``(DOCUMENT, format)``, for
+    the extraction pool.  ``stop`` set (a cancelled scan): the files not yet read come back as
+    "cancelled" and a large file stops at its next chunk."""
     follow, items = task
     out: list[Outcome] = _native.read_task(items, follow, DEFAULT_PARAMS.native, MAX_FINGERPRINTS, stop)
     for k, (slot, key, payload) in enumerate(out):
         if key is None:
             if isinstance(payload, int):
                 out[k] = (slot, None, f"cannot be read: {os.strerror(payload)}")
-        elif payload[0] == "legacy":
+        elif payload[0] in ("legacy", "maybe-document"):
             path = next(item[1] for item in items if item[0] == slot)
-            out[k] = _read_legacy(slot, key, path, payload[1], follow)
+            out[k] = _read_in_python(slot, key, path, payload[1], follow, sniff=payload[0] == "maybe-document")
     return out
 
 
-def _read_legacy(slot: int, key: tuple[int, ...], path: bytes, data: bytes | None, follow: bool) -> Outcome:
-    """A text in a legacy encoding: small files from the bytes the core read (``data``), large ones
-    read again, checked against the stat key the core saw."""
+def _read_in_python(slot: int, key: tuple[int, ...], path: bytes, data: bytes | None, follow: bool, sniff: bool) -> Outcome:
+    """A file the core hands back: small files from the bytes it read (``data``), large ones read
+    again, checked against the stat key the core saw.  ``sniff``: it may be a document."""
     try:
         if data is not None:
-            return (slot, key, _payload(fingerprint_bytes(data)))
+            fmt = sniff_bytes(data) if sniff else None
+            return (slot, key, (DOCUMENT, fmt) if fmt else _payload(fingerprint_bytes(data)))
         fd = _open(path, follow)
         try:
             st = os.fstat(fd)
-            fp = fingerprint_file(os.dup(fd), limit=st.st_size + 1)
+            fmt = sniff_fd(fd, st.st_size) if sniff and _stat_key(st) == tuple(key) else None
+            fp = None if fmt else fingerprint_file(os.dup(fd), limit=st.st_size + 1)
             st2 = os.fstat(fd)
         finally:
             os.close(fd)
-        if _stat_key(st) != tuple(key) or _stat_key(st2) != tuple(key) or fp.size != st.st_size:
+        if _stat_key(st) != tuple(key) or _stat_key(st2) != tuple(key) or (fp is not None and fp.size != st.st_size):
             return (slot, None, "changed while being read (tried twice); skipped this time")
-        return (slot, key, _payload(fp))
+        return (slot, key, (DOCUMENT, fmt) if fmt else _payload(fp))
     except FileNotFoundError:
         return (slot, None, "vanished before it could be read")
     except OSError as e:
@@ -677,6 +686,8 @@ class _Reader:
         self.current = ""
         self.job: PostingJob | None = None
         self.job_fps = 0
+        # Documents (simscan.extract): read in their own worker processes under limits of time and memory.
+        self.docs = ExtractionPool(self.jobs, self.follow)
 
     # -- queueing
     def add(self, e: Entry, old_id: int | None) -> None:
@@ -701,6 +712,34 @@ class _Reader:
     # -- running
     def pump(self, cancel: CancelToken, block: bool) -> bool:
         """Make progress; with ``block`` run until everything queued is done.  Returns False when cancelled."""
+        if not self._pump(cancel, block):
+            return False
+        # Documents: collect those read meanwhile; at the end wait for the rest (posting while waiting).
+        self._handle_documents(self.docs.collect(0))
+        while block and self.docs.pending:
+            if cancel.cancelled:
+                return False
+            if not self._idle_work():
+                self._handle_documents(self.docs.collect(0.1))
+            else:
+                self._handle_documents(self.docs.collect(0))
+        return True
+
+    def _handle_documents(self, done: list[tuple[Any, Any, str | None]]) -> None:
+        """Outcomes of the extraction pool as the workers' (``simscan.extract.document.DocumentRead``)."""
+        if not done:
+            return
+        outcomes: list[Outcome] = []
+        for slot, read, reason in done:
+            if read is None:
+                outcomes.append((slot, None, reason))
+                continue
+            payload = _payload(read.fingerprints)
+            note = "; ".join(n for n in (read.note, payload[10]) if n) or None
+            outcomes.append((slot, read.key, (*payload[:10], note, payload[11], read.source)))
+        self._handle(outcomes)
+
+    def _pump(self, cancel: CancelToken, block: bool) -> bool:
         if not self.walking:
             self._close_task()
         while True:
@@ -755,7 +794,12 @@ class _Reader:
         wait, or as many as were posted so far (each job walks the whole B-tree, so jobs grow with
         it).  Once the walk is over and every task is submitted, a quarter of that is enough: what
         waits then would otherwise be left for the final pass, when the workers are done and one
-        core idles (100,000 small files: ~36,000 files, ~0.4 s).  True when it did some work."""
+        core idles (100,000 small files: ~36,000 files, ~0.4 s).  True when it did some work.
+        Documents the extraction pool has read meanwhile are handled first."""
+        done = self.docs.collect(0)
+        if done:
+            self._handle_documents(done)
+            return True
         w = self.writer
         if self.job is not None:
             if not self.job.step():
@@ -812,6 +856,7 @@ class _Reader:
     def close(self) -> None:
         """Stop reading: queued tasks are dropped, and the tasks the threads have begun stop at their
         next file or chunk (their results are not used)."""
+        self.docs.close()
         self.stop.set()
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
@@ -822,6 +867,9 @@ class _Reader:
         writer, counts = self.writer, self.counts
         for slot, key, payload in outcomes:
             (path, dev, ino, size, mtime, ctime), old_id = self.entries[slot]  # type: ignore[misc]
+            if key is not None and payload[0] == DOCUMENT:
+                self.docs.submit(slot, path, payload[1], size)  # its outcome comes back through here
+                continue
             self.entries[slot] = None  # handled once: let it go (memory follows the work in flight)
             self.done_files += 1
             self.done_bytes += size
@@ -835,7 +883,8 @@ class _Reader:
                 else:
                     writer.add(FileRecord(path, dev, ino, size, mtime, error=payload, ctime_ns=ctime))
                 continue
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, _meta = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, _meta, *doc = payload
+            source = doc[0] if doc else (None, None, PLAIN_VERSION)  # a document: (format, extractor, version)
             self.read_ok += 1
             if note:
                 writer.problem(path, note)
@@ -843,7 +892,8 @@ class _Reader:
             writer.add(
                 FileRecord(
                     path, key[0], key[1], key[2], key[3], bool(is_text), enc, checksum, partial, chash, simh, units,
-                    np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4],
+                    np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4], format=source[0], extractor=source[1],
+                    extractor_version=source[2],
                 )
             )  # fmt: skip
         counts["files_read"] = self.read_ok

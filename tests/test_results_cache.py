@@ -287,6 +287,8 @@ def _schema_2_copy(idx: Path, tmp_path: Path, journal: str | None = None) -> Pat
     with sqlite3.connect(old, isolation_level=None) as c:
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         c.execute("DROP TABLE results")
+        for col in ("format", "extractor", "extractor_version"):  # schema 6
+            c.execute(f"ALTER TABLE files DROP COLUMN {col}")
         c.execute("DROP INDEX files_bare")  # schema 5
         c.execute("ALTER TABLE files DROP COLUMN ctime_ns")  # schema 4
         c.execute("DELETE FROM meta WHERE key = 'generation'")

@@ -63,11 +63,22 @@ Version 5
                   million files); the seek takes well under a millisecond.  Only such rows pay the
                   insert, so a scan of ordinary files writes nothing more.  (A copy of a file that has
                   fingerprints shares all of them, and the fingerprint lookup finds it.)
+
+Version 6 (documents, :mod:`simscan.extract`)
+---------
+``files``         gains ``format`` (what the content is: "text", "binary", or the document format read
+                  from it: "docx", "pdf" ...), ``extractor`` (the reader of a document: "ooxml", "pdf" ...;
+                  NULL for a plain file) and ``extractor_version`` (that reader's version string, e.g.
+                  "pdf/1+pypdfium2-5.15.2", or ``extract.PLAIN_VERSION`` for a plain file).  A scan reads
+                  again a row whose version is not one of ``extract.current_versions()``: a new reader
+                  version re-reads the files of its format only.  Rows from before version 6 have NULL
+                  there and are read once more by the next scan (documents among them were indexed as
+                  bytes, and nothing tells which they are without reading them).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: The rows of the partial index ``files_bare`` (version 5; never to change): a query seeks it only
 #: when its WHERE repeats this condition.
 BARE_ROWS = "fp_count = 0 AND error IS NULL"
@@ -144,4 +155,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     4: ("ALTER TABLE files ADD COLUMN ctime_ns INTEGER",),
     5: (f"CREATE INDEX files_bare ON files(content_hash) WHERE {BARE_ROWS}",),
+    6: (
+        "ALTER TABLE files ADD COLUMN format TEXT",
+        "ALTER TABLE files ADD COLUMN extractor TEXT",
+        "ALTER TABLE files ADD COLUMN extractor_version TEXT",
+    ),
 }

@@ -52,6 +52,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from simscan.extract import PLAIN_VERSION, current_versions
 from simscan.fingerprint.checksum import to_signed64
 from simscan.index import postings as _postings
 from simscan.index import results as _results
@@ -139,6 +140,11 @@ class FileRecord:
     error: str | None = None
     #: The inode change time the scan saw (``st_ctime_ns``); None: unknown (the next scan reads it again).
     ctime_ns: int | None = None
+    #: What the content is and who read it (schema 6, :mod:`simscan.extract`): "text"/"binary" (None: from
+    #: ``is_text``) or a document format; its extractor (None: plain) and that reader's version string.
+    format: str | None = None
+    extractor: str | None = None
+    extractor_version: str = PLAIN_VERSION
 
     @staticmethod
     def from_fingerprints(path: bytes, device: int, inode: int, mtime_ns: int, fp: Fingerprints) -> FileRecord:
@@ -632,6 +638,9 @@ class Index:
                     err,
                     run_id,
                     r.ctime_ns,
+                    r.format or ("text" if r.is_text else "binary"),
+                    r.extractor,
+                    r.extractor_version,
                 )
                 fid = existing.get(r.path)
                 if fid is None:
@@ -644,8 +653,9 @@ class Index:
             if new_rows:
                 self._insert_rows(
                     "INSERT INTO files(id, path, device, inode, size, mtime_ns, is_text, encoding, checksum, partial,"
-                    " content_hash, simhash, fp_count, units, algorithm_version, error, run_id, ctime_ns)",
-                    18,
+                    " content_hash, simhash, fp_count, units, algorithm_version, error, run_id, ctime_ns, format,"
+                    " extractor, extractor_version)",
+                    21,
                     [v for row in new_rows for v in row],
                 )
                 c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('next_file_id', ?)", (str(next_id),))
@@ -653,7 +663,7 @@ class Index:
                 c.executemany(
                     "UPDATE files SET device=?, inode=?, size=?, mtime_ns=?, is_text=?, encoding=?, checksum=?,"
                     " partial=?, content_hash=?, simhash=?, fp_count=?, units=?, algorithm_version=?, error=?,"
-                    " run_id=?, ctime_ns=? WHERE id=?",
+                    " run_id=?, ctime_ns=?, format=?, extractor=?, extractor_version=? WHERE id=?",
                     upd_rows,
                 )
             ok = [i for i, r in enumerate(records) if not r.error]
@@ -921,16 +931,19 @@ class Index:
     ) -> dict[bytes, tuple[bytes, int, int, int, int, int, int, int | None]]:
         """Every indexed file at or below one of ``roots`` (absolute, normalised byte paths):
         path -> (path, id, device, inode, size, mtime_ns, current, ctime_ns) where ``current`` is 1
-        when the row has fingerprints of this algorithm version and no error.  The rows as SQLite returns
-        them: a rescan of 100 k unchanged files spends most of its time here and in the walk."""
+        when the row has fingerprints of this algorithm version, no error, and was read by a reader of
+        the current version (``extract.current_versions``: a new document reader re-reads its format's
+        files only).  The rows as SQLite returns them: a rescan of 100 k unchanged files spends most of
+        its time here and in the walk."""
+        versions = current_versions()
         q = (
-            "SELECT path, id, device, inode, size, mtime_ns, (error IS NULL AND algorithm_version = ?), ctime_ns FROM files"
-            f" WHERE {_UNDER}"
+            "SELECT path, id, device, inode, size, mtime_ns, (error IS NULL AND algorithm_version = ?"
+            f" AND extractor_version IN ({','.join('?' * len(versions))})), ctime_ns FROM files WHERE {_UNDER}"
         )
         out: dict[bytes, tuple[bytes, int, int, int, int, int, int, int | None]] = {}
         for root in roots:
             # A comprehension: ~40 % cheaper than dict.update of a generator (100 k rows: ~0.1 s).
-            rows = {r[0]: r for r in self._conn.execute(q, (ALGORITHM_VERSION, *_under(root)))}
+            rows = {r[0]: r for r in self._conn.execute(q, (ALGORITHM_VERSION, *versions, *_under(root)))}
             if out:
                 out.update(rows)
             else:

@@ -308,8 +308,10 @@ impl<U: Unit> Hasher<U> {
             anchored: Vec::new(),
             anchored_g: Vec::new(),
             dedup_at: [1 << 16, 1 << 16],
-            s: vec![0; BLOCK + MAX_SPAN + 2],
-            g: vec![0; BLOCK],
+            // Grown to the first block's size on demand: a small file must not pay for a 64 KiB
+            // block's scratch (zeroed: ~20 us a file).
+            s: Vec::new(),
+            g: Vec::new(),
             found: Vec::new(),
             units: 0,
         }
@@ -383,6 +385,13 @@ impl<U: Unit> Hasher<U> {
 
     /// `self.g[..nb]`: the selection hash of the windows starting at `buf[at..at + nb]`.
     fn select_block(&mut self, at: usize, nb: usize) {
+        let n = nb + self.w - 1;
+        if self.g.len() < nb {
+            // Grown to the first block's size on demand: a small file must not pay for a 64 KiB
+            // block's scratch (zeroed: ~20 us a file).
+            self.g.resize(nb, 0);
+            self.s.resize(n + 2, 0);
+        }
         select(
             &self.buf[at..at + nb + self.w - 1],
             self.w,
