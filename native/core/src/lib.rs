@@ -6,6 +6,7 @@ pub mod checksum;
 pub mod code;
 pub mod decode;
 pub mod detect;
+pub mod evidence;
 pub mod fingerprint;
 pub mod manber;
 pub mod normalize;

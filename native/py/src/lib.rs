@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use simscan_core::code;
 use simscan_core::decode::{Codec, Decoder};
 use simscan_core::detect::{self as det, Detected};
+use simscan_core::evidence;
 use simscan_core::fingerprint::{self, Fingerprints, FpParams, TextFingerprinter, Verdict};
 use simscan_core::manber::{self, Params};
 use simscan_core::normalize::Normalizer;
@@ -709,6 +710,96 @@ fn anchored_levels<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
+/// Per pair: (inter, na, nb, longest, shared) as uint32 arrays, and with `passages` also
+/// (pair, a0, a1, b0, b1, fingerprints) of every passage (pair: int64 index into the pairs; the
+/// rest uint32).  See `simscan_core::evidence` and `simscan.similarity.evidence`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (offsets, values, d, unit, char, chars, is_text, rows_a, rows_b, w, view, common, frequent, gap_per_w, drift, passages=false, threads=1))]
+fn pair_evidence<'py>(
+    py: Python<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    values: PyReadonlyArray1<'py, u64>,
+    d: PyReadonlyArray1<'py, u8>,
+    unit: PyReadonlyArray1<'py, u32>,
+    char: PyReadonlyArray1<'py, u32>,
+    chars: PyReadonlyArray1<'py, u16>,
+    is_text: PyReadonlyArray1<'py, bool>,
+    rows_a: PyReadonlyArray1<'py, i64>,
+    rows_b: PyReadonlyArray1<'py, i64>,
+    w: PyReadonlyArray1<'py, u8>,
+    view: u8,
+    common: PyReadonlyArray1<'py, u64>,
+    frequent: PyReadonlyArray1<'py, u64>,
+    gap_per_w: u32,
+    drift: u32,
+    passages: bool,
+    threads: usize,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let sets = evidence::StoredSets {
+        offsets: offsets.as_slice()?,
+        values: values.as_slice()?,
+        d: d.as_slice()?,
+        unit: unit.as_slice()?,
+        char: char.as_slice()?,
+        chars: chars.as_slice()?,
+        is_text: is_text.as_slice()?,
+    };
+    let (ra, rb, w) = (rows_a.as_slice()?, rows_b.as_slice()?, w.as_slice()?);
+    if ra.len() != rb.len() || ra.len() != w.len() || ra.iter().chain(rb).any(|&r| r < 0) {
+        return Err(PyValueError::new_err(
+            "rows_a, rows_b and w must be as long, rows not negative",
+        ));
+    }
+    let jobs: Vec<evidence::PairJob> = (0..ra.len())
+        .map(|k| evidence::PairJob {
+            a: ra[k] as usize,
+            b: rb[k] as usize,
+            w: w[k],
+        })
+        .collect();
+    let (common, frequent) = (common.as_slice()?, frequent.as_slice()?);
+    if !common.is_sorted() || !frequent.is_sorted() {
+        return Err(PyValueError::new_err("common and frequent must be sorted"));
+    }
+    let out = detached(py, || {
+        evidence::evidence_of_pairs(
+            &sets, &jobs, view, common, frequent, gap_per_w, drift, passages, threads,
+        )
+    })?;
+    if out.iter().any(Option::is_none) {
+        return Err(PyValueError::new_err(
+            "a pair's row is out of range of the stored sets",
+        ));
+    }
+    let n = out.len();
+    let mut cols: [Vec<u32>; 5] = std::array::from_fn(|_| Vec::with_capacity(n));
+    let mut pc: [Vec<u32>; 5] = Default::default();
+    let mut pair = Vec::new();
+    for (k, e) in out.into_iter().flatten().enumerate() {
+        for (c, x) in cols
+            .iter_mut()
+            .zip([e.inter, e.na, e.nb, e.longest, e.shared])
+        {
+            c.push(x);
+        }
+        for p in e.passages {
+            pair.push(k as i64);
+            for (c, x) in pc.iter_mut().zip([p.a0, p.a1, p.b0, p.b1, p.fingerprints]) {
+                c.push(x);
+            }
+        }
+    }
+    let [inter, na, nb, longest, shared] = cols.map(|c| PyArray1::from_vec(py, c));
+    let scores = (inter, na, nb, longest, shared).into_pyobject(py)?;
+    if !passages {
+        return Ok(scores);
+    }
+    let [a0, a1, b0, b1, fps] = pc.map(|c| PyArray1::from_vec(py, c));
+    let p = (PyArray1::from_vec(py, pair), a0, a1, b0, b1, fps).into_pyobject(py)?;
+    (scores, p).into_pyobject(py)
+}
+
 /// The Unicode version the tables were generated from, and a code point's heavy and light forms
 /// (for the tests that check the tables against this interpreter).
 #[pyfunction]
@@ -734,6 +825,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(code_units, m)?)?;
     m.add_function(wrap_pyfunction!(window_values, m)?)?;
     m.add_function(wrap_pyfunction!(anchored_levels, m)?)?;
+    m.add_function(wrap_pyfunction!(pair_evidence, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_version, m)?)?;
     m.add("LARGE_FILE", read::LARGE_FILE)?;
     m.add("SAMPLE", det::SAMPLE)?;
