@@ -43,7 +43,7 @@ from simscan.model import Fingerprints
 from simscan.similarity.core import value_union
 from simscan.similarity.evidence import PairEvidence, StoredSets, pair_evidence, window_of_level
 from simscan.similarity.types import SCORE_DECIMALS, Comparison, Pair
-from simscan.similarity.views import CODE_MIN_SHARED, has_code_view, view_fingerprints
+from simscan.similarity.views import CODE_MIN_SHARED, has_code_view
 
 MAX_BYTES = 16 << 20
 MAX_UNITS = 2_000_000
@@ -331,6 +331,22 @@ def _read(path: str) -> tuple[Fingerprints, bytes, str | None]:
     return fingerprint_file(path), data[:MAX_BYTES], None
 
 
+#: Fingerprint parameters that keep every window of a text (winnowing window 1 at every level): the
+#: values of a text to ignore, so that every window of it, wherever another file's winnowing kept one,
+#: is known.
+EVERY_WINDOW = replace(DEFAULT_PARAMS, winnow=(1,) * len(DEFAULT_PARAMS.winnow))
+
+
+def template_values(path: str | os.PathLike[str]) -> np.ndarray:
+    """Every window value (sorted, distinct; both views of program source) of a text to ignore: its
+    first ``MAX_BYTES`` bytes, a document by its text.  A stored set samples a text by winnowing
+    (which windows it keeps depends on the text around them), so a text to ignore is known by all of
+    its windows, not by its own sample.  Raises OSError when the file cannot be read."""
+    _fp, data, _src = _read(os.fspath(path))
+    fp = fingerprint_bytes(data, EVERY_WINDOW)
+    return fingerprint_set(fp)
+
+
 def compare(
     path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], code_view: bool = True,
     ignore: Sequence[str | os.PathLike[str]] = (),
@@ -346,7 +362,7 @@ def compare(
     pa, pb = os.fspath(path_a), os.fspath(path_b)
     (fa, raw_a, src_a), (fb, raw_b, src_b) = _read(pa), _read(pb)
     templates = [_read(os.fspath(t))[:2] for t in ignore]
-    ignored = value_union([fingerprint_set(f) for f, _ in templates])
+    ignored = value_union([template_values(t) for t in ignore])
     pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb), code_view=code_view,
                                ignored=ignored)
     if not (fa.is_text and fb.is_text):

@@ -22,7 +22,7 @@ from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.similarity.arrays import popcount64
-from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_level, fingerprint_set
+from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_level, fingerprint_set, template_values
 from simscan.similarity.core import (
     DEFAULT_MIN_SIMILARITY,
     DEFAULT_SIM_PARAMS,
@@ -216,7 +216,7 @@ def ignore_texts(paths: Sequence[str | os.PathLike[str]]) -> bytes:
     template every answer repeats, a licence text (a teacher's "base file", as in MOSS).  Their
     fingerprints are left out of every set, so a passage of them in two files is not shared, and a
     file that is all template has nothing left.  Raises OSError when a file cannot be read."""
-    return ignore_values([fingerprint_set(fingerprint_path(p), SCORE_KIND) for p in paths])
+    return ignore_values([template_values(p) for p in paths])
 
 
 def find_pair_set(
