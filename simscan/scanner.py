@@ -66,7 +66,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +176,11 @@ class ScanResult:
     index_path: str = ""
     #: Hidden files and folders left out (names starting with "."; ``ScanRequest.hidden`` False).
     hidden_skipped: int = 0
+    #: Files whose entries in the index were damaged: forgotten before the walk, so read again
+    #: (those under the roots by this scan; see ``Index.check_for_scan``).
+    files_repaired: int = 0
+    #: What the scan's check of the index found damaged and repaired, for a person (empty: nothing).
+    repairs: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- worker side
@@ -530,9 +535,15 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         "exclude": list(req.exclude), "include": list(req.include), "hidden": req.hidden,
         "min_size": req.min_size, "max_size": req.max_size, "follow_links": req.follow_links,
     }  # fmt: skip
+    # Reliability (simscan.index.verify): check the next slice of the index (all of it when due) and
+    # forget the files whose entries or fingerprints are damaged, so that this walk reads them again.
+    checked, repaired = index.check_for_scan()
     run_id = index.begin_run(roots, options)
     writer = _Writer(index, run_id)
-    counts: dict[str, float] = {}
+    for path, why in repaired:
+        writer.problem(path, why)
+    counts: dict[str, float] = {"files_repaired": len(repaired)}
+    repairs = tuple(checked.findings())
     status = "failed"
     helper: ForkedShare | None = None
     try:
@@ -654,7 +665,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
             Progress("done", files_done=int(counts.get("files_read", 0)), bytes_done=int(counts.get("bytes_read", 0))),
             force=True,
         )
-        return _result(run_id, counts, cancelled, index)
+        return replace(_result(run_id, counts, cancelled, index), repairs=repairs)
     except KeyboardInterrupt:
         status = "interrupted"
         writer.flush()
@@ -750,6 +761,7 @@ def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index
         files_failed=int(counts.get("files_failed", 0)),
         index_path=str(index.path),
         hidden_skipped=int(counts.get("hidden_skipped", 0)),
+        files_repaired=int(counts.get("files_repaired", 0)),
     )
 
 

@@ -28,6 +28,7 @@ from simscan.index import (
     rebuild,
 )
 from simscan.model import ALGORITHM_VERSION
+from tests.helpers_index import make_newer
 from tests.helpers_tree import words
 
 
@@ -278,8 +279,8 @@ def test_readonly_missing_and_newer_schema(tmp_path: Path):
         Index.open(tmp_path / "none.db", readonly=True)
     assert not (tmp_path / "none.db").exists()
     p = tmp_path / "new.db"
-    with Index.open(p) as ix:
-        ix.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    Index.open(p).close()
+    make_newer(p)
     with pytest.raises(IndexUnavailable) as ei:
         Index.open(p)
     assert "newer simscan" in str(ei.value)

@@ -117,6 +117,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--format", choices=("text", "json"), default="text")
     s.set_defaults(func=cmd_stats)
 
+    k = sub.add_parser(
+        "check",
+        help="verify the whole index now (checksums of every entry, SQLite's integrity check)",
+        description="Verify every entry of the index against its checksum and the database's structure "
+        "(SQLite's integrity check). Changes nothing. Every command verifies what it reads anyway, and "
+        "each scan checks part of the index in turn; this checks all of it now (a few seconds per 100,000 "
+        "files).",
+        epilog="Exit codes: 0 the index is intact, 3 it is damaged (the message says what, and whether the next "
+        "scan repairs it or --rebuild is needed) or cannot be used.",
+    )
+    add_index_option(k)
+    k.set_defaults(func=cmd_check)
+
     q = sub.add_parser("problems", help="list files the last scan could not (fully) read, and why")
     add_index_option(q)
     q.add_argument("--all", action="store_true", help="problems of every scan, not just the last")
@@ -203,6 +216,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{result.files_removed:,} removed, {_count(result.problems, 'problem')}",
             file=sys.stderr,
         )
+        if result.repairs:
+            print(f"repaired the index: {'; '.join(result.repairs)}", file=sys.stderr)
+        if result.files_repaired:
+            n = result.files_repaired
+            print(f"{_count(n, 'file')} with damaged entries {'was' if n == 1 else 'were'} dropped from the index to "
+                  "be read again (those under the folders just scanned were); `simscan problems` lists them",
+                  file=sys.stderr)
         if result.hidden_skipped:
             n = result.hidden_skipped
             what = "1 hidden file or folder" if n == 1 else f"{n:,} hidden files and folders"
@@ -239,7 +259,7 @@ def _count(n: int, noun: str) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
-        st = idx.stats()
+        st = idx.stats(verify=True)
         st["scan_running"] = idx.scan_running()
     last: dict[str, Any] | None = st["last_scan"]
     if last and last["status"] == "running" and not st["scan_running"]:
@@ -281,6 +301,41 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from simscan.index import IndexCorrupt, IndexDamaged
+    from simscan.index.checks import note_damage
+
+    with open_index_from_args(args, readonly=True) as idx:
+        t0 = time.monotonic()
+        rep = idx.check(full=True, integrity=True)
+        checked = idx.checked
+    took = human_duration(time.monotonic() - t0)
+    if rep.ok:
+        what = f"{_count(rep.files_checked, 'file')} and their fingerprints" if checked else "its structure"
+        print(f"the index {display_path(str(idx.path), terminal=True)} is intact: {what} checked in {took}",
+              file=sys.stderr)
+        if not checked:
+            print("(an older index: its entries carry no checksums until the next scan upgrades it)", file=sys.stderr)
+        return 0
+    for line in rep.findings():
+        print(f"damaged: {terminal_text(line)}", file=sys.stderr)
+    note_damage(idx.path)  # the next scan checks all of it (and repairs what it can)
+    if rep.structure:
+        err: IndexCorrupt = IndexCorrupt(
+            f"the index {idx.path} is damaged: the structure of its pages is broken.",
+            f"Run `simscan scan --rebuild --index {idx.path} ROOT...` to move it aside as {idx.path.name}.corrupt-<time> "
+            "and start a fresh index (your files are not touched).",
+        )
+    else:
+        err = IndexDamaged(
+            f"the index {idx.path} is damaged; nothing is computed from the damaged entries.",
+            "The next `simscan scan` of your folders repairs it: it drops the damaged entries and reads those "
+            "files again (or `simscan scan --rebuild ...` starts afresh).",
+        )
+    print(f"simscan: {err}", file=sys.stderr)
+    return err.exit_code
+
+
 def cmd_problems(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
         rows = idx.problems(last_run_only=not args.all)
@@ -301,4 +356,4 @@ def cmd_problems(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["SimscanError", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]
+__all__ = ["SimscanError", "cmd_check", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]

@@ -21,6 +21,11 @@ class IndexCorrupt(IndexError_):
     """The file is not a SQLite database, or SQLite reports it malformed."""
 
 
+class IndexDamaged(IndexCorrupt):
+    """Values in the index fail their checksums.  Nothing was computed from them; the next scan
+    checks the whole index and reads the files concerned again (fingerprints are a cache)."""
+
+
 class IndexLocked(IndexError_):
     """Another scan holds the index (or SQLite stayed busy past the timeout)."""
 
@@ -46,6 +51,20 @@ def corrupt(path: Path, detail: str) -> IndexCorrupt:
     )
 
 
+def damaged(path: Path, what: str, files: int = 0) -> IndexDamaged:
+    """The error for values found damaged on reading them (``what`` says which)."""
+    if files:
+        repair = (f"`simscan scan` of your folders checks the whole index and reads the {files:,} file"
+                  f"{'' if files == 1 else 's'} again; ")
+    else:
+        repair = "`simscan scan` of your folders checks the whole index and repairs it; "
+    return IndexDamaged(
+        f"the index {path} is damaged: {what}. Nothing was computed from it.",
+        f"{repair}or `simscan scan --rebuild --index {path} ROOT...` moves it aside and starts afresh "
+        "(your files are not touched).",
+    )
+
+
 def translate(e: sqlite3.Error, path: Path) -> IndexError_:
     """Map a sqlite3 error met while using the index at ``path`` to an error for a person."""
     msg = str(e)
@@ -55,7 +74,8 @@ def translate(e: sqlite3.Error, path: Path) -> IndexError_:
             f"the index {path} is busy: another simscan process is writing to it ({msg}).",
             "Wait for the other scan to finish, or use another index with --index PATH.",
         )
-    if "not a database" in low or "malformed" in low or "corrupt" in low or "disk image" in low:
+    if ("not a database" in low or "malformed" in low or "corrupt" in low or "disk image" in low
+            or "could not decode" in low):  # (a text column that is not UTF-8 any more)
         return corrupt(path, msg)
     if "readonly" in low or "read-only" in low or "unable to open" in low or "disk i/o" in low or "full" in low:
         return IndexUnavailable(
