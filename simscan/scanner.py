@@ -74,6 +74,7 @@ import numpy as np
 
 from simscan.fingerprint import open_fd_unseen
 from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
+from simscan.index.store import CHANGED_WHILE_READ
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.walk import (
     SHARES,
@@ -342,7 +343,7 @@ def read_task(task: Task) -> list[Outcome]:
                 break
             except _Changed:
                 if attempt == 1:
-                    out.append((slot, None, "changed while being read (tried twice); skipped this time"))
+                    out.append((slot, None, f"{CHANGED_WHILE_READ} (tried twice); skipped this time"))
             except FileNotFoundError:
                 out.append((slot, None, "vanished before it could be read"))
                 break
@@ -406,7 +407,7 @@ def run_scan(
     """
     import sqlite3
 
-    from simscan.index.errors import translate
+    from simscan.index.store import sqlite_failed
 
     t0 = time.monotonic()
     index = Index.open(request.index_path)
@@ -415,7 +416,7 @@ def run_scan(
         try:
             return _scan(index, request, Throttle(progress, PROGRESS_RATE), cancel or CancelToken(), t0)
         except sqlite3.Error as e:
-            raise translate(e, index.path) from e
+            raise sqlite_failed(index.path, e) from e  # (damage: the next scan checks all of the index)
     finally:
         index.close()
 
@@ -677,8 +678,10 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         counts.setdefault("elapsed_s", time.monotonic() - t0)
         try:
             index.finish_run(run_id, status if status != "running" else "failed", counts)
-        except Exception:  # noqa: BLE001, S110 - never mask the original error with a bookkeeping one
-            pass
+        except Exception:  # never mask the original error with a bookkeeping one
+            if status in ("done", "cancelled"):
+                raise  # reliability: a scan whose record cannot be written (a full disk) says so
+
 
 
 def _same_file(path: bytes, e: Entry) -> bool:
@@ -766,11 +769,28 @@ def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index
 
 
 def _make_pool(jobs: int) -> ProcessPoolExecutor:
+    _quiet_resource_tracker()
     ctx = mp.get_context("forkserver")
     # Workers fork from a server that already imported numpy and the fingerprinter (~0.2 s saved each)
     # and built its tables (``fingerprint.warm``: ~0.1 s of CPU per worker per scan saved).
     ctx.set_forkserver_preload(["simscan.scanner", "simscan.fingerprint", "simscan.fingerprint.warm"])
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),))
+
+
+#: The warning multiprocessing's resource tracker prints when the process that started it died without
+#: releasing its semaphores (``kill -9`` of a scan): "There appear to be 5 leaked semaphore objects ...".
+_TRACKER_WARNING = "ignore:resource_tracker:UserWarning"
+
+
+def _quiet_resource_tracker() -> None:
+    """Reliability: after ``kill -9`` of a scan, the resource tracker (a process started with the pool)
+    removes the pool's semaphores, as it should, but also printed a "leaked semaphore" warning on the
+    user's terminal.  The tracker is started with this process's warning options, so this one warning
+    is ignored there (and in the processes started after it); nothing changes in this process."""
+    import sys
+
+    if _TRACKER_WARNING not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_WARNING)
 
 
 def _workers_can_start() -> bool:

@@ -51,8 +51,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "never modified. Problems with single files are listed by `simscan problems`.",
         epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
         "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
-        "problems in single files), 1 error (e.g. no ROOT could be read), 2 bad arguments, 3 the index cannot be "
-        "used (corrupt: see --rebuild; "
+        "problems in single files), 2 bad arguments (a ROOT that is not there or cannot be read: nothing is "
+        "scanned), 3 the index cannot be used (damaged: the message says whether a scan repairs it or --rebuild "
+        "is needed; its disk is full; "
         "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
         "kept either way).",
     )
@@ -137,25 +138,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.set_defaults(func=cmd_problems)
 
 
-def _missing(path: Path) -> bool:
-    """Whether nothing is at ``path`` (a root that exists but cannot be reached is the scan's problem line)."""
+def _root_problem(path: Path) -> str | None:
+    """Why the ROOT ``path`` cannot be scanned at all (None: it can): it is not there, or it cannot be
+    read (a folder that may not be listed, a file that may not be opened, a folder on the way that may
+    not be searched)."""
     try:
         os.lstat(path)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _unreadable_root(path: Path) -> str | None:
-    """Why the root ``path`` cannot be read at all (None: it can), e.g. a folder without permission."""
-    try:
         if os.path.isdir(path):
             with os.scandir(path):
                 pass
-        else:
+        elif os.path.exists(path):
             os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+        else:
+            return "a symbolic link to nothing"
+    except FileNotFoundError:
+        return "no such file or folder"
     except OSError as e:
         return e.strerror or str(e)
     return None
@@ -173,12 +170,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
         print(f"simscan: --min-size {args.min_size:,} is larger than --max-size {args.max_size:,} (bytes)",
               file=sys.stderr)
         return 2
-    missing = [r for r in args.roots if _missing(r)]
-    if missing:
-        print(f"simscan: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+    # One rule for every ROOT: one that is not there or cannot be read is a wrong argument (exit 2), found
+    # before anything is scanned, so that a mistyped path or an unmounted disk changes nothing in the index.
+    bad = [(r, why) for r in args.roots if (why := _root_problem(r)) is not None]
+    for r, why in bad:
+        print(f"simscan: cannot scan {display_path(os.fspath(r), terminal=True)}: {why}", file=sys.stderr)
+    if bad:
         print(
-            "Give a folder that exists, e.g. `simscan scan ~` or `simscan scan /path/to/folder` "
-            "(several folders may be given).",
+            "Nothing was scanned. Give folders that exist and that you may read, e.g. `simscan scan ~` or "
+            "`simscan scan /path/to/folder` (several folders may be given).",
             file=sys.stderr,
         )
         return 2
@@ -227,19 +227,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
             n = result.hidden_skipped
             what = "1 hidden file or folder" if n == 1 else f"{n:,} hidden files and folders"
             print(f"left out {what} (names starting with '.'); `--hidden` scans them", file=sys.stderr)
-    # A root that cannot be read at all is named here, not only counted among the problems; when no root
-    # could be read the scan did nothing asked of it (what the index held is kept) and says so by its exit.
-    unread = [(r, why) for r in args.roots if not result.cancelled and (why := _unreadable_root(r)) is not None]
-    for r, why in unread:
-        print(f"simscan: cannot read {display_path(os.fspath(r), terminal=True)} ({why}): nothing under it was "
-              "scanned; check its permissions.", file=sys.stderr)
-    nothing = bool(unread) and len(unread) == len(args.roots)
     if not args.quiet:
         if result.problems:
             print("run `simscan problems` to see what could not be read", file=sys.stderr)
-        if not nothing:
-            print("run `simscan groups` to see similar files", file=sys.stderr)
-    return 1 if nothing else 0
+        print("run `simscan groups` to see similar files", file=sys.stderr)
+    return 0
 
 
 def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToken) -> None:
@@ -247,10 +239,22 @@ def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToke
     the index, so that the next of those opens at once (a scan is usually followed by one).
     Best-effort: an index that cannot take them (read-only, busy) is left as it is."""
     from simscan.index import Index
+    from simscan.index.errors import disk_full
     from simscan.similarity.engine import cache_results
 
     with Index.open(index_path, readonly=True) as idx:
-        cache_results(idx, progress=bar, cancel=cancel)
+        if not cache_results(idx, progress=bar, cancel=cancel) and not cancel.cancelled and _disk_full(idx.path):
+            # The scan's files are stored; only its results could not be: the user must free space anyway.
+            raise disk_full(idx.path)
+
+
+def _disk_full(path: Path) -> bool:
+    """Whether the disk holding ``path`` has (almost) no room left: less than a few pages of the index."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 256 << 10
 
 
 def _count(n: int, noun: str) -> str:
@@ -272,7 +276,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"index:        {st['index']} ({human_bytes(st['index_bytes'])})")
     print(
         f"files:        {st['files']:,} ({human_bytes(st['bytes'])}): {st['text_files']:,} text, "
-        f"{st['binary_files']:,} binary, {st['files_with_errors']:,} unreadable"
+        f"{st['binary_files']:,} binary, {st['files_with_errors'] - st['files_changed_while_read']:,} unreadable"
+        + (f", {st['files_changed_while_read']:,} changed while being read (the next scan reads them)"
+           if st["files_changed_while_read"] else "")
     )
     if st["files_needing_rescan"]:
         print(

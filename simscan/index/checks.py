@@ -161,9 +161,45 @@ SMALL_TABLES: dict[str, tuple[str, ...]] = {
 
 def seal_rows(conn: Any, table: str, where: str = "", params: Sequence[Any] = ()) -> None:
     """Set ``chk`` of the rows of a small table (those matching ``where``) from their values as
-    stored (so a value's storage class, e.g. an int kept in a REAL column, is what is hashed)."""
-    rows = conn.execute(f"SELECT rowid, {_as_blobs(table)} FROM {table} {where}", params).fetchall()
-    conn.executemany(f"UPDATE {table} SET chk = ? WHERE rowid = ?", [(row_check(table, *r[1:]), r[0]) for r in rows])
+    stored (so a value's storage class, e.g. an int kept in a REAL column, is what is hashed), and
+    keep the table's digest (``meta.<table>_digest``) the sum of its rows' checks."""
+    rows = conn.execute(f"SELECT rowid, ifnull(chk, 0), {_as_blobs(table)} FROM {table} {where}", params).fetchall()
+    new = [row_check(table, *r[2:]) for r in rows]
+    conn.executemany(f"UPDATE {table} SET chk = ? WHERE rowid = ?", zip(new, (r[0] for r in rows)))
+    add_to_table_digest(conn, table, new, [r[1] for r in rows])
+
+
+def delete_rows(conn: Any, table: str, where: str, params: Sequence[Any] = ()) -> None:
+    """Delete rows of a small table, keeping its digest."""
+    old = [r[0] for r in conn.execute(f"SELECT ifnull(chk, 0) FROM {table} {where}", params)]
+    conn.execute(f"DELETE FROM {table} {where}", params)
+    add_to_table_digest(conn, table, (), old)
+
+
+def add_to_table_digest(conn: Any, table: str, plus: Sequence[int] = (), minus: Sequence[int] = ()) -> None:
+    """``meta.<table>_digest`` += sum(plus) - sum(minus) (a damaged digest is left to the checks)."""
+    if not (plus or minus):
+        return
+    try:
+        total = int(meta_get(conn, f"{table}_digest") or 0)
+    except (Mismatch, ValueError):
+        return
+    meta_set(conn, f"{table}_digest", add_digest(total, plus, minus))
+
+
+def reseal_table_digest(conn: Any, table: str) -> None:
+    """Set ``meta.<table>_digest`` to the sum of the checks the rows hold now."""
+    meta_set(conn, f"{table}_digest", digest([r[0] for r in conn.execute(f"SELECT ifnull(chk, 0) FROM {table}")]))
+
+
+def table_digest_ok(conn: Any, table: str) -> bool:
+    """Whether the rows of a small table are all there: the sum of their checks is the table's digest (a
+    row that vanished -- a damaged page's cell count -- or appeared changes it)."""
+    try:
+        want = int(meta_get(conn, f"{table}_digest") or 0)
+    except (Mismatch, ValueError):
+        return False
+    return digest([r[0] for r in conn.execute(f"SELECT ifnull(chk, 0) FROM {table}")]) == want
 
 
 def _as_blobs(table: str) -> str:

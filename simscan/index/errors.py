@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -65,6 +66,21 @@ def damaged(path: Path, what: str, files: int = 0) -> IndexDamaged:
     )
 
 
+def disk_full(path: Path) -> IndexUnavailable:
+    """The error for a write to the index that found its disk full (SQLITE_FULL, ENOSPC)."""
+    try:
+        st = os.statvfs(path.parent)
+        free = f" ({st.f_bavail * st.f_frsize // 1024:,} KiB free)"
+    except OSError:
+        free = ""
+    return IndexUnavailable(
+        f"cannot write to the index {path}: the disk holding it is full{free}. What the index held before, "
+        "and every file scanned so far, is kept.",
+        "Free some space on that disk (or choose another place with --index PATH), then scan again: the scan "
+        "goes on where it stopped.",
+    )
+
+
 def translate(e: sqlite3.Error, path: Path) -> IndexError_:
     """Map a sqlite3 error met while using the index at ``path`` to an error for a person."""
     msg = str(e)
@@ -75,9 +91,13 @@ def translate(e: sqlite3.Error, path: Path) -> IndexError_:
             "Wait for the other scan to finish, or use another index with --index PATH.",
         )
     if ("not a database" in low or "malformed" in low or "corrupt" in low or "disk image" in low
-            or "could not decode" in low):  # (a text column that is not UTF-8 any more)
+            or "could not decode" in low  # (a text column that is not UTF-8 any more)
+            or "unsupported file format" in low  # (a damaged header)
+            or "unique constraint" in low):  # (simscan never repeats a key: an index disagrees with its table)
         return corrupt(path, msg)
-    if "readonly" in low or "read-only" in low or "unable to open" in low or "disk i/o" in low or "full" in low:
+    if "full" in low:
+        return disk_full(path)
+    if "readonly" in low or "read-only" in low or "unable to open" in low or "disk i/o" in low:
         return IndexUnavailable(
             f"the index {path} cannot be used: {msg}.",
             "Check that its folder exists, is writable and has free space, or choose another with --index PATH.",

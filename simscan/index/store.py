@@ -59,6 +59,7 @@ from simscan.index import postings as _postings
 from simscan.index import results as _results
 from simscan.index.checks import Mismatch, meta_get, meta_set
 from simscan.index.errors import (
+    IndexCorrupt,
     IndexLocked,
     IndexUnavailable,
     NotAnIndex,
@@ -218,8 +219,8 @@ def _sql_errors(fn: _F) -> _F:
         def generator(self: Index, *args: Any, **kwargs: Any) -> Any:
             try:
                 yield from fn(self, *args, **kwargs)
-            except sqlite3.Error as e:
-                raise translate(e, self.path) from e
+            except (sqlite3.Error, UnicodeDecodeError) as e:
+                raise sqlite_failed(self.path, e) from e
             except Mismatch as e:
                 raise _damage_found(self.path, e) from e
 
@@ -229,12 +230,22 @@ def _sql_errors(fn: _F) -> _F:
     def wrapper(self: Index, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
-        except sqlite3.Error as e:
-            raise translate(e, self.path) from e
+        except (sqlite3.Error, UnicodeDecodeError) as e:
+            raise sqlite_failed(self.path, e) from e
         except Mismatch as e:
             raise _damage_found(self.path, e) from e
 
     return wrapper  # type: ignore[return-value]
+
+
+def sqlite_failed(path: Path, e: sqlite3.Error | UnicodeDecodeError) -> Exception:
+    """The error for a failure SQLite reported; when it found a damaged page, the next scan is told to
+    check all of the index (it then names ``--rebuild`` if the damage cannot be repaired).  (A
+    UnicodeDecodeError: SQLite's message quoted damaged text, which Python could not decode.)"""
+    err = corrupt(path, "a text in it is not readable") if isinstance(e, UnicodeDecodeError) else translate(e, path)
+    if isinstance(err, IndexCorrupt):
+        _checks.note_damage(path)
+    return err
 
 
 def _damage_found(path: Path, e: Mismatch) -> Exception:
@@ -243,6 +254,29 @@ def _damage_found(path: Path, e: Mismatch) -> Exception:
     must check all of it."""
     _checks.note_damage(path)
     return damaged(path, e.what, len(e.file_ids))
+
+
+def _table_names(c: sqlite3.Connection) -> set[str]:
+    """The names of the database's tables (read as bytes: a damaged schema page may not be UTF-8)."""
+    rows = c.execute("SELECT CAST(name AS BLOB) FROM sqlite_master WHERE type = 'table'")
+    return {(r[0] or b"").decode("utf-8", "replace") for r in rows}
+
+
+def _written_by_newer(c: sqlite3.Connection, version: int) -> bool:
+    """Whether a database whose header says schema ``version`` (above this simscan's) was written by a
+    newer simscan, rather than being an index of a known version whose header was damaged."""
+    said = None
+    try:
+        row = c.execute("SELECT CAST(value AS BLOB) FROM meta WHERE key = 'schema_version'").fetchone()
+        said = None if row is None or row[0] is None else row[0].decode("utf-8", "replace")
+    except sqlite3.Error:
+        pass
+    if said is not None:
+        return said == str(version)
+    # A newer simscan records its version in the settings too (schema 6 on); an index that records none
+    # predates that, so tables of a version this one knows mean a damaged header.
+    known = actual_schema(c)
+    return not any(known == expected_schema(v) for v in range(1, SCHEMA_VERSION + 1))
 
 
 def _files_fail(n: int) -> str:
@@ -310,8 +344,9 @@ def _check_kind(path: Path) -> None:
 
 
 def _check_file(path: Path) -> None:
-    """Refuse (without writing anything) a file that is not a SQLite database: an empty file or
-    another kind of file gets NotAnIndex, a damaged index IndexCorrupt (which suggests --rebuild)."""
+    """Refuse (without writing anything) a file that is not a SQLite database: an empty file is no
+    index yet (IndexUnavailable, as a missing one), another kind of file gets NotAnIndex, a damaged
+    index IndexCorrupt (which suggests --rebuild)."""
     try:
         head = _header(path)
     except OSError as e:
@@ -323,7 +358,18 @@ def _check_file(path: Path) -> None:
         return  # (an index being created may have its first page in the write-ahead log only)
     if _damaged_index(path, head):
         raise corrupt(path, "its SQLite header is gone")
-    raise _not_an_index(path, "an empty file" if not head else "not a SQLite database")
+    if not head:
+        raise _no_index_yet(path, "an empty file")
+    raise _not_an_index(path, "not a SQLite database")
+
+
+def _no_index_yet(path: Path, what: str) -> IndexUnavailable:
+    """One rule for an empty file (or an empty database) given as the index: it is an index with nothing in
+    it yet.  A scan starts the index in it; a read-only command says, as for a path where nothing is."""
+    return IndexUnavailable(
+        f"there is no index at {path} yet ({what}: nothing was scanned into it).",
+        f"Scan some folders first: `simscan scan --index {path} FOLDER`.",
+    )
 
 
 def _create_private(path: Path) -> None:
@@ -346,6 +392,10 @@ def storable_text(text: str) -> str:
     return text
 
 
+#: How the scan's reason for a file skipped because it changed while being read begins (``files.error``):
+#: ``stats`` counts such files apart from the unreadable ones (the next scan reads them).
+CHANGED_WHILE_READ = "changed while being read"
+
 #: How long a starting scan waits for looks at the scan lock (``Index.scan_running``) to end.
 _LOOK_WAIT_S = 5.0
 
@@ -364,6 +414,7 @@ class Index:
         self.version = 0
         #: Whether its rows carry checks (schema 6 on): then every read verifies them.
         self.checked = False
+        self._shift_damage: Mismatch | None = None
 
     # ----------------------------------------------------------------- open / close
     @classmethod
@@ -430,6 +481,9 @@ class Index:
         except sqlite3.DatabaseError as e:
             conn.close()
             raise translate(e, p) from e
+        except UnicodeDecodeError as e:  # (SQLite's message quoting a damaged schema, which Python cannot decode)
+            conn.close()
+            raise corrupt(p, "its schema cannot be read") from e
         except BaseException:
             conn.close()
             raise
@@ -440,7 +494,7 @@ class Index:
         c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # Reading the header first: a non-database file fails here with "file is not a database".
         version = c.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = _table_names(c)
         empty = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
         if not empty and not (tables & _OUR_TABLES):
             # Another program's database: neither read nor "upgraded" (that would add our tables to it).
@@ -454,7 +508,7 @@ class Index:
         c.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache per connection
         if self.readonly:
             if empty:
-                raise _not_an_index(self.path, "an empty SQLite database")
+                raise _no_index_yet(self.path, "an empty SQLite database")
             if version < READABLE_VERSION:
                 raise IndexUnavailable(
                     f"the index {self.path} has an older layout (schema {version}) and read-only commands "
@@ -489,31 +543,19 @@ class Index:
             version = SCHEMA_VERSION
         self.version = version
         self.checked = version >= CHECKED_VERSION
+        if not self.readonly:
+            self._check_posting_shift()  # (rebuilds the inverted index when the setting is damaged)
         try:
-            if not self.readonly:
-                self._check_posting_shift()
             shift = meta_get(c, "posting_shift", self.checked)
+            if shift is not None:
+                self.posting_shift = int(shift)
         except Mismatch as e:
-            raise _damage_found(self.path, e) from e
-        if shift is not None:
-            self.posting_shift = int(shift)
+            self._shift_damage = e  # only the inverted index's lookups need it: they raise it
 
     def _refuse_newer(self, version: int) -> None:
         """Refuse an index of a newer schema, untouched; but a header whose ``user_version`` was damaged
         (the rest of the index is of a version this simscan knows) is damage, not a newer index."""
-        c = self._conn
-        known = actual_schema(c)
-        said = None
-        try:
-            row = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            said = None if row is None else str(row[0])
-        except sqlite3.Error:
-            pass
-        # A newer simscan records its version in the settings too (schema 6 on); an index that records
-        # none predates that, so tables of a version this one knows mean a damaged header.
-        if (said is not None and said != str(version)) or (
-            said is None and any(known == expected_schema(v) for v in range(1, SCHEMA_VERSION + 1))
-        ):
+        if not _written_by_newer(self._conn, version):
             raise corrupt(self.path, f"its header says schema {version}, but its tables are of an earlier one")
         raise IndexUnavailable(
             f"the index {self.path} was written by a newer simscan (schema {version}, this one knows {SCHEMA_VERSION}); "
@@ -564,8 +606,10 @@ class Index:
         was damaged before checks existed: it is dropped and its file marked for reading again (the
         row gets another algorithm version, as a row of an older simscan).  1,000,000 files: ~15 s."""
         c = self._conn
-        for table in ("runs", "problems", "meta"):
+        _checks.seal_rows(c, "meta")
+        for table in ("runs", "problems"):
             _checks.seal_rows(c, table)
+            _checks.reseal_table_digest(c, table)
         counts = dict(c.execute("SELECT id, fp_count FROM files WHERE error IS NULL"))
         bad: list[int] = []
         upd: list[tuple[int, int]] = []
@@ -713,8 +757,11 @@ class Index:
                     "Close other simscan commands or windows on this index and scan again.",
                 ) from None
             time.sleep(0.005)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:  # who holds it, for the message a second scan gives; the lock itself is the flock
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError:
+            pass  # (a full disk: the scan's first write says so, as an index error)
         self._lock_fd = fd
 
     def scan_running(self) -> bool:
@@ -947,7 +994,7 @@ class Index:
                 owners: list[np.ndarray] = []
                 n = 0
                 cur = c.execute(
-                    "SELECT u.file_id, f.n_rolling, f.fps, f.chk FROM unposted u"
+                    "SELECT u.file_id, f.n_rolling, CAST(f.fps AS BLOB), f.chk FROM unposted u"
                     " LEFT JOIN fingerprints f ON f.file_id = u.file_id ORDER BY u.file_id"
                 )
                 sub: list[int] = []
@@ -992,7 +1039,7 @@ class Index:
             # A file still waiting in ``unposted`` may have part of its postings (a posting job stopped
             # half-way by a crash), so its postings are deleted like any other's.
             c.execute(f"DELETE FROM unposted WHERE file_id IN ({marks})", chunk)
-            q = f"SELECT file_id, n_rolling, fps, chk FROM fingerprints WHERE file_id IN ({marks})"
+            q = f"SELECT file_id, n_rolling, CAST(fps AS BLOB), chk FROM fingerprints WHERE file_id IN ({marks})"
             for fid, n_roll, blob, chk in c.execute(q, chunk):
                 if chk != _checks.fingerprint_check(fid, n_roll, blob):
                     damaged_ids.append(fid)  # its values are unknown: its postings are found by file
@@ -1105,8 +1152,8 @@ class Index:
             for r in dead:
                 _checks.seal_rows(c, "runs", "WHERE rowid = ?", r)
             # Problems are re-found by every scan: keep those of the last KEEP_RUNS runs only.
-            c.execute(
-                "DELETE FROM problems WHERE run_id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            _checks.delete_rows(
+                c, "problems", "WHERE run_id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?)",
                 (KEEP_RUNS - 1,),
             )
             cur = c.execute(
@@ -1134,10 +1181,12 @@ class Index:
         if problems:
             with self.atomic() as c:
                 rows = [(run_id, bytes(p), storable_text(r)) for p, r in problems]
+                chks = [_checks.row_check("problems", *row) for row in rows]
                 c.executemany(
                     "INSERT INTO problems(run_id, path, reason, chk) VALUES (?, ?, ?, ?)",
-                    [(*row, _checks.row_check("problems", *row)) for row in rows],
+                    [(*row, k) for row, k in zip(rows, chks)],
                 )
+                _checks.add_to_table_digest(c, "problems", chks)
 
     # ----------------------------------------------------------------- checks
     @_sql_errors
@@ -1210,7 +1259,7 @@ class Index:
         return [((d & _U64, i & _U64), p) for _, d, i, p in rows]
 
     _FILE_COLS = (
-        "id, path, size, mtime_ns, is_text, encoding, checksum, partial, content_hash, simhash, fp_count, units,"
+        "id, path, size, mtime_ns, is_text, CAST(encoding AS BLOB), checksum, partial, content_hash, simhash, fp_count, units,"
         " device, inode"
     )
 
@@ -1402,6 +1451,7 @@ class Index:
         rows = self._conn.execute(BARE_COPIES_SQL, (content_hash, int(is_text))).fetchall()
         return np.array([r[0] for r in rows], np.int64)
 
+    @_sql_errors
     def files_with_fingerprints(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Inverted-index lookup: ``(values uint64[k], file_ids int64[k])`` sorted by value then id.
 
@@ -1410,6 +1460,8 @@ class Index:
         whose postings are still pending (a scan stopped or running before its posting pass, see
         ``unposted``) are found too, by reading their stored sets.
         """
+        if self._shift_damage is not None:
+            raise _damage_found(self.path, self._shift_damage)
         v = np.unique(np.asarray(values, dtype=np.uint64))
         v = v[_postings.posted_mask(v, self.posting_shift)]
         out_v: list[int] = []
@@ -1435,6 +1487,8 @@ class Index:
 
     def posted_mask(self, values: np.ndarray) -> np.ndarray:
         """Which of ``values`` the inverted index holds (the same rule for every file)."""
+        if self._shift_damage is not None:
+            raise _damage_found(self.path, self._shift_damage)
         return _postings.posted_mask(values, self.posting_shift)
 
     # ----------------------------------------------------------------- results cache
@@ -1458,6 +1512,12 @@ class Index:
         ``Index`` can store too when the file is writable).  True when written."""
         return _results.store(self.path, SCHEMA_VERSION, key, gen, floor, arrays)
 
+    def _verify_history(self) -> None:
+        """Raise :class:`Mismatch` unless the records of scans and their problem lines are all there."""
+        for table, what in (("runs", "records of past scans"), ("problems", "problem lines")):
+            if not _checks.table_digest_ok(self._conn, table):
+                raise Mismatch(f"the {what} are not all there (some were lost or added)")
+
     @_sql_errors
     def last_run_id(self) -> int | None:
         row = self._conn.execute("SELECT max(id) FROM runs").fetchone()
@@ -1471,9 +1531,12 @@ class Index:
             rid = self.last_run_id()
             if rid is None:
                 return []
-            where, params = "WHERE run_id = ?", (rid,)
-        if self.checked and (bad := _checks.bad_rows(self._conn, "problems", where, params)):
-            raise Mismatch(f"{len(bad):,} of the lines `simscan problems` lists fail their checksums")
+            # "+ 0": read the table itself, not the index on run_id, which, damaged, could leave lines out.
+            where, params = "WHERE run_id + 0 = ?", (rid,)
+        if self.checked:
+            self._verify_history()
+            if bad := _checks.bad_rows(self._conn, "problems", where, params):
+                raise Mismatch(f"{len(bad):,} of the lines `simscan problems` lists fail their checksums")
         rows = self._conn.execute(f"SELECT path, reason FROM problems {where} ORDER BY id", params)
         return [(os.fsdecode(p), r) for p, r in rows]
 
@@ -1481,6 +1544,8 @@ class Index:
     def runs(self, limit: int = 10) -> list[dict[str, Any]]:
         cols = _checks.SMALL_TABLES["runs"]
         where = "WHERE id IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?)"
+        if self.checked:
+            self._verify_history()
         if self.checked and (bad := _checks.bad_rows(self._conn, "runs", where, (limit,))):
             raise Mismatch(f"{len(bad):,} record{' of a past scan fails its checksum' if len(bad) == 1 else 's of past scans fail their checksums'}")
         cur = self._conn.execute(f"SELECT {', '.join(cols)} FROM runs ORDER BY id DESC LIMIT ?", (limit,))
@@ -1520,11 +1585,11 @@ class Index:
 
     def _stats(self) -> dict[str, Any]:
         c = self._conn
-        n, total, text, errors, stale, fps = c.execute(
+        n, total, text, errors, changed, stale, fps = c.execute(
             "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(is_text), 0),"
-            " coalesce(sum(error IS NOT NULL), 0), coalesce(sum(algorithm_version != ?), 0),"
-            " coalesce(sum(fp_count), 0) FROM files",
-            (ALGORITHM_VERSION,),
+            " coalesce(sum(error IS NOT NULL), 0), coalesce(sum(substr(error, 1, ?) = ?), 0),"
+            " coalesce(sum(algorithm_version != ?), 0), coalesce(sum(fp_count), 0) FROM files",
+            (len(CHANGED_WHILE_READ), CHANGED_WHILE_READ, ALGORITHM_VERSION),
         ).fetchone()
         runs = self.runs(1)
         size = 0
@@ -1535,13 +1600,15 @@ class Index:
                 pass
         return {
             "index": str(self.path),
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": self.version,
             "algorithm_version": ALGORITHM_VERSION,
             "files": int(n),
             "bytes": int(total),
             "text_files": int(text),
             "binary_files": int(n - text - errors),
             "files_with_errors": int(errors),
+            # (of those: skipped because they changed while being read, not unreadable; read by the next scan)
+            "files_changed_while_read": int(changed),
             "files_needing_rescan": int(stale),
             "fingerprints": int(fps),
             "posting_sample": f"1/{1 << self.posting_shift}",
@@ -1578,7 +1645,8 @@ class PostingJob:
             c = index.connection
             for chunk in _chunks(ids):
                 rows = c.execute(
-                    f"SELECT file_id, n_rolling, fps, chk FROM fingerprints WHERE file_id IN ({','.join('?' * len(chunk))})",
+                    f"SELECT file_id, n_rolling, CAST(fps AS BLOB), chk FROM fingerprints"
+                    f" WHERE file_id IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
                 try:
@@ -1640,6 +1708,8 @@ def _table(rows: list[tuple[Any, ...]]) -> FileTable:
         return map(itemgetter(k), rows)
 
     raw = list(col(1))
+    names: dict[bytes | None, str | None] = {None: None}  # (read as bytes: a damaged text must not fail the read)
+    encoding = [names[e] if e in names else names.setdefault(e, e.decode("utf-8", "replace")) for e in col(5)]
     return FileTable(
         ids=np.fromiter(col(0), np.int64, n),
         paths=list(map(os.fsdecode, raw)),
@@ -1647,7 +1717,7 @@ def _table(rows: list[tuple[Any, ...]]) -> FileTable:
         size=np.fromiter(col(2), np.int64, n),
         mtime_ns=np.fromiter(col(3), np.int64, n),
         is_text=np.fromiter(col(4), bool, n),
-        encoding=list(col(5)),
+        encoding=encoding,
         checksum=list(col(6)),
         partial=np.fromiter(col(7), np.int64, n),
         content_hash=list(col(8)),
@@ -1667,7 +1737,7 @@ _FINGERPRINT_ROWS = (
 #: The same with checks: (file id, rolling count, blob, check, the file's fp_count), one row per current
 #: file, a file without its blob included (its blob is then NULL: damage).
 _CHECKED_FINGERPRINT_ROWS = (
-    "SELECT files.id, f.n_rolling, f.fps, f.chk, files.fp_count FROM files"
+    "SELECT files.id, f.n_rolling, CAST(f.fps AS BLOB), f.chk, files.fp_count FROM files"
     " LEFT JOIN fingerprints f ON f.file_id = files.id WHERE files.algorithm_version = ? AND files.error IS NULL"
 )
 #: Columns :meth:`Index._verified_rows` reads after ``_FILE_COLS`` (parameter: ALGORITHM_VERSION).
@@ -1740,13 +1810,18 @@ def _refusal(path: Path) -> str | None:
     try:
         conn = sqlite3.connect(_uri(path, immutable=True), uri=True)
         try:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            names = _table_names(conn)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            newer = version > SCHEMA_VERSION and names & _OUR_TABLES and _written_by_newer(conn, version)
         finally:
             conn.close()
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):  # (SQLite's message may quote damaged text)
         return None  # damaged: exactly what moving aside is for
     if names and not names & _OUR_TABLES:
         return f"{path} is the database of another program, not a simscan index: it was left untouched"
+    if newer:
+        return (f"{path} was written by a newer simscan (schema {version}, this one knows {SCHEMA_VERSION}), and is not "
+                "damaged: it was left untouched. Upgrade simscan, or use another index with --index PATH")
     return None
 
 

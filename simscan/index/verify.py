@@ -23,6 +23,7 @@ found damage since (``meta.check_due``), and every :data:`FULL_EVERY` scans.  Co
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,8 @@ from simscan.index.checks import Mismatch, meta_get, meta_set
 from simscan.index.errors import corrupt
 from simscan.model import ALGORITHM_VERSION
 
+#: The settings an index of schema 6 holds, written anew by :func:`repair` when their rows are damaged.
+_SETTINGS = ("generation", "posting_shift", "files_digest", "schema_version", "runs_digest", "problems_digest")
 #: A scan checks 1/SLICES of the files ...
 SLICES = 16
 #: ... and every FULL_EVERY-th scan all of the index (see the module docstring).
@@ -53,15 +56,20 @@ class CheckReport:
     damaged: dict[int, tuple[bytes, str]] = field(default_factory=dict)
     orphans: list[int] = field(default_factory=list)
     lost_rows: bool = False
+    #: Small tables whose rows are not all there (their digest differs).
+    lost_history: list[str] = field(default_factory=list)
+    #: Tables whose SQLite indexes disagree with them (rebuilt by :func:`repair`).
+    reindex: list[str] = field(default_factory=list)
     runs: list[int] = field(default_factory=list)
     problems: list[int] = field(default_factory=list)
-    meta: list[str] = field(default_factory=list)
+    #: rowid -> key (as far as it reads) of the settings that fail their checks.
+    meta: dict[int, str] = field(default_factory=dict)
     structure: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not (self.damaged or self.orphans or self.lost_rows or self.runs or self.problems or self.meta
-                    or self.structure)
+                    or self.structure or self.lost_history or self.reindex)
 
     def findings(self) -> list[str]:
         """One line per kind of damage found, for a person."""
@@ -76,12 +84,16 @@ class CheckReport:
             out.append("the files table does not hold the rows it should (some were lost or added)")
         if self.orphans:
             out.append(f"{len(self.orphans):,} fingerprint sets belong to no file")
+        if self.reindex:
+            out.append(f"SQLite's indexes over {', '.join(self.reindex)} disagree with their tables")
+        for table in self.lost_history:
+            out.append(f"the {'records of past scans' if table == 'runs' else 'problem lines'} are not all there")
         if self.runs:
             out.append(f"{len(self.runs):,} records of past scans fail their checksums")
         if self.problems:
             out.append(f"{len(self.problems):,} problem lines fail their checksums")
         if self.meta:
-            out.append(f"the index's settings {', '.join(sorted(self.meta))} fail their checksums")
+            out.append(f"the index's settings {', '.join(map(repr, sorted(self.meta.values())))} fail their checksums")
         return out
 
 
@@ -103,7 +115,11 @@ def check(index: Any, *, start: int = 0, limit: int | None = None, full: bool = 
     try:
         if full:
             pragma = "integrity_check" if integrity else "quick_check"
-            msgs = [r[0] for r in c.execute(f"PRAGMA {pragma}")]
+            msgs: list[str] = []
+            try:
+                msgs += [r[0] for r in c.execute(f"PRAGMA {pragma}")]
+            except sqlite3.DatabaseError as e:  # (it may stop at a page it cannot read at all)
+                msgs.append(str(e))
             if msgs != ["ok"]:
                 rep.structure = [f"SQLite's {pragma}: {m}" for m in msgs[:5]]
                 return rep  # rows cannot be trusted to read: the structure itself is damaged
@@ -130,10 +146,21 @@ def check(index: Any, *, start: int = 0, limit: int | None = None, full: bool = 
                 pass  # (reported below with the other settings)
             rep.orphans = [r[0] for r in c.execute(
                 "SELECT file_id FROM fingerprints WHERE NOT EXISTS (SELECT 1 FROM files WHERE id = file_id)")]
+        rep.lost_history = [t for t in ("runs", "problems") if not _checks.table_digest_ok(c, t)]
+        if not full:
+            # SQLite's indexes over the small tables, every time (they are small): damage in them misleads
+            # a lookup by key without any error (a setting written twice, a problem line left out).
+            for table in ("meta", "runs", "problems"):
+                try:
+                    ok = [r[0] for r in c.execute(f"PRAGMA integrity_check({table})")] == ["ok"]
+                except sqlite3.DatabaseError:
+                    ok = False
+                if not ok:
+                    rep.reindex.append(table)
         rep.runs = _checks.bad_rows(c, "runs")
         rep.problems = _checks.bad_rows(c, "problems")
-        rep.meta = [k.decode("utf-8", "replace") for k, v, chk in c.execute(
-            "SELECT CAST(key AS BLOB), CAST(value AS BLOB), chk FROM meta") if chk != _checks.row_check("meta", k, v)]
+        rep.meta = {rowid: (k or b"").decode("utf-8", "replace") for rowid, k, v, chk in c.execute(
+            "SELECT rowid, CAST(key AS BLOB), CAST(value AS BLOB), chk FROM meta") if chk != _checks.row_check("meta", k, v)}
         return rep
     finally:
         if began and c.in_transaction:
@@ -168,48 +195,80 @@ def repair(index: Any, rep: CheckReport) -> list[tuple[bytes, str]]:
     c = index.connection
     gone: list[tuple[bytes, str]] = []
     with index.atomic():
+        # The settings first: every lookup below goes through the index on their keys.
+        c.executemany("DELETE FROM meta WHERE rowid = ?", [(r,) for r in rep.meta])
+        if rep.full or rep.meta or "meta" in rep.reindex:
+            _reindex(index, "meta")
         if rep.damaged:
             ids = sorted(rep.damaged)
             index._forget_fingerprints(ids)
-            stored = []
             for s in range(0, len(ids), 900):
                 chunk = ids[s : s + 900]
-                marks = ",".join("?" * len(chunk))
-                stored += [k or 0 for (k,) in c.execute(f"SELECT row_check FROM files WHERE id IN ({marks})", chunk)]
-                c.execute(f"DELETE FROM files WHERE id IN ({marks})", chunk)
+                c.execute(f"DELETE FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)
             gone = [rep.damaged[i] for i in ids]
-            if "files_digest" not in rep.meta and not rep.lost_rows:
-                index._add_to_digest((), stored)
         if rep.orphans:
             index._forget_fingerprints(rep.orphans)
         c.executemany("DELETE FROM runs WHERE rowid = ?", [(r,) for r in rep.runs])
         c.executemany("DELETE FROM problems WHERE rowid = ?", [(r,) for r in rep.problems])
-        for key in rep.meta:
-            c.execute("DELETE FROM meta WHERE CAST(key AS BLOB) = ?", (key.encode("utf-8", "surrogateescape"),))
-        bad_meta = set(rep.meta)
-        if "files_digest" in bad_meta or rep.lost_rows:
-            # Every row was verified (a full check) or is verified by the next full one: their sum.
+        # SQLite's indexes are derived from their tables: rebuilt where rows were dropped (an entry of a
+        # damaged key would stay behind), and all of them after a full check (damage inside an index is
+        # invisible to quick_check and to every read that does not use that entry).
+        if rep.full:
+            _reindex(index, "")
+        else:
+            for table, dropped in (("files", rep.damaged), ("runs", rep.runs), ("problems", rep.problems)):
+                if dropped or table in rep.reindex:
+                    _reindex(index, table)
+        # Every setting that is missing now (its row was damaged: its key cannot be trusted either) or
+        # that sums rows just dropped is written anew; all of them are derived.
+        missing = set()
+        for key in _SETTINGS:
+            try:
+                if meta_get(c, key) is None:
+                    missing.add(key)
+            except Mismatch:
+                missing.add(key)
+        if missing & {"files_digest"} or rep.damaged or rep.lost_rows:
+            # The rows left were verified (a full check), or are by the next full one: their sum.
             total = 0
             cur = c.execute("SELECT ifnull(row_check, 0) FROM files")
             while batch := cur.fetchmany(65536):
                 total = _checks.add_digest(total, [r[0] for r in batch])
             meta_set(c, "files_digest", total)
-        if "next_file_id" in bad_meta:
-            top = c.execute("SELECT max(id) FROM files").fetchone()[0] or 0
-            meta_set(c, "next_file_id", top + 1)
-        if "schema_version" in bad_meta:
+        if rep.runs or rep.problems or rep.lost_history or missing & {"runs_digest", "problems_digest"}:
+            for table in ("runs", "problems"):
+                _checks.reseal_table_digest(c, table)
+        if "schema_version" in missing:
             meta_set(c, "schema_version", index.version)
-        if "generation" in bad_meta:
+        if "generation" in missing:
             # A value no cache row holds (later than any count of changes), the cache emptied.
             meta_set(c, "generation", int(time.time() * 1000))
             c.execute("DELETE FROM results")
         elif rep.damaged or rep.orphans:
             _results.bump(c)
-        if rep.full:
-            c.execute("REINDEX files")
-    if "posting_shift" in bad_meta:
-        index._check_posting_shift()  # rebuilds the inverted index, as for another sample rate
+    if "posting_shift" in missing:
+        # The inverted index was made at a sample rate no longer known: made again from the fingerprints.
+        with index.atomic():
+            c.execute("DELETE FROM postings")
+            c.execute("INSERT OR IGNORE INTO unposted(file_id) SELECT file_id FROM fingerprints")
+        index._check_posting_shift()
     return gone
+
+
+def _reindex(index: Any, table: str) -> None:
+    """``REINDEX`` (``table``, or every index).  Keys that only a damaged index let in twice are
+    dropped first, so that the unique indexes can be built again: settings written twice (they are
+    derived, and written anew), and rows of files sharing a path (forgotten: read again)."""
+    c = index.connection
+    try:
+        c.execute(f"REINDEX {table}")
+    except sqlite3.IntegrityError:
+        c.execute("DELETE FROM meta WHERE key IN (SELECT key FROM meta GROUP BY key HAVING count(*) > 1)")
+        twins = [r[0] for r in c.execute(
+            "SELECT id FROM files WHERE path IN (SELECT path FROM files GROUP BY path HAVING count(*) > 1)")]
+        index._forget_fingerprints(twins)
+        c.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in twins])
+        c.execute(f"REINDEX {table}")
 
 
 def check_for_scan(index: Any) -> tuple[CheckReport, list[tuple[bytes, str]]]:
