@@ -239,22 +239,13 @@ def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToke
     the index, so that the next of those opens at once (a scan is usually followed by one).
     Best-effort: an index that cannot take them (read-only, busy) is left as it is."""
     from simscan.index import Index
-    from simscan.index.errors import disk_full
+    from simscan.index.errors import disk_full, no_room
     from simscan.similarity.engine import cache_results
 
     with Index.open(index_path, readonly=True) as idx:
-        if not cache_results(idx, progress=bar, cancel=cancel) and not cancel.cancelled and _disk_full(idx.path):
+        if not cache_results(idx, progress=bar, cancel=cancel) and not cancel.cancelled and no_room(idx.path):
             # The scan's files are stored; only its results could not be: the user must free space anyway.
             raise disk_full(idx.path)
-
-
-def _disk_full(path: Path) -> bool:
-    """Whether the disk holding ``path`` has (almost) no room left: less than a few pages of the index."""
-    try:
-        st = os.statvfs(path.parent)
-    except OSError:
-        return False
-    return st.f_bavail * st.f_frsize < 256 << 10
 
 
 def _count(n: int, noun: str) -> str:

@@ -66,6 +66,15 @@ def damaged(path: Path, what: str, files: int = 0) -> IndexDamaged:
     )
 
 
+def no_room(path: Path) -> bool:
+    """Whether the disk holding ``path`` has (almost) no room left: less than a few pages of the index."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 256 << 10
+
+
 def disk_full(path: Path) -> IndexUnavailable:
     """The error for a write to the index that found its disk full (SQLITE_FULL, ENOSPC)."""
     try:
@@ -95,7 +104,7 @@ def translate(e: sqlite3.Error, path: Path) -> IndexError_:
             or "unsupported file format" in low  # (a damaged header)
             or "unique constraint" in low):  # (simscan never repeats a key: an index disagrees with its table)
         return corrupt(path, msg)
-    if "full" in low:
+    if "full" in low or ("disk i/o" in low and no_room(path)):  # (a write that found no room: I/O error too)
         return disk_full(path)
     if "readonly" in low or "read-only" in low or "unable to open" in low or "disk i/o" in low:
         return IndexUnavailable(

@@ -33,6 +33,7 @@ on the scan benchmark's 20,000-file tree ``write_files`` takes ~9 us per file pl
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import inspect
@@ -66,6 +67,7 @@ from simscan.index.errors import (
     RefusedToMove,
     corrupt,
     damaged,
+    disk_full,
     translate,
 )
 from simscan.index.schema import (
@@ -1855,6 +1857,14 @@ def move_aside(path: Path) -> Path | None:
 
 
 def _unavailable(p: Path, doing: str, e: OSError) -> IndexUnavailable:
+    if e.errno == errno.EROFS:
+        return IndexUnavailable(
+            f"cannot {doing} for the index {p}: it is on read-only storage, and a scan writes to the index.",
+            "The read commands (stats, problems, pairs, groups, query, check) work as it is; to scan, copy the "
+            "index (with its -wal file, if any) to a writable place and give it with --index PATH.",
+        )
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return disk_full(p)
     return IndexUnavailable(
         f"cannot {doing} for the index {p}: {e.strerror or e}.",
         f"The folder {p.parent} must be writable by you; or choose another place with --index PATH.",
