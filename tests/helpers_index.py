@@ -24,8 +24,8 @@ def edit_files(path: Path, sql: str, params: tuple = ()) -> None:
     with sqlite3.connect(path) as c:
         c.execute(sql, params)
         total = 0
-        rows = c.execute(f"SELECT id, {checks.FILE_ROW_SQL} FROM files").fetchall()
-        new = checks.stored_row_checks([r[1] for r in rows])
+        rows = c.execute(f"SELECT {checks.FILE_COLUMNS_SQL} FROM files").fetchall()
+        new = checks.file_checks(rows)
         c.executemany("UPDATE files SET row_check = ? WHERE id = ?", zip(new.tolist(), (r[0] for r in rows)))
         total = checks.digest(new)
         checks.meta_set(c, "files_digest", total)

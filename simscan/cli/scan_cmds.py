@@ -304,7 +304,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     with open_index_from_args(args, readonly=True) as idx:
         t0 = time.monotonic()
-        rep = idx.check(full=True, integrity=True)
+        rep = idx.check(integrity=True)
         checked = idx.checked
     took = human_duration(time.monotonic() - t0)
     if rep.ok:

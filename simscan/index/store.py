@@ -630,9 +630,9 @@ class Index:
             self._forget_fingerprints(bad)
             c.executemany("UPDATE files SET algorithm_version = 0 WHERE id = ?", [(i,) for i in bad])
         total = 0
-        cur = c.execute(f"SELECT id, {_checks.FILE_ROW_SQL} FROM files")
+        cur = c.execute(f"SELECT {_checks.FILE_COLUMNS_SQL} FROM files")
         while batch := cur.fetchmany(4096):
-            checks = _checks.stored_row_checks([r[1] for r in batch])
+            checks = _checks.file_checks(batch)
             total = _checks.add_digest(total, checks)
             c.executemany("UPDATE files SET row_check = ? WHERE id = ?", zip(checks.tolist(), (r[0] for r in batch)))
         meta_set(c, "files_digest", total)
@@ -811,7 +811,6 @@ class Index:
             if old_ids:
                 self._delete_postings(old_ids)
             next_id = self._next_file_id(c)
-            row_check = _checks.file_row_check
             ids = np.empty(len(records), np.int64)
             new_rows: list[tuple[Any, ...]] = []
             upd_rows: list[tuple[Any, ...]] = []
@@ -839,10 +838,13 @@ class Index:
                 if fid is None:
                     fid = next_id
                     next_id += 1
-                    new_rows.append((fid, r.path, *values, row_check((fid, r.path, *values))))
+                    new_rows.append((fid, r.path, *values))
                 else:
-                    upd_rows.append((*values, row_check((fid, r.path, *values)), fid))
+                    upd_rows.append((fid, r.path, *values))
                 ids[i] = fid
+            # Each row with its check (FILE_COLUMNS order), for the INSERT and the UPDATE statements.
+            new_rows = [(*row, k) for row, k in zip(new_rows, _checks.file_checks(new_rows).tolist())]
+            upd_rows = [(*row[2:], k, row[0]) for row, k in zip(upd_rows, _checks.file_checks(upd_rows).tolist())]
             self._add_to_digest(
                 [row[-1] for row in new_rows] + [row[-2] for row in upd_rows],
                 [old[p][1] or 0 for p in paths if p in old],
@@ -1002,16 +1004,19 @@ class Index:
                 sub: list[int] = []
                 arrays: list[np.ndarray] = []
                 held = 0
+                rows: list[tuple[Any, ...]] = []
                 while n < max_values:
                     row = cur.fetchone()
                     if row is not None:
                         if row[2] is not None:
-                            _verify_blobs([row])
+                            rows.append(row)
                         sub.append(row[0])
                         arrays.append(np.frombuffer(row[2], "<u8") if row[2] is not None else np.zeros(0, np.uint64))
                         held += arrays[-1].nbytes
                     # Keep only the posted values of every few files (or few MB of blobs): bounded memory.
                     if row is None or len(sub) >= fetch or held >= _BLOB_HOLD:
+                        _verify_blobs(rows)
+                        rows = []
                         fp, owner = self._posted_pairs(sub, arrays)
                         ids.extend(sub)
                         fps.append(fp)
@@ -1118,10 +1123,10 @@ class Index:
         """Raise :class:`Mismatch` when a row of these files fails its check."""
         bad: list[int] = []
         for chunk in _chunks(list(ids)):
-            q = f"SELECT id, row_check, {_checks.FILE_ROW_SQL} FROM files WHERE id IN ({','.join('?' * len(chunk))})"
+            q = f"SELECT {_checks.FILE_COLUMNS_SQL}, row_check FROM files WHERE id IN ({','.join('?' * len(chunk))})"
             rows = self._conn.execute(q, chunk).fetchall()
-            got = _checks.stored_row_checks([r[2] for r in rows])
-            bad += [r[0] for r, k in zip(rows, got.tolist()) if r[1] != k]
+            got = _checks.file_checks(rows)
+            bad += [r[0] for r, k in zip(rows, got.tolist()) if r[-1] != k]
         if bad:
             raise Mismatch(_files_fail(len(bad)), bad)
 
@@ -1131,12 +1136,12 @@ class Index:
         plus: list[int] = []
         minus: list[int] = []
         for chunk in _chunks(list(ids)):
-            q = f"SELECT id, row_check, {_checks.FILE_ROW_SQL} FROM files WHERE id IN ({','.join('?' * len(chunk))})"
+            q = f"SELECT {_checks.FILE_COLUMNS_SQL}, row_check FROM files WHERE id IN ({','.join('?' * len(chunk))})"
             rows = c.execute(q, chunk).fetchall()
-            new = _checks.stored_row_checks([r[2] for r in rows]).tolist()
+            new = _checks.file_checks(rows).tolist()
             c.executemany("UPDATE files SET row_check = ? WHERE id = ?", zip(new, (r[0] for r in rows)))
             plus += new
-            minus += [r[1] or 0 for r in rows]
+            minus += [r[-1] or 0 for r in rows]
         self._add_to_digest(plus, minus)
 
     @_sql_errors
@@ -1192,17 +1197,17 @@ class Index:
 
     # ----------------------------------------------------------------- checks
     @_sql_errors
-    def check(self, full: bool = True, integrity: bool = False) -> Any:
-        """Verify the index (all of it with ``full``; see :mod:`simscan.index.verify`) without
-        changing it: a :class:`simscan.index.verify.CheckReport`.  An index without checks (older
-        than schema 6, opened read-only) gets SQLite's own check only."""
+    def check(self, integrity: bool = False) -> Any:
+        """Verify all of the index (see :mod:`simscan.index.verify`) without changing it: a
+        :class:`simscan.index.verify.CheckReport`.  An index without checks (older than schema 6,
+        opened read-only) gets SQLite's own check only."""
         from simscan.index import verify
 
         if not self.checked:
             pragma = "integrity_check" if integrity else "quick_check"
             msgs = [r[0] for r in self._conn.execute(f"PRAGMA {pragma}")]
             return verify.CheckReport(full=True, structure=[] if msgs == ["ok"] else [f"{pragma}: {m}" for m in msgs])
-        return verify.check(self, full=full, integrity=integrity)
+        return verify.check(self, structure=True, integrity=integrity)
 
     @_sql_errors
     def check_for_scan(self) -> tuple[Any, list[tuple[bytes, str]]]:
@@ -1280,12 +1285,11 @@ class Index:
             ).fetchall()
             return _table(rows)
         with self._reading():
-            cur = self._conn.execute(f"SELECT {self._FILE_COLS}, {_CHECKED_COLS} FROM files ORDER BY id",
-                                     (ALGORITHM_VERSION,))
+            cur = self._conn.execute(f"SELECT {_CHECKED_COLS} FROM files ORDER BY id")
             rows, total = self._verified_rows(cur)
             if total != int(meta_get(self._conn, "files_digest") or 0):
                 raise Mismatch("the files table does not hold the rows it should (some were lost or added)")
-        return _table(rows)
+        return _table(rows, _CHECKED_POS)
 
     @contextmanager
     def _reading(self) -> Iterator[None]:
@@ -1303,19 +1307,20 @@ class Index:
                 c.execute("ROLLBACK")  # nothing was written; ends the read snapshot
 
     def _verified_rows(self, cur: sqlite3.Cursor) -> tuple[list[tuple[Any, ...]], int]:
-        """The current rows (first columns ``_FILE_COLS``) of a cursor over ``_FILE_COLS,
-        _CHECKED_COLS``, after verifying every row's check, and the digest of all rows read."""
-        n = len(self._FILE_COLS.split(","))
+        """The current rows (no error, this algorithm version) of a cursor over ``_CHECKED_COLS``, after
+        verifying every row's check, and the digest of all rows read."""
         rows: list[tuple[Any, ...]] = []
         total = 0
         bad: list[int] = []
+        err, ver = (_checks.FILE_COLUMNS.index(c) for c in ("error", "algorithm_version"))
+        chk = len(_checks.FILE_COLUMNS)
         while batch := cur.fetchmany(65536):
-            stored = np.fromiter((r[n + 1] for r in batch), np.int64, len(batch))
-            got = _checks.stored_row_checks([r[n + 2] for r in batch])
+            stored = np.fromiter((r[chk] for r in batch), np.int64, len(batch))
+            got = _checks.file_checks(batch)
             if not np.array_equal(stored, got):
                 bad += [batch[k][0] for k in np.flatnonzero(stored != got).tolist()]
             total = _checks.add_digest(total, stored)
-            rows += [r[:n] for r in batch if r[n]]
+            rows += [r for r in batch if r[err] is None and r[ver] == ALGORITHM_VERSION]
         if bad:
             raise Mismatch(_files_fail(len(bad)), bad)
         return rows, total
@@ -1329,13 +1334,13 @@ class Index:
         for chunk in _chunks(want):
             marks = ",".join("?" * len(chunk))
             if self.checked:
-                q = f"SELECT {self._FILE_COLS}, {_CHECKED_COLS} FROM files WHERE id IN ({marks})"
-                rows += self._verified_rows(self._conn.execute(q, (ALGORITHM_VERSION, *chunk)))[0]
+                q = f"SELECT {_CHECKED_COLS} FROM files WHERE id IN ({marks})"
+                rows += self._verified_rows(self._conn.execute(q, chunk))[0]
             else:
                 q = f"SELECT {self._FILE_COLS} FROM files WHERE error IS NULL AND algorithm_version = ? AND id IN ({marks})"
                 rows.extend(self._conn.execute(q, (ALGORITHM_VERSION, *chunk)).fetchall())
         rows.sort(key=lambda r: r[0])
-        return _table(rows)
+        return _table(rows, _CHECKED_POS if self.checked else None)
 
     @_sql_errors
     def file_count(self) -> int:
@@ -1572,12 +1577,12 @@ class Index:
     def _verify_all_rows(self) -> None:
         """Raise :class:`Mismatch` unless every row of ``files`` passes its check and their sum is
         ``meta.files_digest`` (in the caller's read transaction)."""
-        cur = self._conn.execute(f"SELECT id, ifnull(row_check, 0), {_checks.FILE_ROW_SQL} FROM files")
+        cur = self._conn.execute(f"SELECT {_checks.FILE_COLUMNS_SQL}, ifnull(row_check, 0) FROM files")
         total = 0
         bad: list[int] = []
         while batch := cur.fetchmany(65536):
-            stored = np.fromiter((r[1] for r in batch), np.int64, len(batch))
-            got = _checks.stored_row_checks([r[2] for r in batch])
+            stored = np.fromiter((r[-1] for r in batch), np.int64, len(batch))
+            got = _checks.file_checks(batch)
             bad += [batch[k][0] for k in np.flatnonzero(stored != got).tolist()]
             total = _checks.add_digest(total, stored)
         if bad:
@@ -1701,13 +1706,15 @@ class PostingJob:
         self._pos = 0
 
 
-def _table(rows: list[tuple[Any, ...]]) -> FileTable:
-    """The FileTable of rows in ``Index._FILE_COLS`` order.  Each column is taken with
-    ``map(itemgetter(k), rows)``: ``zip(*rows)`` over 200,000 rows took 0.25 s of the 0.6 s."""
+def _table(rows: list[tuple[Any, ...]], pos: Sequence[int] | None = None) -> FileTable:
+    """The FileTable of rows in ``Index._FILE_COLS`` order (or with those columns at ``pos``).  Each
+    column is taken with ``map(itemgetter(k), rows)``: ``zip(*rows)`` over 200,000 rows took 0.25 s of
+    the 0.6 s."""
     n = len(rows)
+    at = pos or range(14)
 
     def col(k: int) -> Iterator[Any]:
-        return map(itemgetter(k), rows)
+        return map(itemgetter(at[k]), rows)
 
     raw = list(col(1))
     names: dict[bytes | None, str | None] = {None: None}  # (read as bytes: a damaged text must not fail the read)
@@ -1742,8 +1749,12 @@ _CHECKED_FINGERPRINT_ROWS = (
     "SELECT files.id, f.n_rolling, CAST(f.fps AS BLOB), f.chk, files.fp_count FROM files"
     " LEFT JOIN fingerprints f ON f.file_id = files.id WHERE files.algorithm_version = ? AND files.error IS NULL"
 )
-#: Columns :meth:`Index._verified_rows` reads after ``_FILE_COLS`` (parameter: ALGORITHM_VERSION).
-_CHECKED_COLS = f"error IS NULL AND algorithm_version = ?, ifnull(row_check, 0), {_checks.FILE_ROW_SQL}"
+#: What :meth:`Index._verified_rows` reads: every column the row check covers, then the check.
+_CHECKED_COLS = f"{_checks.FILE_COLUMNS_SQL}, ifnull(row_check, 0)"
+#: Where :func:`_table` finds each of its columns in those rows.
+_CHECKED_POS = tuple(_checks.FILE_COLUMNS.index(c) for c in (
+    "id", "path", "size", "mtime_ns", "is_text", "encoding", "checksum", "partial", "content_hash", "simhash",
+    "fp_count", "units", "device", "inode"))
 _K64 = np.uint64(0x9E3779B97F4A7C15)
 
 

@@ -38,10 +38,8 @@ from simscan.model import ALGORITHM_VERSION
 
 #: The settings an index of schema 6 holds, written anew by :func:`repair` when their rows are damaged.
 _SETTINGS = ("generation", "posting_shift", "files_digest", "schema_version", "runs_digest", "problems_digest")
-#: A scan checks 1/SLICES of the files ...
-SLICES = 16
-#: ... and every FULL_EVERY-th scan all of the index (see the module docstring).
-FULL_EVERY = 64
+#: A scan checks 1/SLICES of the files (see the module docstring for the costs).
+SLICES = 64
 
 
 @dataclass
@@ -50,6 +48,8 @@ class CheckReport:
     or fingerprints fail their checks."""
 
     full: bool
+    #: Whether the pages' structure was checked (then SQLite's indexes are rebuilt by :func:`repair`).
+    structure_checked: bool = False
     files_checked: int = 0
     #: Where the next slice starts (ids); 0 after the last slice.
     next_id: int = 0
@@ -101,19 +101,20 @@ ROW_FAILS = "its entry in the index was damaged (it failed its checksum); droppe
 BLOB_FAILS = "its fingerprints in the index were damaged (they failed their checksum); dropped, so that it is read again"
 
 
-def check(index: Any, *, start: int = 0, limit: int | None = None, full: bool = False,
+def check(index: Any, *, start: int = 0, limit: int | None = None, structure: bool = False,
           integrity: bool = False) -> CheckReport:
-    """Verify the files with ids from ``start`` on (``limit`` of them; all with ``full``), with their
-    fingerprints, and the small tables.  ``full`` adds the digest, orphan blobs and SQLite's
-    ``quick_check`` (``integrity``: the slower ``integrity_check``, which also compares SQLite's
-    indexes with their tables).  Read-only: works on any open :class:`Index` of schema 6 on."""
+    """Verify ``limit`` files (all: None) from id ``start`` on, their fingerprints, and the small
+    tables; with ``structure`` also SQLite's ``quick_check`` of every page (``integrity``: the slower
+    ``integrity_check``, which also compares SQLite's indexes with their tables), the sum of all the
+    files' checks against ``meta.files_digest`` and fingerprints of no file.  ``full`` in the report:
+    everything was checked.  Read-only: works on any open :class:`Index` of schema 6 on."""
     c = index.connection
-    rep = CheckReport(full=full)
+    rep = CheckReport(full=structure and start == 0 and limit is None, structure_checked=structure)
     began = not c.in_transaction
     if began:
         c.execute("BEGIN")  # one snapshot for the digest and the rows
     try:
-        if full:
+        if structure:
             pragma = "integrity_check" if integrity else "quick_check"
             msgs: list[str] = []
             try:
@@ -123,31 +124,19 @@ def check(index: Any, *, start: int = 0, limit: int | None = None, full: bool = 
             if msgs != ["ok"]:
                 rep.structure = [f"SQLite's {pragma}: {m}" for m in msgs[:5]]
                 return rep  # rows cannot be trusted to read: the structure itself is damaged
-        lo = 0 if full else start
-        q = (f"SELECT id, path, ifnull(row_check, 0), {_checks.FILE_ROW_SQL} FROM files WHERE id >= ? ORDER BY id"
-             + ("" if full or limit is None else " LIMIT ?"))
-        cur = c.execute(q, (lo,) if full or limit is None else (lo, limit))
-        total = 0
-        last = lo - 1
-        while batch := cur.fetchmany(16384):
-            stored = np.fromiter((r[2] for r in batch), np.int64, len(batch))
-            got = _checks.stored_row_checks([r[3] for r in batch])
-            for k in np.flatnonzero(stored != got).tolist():
-                rep.damaged[batch[k][0]] = (bytes(batch[k][1]) if isinstance(batch[k][1], bytes) else b"", ROW_FAILS)
-            total = _checks.add_digest(total, stored)
-            rep.files_checked += len(batch)
-            last = batch[-1][0]
-        rep.next_id = 0 if full or limit is None or rep.files_checked < limit else last + 1
-        _check_blobs(index, lo, last, rep)
-        if full:
+            cur = c.execute("SELECT ifnull(row_check, 0) FROM files")
+            total = 0
+            while batch := cur.fetchmany(65536):
+                total = _checks.add_digest(total, [r[0] for r in batch])
             try:
                 rep.lost_rows = total != int(meta_get(c, "files_digest") or 0)
             except Mismatch:
                 pass  # (reported below with the other settings)
             rep.orphans = [r[0] for r in c.execute(
                 "SELECT file_id FROM fingerprints WHERE NOT EXISTS (SELECT 1 FROM files WHERE id = file_id)")]
+        _check_rows(c, start, limit, rep)
         rep.lost_history = [t for t in ("runs", "problems") if not _checks.table_digest_ok(c, t)]
-        if not full:
+        if not integrity:
             # SQLite's indexes over the small tables, every time (they are small): damage in them misleads
             # a lookup by key without any error (a setting written twice, a problem line left out).
             for table in ("meta", "runs", "problems"):
@@ -167,23 +156,58 @@ def check(index: Any, *, start: int = 0, limit: int | None = None, full: bool = 
             c.execute("ROLLBACK")
 
 
-def _check_blobs(index: Any, lo: int, hi: int, rep: CheckReport) -> None:
-    """Verify the fingerprints of the current files with ids in [lo, hi] into ``rep``."""
-    from simscan.index.store import _CHECKED_FINGERPRINT_ROWS, _verify_blobs
+def _check_rows(c: Any, start: int, limit: int | None, rep: CheckReport) -> None:
+    """Verify ``limit`` rows of files from id ``start`` on (all: None) and the fingerprints in their id
+    range (each current file's blob there, as long as its row says; blobs of no file are orphans)."""
+    from simscan.index.store import _verify_blobs
 
-    if hi < lo:
+    q = (f"SELECT {_checks.FILE_COLUMNS_SQL}, ifnull(row_check, 0), error IS NULL AND algorithm_version = ?"
+         " FROM files WHERE id >= ? ORDER BY id" + ("" if limit is None else " LIMIT ?"))
+    cur = c.execute(q, (ALGORITHM_VERSION, start) if limit is None else (ALGORITHM_VERSION, start, limit))
+    ids: list[np.ndarray] = []
+    counts: list[np.ndarray] = []  # fp_count of the current files, -1 for the others
+    fp = _checks.FILE_COLUMNS.index("fp_count")
+    while batch := cur.fetchmany(16384):
+        stored = np.fromiter((r[-2] for r in batch), np.int64, len(batch))
+        got = _checks.file_checks(batch)
+        for k in np.flatnonzero(stored != got).tolist():
+            rep.damaged[batch[k][0]] = (batch[k][1] if isinstance(batch[k][1], bytes) else b"", ROW_FAILS)
+        ids.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
+        counts.append(np.fromiter((r[fp] if r[-1] and isinstance(r[fp], int) else -1 for r in batch), np.int64,
+                                  len(batch)))
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    fp_count = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    rep.files_checked = int(all_ids.size)
+    rep.next_id = 0 if limit is None or all_ids.size < limit else int(all_ids[-1]) + 1
+    if not all_ids.size:
         return
-    cur = index.connection.execute(
-        f"{_CHECKED_FINGERPRINT_ROWS} AND files.id BETWEEN ? AND ? ORDER BY files.id", (ALGORITHM_VERSION, lo, hi)
-    )
+    has_blob = np.zeros(all_ids.size, bool)
+    bad: list[int] = []
+    cur = c.execute("SELECT file_id, n_rolling, CAST(fps AS BLOB), chk FROM fingerprints WHERE file_id BETWEEN ? AND ?"
+                    " ORDER BY file_id", (start, int(all_ids[-1])))
     while batch := cur.fetchmany(4096):
+        fids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
+        pos = np.minimum(np.searchsorted(all_ids, fids), all_ids.size - 1)
+        known = all_ids[pos] == fids
+        has_blob[pos[known]] = True
+        mine = []
+        for r, k, p in zip(batch, known.tolist(), pos.tolist()):
+            if not k:
+                if r[0] not in rep.orphans:
+                    rep.orphans.append(r[0])
+            elif fp_count[p] >= 0 and (r[2] is None or len(r[2]) != 8 * fp_count[p]):
+                bad.append(r[0])
+            else:
+                mine.append(r)
         try:
-            _verify_blobs(batch)
+            _verify_blobs(mine)
         except Mismatch as e:
-            for fid in e.file_ids:
-                if fid not in rep.damaged:
-                    row = index.connection.execute("SELECT path FROM files WHERE id = ?", (fid,)).fetchone()
-                    rep.damaged[fid] = (bytes(row[0]) if row and isinstance(row[0], bytes) else b"", BLOB_FAILS)
+            bad += e.file_ids
+    bad += all_ids[(fp_count >= 0) & ~has_blob].tolist()  # current files without their blob
+    for fid in bad:
+        if fid not in rep.damaged:
+            row = c.execute("SELECT path FROM files WHERE id = ?", (fid,)).fetchone()
+            rep.damaged[fid] = (row[0] if row and isinstance(row[0], bytes) else b"", BLOB_FAILS)
 
 
 def repair(index: Any, rep: CheckReport) -> list[tuple[bytes, str]]:
@@ -197,7 +221,7 @@ def repair(index: Any, rep: CheckReport) -> list[tuple[bytes, str]]:
     with index.atomic():
         # The settings first: every lookup below goes through the index on their keys.
         c.executemany("DELETE FROM meta WHERE rowid = ?", [(r,) for r in rep.meta])
-        if rep.full or rep.meta or "meta" in rep.reindex:
+        if rep.structure_checked or rep.meta or "meta" in rep.reindex:
             _reindex(index, "meta")
         if rep.damaged:
             ids = sorted(rep.damaged)
@@ -213,7 +237,7 @@ def repair(index: Any, rep: CheckReport) -> list[tuple[bytes, str]]:
         # SQLite's indexes are derived from their tables: rebuilt where rows were dropped (an entry of a
         # damaged key would stay behind), and all of them after a full check (damage inside an index is
         # invisible to quick_check and to every read that does not use that entry).
-        if rep.full:
+        if rep.structure_checked:
             _reindex(index, "")
         else:
             for table, dropped in (("files", rep.damaged), ("runs", rep.runs), ("problems", rep.problems)):
@@ -272,8 +296,9 @@ def _reindex(index: Any, table: str) -> None:
 
 
 def check_for_scan(index: Any) -> tuple[CheckReport, list[tuple[bytes, str]]]:
-    """The check a scan runs before it walks, and its repair: the next slice of the files, or all
-    of them when due (see the module docstring).  Returns the report and the files forgotten."""
+    """The check a scan runs before it walks, and its repair: the next 1/:data:`SLICES` of the files,
+    with the pages' structure when that completes a round; all of the index when a command found damage
+    since the last scan.  Returns the report and the files forgotten."""
     c = index.connection
     try:
         due = meta_get(c, "check_due") is not None
@@ -283,17 +308,14 @@ def check_for_scan(index: Any) -> tuple[CheckReport, list[tuple[bytes, str]]]:
         start = int(meta_get(c, "check_next") or 0)
     except (Mismatch, ValueError):
         start = 0
-    try:
-        since = int(meta_get(c, "check_scans") or 0)  # scans since the last full check
-    except (Mismatch, ValueError):
-        since = FULL_EVERY
-    full = due or since + 1 >= FULL_EVERY
-    n = c.execute("SELECT count(*) FROM files").fetchone()[0]
-    rep = check(index, start=start, limit=max(1, -(-n // SLICES)), full=full)
+    if due:
+        rep = check(index, structure=True)
+    else:
+        size = max(1, -(-c.execute("SELECT count(*) FROM files").fetchone()[0] // SLICES))
+        last = c.execute("SELECT count(*) FROM files WHERE id >= ?", (start,)).fetchone()[0] <= size
+        rep = check(index, start=start, limit=size, structure=last)  # the pages too, once a round
     gone = repair(index, rep)
     with index.atomic():
         c.execute("DELETE FROM meta WHERE key = 'check_due'")
-        if not full:
-            meta_set(c, "check_next", rep.next_id)
-        meta_set(c, "check_scans", 0 if full else since + 1)
+        meta_set(c, "check_next", rep.next_id)
     return rep, gone
