@@ -85,8 +85,8 @@ def run_damage(top: Path, per_table: int, bases: int, seed: int) -> None:
               f"{c['repaired by a scan']:9} {c['rebuild']:8} {c['BREACH']:7}")
     print(f"  {'total':28} {total['found by reads']:6} {total['found by check']:6} {total['found by none']:6} "
           f"{total['repaired by a scan']:9} {total['rebuild']:8} {total['BREACH']:7}")
-    print(f"  faults detected: {total['found by reads'] + total['found by check']}; files re-read by repairing "
-          f"scans: {reread}; breaches: {total['BREACH']}")
+    print(f"  faults detected: {total['found by reads'] + total['found by check']}; files re-read by the scans "
+          f"that repaired or rebuilt: {reread} (of {len(files)} files x {n} places); breaches: {total['BREACH']}")
     for b in breaches[:10]:
         print(f"  BREACH: {b}")
 

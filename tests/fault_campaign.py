@@ -256,6 +256,8 @@ def damage_cycle(base: Path, work: Path, root: Path, expected: dict[str, tuple[A
             code, err = scan(root, db, "--rebuild")
             assert code == 0, (what, err)
             remedy.append("rebuild")
+            m = re.search(r": ([\d,]+) read \(", err)
+            reread += int(m.group(1).replace(",", "")) if m else 0
         else:
             assert code == 0, (what, code, err)
             remedy.append("scan" + (" (repaired)" if "repaired the index" in err else ""))

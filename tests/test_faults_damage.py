@@ -11,6 +11,7 @@ with exit 0, and no scan ever noticed.
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -241,3 +242,45 @@ def test_a_damaged_version_number_in_the_header_is_damage_not_a_newer_index(tmp_
     code, _, err = cli(["scan", str(root), "--index", str(idx)])
     assert code == 3 and "damaged" in err and "schema is not that of version 3" in err
     assert scan(root, idx, "--rebuild")[0] == 0
+
+
+@needs_dbstat
+def test_rebuild_keeps_every_file_whose_entries_pass_their_checks(tmp_path: Path):
+    """Damage a scan cannot repair in place (SQLite cannot even free a page it cannot read) is the
+    --rebuild the messages name: the new index keeps every file whose row and fingerprints pass their
+    checks, so the scan after it reads only the files whose entries were lost."""
+    root = tmp_path / "tree"
+    files = make_family_tree(root, n_bases=40)  # (files then spans several pages)
+    base = tmp_path / "intact.db"
+    assert scan(root, base)[0] == 0
+    checkpoint(base)
+    queries = files[:2]
+    expected = outputs(base, queries)
+    n_files = len(files)
+    for table, most in (("postings", True), ("files", False)):
+        db = tmp_path / f"{table}.db"
+        copy_index(base, db)
+        leaves = sorted(p for p, kind in pages_by_table(db)[table] if kind == "leaf")
+        assert len(leaves) >= 3
+        page = leaves[len(leaves) // 2]
+        with sqlite3.connect(db) as c:
+            size = c.execute("PRAGMA page_size").fetchone()[0]
+        with open(db, "r+b") as f:  # the page header and its first cell pointers: a page SQLite cannot read
+            f.seek((page - 1) * size)
+            f.write(b"\xff" * 16)
+        code, err = scan(root, db)
+        if code == 0:  # (the scan's check did not cross that page: the full check does)
+            assert cli(["check", "--index", str(db)])[0] == 3
+            code, err = scan(root, db)
+        assert code == 3 and "--rebuild" in err, err
+        code, _, err = cli(["scan", str(root), "--index", str(db), "--rebuild"])
+        assert code == 0, err
+        kept = int(re.search(r"the new one keeps the (\d+) files?", err).group(1))
+        read = int(re.search(r": (\d+) read \(", err).group(1))
+        if most:  # the inverted index is derived: every file kept, none read again
+            assert (kept, read) == (n_files, 0), err
+        else:
+            assert 0 < kept < n_files and kept + read == n_files, err
+        assert cli(["check", "--index", str(db)])[0] == 0
+        after = outputs(db, queries, problems=False)
+        assert all(after[k] == expected[k] for k in after)

@@ -186,7 +186,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
         idx, moved = rebuild(args.index)
         idx.close()
         if moved is not None and not args.quiet:
-            print(f"simscan: the old index was moved to {moved}", file=sys.stderr)
+            kept, lost = idx.salvaged
+            print(f"simscan: the old index was moved to {moved}; the new one keeps the {_count(kept, 'file')} whose "
+                  f"entries passed their checksums" + (f" ({lost:,} damaged, read again)" if lost else ""),
+                  file=sys.stderr)
     bar = ProgressBar(enabled=False if args.quiet else None)
     cancel = CancelToken()
     req = ScanRequest(

@@ -417,6 +417,8 @@ class Index:
         #: Whether its rows carry checks (schema 6 on): then every read verifies them.
         self.checked = False
         self._shift_damage: Mismatch | None = None
+        #: After :func:`rebuild`: (files kept from the index moved aside, rows left out as damaged).
+        self.salvaged = (0, 0)
 
     # ----------------------------------------------------------------- open / close
     @classmethod
@@ -1883,7 +1885,9 @@ def _unavailable(p: Path, doing: str, e: OSError) -> IndexUnavailable:
 
 
 def rebuild(path: Path | str | None = None) -> tuple[Index, Path | None]:
-    """Move the index at ``path`` aside (if any) and open a fresh one; returns it and where the old went.
+    """Move the index at ``path`` aside (if any) and open a fresh one holding every file of the old one
+    whose entries pass their checks (:mod:`simscan.index.salvage`; ``Index.salvaged`` says how many);
+    returns it and where the old went.
 
     Refuses with IndexLocked while another scan holds the index, with NotAnIndex when the file is not a
     (damaged) simscan index, and IndexUnavailable when its folder cannot be written.
@@ -1917,10 +1921,20 @@ def rebuild(path: Path | str | None = None) -> tuple[Index, Path | None]:
             raise NotAnIndex(f"will not rebuild: {e}.", _NOT_REBUILT.format(path=shlex.quote(str(p)))) from e
         except OSError as e:
             raise _unavailable(p, "move the damaged index aside", e) from e
+        fresh = Index.open(p)
+        if moved is not None:
+            # Keep every file whose entries pass their checks: only the others are read again.
+            from simscan.index.salvage import salvage
+
+            try:
+                fresh.salvaged = salvage(moved, fresh)
+            except BaseException:
+                fresh.close()
+                raise
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
-    return Index.open(p), moved
+    return fresh, moved
 
 
 #: The way out when --rebuild refuses a file: simscan moves aside only what it recognises as its index, so
