@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fault_campaign import (  # noqa: E402 - after the path set-up
+from tests.fault_campaign import (
     checkpoint,
     damage_cycle,
     has_dbstat,

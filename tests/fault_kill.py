@@ -27,7 +27,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fault_campaign import REPO, cli, copy_index, integrity, make_family_tree, outputs, scan  # noqa: E402
+from tests.fault_campaign import REPO, cli, copy_index, integrity, make_family_tree, outputs, scan
 
 #: The phases a kill is aimed at (in the order a scan goes through them; "results" is the pair search
 #: and the results written at the end of a scan; "trash" the window moving marked copies to the trash).
@@ -220,7 +220,7 @@ def _phase_printer() -> Any:
 
 
 def _run_scan(root: str, index: str) -> int:
-    import simscan.scanner as scanner
+    from simscan import scanner
     from simscan.cli import main, scan_cmds
 
     scanner.PROGRESS_RATE = 0.0  # every step reported (and paused 1 ms: see the module docstring)

@@ -162,7 +162,7 @@ def test_an_older_index_gets_its_checks_without_blessing_damaged_blobs(tmp_path:
     assert code == 0, err
     with Index.open(idx, readonly=True) as ix:
         assert ix.version == 6 and ix.checked
-        assert len(ix.files()) == len(list(p for p in root.rglob("*") if p.is_file()))
+        assert len(ix.files()) == len([p for p in root.rglob("*") if p.is_file()])
         ix.fingerprints(kind="all")  # every blob passes its check
     assert cli(["check", "--index", str(idx)])[0] == 0
     with sqlite3.connect(idx) as c:
@@ -195,7 +195,7 @@ def test_every_check_catches_a_changed_value(tmp_path: Path):
         "UPDATE runs SET files_read = files_read + 1",
         "UPDATE problems SET reason = 'fine'",
     ]
-    assert {c for c in checks.FILE_COLUMNS} <= {e.split()[3] for e in edits if e.startswith("UPDATE files")}
+    assert set(checks.FILE_COLUMNS) <= {e.split()[3] for e in edits if e.startswith("UPDATE files")}
     for sql in edits:
         copy_index(good, idx)
         with sqlite3.connect(idx) as c:

@@ -123,8 +123,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="verify the whole index now (checksums of every entry, SQLite's integrity check)",
         description="Verify every entry of the index against its checksum and the database's structure "
         "(SQLite's integrity check). Changes nothing. Every command verifies what it reads anyway, and "
-        "each scan checks part of the index in turn; this checks all of it now (a few seconds per 100,000 "
-        "files).",
+        "each scan checks part of the index in turn; this checks all of it now (about a second per "
+        "100,000 files).",
         epilog="Exit codes: 0 the index is intact, 3 it is damaged (the message says what, and whether the next "
         "scan repairs it or --rebuild is needed) or cannot be used.",
     )

@@ -106,7 +106,7 @@ def _file_checks(rows: Sequence[Sequence[Any]], n: int) -> np.ndarray:
         is_bytes = name in _BYTES
         if None in col:  # (error, run_id and ctime_ns of most rows; the content columns of a failed file)
             obj = np.array(col, dtype=object)
-            nulls = obj == None  # noqa: E711 - element-wise, in C
+            nulls = obj == None
             mask |= nulls.astype(np.uint64) << np.uint64(k)
             if nulls.all():
                 values.append(np.full(n, h(b"") if is_bytes else 0, np.uint64))

@@ -177,7 +177,7 @@ def _normal(sql: str | None) -> str | None:
     return None if sql is None else " ".join(sql.split())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def expected_schema(version: int) -> frozenset[tuple[str, str, str, str | None]]:
     """What ``sqlite_master`` holds in an index of schema ``version``: (type, name, table, SQL with
     white space collapsed) of every table and index, as the migrations make them (applied to an
