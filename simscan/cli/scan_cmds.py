@@ -109,7 +109,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--rebuild",
         action="store_true",
-        help="move the existing index aside (as *.corrupt-<time>) and start a fresh one",
+        help="move the existing index aside (as *.corrupt-<time>, never deleted) and start a new one holding "
+        "every file of it whose entries pass their checksums (the others are read again)",
     )
     p.set_defaults(func=cmd_scan)
 
@@ -304,6 +305,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from simscan.index import IndexCorrupt, IndexDamaged
     from simscan.index.checks import note_damage
+    from simscan.index.errors import corrupt
 
     with open_index_from_args(args, readonly=True) as idx:
         t0 = time.monotonic()
@@ -321,16 +323,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"damaged: {terminal_text(line)}", file=sys.stderr)
     note_damage(idx.path)  # the next scan checks all of it (and repairs what it can)
     if rep.structure:
-        err: IndexCorrupt = IndexCorrupt(
-            f"the index {idx.path} is damaged: the structure of its pages is broken.",
-            f"Run `simscan scan --rebuild --index {idx.path} ROOT...` to move it aside as {idx.path.name}.corrupt-<time> "
-            "and start a fresh index (your files are not touched).",
-        )
+        err: IndexCorrupt = corrupt(idx.path, "the structure of its pages is broken")
     else:
         err = IndexDamaged(
             f"the index {idx.path} is damaged; nothing is computed from the damaged entries.",
             "The next `simscan scan` of your folders repairs it: it drops the damaged entries and reads those "
-            "files again (or `simscan scan --rebuild ...` starts afresh).",
+            "files again (or `simscan scan --rebuild ...` starts a new index with what passes its checksums).",
         )
     print(f"simscan: {err}", file=sys.stderr)
     return err.exit_code

@@ -47,8 +47,9 @@ class RefusedToMove(OSError):
 def corrupt(path: Path, detail: str) -> IndexCorrupt:
     return IndexCorrupt(
         f"the index {path} is damaged ({detail}).",
-        f"Run `simscan scan --rebuild --index {path} ROOT...` to move it aside as "
-        f"{path.name}.corrupt-<time> and start a fresh index (your files are not touched).",
+        f"Run `simscan scan --rebuild --index {path} ROOT...`: it moves it aside as {path.name}.corrupt-<time> and "
+        "starts a new index with every entry of it that passes its checksums; the files of the others are read "
+        "again (your files are not touched).",
     )
 
 
@@ -61,8 +62,8 @@ def damaged(path: Path, what: str, files: int = 0) -> IndexDamaged:
         repair = "`simscan scan` of your folders checks the whole index and repairs it; "
     return IndexDamaged(
         f"the index {path} is damaged: {what}. Nothing was computed from it.",
-        f"{repair}or `simscan scan --rebuild --index {path} ROOT...` moves it aside and starts afresh "
-        "(your files are not touched).",
+        f"{repair}or `simscan scan --rebuild --index {path} ROOT...` moves it aside and starts a new index with "
+        "what of it passes its checksums (your files are not touched).",
     )
 
 
