@@ -194,14 +194,19 @@ SMALL_TABLES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+#: The small tables whose rows are summed in ``meta.<table>_digest`` (the settings are each checked).
+DIGESTED = ("runs", "problems")
+
+
 def seal_rows(conn: Any, table: str, where: str = "", params: Sequence[Any] = ()) -> None:
     """Set ``chk`` of the rows of a small table (those matching ``where``) from their values as
     stored (so a value's storage class, e.g. an int kept in a REAL column, is what is hashed), and
-    keep the table's digest (``meta.<table>_digest``) the sum of its rows' checks."""
+    keep the table's digest (``meta.<table>_digest``; runs and problems) the sum of its rows' checks."""
     rows = conn.execute(f"SELECT rowid, ifnull(chk, 0), {_as_blobs(table)} FROM {table} {where}", params).fetchall()
     new = [row_check(table, *r[2:]) for r in rows]
     conn.executemany(f"UPDATE {table} SET chk = ? WHERE rowid = ?", zip(new, (r[0] for r in rows)))
-    add_to_table_digest(conn, table, new, [r[1] for r in rows])
+    if table in DIGESTED:
+        add_to_table_digest(conn, table, new, [r[1] for r in rows])
 
 
 def delete_rows(conn: Any, table: str, where: str, params: Sequence[Any] = ()) -> None:

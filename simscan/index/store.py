@@ -611,7 +611,7 @@ class Index:
         row gets another algorithm version, as a row of an older simscan).  1,000,000 files: ~15 s."""
         c = self._conn
         _checks.seal_rows(c, "meta")
-        for table in ("runs", "problems"):
+        for table in _checks.DIGESTED:
             _checks.seal_rows(c, table)
             _checks.reseal_table_digest(c, table)
         counts = dict(c.execute("SELECT id, fp_count FROM files WHERE error IS NULL"))

@@ -135,7 +135,7 @@ def check(index: Any, *, start: int = 0, limit: int | None = None, structure: bo
             rep.orphans = [r[0] for r in c.execute(
                 "SELECT file_id FROM fingerprints WHERE NOT EXISTS (SELECT 1 FROM files WHERE id = file_id)")]
         _check_rows(c, start, limit, rep)
-        rep.lost_history = [t for t in ("runs", "problems") if not _checks.table_digest_ok(c, t)]
+        rep.lost_history = [t for t in _checks.DIGESTED if not _checks.table_digest_ok(c, t)]
         if not integrity:
             # SQLite's indexes over the small tables, every time (they are small): damage in them misleads
             # a lookup by key without any error (a setting written twice, a problem line left out).
@@ -260,7 +260,7 @@ def repair(index: Any, rep: CheckReport) -> list[tuple[bytes, str]]:
                 total = _checks.add_digest(total, [r[0] for r in batch])
             meta_set(c, "files_digest", total)
         if rep.runs or rep.problems or rep.lost_history or missing & {"runs_digest", "problems_digest"}:
-            for table in ("runs", "problems"):
+            for table in _checks.DIGESTED:
                 _checks.reseal_table_digest(c, table)
         if "schema_version" in missing:
             meta_set(c, "schema_version", index.version)
