@@ -7,7 +7,7 @@ computed from carries a checksum of its own values, computed when it is written 
 whenever it is read:
 
 ``files.row_check``
-    a 64-bit hash of every column of the row (:data:`FILE_COLUMNS`, which are NULL included),
+    a 64-bit hash of every column of the row (:data:`FILE_COLUMNS`, NULLs included),
     computed for a batch of rows a column at a time (:func:`file_checks`).  ``meta.files_digest``
     is the sum (mod 2^64) of all rows' checks, so a row that vanishes or appears (a damaged page's
     cell count) is found by a full read of the table too.
@@ -50,6 +50,7 @@ class Mismatch(Exception):
         super().__init__(what)
         self.what = what
         self.file_ids = sorted({int(i) for i in file_ids})
+
 
 #: The columns of ``files`` that ``row_check`` covers, in the order :func:`file_checks` takes them (also
 #: the column order of ``Index.write_files``'s INSERT).  A column added to ``files`` must be added here,

@@ -1,24 +1,27 @@
-"""Checking a whole index (or a slice of it) and repairing what can be repaired.
+"""Checking the index (a slice of it, or all of it) and repairing what can be repaired.
 
 Every read verifies the rows it uses (:mod:`simscan.index.checks`); this module looks at rows that
 no command may read for a long time, so that damage is found, and repaired, before it matters:
 
-* :func:`check` verifies the rows of ``files`` (a slice of them, or all), the fingerprint blob of
-  each current file among them, every row of ``runs``, ``problems`` and ``meta``, and, for a full
-  check, the sum of the row checks against ``meta.files_digest``, fingerprints of no file, and
-  SQLite's own ``PRAGMA quick_check`` (or ``integrity_check``) of the pages' structure.
+* :func:`check` verifies the rows of ``files`` (a slice of them, or all), the fingerprints in their
+  id range (each current file's blob, as long as its row says; blobs of no file), every row of
+  ``runs``, ``problems`` and ``meta`` with the digests of the first two, SQLite's ``integrity_check``
+  of those small tables; and, checking the structure, SQLite's ``quick_check`` (or
+  ``integrity_check``) of every page, the sum of all row checks against ``meta.files_digest`` and
+  fingerprints of no file anywhere.
 * :func:`repair` (a scan, holding the scan lock) forgets the files whose row or fingerprints are
   damaged (row, fingerprints, postings: the scan then reads them again like new files), drops
-  damaged runs and problem lines, and rewrites damaged settings, all of which is derived; then
-  rebuilds SQLite's indexes over ``files`` after a full check (``REINDEX``: damage inside them is
-  invisible to ``quick_check``).  Damage to the pages' structure cannot be repaired in place (SQLite
-  cannot even free such pages): that is :class:`IndexCorrupt`, and ``--rebuild``.
+  damaged runs and problem lines, writes damaged settings anew (all derived), and rebuilds SQLite's
+  indexes where rows were dropped, and all of them after a structure check (``REINDEX``: damage
+  inside an index is invisible to ``quick_check``).  Damage to the pages' structure cannot be
+  repaired in place (SQLite cannot even free such pages): that is :class:`IndexCorrupt`, and
+  ``--rebuild`` (:mod:`simscan.index.salvage`).
 
-What a scan checks, and how often (``run_scan`` calls :func:`check_for_scan`): every scan checks
-1/:data:`SLICES` of the files in turn (the next slice of ids, where the last scan stopped), so every
-row and blob is verified once every :data:`SLICES` scans; a full check runs instead when a command
-found damage since (``meta.check_due``), and every :data:`FULL_EVERY` scans.  Costs measured on a
-1,000,000-file index (2-core VM, warm page cache): see ARCHITECTURE.md (Index).
+What a scan checks, and how often (``run_scan`` calls :func:`check_for_scan` before it walks): the
+next 1/:data:`SLICES` of the files by id, where the last scan stopped, so every row and blob is
+verified once every :data:`SLICES` scans; the slice that completes the round checks the structure
+too; after a command found damage (``meta.check_due``) all of it.  Costs on a 1,000,000-file index:
+ARCHITECTURE.md (Index).
 """
 
 from __future__ import annotations
