@@ -57,7 +57,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,11 @@ class ScanResult:
     index_path: str = ""
     #: Hidden files and folders left out (names starting with "."; ``ScanRequest.hidden`` False).
     hidden_skipped: int = 0
+    #: Files whose entries in the index were damaged: forgotten before the walk, so read again
+    #: (those under the roots by this scan; see ``Index.check_for_scan``).
+    files_repaired: int = 0
+    #: What the scan's check of the index found damaged and repaired, for a person (empty: nothing).
+    repairs: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -294,7 +299,7 @@ def run_scan(
     """
     import sqlite3
 
-    from simscan.index.errors import translate
+    from simscan.index.store import sqlite_failed
 
     t0 = time.monotonic()
     index = Index.open(request.index_path)
@@ -303,7 +308,7 @@ def run_scan(
         try:
             return _scan(index, request, Throttle(progress, PROGRESS_RATE), cancel or CancelToken(), t0)
         except sqlite3.Error as e:
-            raise translate(e, index.path) from e
+            raise sqlite_failed(index.path, e) from e  # (damage: the next scan checks all of the index)
     finally:
         index.close()
 
@@ -423,9 +428,15 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         "exclude": list(req.exclude), "include": list(req.include), "hidden": req.hidden,
         "min_size": req.min_size, "max_size": req.max_size, "follow_links": req.follow_links,
     }  # fmt: skip
+    # Reliability (simscan.index.verify): check the next slice of the index (all of it when due) and
+    # forget the files whose entries or fingerprints are damaged, so that this walk reads them again.
+    checked, repaired = index.check_for_scan()
     run_id = index.begin_run(roots, options)
     writer = _Writer(index, run_id)
-    counts: dict[str, float] = {}
+    for path, why in repaired:
+        writer.problem(path, why)
+    counts: dict[str, float] = {"files_repaired": len(repaired)}
+    repairs = tuple(checked.findings())
     status = "failed"
     helper: ForkedShare | None = None
     try:
@@ -547,7 +558,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
             Progress("done", files_done=int(counts.get("files_read", 0)), bytes_done=int(counts.get("bytes_read", 0))),
             force=True,
         )
-        return _result(run_id, counts, cancelled, index)
+        return replace(_result(run_id, counts, cancelled, index), repairs=repairs)
     except KeyboardInterrupt:
         status = "interrupted"
         writer.flush()
@@ -559,8 +570,10 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         counts.setdefault("elapsed_s", time.monotonic() - t0)
         try:
             index.finish_run(run_id, status if status != "running" else "failed", counts)
-        except Exception:  # noqa: BLE001, S110 - never mask the original error with a bookkeeping one
-            pass
+        except Exception:  # never mask the original error with a bookkeeping one
+            if status in ("done", "cancelled"):
+                raise  # reliability: a scan whose record cannot be written (a full disk) says so
+
 
 
 def _same_file(path: bytes, e: Entry) -> bool:
@@ -643,6 +656,7 @@ def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index
         files_failed=int(counts.get("files_failed", 0)),
         index_path=str(index.path),
         hidden_skipped=int(counts.get("hidden_skipped", 0)),
+        files_repaired=int(counts.get("files_repaired", 0)),
     )
 
 

@@ -68,7 +68,7 @@ from simscan.gui.window_actions import ActionsMixin
 from simscan.gui.window_folders import FoldersMixin
 from simscan.gui.window_preview import PreviewMixin
 from simscan.gui.workers import JobRunner
-from simscan.index import IndexCorrupt, IndexError_, IndexLocked, NotAnIndex, default_index_path
+from simscan.index import IndexCorrupt, IndexDamaged, IndexError_, IndexLocked, NotAnIndex, default_index_path
 from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
@@ -1125,11 +1125,16 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         """(what to do, action label, action) for an error about the index file itself, in the
         window's terms."""
         tr = self.tr
+        if isinstance(err, IndexDamaged) and self.folders.folders:
+            # Entries that fail their checksums: a scan drops them and reads those files again (reliability).
+            return (tr("Scan again: the scan drops the damaged entries and reads those files again (your files "
+                       "are not touched)."), tr("Scan"), self.start_scan)
         if isinstance(err, IndexCorrupt):
             # Whether the file may be moved aside is index.rebuild's decision (a damaged simscan
             # index: yes; a file opened as an index by mistake: never).
-            return (tr("Rebuild the index: the damaged file is kept beside it (renamed …corrupt-<date>), a new, empty "
-                       "index is started in its place and your files are not touched; then scan again."),
+            return (tr("Rebuild the index: the damaged file is kept beside it (renamed …corrupt-<date>), a new index "
+                       "keeping every entry of it that passes its checksums is started in its place and your files "
+                       "are not touched; then scan again."),
                     tr("Rebuild Index…"), self.rebuild_index)
         if isinstance(err, NotAnIndex):
             return (tr("It was left untouched. Open a simscan index instead (File > Open Index…)."),
