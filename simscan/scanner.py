@@ -897,7 +897,7 @@ class _Reader:
                 else:
                     writer.add(FileRecord(path, dev, ino, size, mtime, error=payload, ctime_ns=ctime))
                 continue
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, _meta, *doc = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, meta, *doc = payload
             source = doc[0] if doc else (None, None, PLAIN_VERSION)  # a document: (format, extractor, version)
             self.read_ok += 1
             if note:
@@ -907,7 +907,7 @@ class _Reader:
                 FileRecord(
                     path, key[0], key[1], key[2], key[3], bool(is_text), enc, checksum, partial, chash, simh, units,
                     np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4], format=source[0], extractor=source[1],
-                    extractor_version=source[2],
+                    extractor_version=source[2], meta=bytes(meta) if fps else b"",
                 )
             )  # fmt: skip
         counts["files_read"] = self.read_ok

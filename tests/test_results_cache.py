@@ -287,7 +287,8 @@ def _schema_2_copy(idx: Path, tmp_path: Path, journal: str | None = None) -> Pat
     with sqlite3.connect(old, isolation_level=None) as c:
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         for table, column in (("files", "row_check"), ("fingerprints", "chk"), ("runs", "chk"), ("problems", "chk"),
-                              ("meta", "chk")):  # schema 7
+                              ("meta", "chk"), ("fingerprints", "spans"), ("fingerprints", "schk"),
+                              ("fingerprints", "places"), ("fingerprints", "pchk")):  # schema 7
             c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         c.execute("DELETE FROM meta WHERE key IN ('schema_version', 'files_digest', 'check_scans', 'check_next')")
         c.execute("DROP TABLE results")
