@@ -25,6 +25,7 @@ from simscan.similarity.types import shown_pct
 
 _PAIR_FIELDS = (
     "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind", "view",
+    "longest_passage", "shared_chars",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -84,12 +85,21 @@ def pair_record(p: Any, unambiguous: bool = False) -> dict[str, Any]:
         "exact": bool(p.exact),
         "kind": p.kind,
         "view": p.view,
+        "longest_passage": p.longest_passage,
+        "shared_chars": p.shared_chars,
     }
     for key, path in (("a_raw", p.a_path), ("b_raw", p.b_path)):
         raw = raw_b64(path)
         if raw is not None:
             rec[key] = raw
     return rec
+
+
+def _passage_mark(p: Any) -> str:
+    """The longest shared passage in text output: its characters, "all" for a copy, "-" unknown."""
+    if p.kind in ("exact", "content"):
+        return "  all"
+    return f"{p.longest_passage:5d}" if p.longest_passage is not None else "    -"
 
 
 def _view_mark(view: str) -> str:
@@ -104,7 +114,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
         w.writerow(_PAIR_FIELDS)
         for p in pairs:
             rec = pair_record(p, unambiguous=True)
-            w.writerow([csv_cell(rec[k]) for k in _PAIR_FIELDS])
+            w.writerow([csv_cell("" if rec[k] is None else rec[k]) for k in _PAIR_FIELDS])
             n += 1
     elif fmt == "json":
         for p in pairs:
@@ -115,7 +125,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
             out.write(
                 f"{shown_pct(p.best):6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {shown_pct(p.resemblance):5.1f}  "
                 f"A {shown_pct(p.containment_a):5.1f}  B {shown_pct(p.containment_b):5.1f}  d {p.simhash_distance:2d}  "
-                f"{_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
+                f"L {_passage_mark(p)}  {_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
             )
             n += 1
     return n
@@ -140,6 +150,8 @@ def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
         rec["containment_reference"] = _num(m.pair.containment_a)
         rec["containment_member"] = _num(m.pair.containment_b)
         rec["view"] = m.pair.view
+        rec["longest_passage"] = m.pair.longest_passage
+        rec["shared_chars"] = m.pair.shared_chars
     raw = raw_b64(m.path)
     if raw is not None:
         rec["path_raw"] = raw
@@ -148,8 +160,12 @@ def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
 
 _GROUP_CSV = (
     "group", "group_kind", "is_reference", "similarity", "kind", "path", "size", "mtime_ns", "encoding", "view",
-    "copy_set", "kept",
+    "copy_set", "kept", "longest_passage", "shared_chars",
 )
+
+
+def _blank(x: Any) -> Any:
+    return "" if x is None else x
 
 
 def _copy_mark(m: Any, ref_set: int) -> str:
@@ -185,10 +201,11 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO, empty: Sequence[s
                 w.writerow([csv_cell(x) for x in (n, g.kind, r["is_reference"], r["similarity"], r["kind"],
                                                   r["path"], r["size"], r["mtime_ns"], r["encoding"] or "",
                                                   r.get("view", ""), r.get("copy_set", ""),
-                                                  r.get("kept", ""))])
+                                                  r.get("kept", ""), _blank(r.get("longest_passage")),
+                                                  _blank(r.get("shared_chars")))])
         for p in empty or ():
             w.writerow([csv_cell(x) for x in ("empty", "empty", False, "", "empty",
-                                              display_path(p, unambiguous=True), 0, "", "", "", "", "")])
+                                              display_path(p, unambiguous=True), 0, "", "", "", "", "", "", "")])
     else:
         for n, g in enumerate(groups, 1):
             total = sum(m.size for m in g.members)
@@ -275,12 +292,18 @@ def _count(value: str) -> int:
 def _add_common(p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "json", "csv")) -> None:
     from simscan.cli.common import add_index_option
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
+    from simscan.similarity.evidence import DEFAULT_MIN_PASSAGE
 
     add_index_option(p)
     p.add_argument(
         "--min-similarity", "-m", type=_min_sim, default=DEFAULT_MIN_SIMILARITY, metavar="P",
         help=f"report pairs whose best score (max of resemblance and both containments) is at least P "
         f"percent (default {DEFAULT_MIN_SIMILARITY:g})",
+    )
+    p.add_argument(
+        "--min-passage", type=_count, default=DEFAULT_MIN_PASSAGE, metavar="CHARS",
+        help=f"also report pairs that share a passage at least CHARS characters long, whatever their score "
+        f"(default {DEFAULT_MIN_PASSAGE}; 0: by score only). Text common to many indexed files makes no passage",
     )
     p.add_argument("--format", choices=formats, default="text", help="output format (default: text)")
 
@@ -322,7 +345,8 @@ def _params(args: argparse.Namespace) -> Any:
     except OSError as e:
         name = _shown(e.filename) if isinstance(e.filename, str) else "a text to ignore"
         raise FileProblem(f"cannot read {name}: {e.strerror or e}", "Check the --ignore-text path.") from e
-    return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored)
+    return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored,
+                            min_passage=getattr(args, "min_passage", SimilarityParams.min_passage))
 
 
 def _progress_bar() -> Any:
@@ -569,8 +593,15 @@ scores (percent, 0-100):
                   program under other names -- or two programs of the same shape;
                   --no-code-view scores on the text only)
   simhash_distance  bits that differ between the files' 64-bit simhashes (0-64)
+  longest_passage the longest passage the two share, in characters of the original text
+                  (the shorter side); a pair sharing one of at least --min-passage
+                  characters (default 100) is listed whatever its score: a paragraph
+                  copied into a long essay is 3% of it
+  shared_chars    characters the shared passages cover (on the side with fewer)
+                  (both empty/null for copies: all of the file is shared)
 Text output, a line a pair: best, kind, "code" for the code view, J resemblance,
-A containment_a, B containment_b, d simhash_distance, then a <-> b.
+A containment_a, B containment_b, d simhash_distance, L longest_passage ("all" for
+copies), then a <-> b.
 
 Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
 not as every pair among them (n copies: n-1 pairs).  Every other pair is listed for each

@@ -1448,6 +1448,8 @@ class Index:
         spans are missing, of the wrong length or fail their check."""
         ids = np.asarray(ids, np.int64)
         offsets = np.asarray(offsets, np.int64)
+        if self.version < _SPANS_VERSION:  # an older index read as it is: its values count at every window
+            return np.full(int(offsets[-1]) if offsets.size else 0, 255, np.uint8)
         out = np.empty(int(offsets[-1]) if offsets.size else 0, np.uint8)
         at = {int(f): k for k, f in enumerate(ids.tolist())}
         seen: set[int] = set()
@@ -1478,6 +1480,9 @@ class Index:
         ids, offsets, values = self.fingerprints(file_ids, kind="all")
         n = int(offsets[-1]) if offsets.size else 0
         d = self.spans(ids, offsets)
+        if self.version < _SPANS_VERSION:  # (an older index read as it is: no places)
+            z = np.zeros(n, np.uint32)
+            return ids, offsets, values, FingerprintMeta(d, z, z.copy(), np.zeros(n, np.uint16))
         places = np.empty(10 * n, np.uint8)
         at = {int(f): k for k, f in enumerate(ids.tolist())}
         for chunk in _chunks(ids.tolist()):
@@ -1843,6 +1848,8 @@ _CHECKED_POS = tuple(_checks.FILE_COLUMNS.index(c) for c in (
 _K64 = np.uint64(0x9E3779B97F4A7C15)
 
 
+#: The schema that stores spans and places.
+_SPANS_VERSION = 8
 #: The columns a fingerprint row is written with (schema 8).
 _FP_COLUMNS = "file_id, n_rolling, fps, chk, spans, schk, places, pchk"
 

@@ -198,8 +198,8 @@ def _check_rows(c: Any, start: int, limit: int | None, rep: CheckReport) -> None
             if not k:
                 if r[0] not in rep.orphans:
                     rep.orphans.append(r[0])
-            elif fp_count[p] >= 0 and (r[2] is None or len(r[2]) != 8 * fp_count[p]):
-                bad.append(r[0])
+            elif fp_count[p] >= 0 and (r[2] is None or len(r[2]) != 8 * fp_count[p] or r[4] is None or r[6] is None):
+                bad.append(r[0])  # (a current file's fingerprints come with their spans and places)
             else:
                 mine.append(r)
         try:

@@ -22,6 +22,7 @@ shorter side in characters, from its first window's first character to its last 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,10 @@ def level_of_d(d: np.ndarray, params: FingerprintParams = DEFAULT_PARAMS) -> np.
     """Level (int8) of values of dominance span ``d``: the highest ``t`` with ``winnow[t] <= d``."""
     w = np.asarray(params.winnow, dtype=np.int64)
     return (np.searchsorted(w, np.asarray(d, dtype=np.int64), side="right") - 1).clip(0).astype(np.int8)
+
+
+#: Level (int8) of each span 0..255: ``LEVEL_OF_SPAN[spans]`` is :func:`level_of_d` at a byte a value.
+LEVEL_OF_SPAN = level_of_d(np.arange(256))
 
 
 def window_of_level(level: np.ndarray | int, params: FingerprintParams = DEFAULT_PARAMS) -> np.ndarray:
@@ -92,6 +97,34 @@ class StoredSets:
               for k, dt in (("d", np.uint8), ("unit", np.uint32), ("char", np.uint32), ("chars", np.uint16))),
             np.array([fp.is_text for fp in fps], dtype=bool),
         )
+
+
+#: Reads the stored sets of some files for their passages: given sorted distinct CSR rows of the pair
+#: search, ``(sets, row)``: their stored sets with places, and each asked row's row in ``sets`` (-1: none).
+PlacesLoader = Callable[[np.ndarray], tuple[StoredSets, np.ndarray]]
+
+
+def sets_of_rows(
+    offsets: np.ndarray, values: np.ndarray, spans: np.ndarray, is_text: np.ndarray, csr_row: np.ndarray,
+    rows: np.ndarray,
+) -> tuple[StoredSets, np.ndarray]:
+    """Stored sets without places (zeros: counts only) of the files at positions ``rows`` (sorted,
+    distinct) of ``csr_row`` (their CSR rows in ``offsets`` / ``values`` / ``spans``; ``is_text`` per
+    position), and for every position its row in them (-1: not taken)."""
+    rows = np.asarray(rows, np.int64)
+    cr = np.asarray(csr_row, np.int64)[rows]
+    lo, hi = offsets[cr], offsets[cr + 1]
+    counts = hi - lo
+    idx = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(int(counts.sum()))
+    n = idx.size
+    sets = StoredSets(
+        np.concatenate(([0], np.cumsum(counts))).astype(np.int64), np.asarray(values)[idx],
+        np.asarray(spans)[idx], np.zeros(n, np.uint32), np.zeros(n, np.uint32), np.zeros(n, np.uint16),
+        np.asarray(is_text, bool)[rows],
+    )
+    row = np.full(np.asarray(csr_row).size, -1, np.int64)
+    row[rows] = np.arange(rows.size)
+    return sets, row
 
 
 @dataclass(frozen=True, slots=True)
