@@ -43,21 +43,8 @@ def parse_size(text: str) -> int:
     return int(num * base ** " kmgt".index(unit or " "))
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "scan",
-        help="scan folders into the index (only new and changed files are read)",
-        description="Walk ROOTs and fingerprint every new or changed file into the index. Files are "
-        "never modified. Problems with single files are listed by `simscan problems`.",
-        epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
-        "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
-        "problems in single files), 1 error (e.g. no ROOT could be read), 2 bad arguments, 3 the index cannot be "
-        "used (corrupt: see --rebuild; "
-        "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
-        "kept either way).",
-    )
-    p.add_argument("roots", nargs="+", metavar="ROOT", type=Path, help="folder or file to scan")
-    add_index_option(p)
+def add_walk_options(p: argparse.ArgumentParser) -> None:
+    """The options that choose which files a scan reads (``scan``, ``cluster scan``)."""
     p.add_argument(
         "--exclude",
         action="append",
@@ -93,10 +80,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="skip files larger than N (bytes; 10k, 2MB, 1GiB also work)",
     )
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPUs)")
     p.add_argument(
         "--follow-links", action="store_true", help="follow symbolic links (never to places outside the ROOTs)"
     )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "scan",
+        help="scan folders into the index (only new and changed files are read)",
+        description="Walk ROOTs and fingerprint every new or changed file into the index. Files are "
+        "never modified. Problems with single files are listed by `simscan problems`.",
+        epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
+        "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
+        "problems in single files), 1 error (e.g. no ROOT could be read), 2 bad arguments, 3 the index cannot be "
+        "used (corrupt: see --rebuild; "
+        "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
+        "kept either way).",
+    )
+    p.add_argument("roots", nargs="+", metavar="ROOT", type=Path, help="folder or file to scan")
+    add_index_option(p)
+    add_walk_options(p)
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPUs)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
     p.add_argument(
         "--no-cache",
@@ -148,13 +153,8 @@ def _unreadable_root(path: Path) -> str | None:
     return None
 
 
-def cmd_scan(args: argparse.Namespace) -> int:
-    from simscan.index import rebuild
-    from simscan.scanner import ScanRequest, run_scan
-
-    if args.jobs is not None and args.jobs < 1:
-        print("simscan: --jobs must be at least 1", file=sys.stderr)
-        return 2
+def check_walk_args(args: argparse.Namespace) -> int | None:
+    """The exit code of a scan's arguments that cannot be right (2, said on stderr), else None."""
     if args.max_size is not None and args.min_size > args.max_size:
         # Nothing would be scanned, and every file already indexed under the roots would be forgotten.
         print(f"simscan: --min-size {args.min_size:,} is larger than --max-size {args.max_size:,} (bytes)",
@@ -169,6 +169,30 @@ def cmd_scan(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    return None
+
+
+def name_unreadable_roots(roots: list[Path], cancelled: bool) -> bool:
+    """Name each root that could not be read at all (stderr); whether none could be."""
+    # A root that cannot be read at all is named here, not only counted among the problems; when no root
+    # could be read the scan did nothing asked of it (what the index held is kept) and says so by its exit.
+    unread = [(r, why) for r in roots if not cancelled and (why := _unreadable_root(r)) is not None]
+    for r, why in unread:
+        print(f"simscan: cannot read {display_path(os.fspath(r), terminal=True)} ({why}): nothing under it was "
+              "scanned; check its permissions.", file=sys.stderr)
+    return bool(unread) and len(unread) == len(roots)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from simscan.index import rebuild
+    from simscan.scanner import ScanRequest, run_scan
+
+    if args.jobs is not None and args.jobs < 1:
+        print("simscan: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    bad = check_walk_args(args)
+    if bad is not None:
+        return bad
     if args.rebuild:
         idx, moved = rebuild(args.index)
         idx.close()
@@ -207,13 +231,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             n = result.hidden_skipped
             what = "1 hidden file or folder" if n == 1 else f"{n:,} hidden files and folders"
             print(f"left out {what} (names starting with '.'); `--hidden` scans them", file=sys.stderr)
-    # A root that cannot be read at all is named here, not only counted among the problems; when no root
-    # could be read the scan did nothing asked of it (what the index held is kept) and says so by its exit.
-    unread = [(r, why) for r in args.roots if not result.cancelled and (why := _unreadable_root(r)) is not None]
-    for r, why in unread:
-        print(f"simscan: cannot read {display_path(os.fspath(r), terminal=True)} ({why}): nothing under it was "
-              "scanned; check its permissions.", file=sys.stderr)
-    nothing = bool(unread) and len(unread) == len(args.roots)
+    nothing = name_unreadable_roots(args.roots, result.cancelled)
     if not args.quiet:
         if result.problems:
             print("run `simscan problems` to see what could not be read", file=sys.stderr)
