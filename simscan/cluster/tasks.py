@@ -1,0 +1,373 @@
+"""What runs on the workers: plain functions of paths and arrays, whose inputs and outputs are
+small (the bulk stays in the store).  Each is safe to run again after a worker died: it writes
+only under names derived from its arguments, atomically (``store.write_table``), so a retry
+replaces what a first attempt may have written, and a reader never sees half of it.
+
+Scan: :func:`read_batch` (the map side: fingerprints of a batch of files, staged with one row
+group per partition) and :func:`merge_partition` / :func:`merge_files` (the reduce side: one
+partition, or the file rows, of a new segment).  Pair search: :func:`load_partition` (a
+partition of one view, sorted, kept in the worker's memory between the passes), then
+:func:`partition_stats`, :func:`partition_pairs`, :func:`partition_intersections`.  Query:
+:func:`lookup`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simscan.cluster.store import (
+    FILE_ROW_GROUP,
+    PART_ROW_GROUP,
+    file_schema,
+    fp_schema,
+    partition_of,
+    write_atomic,
+    write_table,
+)
+from simscan.fingerprint import views as fviews
+
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:  # (workers always have the extra; the client checks before it submits)
+    pa = pq = None  # type: ignore[assignment]
+
+#: Key of a staged fingerprint file's metadata: partition -> row group.
+_PARTS_KEY = b"simscan.parts"
+
+
+# ------------------------------------------------------------------ scan: the map side
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    """What :func:`read_batch` reports: files read (``ok``) and failed, bytes read, problem lines
+    ``(path, reason)``, and the paths that vanished before they could be read (no row)."""
+
+    ok: int
+    failed: int
+    bytes_read: int
+    problems: list[tuple[bytes, str]]
+    vanished: list[bytes]
+
+
+def batch_paths(staging: Path, k: int) -> tuple[Path, Path]:
+    """(file rows, fingerprints) of staged batch ``k``."""
+    return staging / f"batch-{k:06d}.parquet", staging / f"batch-{k:06d}.fp.parquet"
+
+
+def read_batch(
+    staging: str, k: int, follow: bool, items: list[tuple[int, bytes, int, int, int, int]], partitions: int
+) -> BatchResult:
+    """Read and fingerprint a batch of files with the local scan's code (``simscan.scanner.read_task``:
+    the native core, which opens files without touching their access time), and stage the rows:
+    ``items`` are ``(file id, path, size, mtime_ns, device, inode)`` as the walk saw them.  A file
+    that fails gets a row with its error (read again by the next scan), as in the local index; one
+    that vanished gets none.  The fingerprint file is written first and the rows last, so a batch
+    whose rows exist is whole."""
+    from simscan.scanner import read_task
+
+    task = (follow, [(slot, path, size) for slot, (_, path, size, _, _, _) in enumerate(items)])
+    try:
+        outcomes = read_task(task)
+    except Exception as e:  # noqa: BLE001 - one bad batch costs its files, not the scan
+        outcomes = [(slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}") for slot, _, _ in task[1]]
+    cols: dict[str, list[Any]] = {name: [] for name in file_schema().names}
+    problems: list[tuple[bytes, str]] = []
+    vanished: list[bytes] = []
+    fp_parts: list[np.ndarray] = []
+    owner_parts: list[np.ndarray] = []
+    ok = failed = nbytes = 0
+    for slot, key, payload in sorted(outcomes, key=lambda o: o[0]):
+        fid, path, size, mtime, dev, ino = items[slot]
+        if key is None:
+            failed += 1
+            problems.append((path, payload))
+            if payload.startswith("vanished"):
+                vanished.append(path)
+                continue
+            row = dict(id=fid, path=path, device=dev, inode=ino, size=size, mtime_ns=mtime, error=payload)
+        else:
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
+            if note:
+                problems.append((path, note))
+            values = np.frombuffer(fps, "<u8").astype(np.uint64)
+            n_code = int(np.count_nonzero(fviews.value_views(values, bool(is_text)) == fviews.CODE))
+            # Size and mtime as read (the walk's may be older); device and inode as the walk saw them:
+            # one machine's view for every file (another machine's st_dev of a share can differ).
+            row = dict(
+                id=fid, path=path, device=dev, inode=ino, size=key[2], mtime_ns=key[3], is_text=bool(is_text),
+                encoding=enc, checksum=checksum, partial=partial, content_hash=chash, simhash=simh, units=units,
+                fp_count=int(values.size), n_rolling=n_roll, n_code=n_code, fps=fps,
+            )
+            ok += 1
+            nbytes += nread
+            fp_parts.append(values)
+            owner_parts.append(np.full(values.size, fid, np.int64))
+        for name in cols:
+            cols[name].append(row.get(name))
+    rows_path, fp_path = batch_paths(Path(staging), k)
+    values = np.concatenate(fp_parts) if fp_parts else np.zeros(0, np.uint64)
+    owners = np.concatenate(owner_parts) if owner_parts else np.zeros(0, np.int64)
+    _write_staged_fingerprints(fp_path, values, owners, partitions)
+    write_table(rows_path, pa.Table.from_pydict(cols, schema=file_schema()), FILE_ROW_GROUP)
+    return BatchResult(ok, failed, nbytes, problems, vanished)
+
+
+def _write_staged_fingerprints(path: Path, values: np.ndarray, owners: np.ndarray, partitions: int) -> None:
+    """(value, file_id) rows sorted by partition, each partition one row group (named in the file's
+    metadata), so that each reducer reads its own part of every batch and nothing else."""
+    part = partition_of(values, partitions)
+    order = np.lexsort((owners, values, part))
+    values, owners, part = values[order], owners[order], part[order]
+    bounds = np.flatnonzero(np.diff(part)) + 1
+    starts = np.concatenate(([0], bounds)) if values.size else np.zeros(0, np.int64)
+    ends = np.concatenate((bounds, [values.size])) if values.size else np.zeros(0, np.int64)
+    index = {str(int(part[s])): i for i, s in enumerate(starts.tolist())}
+    schema = fp_schema().with_metadata({_PARTS_KEY: json.dumps(index).encode()})
+
+    def write(f: Any) -> None:
+        with pq.ParquetWriter(f, schema) as w:
+            for s, e in zip(starts.tolist(), ends.tolist()):
+                w.write_table(pa.table({"value": values[s:e], "file_id": owners[s:e]}, schema=schema),
+                              row_group_size=e - s)
+
+    write_atomic(path, write)
+
+
+def _staged_part(path: Path, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, file ids) of partition ``p`` in a staged fingerprint file."""
+    f = pq.ParquetFile(path)
+    index = json.loads((f.schema_arrow.metadata or {}).get(_PARTS_KEY, b"{}"))
+    rg = index.get(str(p))
+    if rg is None:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    t = f.read_row_group(rg)
+    return t.column("value").to_numpy(), t.column("file_id").to_numpy()
+
+
+# ------------------------------------------------------------------ scan: the reduce side
+def merge_partition(out: str, p: int, sources: list[tuple[str, np.ndarray | None]]) -> int:
+    """Partition ``p`` of a new segment (written to ``out``) from staged fingerprint files:
+    ``sources`` are ``(file, ids)`` with ``ids`` the rows to take (None: all).  Returns its rows."""
+    vs, fs = [], []
+    for path, ids in sources:
+        v, f = _staged_part(Path(path), p)
+        if ids is not None:
+            keep = np.isin(f, ids)
+            v, f = v[keep], f[keep]
+        vs.append(v)
+        fs.append(f)
+    v = np.concatenate(vs) if vs else np.zeros(0, np.uint64)
+    f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
+    if v.size == 0:
+        return 0
+    order = np.lexsort((f, v))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    write_table(Path(out), pa.table({"value": v[order], "file_id": f[order]}, schema=fp_schema()), PART_ROW_GROUP)
+    return int(v.size)
+
+
+def merge_files(out: str, sources: list[tuple[str, np.ndarray | None]]) -> int:
+    """The ``files.parquet`` of a new segment from staged rows (``sources`` as for
+    :func:`merge_partition`), sorted by id.  Returns its rows."""
+    tables = []
+    for path, ids in sources:
+        t = pq.read_table(path, schema=file_schema())
+        if ids is not None:
+            t = t.filter(pa.compute.is_in(t.column("id"), value_set=pa.array(ids, pa.int64())))
+        tables.append(t)
+    t = pa.concat_tables(tables) if tables else file_schema().empty_table()
+    t = t.take(pa.compute.sort_indices(t, sort_keys=[("id", "ascending")]))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    write_table(Path(out), t, FILE_ROW_GROUP)
+    return int(t.num_rows)
+
+
+def compact_partition(out: str, sources: list[str], dead: np.ndarray) -> int:
+    """A partition of a compacted segment: the rows of ``sources`` (one partition's files of several
+    segments) less those of the retired ids ``dead`` (sorted)."""
+    vs, fs = [], []
+    for path in sources:
+        t = pq.read_table(path)
+        v, f = t.column("value").to_numpy(), t.column("file_id").to_numpy()
+        if dead.size:
+            keep = ~np.isin(f, dead)
+            v, f = v[keep], f[keep]
+        vs.append(v)
+        fs.append(f)
+    v = np.concatenate(vs) if vs else np.zeros(0, np.uint64)
+    f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
+    if v.size == 0:
+        return 0
+    order = np.lexsort((f, v))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    write_table(Path(out), pa.table({"value": v[order], "file_id": f[order]}, schema=fp_schema()), PART_ROW_GROUP)
+    return int(v.size)
+
+
+def compact_files(out: str, sources: list[str], dead: np.ndarray) -> int:
+    """The ``files.parquet`` of a compacted segment (as :func:`compact_partition`)."""
+    tables = []
+    for path in sources:
+        t = pq.read_table(path, schema=file_schema())
+        if dead.size:
+            t = t.filter(pa.compute.invert(pa.compute.is_in(t.column("id"), value_set=pa.array(dead))))
+        tables.append(t)
+    t = pa.concat_tables(tables) if tables else file_schema().empty_table()
+    t = t.take(pa.compute.sort_indices(t, sort_keys=[("id", "ascending")]))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    write_table(Path(out), t, FILE_ROW_GROUP)
+    return int(t.num_rows)
+
+
+# ------------------------------------------------------------------ pair search
+@dataclass(slots=True)
+class Partition:
+    """One partition of one view, as the pair search needs it: the values of the files taking
+    part, sorted (``values``), each one's owner (its position among those files, ``owner``) and
+    level (``levels``), and the runs of equal values (``starts``, ``lengths``: posting lists)."""
+
+    values: np.ndarray
+    owner: np.ndarray
+    levels: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+
+def _read_part(files: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    vs, fs = [], []
+    for path in files:
+        t = pq.read_table(path)
+        vs.append(t.column("value").to_numpy())
+        fs.append(t.column("file_id").to_numpy())
+    if not vs:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    return np.concatenate(vs), np.concatenate(fs)
+
+
+def positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, position): which of ``wanted`` (file ids) are in ``ids`` (any order), and where."""
+    if ids.size == 0:
+        return np.zeros(wanted.size, bool), np.zeros(wanted.size, np.int64)
+    order = np.argsort(ids, kind="stable")
+    at = np.minimum(np.searchsorted(ids[order], wanted), ids.size - 1)
+    hit = ids[order][at] == wanted
+    return hit, order[at]
+
+
+def load_partition(files: list[str], ids: np.ndarray, row_text: np.ndarray, view: int, ignored: np.ndarray) -> Partition:
+    """Partition of ``files`` (its file in each live segment) restricted to the files ``ids`` (the
+    pair search's, in its order; ``row_text``: which are text files) and to one ``view``, less the
+    values of texts to ignore (sorted ``ignored``): what the local search's CSR holds of it."""
+    from simscan.similarity.arrays import argsort_hashes, run_bounds
+    from simscan.similarity.levels import value_levels
+
+    v, f = _read_part(files)
+    hit, pos = positions(ids, f)  # rows of retired, failed or other files drop out here
+    v, pos = v[hit], pos[hit]
+    text = row_text[pos]
+    keep = fviews.value_views(v, text) == view
+    if ignored.size:
+        at = np.minimum(np.searchsorted(ignored, v), ignored.size - 1)
+        keep &= ignored[at] != v
+    v, pos, text = v[keep], pos[keep], text[keep]
+    order = argsort_hashes(v)
+    v, pos, text = v[order], pos[order], text[order]
+    starts, lengths = run_bounds(v)
+    return Partition(v, pos, value_levels(v, text), starts, lengths)
+
+
+def _level_counts(part: Partition, keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(owners, their ``levels.level_counts`` rows) of the owners present in the partition."""
+    from simscan.similarity.levels import level_counts
+
+    owners, local = np.unique(part.owner, return_inverse=True)
+    return owners, level_counts(part.levels, local.reshape(-1), owners.size, keep=keep)
+
+
+def partition_stats(part: Partition, cutoff: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(run-length histogram clipped above ``cutoff``, owners, their full set sizes per level): the
+    first pass of ``core.shared_counts`` over one partition."""
+    hist = np.bincount(np.minimum(part.lengths, cutoff + 1), minlength=cutoff + 2)
+    owners, counts = _level_counts(part)
+    return hist, owners, counts
+
+
+def partition_pairs(part: Partition, cut: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(owners, their set sizes per level without the common values, pair keys, shared counts) of
+    one partition, as ``core.shared_counts`` counts them: values held by more than ``cut`` files
+    are common; every pair of files in a shorter posting list shares one value, keyed ``lo * n + hi``
+    (positions); the keys sorted and distinct."""
+    from simscan.similarity.arrays import pairs_in_runs
+
+    common = part.lengths > cut
+    owners, kept = _level_counts(part, keep=np.repeat(~common, part.lengths))
+    usable = ~common & (part.lengths >= 2)
+    keys, counts = [], []
+    for pi, pj in pairs_in_runs(part.starts[usable], part.lengths[usable].astype(np.int64)):
+        oa, ob = part.owner[pi].astype(np.int64), part.owner[pj].astype(np.int64)
+        k, c = np.unique(np.minimum(oa, ob) * n + np.maximum(oa, ob), return_counts=True)
+        keys.append(k)
+        counts.append(c)
+    key, cnt = merge_counts(keys, counts)
+    return owners, kept, key, cnt
+
+
+def merge_counts(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys with the summed counts of each (int64 keys, int32 counts)."""
+    if not keys:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    k = np.concatenate(keys)
+    c = np.concatenate(counts).astype(np.int64)
+    if len(keys) > 1:
+        o = np.argsort(k, kind="stable")
+        k, c = k[o], c[o]
+        first = np.ones(k.size, bool)
+        first[1:] = k[1:] != k[:-1]
+        st = np.flatnonzero(first)
+        c = np.add.reduceat(c, st) if st.size else c
+        k = k[st]
+    return k, c.astype(np.int32)
+
+
+def partition_intersections(part: Partition, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|A ∩ B| within this partition of each pair of positions (``a[k]``, ``b[k]``), common values
+    included (``arrays.intersect_counts`` of the partition's sets of those files)."""
+    from simscan.similarity.arrays import intersect_counts
+
+    want = np.union1d(a, b)
+    sel = np.isin(part.owner, want)
+    v, own = part.values[sel], part.owner[sel]
+    order = np.lexsort((v, own))
+    v, own = v[order], own[order]
+    row = np.searchsorted(want, own)
+    offsets = np.zeros(want.size + 1, np.int64)
+    np.cumsum(np.bincount(row, minlength=want.size), out=offsets[1:])
+    return intersect_counts(offsets, v, np.searchsorted(want, a), np.searchsorted(want, b))
+
+
+# ------------------------------------------------------------------ query
+def lookup(files: list[str], values: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, file ids) of the rows of one partition (``files``) whose value is in ``values``
+    (sorted) and whose file is in ``live`` (sorted ids)."""
+    import pyarrow.compute as pc
+
+    vs, fs = [], []
+    for path in files:
+        t = pq.read_table(path, filters=[("value", "in", values.tolist())])
+        t = t.filter(pc.is_in(t.column("file_id"), value_set=pa.array(live, pa.int64())))
+        vs.append(t.column("value").to_numpy())
+        fs.append(t.column("file_id").to_numpy())
+    if not vs:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    return np.concatenate(vs), np.concatenate(fs)
+
+
+def pid() -> int:
+    """This worker's process id (tests kill workers for real)."""
+    return os.getpid()
