@@ -38,7 +38,6 @@ import fcntl
 import json
 import os
 import shutil
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -306,7 +305,7 @@ class Store:
                     shutil.rmtree(d, ignore_errors=True)
         if not keep_staging:
             shutil.rmtree(self.root / "staging", ignore_errors=True)
-        for tmp in self.root.glob(".*.tmp-*"):
+        for tmp in self.root.rglob(".*.tmp-*"):
             with contextlib.suppress(OSError):
                 tmp.unlink()
 
@@ -359,6 +358,3 @@ def table_from_rows(t: Any) -> FileTable:
         inode=col("inode", np.int64),
     )
 
-
-def now() -> float:
-    return time.time()

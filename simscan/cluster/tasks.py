@@ -357,9 +357,10 @@ def lookup(files: list[str], values: np.ndarray, live: np.ndarray) -> tuple[np.n
     (sorted) and whose file is in ``live`` (sorted ids)."""
     import pyarrow.compute as pc
 
+    want = pc.field("value").isin(pa.array(values, pa.uint64()))  # (row groups without them are not read)
     vs, fs = [], []
     for path in files:
-        t = pq.read_table(path, filters=[("value", "in", values.tolist())])
+        t = pq.read_table(path, filters=want)
         t = t.filter(pc.is_in(t.column("file_id"), value_set=pa.array(live, pa.int64())))
         vs.append(t.column("value").to_numpy())
         fs.append(t.column("file_id").to_numpy())
