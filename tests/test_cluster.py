@@ -152,8 +152,8 @@ def edit_tree(root: Path) -> dict[str, Path]:
 
 def store_paths_of_last_segment(store: Path) -> list[str]:
     s = Store.open(store)
-    t = pq.read_table(s.files_path(s.manifest.segments[-1]), columns=["path"])
-    return sorted(os.fsdecode(bytes(p)) for p in t.column("path").to_pylist())
+    paths = [bytes(p) for f in s.row_files(s.manifest.segments[-1]) for p in pq.read_table(f).column("path").to_pylist()]
+    return sorted(map(os.fsdecode, paths))
 
 
 def test_incremental_rescan_reads_only_changed_files(tmp_path, capsys, client, address):
@@ -198,7 +198,7 @@ def test_segments_are_compacted_and_retired_rows_dropped(tmp_path, capsys, clien
     assert res.compacted and len(Store.open(store).manifest.segments) == 1
     s = Store.open(store)
     assert s.removed_ids().size == 0
-    assert pq.read_table(s.files_path(s.manifest.segments[0])).num_rows == res.files_seen
+    assert sum(pq.read_table(f).num_rows for f in s.row_files(s.manifest.segments[0])) == res.files_seen
     assert not (store / "staging").exists()
     assert run(capsys, "scan", str(root), "--index", str(idx), "--quiet")[0] == 0
     same_output(capsys, idx, store, address, "pairs", "--format", "json", ordered=False)

@@ -10,8 +10,8 @@
 2. **Read**: the batches run on the workers; a worker that dies costs Dask a retry of its
    batches (the staged files of a batch are written under fixed names, atomically).
 3. **Write** (the shuffle): one task per partition gathers its row group of every batch into the
-   new segment's partition file (:func:`tasks.merge_partition`), one task the file rows; the
-   client then writes the ids retired (changed files, files gone from under the ROOTs, files now
+   new segment's partition file (:func:`tasks.write_partition`); the batches' row files move into
+   the segment as they are; the client then writes the ids retired (changed files, files gone from under the ROOTs, files now
    left out) and renames the new manifest into place: the commit.  Staged batches are removed
    after it.  Past :data:`MAX_SEGMENTS` segments (or after an algorithm change) the segments are
    compacted into one, the same way.
@@ -301,21 +301,24 @@ def _run(store: Store, req: ClusterScanRequest, scan: _Scan, t0: float) -> Clust
 
 def _commit(store: Store, scan: _Scan, reuse: dict[tuple[str, str], list[int]], retire: np.ndarray) -> None:
     """Shuffle the staged batches (and the rows reused from earlier ones) into a new segment and
-    commit it (phase ``write``)."""
+    commit it (phase ``write``).  The batches' row files move into the segment as they are."""
     client = scan.client
     seg = store.new_segment_name()
-    sources: list[tuple[str, str, np.ndarray | None]] = [
-        (str(rows), str(fps), None) for rows, fps in (tasks.batch_paths(scan.staging, k) for k in range(len(scan.batches)))
-    ]
-    sources += [(rows, fps, np.asarray(ids, np.int64)) for (rows, fps), ids in reuse.items()]
-    rows_sources = [(rows, ids) for rows, _, ids in sources]
-    fp_sources = [(fps, ids) for _, fps, ids in sources]
-    parts = store.manifest.partitions
-    futures = [client.submit(tasks.merge_partition, str(store.part_path(seg, p)), p, fp_sources,
-                             key=f"simscan-shuffle-{seg}-{p}") for p in range(parts)]
-    futures.append(client.submit(tasks.merge_files, str(store.files_path(seg)), rows_sources,
-                                 key=f"simscan-files-{seg}"))
+    batches = [tasks.batch_paths(scan.staging, k) for k in range(len(scan.batches))]
+    fp_sources: list[tasks.Source] = [(str(fps), None) for _, fps in batches]
+    fp_sources += [(fps, np.asarray(ids, np.int64)) for (_, fps), ids in reuse.items()]
+    futures = [client.submit(tasks.write_partition, str(store.part_path(seg, p)), p, fp_sources,
+                             key=f"simscan-shuffle-{seg}-{p}") for p in range(store.manifest.partitions)]
+    rows = store.rows_dir(seg)
+    # Rows reused from an earlier scan's batches: only those still wanted (one file of them).
+    if reuse:
+        futures.append(client.submit(tasks.write_rows, str(rows / "reused.parquet"),
+                                     [(r, np.asarray(ids, np.int64)) for (r, _), ids in reuse.items()],
+                                     key=f"simscan-rows-{seg}"))
     _wait_write(client, futures, scan.throttle, scan.cancel)
+    rows.mkdir(parents=True, exist_ok=True)
+    for rows_path, _ in batches:
+        os.replace(rows_path, rows / rows_path.name)
     write_table(store.removed_path(seg), _ids_table(retire))
     store.commit(store.with_manifest(segments=(*store.manifest.segments, seg), algorithm=ALGORITHM_VERSION))
 
@@ -324,14 +327,13 @@ def compact(client: Any, store: Store, cancel: CancelToken | None = None, thrott
     """Rewrite the store's segments as one, without the retired rows, and commit it."""
     dead = store.removed_ids()
     seg = store.new_segment_name()
-    old = store.manifest.segments
     dead_f = client.scatter(dead, broadcast=True, hash=False)
-    futures = [client.submit(tasks.compact_partition, str(store.part_path(seg, p)),
-                             [str(f) for f in store.part_files(p)], dead_f, key=f"simscan-compact-{seg}-{p}")
+    futures = [client.submit(tasks.write_partition, str(store.part_path(seg, p)), None,
+                             [(str(f), None) for f in store.part_files(p)], dead_f, key=f"simscan-compact-{seg}-{p}")
                for p in range(store.manifest.partitions)]
-    futures.append(client.submit(tasks.compact_files, str(store.files_path(seg)),
-                                 [str(store.files_path(s)) for s in old if store.files_path(s).exists()], dead_f,
-                                 key=f"simscan-compact-{seg}-files"))
+    row_files = [(str(f), None) for s in store.manifest.segments for f in store.row_files(s)]
+    futures.append(client.submit(tasks.write_rows, str(store.rows_dir(seg) / "rows.parquet"), row_files, dead_f,
+                                 key=f"simscan-compact-{seg}-rows"))
     _wait_write(client, futures, throttle, cancel)
     write_table(store.removed_path(seg), _ids_table(np.zeros(0, np.int64)))
     store.commit(store.with_manifest(segments=(seg,), algorithm=ALGORITHM_VERSION))

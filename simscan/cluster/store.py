@@ -4,7 +4,7 @@
 Layout of ``STORE/``::
 
     simscan-store.json                    the manifest: the segments that make the store now
-    segments/<seg>/files.parquet          the files a scan added: one row each, fingerprint set as a blob
+    segments/<seg>/files/*.parquet        the files a scan added: one row each, fingerprint set as a blob
     segments/<seg>/removed.parquet        ids of earlier rows the scan retired (changed, gone, left out)
     segments/<seg>/fp/part-<p>.parquet    (value, file_id) of partition p, sorted by value, then file_id
     staging/<scan>/batch-<k>.parquet      rows a scan's reading task wrote, before the commit
@@ -223,8 +223,13 @@ class Store:
     def segment_dir(self, seg: str) -> Path:
         return self.root / "segments" / seg
 
-    def files_path(self, seg: str) -> Path:
-        return self.segment_dir(seg) / "files.parquet"
+    def rows_dir(self, seg: str) -> Path:
+        return self.segment_dir(seg) / "files"
+
+    def row_files(self, seg: str) -> list[Path]:
+        """The files holding a segment's file rows (its scan's batches, moved in whole)."""
+        d = self.rows_dir(seg)
+        return sorted(d.glob("*.parquet")) if d.is_dir() else []
 
     def removed_path(self, seg: str) -> Path:
         return self.segment_dir(seg) / "removed.parquet"
@@ -251,10 +256,7 @@ class Store:
         cols = list(dict.fromkeys(["id", *columns]))
         dead = self.removed_ids()
         tables = []
-        for seg in self.manifest.segments:
-            path = self.files_path(seg)
-            if not path.exists():
-                continue
+        for path in (f for seg in self.manifest.segments for f in self.row_files(seg)):
             if ids is None:
                 t = pq.read_table(path, columns=cols)
             else:

@@ -4,8 +4,8 @@ only under names derived from its arguments, atomically (``store.write_table``),
 replaces what a first attempt may have written, and a reader never sees half of it.
 
 Scan: :func:`read_batch` (the map side: fingerprints of a batch of files, staged with one row
-group per partition) and :func:`merge_partition` / :func:`merge_files` (the reduce side: one
-partition, or the file rows, of a new segment).  Pair search: :func:`load_partition` (a
+group per partition) and :func:`write_partition` (the reduce side: one partition of a new
+segment; :func:`write_rows` for file rows a segment takes only some of, and compactions).  Pair search: :func:`load_partition` (a
 partition of one view, sorted, kept in the worker's memory between the passes), then
 :func:`partition_stats`, :func:`partition_pairs`, :func:`partition_intersections`.  Query:
 :func:`lookup`.
@@ -151,17 +151,27 @@ def _staged_part(path: Path, p: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ------------------------------------------------------------------ scan: the reduce side
-def merge_partition(out: str, p: int, sources: list[tuple[str, np.ndarray | None]]) -> int:
-    """Partition ``p`` of a new segment (written to ``out``) from staged fingerprint files:
-    ``sources`` are ``(file, ids)`` with ``ids`` the rows to take (None: all).  Returns its rows."""
+#: A source of rows: (a file, the ids of the rows to take from it, or None for all).
+Source = tuple[str, "np.ndarray | None"]
+
+
+def write_partition(out: str, p: int | None, sources: list[Source], dead: np.ndarray | None = None) -> int:
+    """Write the partition file ``out`` from the rows of ``sources``, less those of the retired ids
+    ``dead`` (sorted), sorted by value and file id; returns its rows (none: no file).  ``p``: the
+    sources are staged fingerprint files, of which partition ``p`` is read (the shuffle of a scan);
+    None: they are partition files, read whole (a compaction)."""
     vs, fs = [], []
     for path, ids in sources:
-        v, f = _staged_part(Path(path), p)
-        if ids is not None:
-            keep = np.isin(f, ids)
-            v, f = v[keep], f[keep]
-        vs.append(v)
-        fs.append(f)
+        if p is None:
+            t = pq.read_table(path)
+            v, f = t.column("value").to_numpy(), t.column("file_id").to_numpy()
+        else:
+            v, f = _staged_part(Path(path), p)
+        keep = np.isin(f, ids) if ids is not None else np.ones(f.size, bool)
+        if dead is not None and dead.size:
+            keep &= ~np.isin(f, dead)
+        vs.append(v[keep])
+        fs.append(f[keep])
     v = np.concatenate(vs) if vs else np.zeros(0, np.uint64)
     f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
     if v.size == 0:
@@ -172,54 +182,21 @@ def merge_partition(out: str, p: int, sources: list[tuple[str, np.ndarray | None
     return int(v.size)
 
 
-def merge_files(out: str, sources: list[tuple[str, np.ndarray | None]]) -> int:
-    """The ``files.parquet`` of a new segment from staged rows (``sources`` as for
-    :func:`merge_partition`), sorted by id.  Returns its rows."""
+def write_rows(out: str, sources: list[Source], dead: np.ndarray | None = None) -> int:
+    """Write the file rows ``out`` (of a segment) from the rows of ``sources`` (staged batches or
+    a segment's row files), less those of the retired ids ``dead``, sorted by id; returns its rows."""
+    import pyarrow.compute as pc
+
     tables = []
     for path, ids in sources:
         t = pq.read_table(path, schema=file_schema())
         if ids is not None:
-            t = t.filter(pa.compute.is_in(t.column("id"), value_set=pa.array(ids, pa.int64())))
+            t = t.filter(pc.is_in(t.column("id"), value_set=pa.array(ids, pa.int64())))
+        if dead is not None and dead.size:
+            t = t.filter(pc.invert(pc.is_in(t.column("id"), value_set=pa.array(dead, pa.int64()))))
         tables.append(t)
     t = pa.concat_tables(tables) if tables else file_schema().empty_table()
-    t = t.take(pa.compute.sort_indices(t, sort_keys=[("id", "ascending")]))
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    write_table(Path(out), t, FILE_ROW_GROUP)
-    return int(t.num_rows)
-
-
-def compact_partition(out: str, sources: list[str], dead: np.ndarray) -> int:
-    """A partition of a compacted segment: the rows of ``sources`` (one partition's files of several
-    segments) less those of the retired ids ``dead`` (sorted)."""
-    vs, fs = [], []
-    for path in sources:
-        t = pq.read_table(path)
-        v, f = t.column("value").to_numpy(), t.column("file_id").to_numpy()
-        if dead.size:
-            keep = ~np.isin(f, dead)
-            v, f = v[keep], f[keep]
-        vs.append(v)
-        fs.append(f)
-    v = np.concatenate(vs) if vs else np.zeros(0, np.uint64)
-    f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
-    if v.size == 0:
-        return 0
-    order = np.lexsort((f, v))
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    write_table(Path(out), pa.table({"value": v[order], "file_id": f[order]}, schema=fp_schema()), PART_ROW_GROUP)
-    return int(v.size)
-
-
-def compact_files(out: str, sources: list[str], dead: np.ndarray) -> int:
-    """The ``files.parquet`` of a compacted segment (as :func:`compact_partition`)."""
-    tables = []
-    for path in sources:
-        t = pq.read_table(path, schema=file_schema())
-        if dead.size:
-            t = t.filter(pa.compute.invert(pa.compute.is_in(t.column("id"), value_set=pa.array(dead))))
-        tables.append(t)
-    t = pa.concat_tables(tables) if tables else file_schema().empty_table()
-    t = t.take(pa.compute.sort_indices(t, sort_keys=[("id", "ascending")]))
+    t = t.take(pc.sort_indices(t, sort_keys=[("id", "ascending")]))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     write_table(Path(out), t, FILE_ROW_GROUP)
     return int(t.num_rows)
