@@ -8,18 +8,14 @@ the simhash candidates, the scores, the views, the groups, the output -- is the 
 here on the client.
 
 The shuffle on fingerprint values is the store's partitioning: a value lives in one partition,
-so each posting list lies in one partition and the partitions are counted apart.
-``shared_counts`` runs as the local one does, in two passes over the partitions, each loaded
-once into a worker's memory (:func:`tasks.load_partition`, a Dask future the passes depend on:
-a worker killed mid-search costs the recomputation of what it held, not a result):
-
-1. every partition's run-length histogram and full set sizes -> the common cut-off, lowered
-   until the posting lists under it make at most ``pair_budget`` pairs (``core.budget_cutoff``);
-2. every partition's pairs of files in a posting list under the cut-off, counted per pair, and
-   the set sizes without the common values; the client adds them up.
-
-The simhash candidates that the scores check on the full sets are intersected partition by
-partition (:func:`tasks.partition_intersections`) and added up.
+so each posting list lies in one partition and the partitions are counted apart, one task each
+(:func:`tasks.partition_counts`: read the partition, keep this view's values of the files taking
+part, sort, count), and the client adds the counts up.  The common cut-off needs the run lengths
+of every partition, so the tasks pair at the unlowered cut-off; when the lists under it make more
+pairs than ``pair_budget`` (rare: real collections stay far below it), the cut-off is lowered
+(``core.budget_cutoff``) and the partitions are counted again.  A worker killed mid-search costs
+Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets
+are intersected here, from their stored sets (a few files).
 """
 
 from __future__ import annotations
@@ -70,8 +66,7 @@ def _gather(client: Any, futures: list[Any], cancel: CancelToken | None, on_resu
 
 class StoreSets:
     """``core.FingerprintSets`` of one view of a store, counted on a cluster.  A set's handle is
-    its file id.  Holds the loaded partitions on the workers from ``shared_counts`` until
-    :meth:`release` (``intersect`` reads them too)."""
+    its file id."""
 
     def __init__(self, client: Any, store: Store, view: int, ignored: np.ndarray) -> None:
         self.client = client
@@ -79,7 +74,7 @@ class StoreSets:
         self.view = view
         self.ignored = ignored
         self._ids = np.zeros(0, np.int64)
-        self._parts: list[Any] = []
+        self._text = np.zeros(0, bool)
 
     def rows(self, files: Any) -> np.ndarray:
         return np.asarray(files.ids, dtype=np.int64)  # every file read has a set (maybe empty)
@@ -88,77 +83,76 @@ class StoreSets:
         self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
         cancel: CancelToken | None, report: Any,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        self.release()
         client, parts_n = self.client, self.store.manifest.partitions
-        ids = np.asarray(csr_row, np.int64)
-        n = ids.size
-        self._ids = ids
+        self._ids, self._text = np.asarray(csr_row, np.int64), np.asarray(row_text, bool)
+        n = self._ids.size
         tag = uuid.uuid4().hex[:8]
-        ids_f, text_f, ign_f = client.scatter([ids, np.asarray(row_text, bool), self.ignored], broadcast=True, hash=False)
-        self._parts = [
-            client.submit(tasks.load_partition, [str(f) for f in self.store.part_files(p)], ids_f, text_f, self.view,
-                          ign_f, key=f"simscan-load-{self.view}-{p}-{tag}")
-            for p in range(parts_n)
-        ]
+        ids_f, text_f, ignored_f = client.scatter([self._ids, self._text, self.ignored], broadcast=True, hash=False)
+        files = [[str(f) for f in self.store.part_files(p)] for p in range(parts_n)]
         width = DEFAULT_PARAMS.max_level + 1
         cutoff = params.common_cutoff(n)
-        steps = 2 * parts_n
-        done = 0
-
-        def step() -> None:
-            nonlocal done
-            done += 1
-            if report:
-                report("pairs", done, steps)
-
         full = np.zeros((n, width), np.int64)
         hist = np.zeros(cutoff + 2, np.int64)
-
-        def add_stats(r: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-            h, owners, counts = r
-            hist[:] += h
-            full[owners] += counts
-            step()
-
-        _gather(client, [client.submit(tasks.partition_stats, f, cutoff, key=f"simscan-stats-{self.view}-{p}-{tag}")
-                         for p, f in enumerate(self._parts)], cancel, add_stats)
-        cut = budget_cutoff(hist, cutoff, params.pair_budget)
         kept = np.zeros((n, width), np.int64)
         keys: list[np.ndarray] = []
         counts: list[np.ndarray] = []
 
-        def add_pairs(r: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
-            owners, k_sizes, key, cnt = r
-            kept[owners] += k_sizes
-            keys.append(key)
-            counts.append(cnt)
-            step()
+        def run(cut: int, first: bool) -> None:
+            done = made = 0  # made: (pair, shared value) incidences so far
 
-        _gather(client, [client.submit(tasks.partition_pairs, f, cut, n, key=f"simscan-pairs-{self.view}-{p}-{tag}")
-                         for p, f in enumerate(self._parts)], cancel, add_pairs)
+            def add(c: tasks.PartCounts) -> None:
+                nonlocal done, made
+                if first:
+                    hist[:] += c.hist
+                    full[c.owners] += c.full
+                # Once the first pass is over the budget a second one follows: its pairs are not kept.
+                if c.keys is not None and not (first and made > params.pair_budget):
+                    kept[c.owners] += c.kept
+                    keys.append(c.keys)
+                    counts.append(c.counts)
+                    made += int(c.counts.sum(dtype=np.int64))
+                    if first and made > params.pair_budget:
+                        keys.clear()
+                        counts.clear()
+                done += 1
+                if report:
+                    report("pairs", done, parts_n)
+
+            futures = [
+                client.submit(tasks.partition_counts, files[p], ids_f, text_f, self.view, ignored_f, cutoff=cutoff, cut=cut,
+                              budget=params.pair_budget if first else None, full=first,
+                              key=f"simscan-pairs-{self.view}-{p}-{int(first)}-{tag}")
+                for p in range(parts_n)
+            ]
+            _gather(client, futures, cancel, add)
+
+        # One pass pairs every partition at the cut-off.  When the posting lists under it make more
+        # pairs than the budget (a partition whose lists alone do leaves its pairs out), the cut-off
+        # is lowered as the local search lowers it and every partition is paired again at it.
+        run(cutoff, True)
+        cut = budget_cutoff(hist, cutoff, params.pair_budget)
+        if cut != cutoff:
+            kept[:] = 0
+            keys.clear()
+            counts.clear()
+            run(cut, False)
         key, cnt = tasks.merge_counts(keys, counts)
         return full.astype(np.float64), kept.astype(np.float64), key, cnt
 
     def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
-        out = np.zeros(np.asarray(rows_a).size, np.int64)
-        if out.size == 0:
-            return out
-        _, a = tasks.positions(self._ids, np.asarray(rows_a, np.int64))
-        _, b = tasks.positions(self._ids, np.asarray(rows_b, np.int64))
-        a_f, b_f = self.client.scatter([a, b], broadcast=True, hash=False)
+        """Read here from the files' stored sets (a few files: simhash neighbours), this view of
+        them less the texts to ignore, as the local search's CSR holds them."""
+        from simscan.similarity.arrays import intersect_counts
+        from simscan.similarity.views import drop_values, view_values
 
-        def add(r: np.ndarray) -> None:
-            out[:] += r
-
-        _gather(self.client, [self.client.submit(tasks.partition_intersections, f, a_f, b_f, pure=False)
-                              for f in self._parts], None, add)
-        return out
-
-    def release(self) -> None:
-        """Let the workers drop the loaded partitions."""
-        if self._parts:
-            self.client.cancel(self._parts)
-        self._parts = []
+        a, b = np.asarray(rows_a, np.int64), np.asarray(rows_b, np.int64)
+        if a.size == 0:
+            return np.zeros(0, np.int64)
+        ids, offsets, values = self.store.fingerprints(np.union1d(a, b))
+        _, at = tasks.positions(self._ids, ids)
+        offsets, values = view_values(offsets, values, self._text[at], self.view)
+        offsets, values = drop_values(offsets, values, self.ignored)
+        return intersect_counts(offsets, values, np.searchsorted(ids, a), np.searchsorted(ids, b))
 
 
 def has_code_view(store: Store) -> bool:
@@ -188,15 +182,8 @@ def find_pair_set(
     ignored = params.ignored()
     text = StoreSets(client, store, TEXT, ignored)
     code = StoreSets(client, store, CODE, ignored) if params.code_view and has_code_view(store) else None
-    try:
-        pa_ = pair_arrays_by_view(
-            files, text, code, min_similarity=min_similarity, params=params, cancel=cancel,
-            report=progress_reporter(progress), reference_roots=reference_roots,
-        )
-    finally:
-        text.release()
-        if code is not None:
-            code.release()
+    pa_ = pair_arrays_by_view(files, text, code, min_similarity=min_similarity, params=params, cancel=cancel,
+                              report=progress_reporter(progress), reference_roots=reference_roots)
     return PairSet(files, pa_, floor=min_similarity)
 
 

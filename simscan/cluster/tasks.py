@@ -5,16 +5,14 @@ replaces what a first attempt may have written, and a reader never sees half of 
 
 Scan: :func:`read_batch` (the map side: fingerprints of a batch of files, staged with one row
 group per partition) and :func:`write_partition` (the reduce side: one partition of a new
-segment; :func:`write_rows` for file rows a segment takes only some of, and compactions).  Pair search: :func:`load_partition` (a
-partition of one view, sorted, kept in the worker's memory between the passes), then
-:func:`partition_stats`, :func:`partition_pairs`, :func:`partition_intersections`.  Query:
-:func:`lookup`.
+segment; :func:`write_rows` for file rows a segment takes only some of, and compactions).  Pair
+search: :func:`partition_counts` (one partition's share of the shared-fingerprint counts).
+Query: :func:`lookup`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,15 +214,21 @@ class Partition:
     lengths: np.ndarray
 
 
-def _read_part(files: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    vs, fs = [], []
-    for path in files:
-        t = pq.read_table(path)
-        vs.append(t.column("value").to_numpy())
-        fs.append(t.column("file_id").to_numpy())
-    if not vs:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    return np.concatenate(vs), np.concatenate(fs)
+@dataclass(frozen=True, slots=True)
+class PartCounts:
+    """What one partition adds to ``core.shared_counts``: the run-length histogram clipped above the
+    cut-off (``hist``), the owners present and their full set sizes per level (``full``: None when
+    not asked), their sizes without the common values (``kept``), and the pairs sharing values
+    there (``keys`` ``lo * n + hi`` of positions, sorted; ``counts``).  ``kept``, ``keys`` and
+    ``counts`` are None when the partition was not paired (its posting lists alone made more
+    pairs than the budget: the cut-off will be lowered)."""
+
+    hist: np.ndarray
+    owners: np.ndarray
+    full: np.ndarray | None
+    kept: np.ndarray | None
+    keys: np.ndarray | None
+    counts: np.ndarray | None
 
 
 def positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -244,7 +248,13 @@ def load_partition(files: list[str], ids: np.ndarray, row_text: np.ndarray, view
     from simscan.similarity.arrays import argsort_hashes, run_bounds
     from simscan.similarity.levels import value_levels
 
-    v, f = _read_part(files)
+    vs, fs = [], []
+    for path in files:
+        t = pq.read_table(path)
+        vs.append(t.column("value").to_numpy())
+        fs.append(t.column("file_id").to_numpy())
+    v = np.concatenate(vs) if vs else np.zeros(0, np.uint64)
+    f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
     hit, pos = positions(ids, f)  # rows of retired, failed or other files drop out here
     v, pos = v[hit], pos[hit]
     text = row_text[pos]
@@ -259,40 +269,37 @@ def load_partition(files: list[str], ids: np.ndarray, row_text: np.ndarray, view
     return Partition(v, pos, value_levels(v, text), starts, lengths)
 
 
-def _level_counts(part: Partition, keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(owners, their ``levels.level_counts`` rows) of the owners present in the partition."""
+def partition_counts(
+    files: list[str], ids: np.ndarray, row_text: np.ndarray, view: int, ignored: np.ndarray, *,
+    cutoff: int, cut: int, budget: int | None, full: bool,
+) -> PartCounts:
+    """One partition's share of ``core.shared_counts`` (:func:`load_partition`'s arguments first):
+    values held by more than ``cut`` files are common; every pair of files in a shorter posting
+    list shares one value.  ``budget``: leave the pairs out when this partition alone would make
+    more (the search then lowers the cut-off and asks again, ``full`` False)."""
+    from simscan.similarity.arrays import pairs_in_runs
     from simscan.similarity.levels import level_counts
 
-    owners, local = np.unique(part.owner, return_inverse=True)
-    return owners, level_counts(part.levels, local.reshape(-1), owners.size, keep=keep)
-
-
-def partition_stats(part: Partition, cutoff: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(run-length histogram clipped above ``cutoff``, owners, their full set sizes per level): the
-    first pass of ``core.shared_counts`` over one partition."""
+    part = load_partition(files, ids, row_text, view, ignored)
+    n = ids.size
     hist = np.bincount(np.minimum(part.lengths, cutoff + 1), minlength=cutoff + 2)
-    owners, counts = _level_counts(part)
-    return hist, owners, counts
-
-
-def partition_pairs(part: Partition, cut: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(owners, their set sizes per level without the common values, pair keys, shared counts) of
-    one partition, as ``core.shared_counts`` counts them: values held by more than ``cut`` files
-    are common; every pair of files in a shorter posting list shares one value, keyed ``lo * n + hi``
-    (positions); the keys sorted and distinct."""
-    from simscan.similarity.arrays import pairs_in_runs
-
+    owners, local = np.unique(part.owner, return_inverse=True)
+    local = local.reshape(-1)
+    sizes = level_counts(part.levels, local, owners.size) if full else None
     common = part.lengths > cut
-    owners, kept = _level_counts(part, keep=np.repeat(~common, part.lengths))
     usable = ~common & (part.lengths >= 2)
+    ul = part.lengths[usable].astype(np.int64)
+    if budget is not None and int((ul * (ul - 1) // 2).sum()) > budget:
+        return PartCounts(hist, owners, sizes, None, None, None)
+    kept = level_counts(part.levels, local, owners.size, keep=np.repeat(~common, part.lengths))
     keys, counts = [], []
-    for pi, pj in pairs_in_runs(part.starts[usable], part.lengths[usable].astype(np.int64)):
+    for pi, pj in pairs_in_runs(part.starts[usable], ul):
         oa, ob = part.owner[pi].astype(np.int64), part.owner[pj].astype(np.int64)
         k, c = np.unique(np.minimum(oa, ob) * n + np.maximum(oa, ob), return_counts=True)
         keys.append(k)
         counts.append(c)
     key, cnt = merge_counts(keys, counts)
-    return owners, kept, key, cnt
+    return PartCounts(hist, owners, sizes, kept, key, cnt)
 
 
 def merge_counts(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -312,22 +319,6 @@ def merge_counts(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.n
     return k, c.astype(np.int32)
 
 
-def partition_intersections(part: Partition, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """|A ∩ B| within this partition of each pair of positions (``a[k]``, ``b[k]``), common values
-    included (``arrays.intersect_counts`` of the partition's sets of those files)."""
-    from simscan.similarity.arrays import intersect_counts
-
-    want = np.union1d(a, b)
-    sel = np.isin(part.owner, want)
-    v, own = part.values[sel], part.owner[sel]
-    order = np.lexsort((v, own))
-    v, own = v[order], own[order]
-    row = np.searchsorted(want, own)
-    offsets = np.zeros(want.size + 1, np.int64)
-    np.cumsum(np.bincount(row, minlength=want.size), out=offsets[1:])
-    return intersect_counts(offsets, v, np.searchsorted(want, a), np.searchsorted(want, b))
-
-
 # ------------------------------------------------------------------ query
 def lookup(files: list[str], values: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(values, file ids) of the rows of one partition (``files``) whose value is in ``values``
@@ -344,8 +335,3 @@ def lookup(files: list[str], values: np.ndarray, live: np.ndarray) -> tuple[np.n
     if not vs:
         return np.zeros(0, np.uint64), np.zeros(0, np.int64)
     return np.concatenate(vs), np.concatenate(fs)
-
-
-def pid() -> int:
-    """This worker's process id (tests kill workers for real)."""
-    return os.getpid()
