@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -74,19 +75,48 @@ def warm(root: Path) -> int:
     return total
 
 
+def _cpu_self() -> float:
+    """CPU seconds of this process (every thread: the local scan's readers, the cluster's scheduler)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _cpu_worker() -> float:
+    import psutil
+
+    t = psutil.Process().cpu_times()
+    return t.user + t.system
+
+
+class Clock:
+    """Wall and CPU seconds of a step (CPU: this process plus the workers')."""
+
+    def __init__(self, client: object | None = None) -> None:
+        self.client = client
+
+    def cpu(self) -> float:
+        workers = sum(self.client.run(_cpu_worker).values()) if self.client is not None else 0.0  # type: ignore[attr-defined]
+        return _cpu_self() + workers
+
+    def __enter__(self) -> Clock:
+        self.c0, self.t0 = self.cpu(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.t0
+        self.cpu_s = self.cpu() - self.c0
+
+
 def local_run(root: Path, work: Path) -> dict[str, float]:
     idx = work / "local.sqlite3"
-    t = time.perf_counter()
-    r = run_scan(ScanRequest([root], index_path=idx))
-    scan = time.perf_counter() - t
-    t = time.perf_counter()
-    run_scan(ScanRequest([root], index_path=idx))
-    rescan = time.perf_counter() - t
-    with Index.open(idx, readonly=True) as index:
-        t = time.perf_counter()
+    with Clock() as scan:
+        r = run_scan(ScanRequest([root], index_path=idx))
+    with Clock() as rescan:
+        run_scan(ScanRequest([root], index_path=idx))
+    with Index.open(idx, readonly=True) as index, Clock() as pairs:
         ps = find_pair_set(index, cache=False)
-        pairs = time.perf_counter() - t
-    return {"files": r.files_read, "scan": scan, "rescan": rescan, "pairs": pairs, "n_pairs": ps.pairs.a.size}
+    return {"files": r.files_read, "scan": scan.wall, "scan_cpu": scan.cpu_s, "rescan": rescan.wall,
+            "pairs": pairs.wall, "pairs_cpu": pairs.cpu_s, "n_pairs": ps.pairs.a.size}
 
 
 def cluster_run(root: Path, work: Path, workers: int, partitions: int) -> dict[str, float]:
@@ -94,17 +124,14 @@ def cluster_run(root: Path, work: Path, workers: int, partitions: int) -> dict[s
     t = time.perf_counter()
     with connect(None, workers) as client:
         start = time.perf_counter() - t
-        t = time.perf_counter()
-        r = run_cluster_scan(client, ClusterScanRequest([root], store, partitions=partitions))
-        scan = time.perf_counter() - t
-        t = time.perf_counter()
-        run_cluster_scan(client, ClusterScanRequest([root], store))
-        rescan = time.perf_counter() - t
-        t = time.perf_counter()
-        ps = cluster_pair_set(client, Store.open(store))
-        pairs = time.perf_counter() - t
-    return {"files": r.files_read, "scan": scan, "rescan": rescan, "pairs": pairs, "n_pairs": ps.pairs.a.size,
-            "start": start}
+        with Clock(client) as scan:
+            r = run_cluster_scan(client, ClusterScanRequest([root], store, partitions=partitions))
+        with Clock(client) as rescan:
+            run_cluster_scan(client, ClusterScanRequest([root], store))
+        with Clock(client) as pairs:
+            ps = cluster_pair_set(client, Store.open(store))
+    return {"files": r.files_read, "scan": scan.wall, "scan_cpu": scan.cpu_s, "rescan": rescan.wall,
+            "pairs": pairs.wall, "pairs_cpu": pairs.cpu_s, "n_pairs": ps.pairs.a.size, "start": start}
 
 
 def main() -> None:
@@ -124,13 +151,15 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     base = rows[0][1]
-    print(f"{'':28} {'files/s':>9} {'MB/s':>7} {'scan s':>7} {'rescan s':>9} {'pairs s':>8} {'pairs':>7} "
-          f"{'start s':>8}   scan, pairs vs local")
+    print(f"{'':27} {'files/s':>8} {'MB/s':>6} {'scan s':>7} {'CPU s':>6} {'rescan s':>8} {'pairs s':>8} "
+          f"{'CPU s':>6} {'pairs':>6} {'start s':>7}   speed vs local: scan, pairs")
     for name, r in rows:
         fps = r["files"] / r["scan"]
-        print(f"{name:28} {fps:9,.0f} {nbytes / 1e6 / r['scan']:7.1f} {r['scan']:7.2f} {r['rescan']:9.2f} "
-              f"{r['pairs']:8.2f} {r['n_pairs']:7,} {r.get('start', 0):8.2f}   "
-              f"x{base['scan'] / r['scan']:.2f}, x{base['pairs'] / r['pairs']:.2f}")
+        print(f"{name:27} {fps:8,.0f} {nbytes / 1e6 / r['scan']:6.1f} {r['scan']:7.2f} {r['scan_cpu']:6.2f} "
+              f"{r['rescan']:8.2f} {r['pairs']:8.2f} {r['pairs_cpu']:6.2f} {r['n_pairs']:6,} {r.get('start', 0):7.2f}"
+              f"   x{base['scan'] / r['scan']:.2f}, x{base['pairs'] / r['pairs']:.2f}")
+    print("CPU s: this process (reading threads; the cluster's client and scheduler) plus the workers. "
+          f"Load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.")
     if len({r["n_pairs"] for _, r in rows}) != 1:
         print("!! the configurations found different numbers of pairs")
 

@@ -29,6 +29,7 @@ from simscan.cluster.store import (
     write_table,
 )
 from simscan.fingerprint import views as fviews
+from simscan.similarity.arrays import argsort_hashes
 
 try:
     import pyarrow as pa
@@ -43,14 +44,13 @@ _PARTS_KEY = b"simscan.parts"
 # ------------------------------------------------------------------ scan: the map side
 @dataclass(frozen=True, slots=True)
 class BatchResult:
-    """What :func:`read_batch` reports: files read (``ok``) and failed, bytes read, problem lines
-    ``(path, reason)``, and the paths that vanished before they could be read (no row)."""
+    """What :func:`read_batch` reports: files read (``ok``) and failed, bytes read, and problem
+    lines ``(path, reason)``."""
 
     ok: int
     failed: int
     bytes_read: int
     problems: list[tuple[bytes, str]]
-    vanished: list[bytes]
 
 
 def batch_paths(staging: Path, k: int) -> tuple[Path, Path]:
@@ -76,51 +76,51 @@ def read_batch(
         outcomes = [(slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}") for slot, _, _ in task[1]]
     cols: dict[str, list[Any]] = {name: [] for name in file_schema().names}
     problems: list[tuple[bytes, str]] = []
-    vanished: list[bytes] = []
-    fp_parts: list[np.ndarray] = []
-    owner_parts: list[np.ndarray] = []
-    ok = failed = nbytes = 0
+    blobs: list[bytes] = []
+    ok_text: list[bool] = []
+    failed = nbytes = 0
     for slot, key, payload in sorted(outcomes, key=lambda o: o[0]):
         fid, path, size, mtime, dev, ino = items[slot]
         if key is None:
             failed += 1
             problems.append((path, payload))
             if payload.startswith("vanished"):
-                vanished.append(path)
                 continue
             row = dict(id=fid, path=path, device=dev, inode=ino, size=size, mtime_ns=mtime, error=payload)
         else:
             is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
             if note:
                 problems.append((path, note))
-            values = np.frombuffer(fps, "<u8").astype(np.uint64)
-            n_code = int(np.count_nonzero(fviews.value_views(values, bool(is_text)) == fviews.CODE))
             # Size and mtime as read (the walk's may be older); device and inode as the walk saw them:
             # one machine's view for every file (another machine's st_dev of a share can differ).
             row = dict(
                 id=fid, path=path, device=dev, inode=ino, size=key[2], mtime_ns=key[3], is_text=bool(is_text),
                 encoding=enc, checksum=checksum, partial=partial, content_hash=chash, simhash=simh, units=units,
-                fp_count=int(values.size), n_rolling=n_roll, n_code=n_code, fps=fps,
+                fp_count=len(fps) // 8, n_rolling=n_roll, fps=fps,
             )
-            ok += 1
             nbytes += nread
-            fp_parts.append(values)
-            owner_parts.append(np.full(values.size, fid, np.int64))
+            blobs.append(fps)
+            ok_text.append(bool(is_text))
         for name in cols:
             cols[name].append(row.get(name))
+    counts = np.fromiter((len(b) // 8 for b in blobs), np.int64, len(blobs))
+    values = np.frombuffer(b"".join(blobs), "<u8").astype(np.uint64)
+    owner = np.repeat(np.arange(len(blobs)), counts)
+    code = fviews.value_views(values, np.repeat(np.array(ok_text, bool), counts)) == fviews.CODE
+    n_code = iter(np.bincount(owner[code], minlength=len(blobs)).tolist())
+    cols["n_code"] = [None if e is not None else next(n_code) for e in cols["error"]]
+    ok_ids = np.array([f for f, e in zip(cols["id"], cols["error"]) if e is None], np.int64)
     rows_path, fp_path = batch_paths(Path(staging), k)
-    values = np.concatenate(fp_parts) if fp_parts else np.zeros(0, np.uint64)
-    owners = np.concatenate(owner_parts) if owner_parts else np.zeros(0, np.int64)
-    _write_staged_fingerprints(fp_path, values, owners, partitions)
+    _write_staged_fingerprints(fp_path, values, ok_ids[owner], partitions)
     write_table(rows_path, pa.Table.from_pydict(cols, schema=file_schema()), FILE_ROW_GROUP)
-    return BatchResult(ok, failed, nbytes, problems, vanished)
+    return BatchResult(len(blobs), failed, nbytes, problems)
 
 
 def _write_staged_fingerprints(path: Path, values: np.ndarray, owners: np.ndarray, partitions: int) -> None:
-    """(value, file_id) rows sorted by partition, each partition one row group (named in the file's
+    """(value, file_id) rows grouped by partition, each partition one row group (named in the file's
     metadata), so that each reducer reads its own part of every batch and nothing else."""
-    part = partition_of(values, partitions)
-    order = np.lexsort((owners, values, part))
+    part = partition_of(values, partitions).astype(np.uint16)
+    order = np.argsort(part, kind="stable")  # (a radix sort of 16-bit keys)
     values, owners, part = values[order], owners[order], part[order]
     bounds = np.flatnonzero(np.diff(part)) + 1
     starts = np.concatenate(([0], bounds)) if values.size else np.zeros(0, np.int64)
@@ -155,7 +155,7 @@ Source = tuple[str, "np.ndarray | None"]
 
 def write_partition(out: str, p: int | None, sources: list[Source], dead: np.ndarray | None = None) -> int:
     """Write the partition file ``out`` from the rows of ``sources``, less those of the retired ids
-    ``dead`` (sorted), sorted by value and file id; returns its rows (none: no file).  ``p``: the
+    ``dead`` (sorted), sorted by value; returns its rows (none: no file).  ``p``: the
     sources are staged fingerprint files, of which partition ``p`` is read (the shuffle of a scan);
     None: they are partition files, read whole (a compaction)."""
     vs, fs = [], []
@@ -174,7 +174,7 @@ def write_partition(out: str, p: int | None, sources: list[Source], dead: np.nda
     f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
     if v.size == 0:
         return 0
-    order = np.lexsort((f, v))
+    order = argsort_hashes(v)  # (sorted by value: a look-up skips the row groups without its values)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     write_table(Path(out), pa.table({"value": v[order], "file_id": f[order]}, schema=fp_schema()), PART_ROW_GROUP)
     return int(v.size)
@@ -245,7 +245,7 @@ def load_partition(files: list[str], ids: np.ndarray, row_text: np.ndarray, view
     """Partition of ``files`` (its file in each live segment) restricted to the files ``ids`` (the
     pair search's, in its order; ``row_text``: which are text files) and to one ``view``, less the
     values of texts to ignore (sorted ``ignored``): what the local search's CSR holds of it."""
-    from simscan.similarity.arrays import argsort_hashes, run_bounds
+    from simscan.similarity.arrays import run_bounds
     from simscan.similarity.levels import value_levels
 
     vs, fs = [], []
