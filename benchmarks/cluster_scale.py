@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
@@ -98,7 +99,7 @@ class Clock:
         workers = sum(self.client.run(_cpu_worker).values()) if self.client is not None else 0.0  # type: ignore[attr-defined]
         return _cpu_self() + workers
 
-    def __enter__(self) -> Clock:
+    def __enter__(self) -> Self:
         self.c0, self.t0 = self.cpu(), time.perf_counter()
         return self
 

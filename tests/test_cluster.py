@@ -18,16 +18,16 @@ import pytest
 pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
 pytest.importorskip("pyarrow", reason="the cluster extra (pyarrow) is not installed")
 
-import pyarrow.parquet as pq  # noqa: E402
-from helpers_tree import bump_mtime, make_tree, words  # noqa: E402
+import pyarrow.parquet as pq
+from helpers_tree import bump_mtime, make_tree, words
 
-from simscan.cli import main  # noqa: E402
-from simscan.cluster.connect import connect  # noqa: E402
-from simscan.cluster.scan import ClusterScanRequest, run_cluster_scan  # noqa: E402
-from simscan.cluster.search import find_pair_set  # noqa: E402
-from simscan.cluster.store import MANIFEST, Store  # noqa: E402
-from simscan.progress import CancelToken, Progress  # noqa: E402
-from simscan.similarity.core import to_pairs  # noqa: E402
+from simscan.cli import main
+from simscan.cluster.connect import connect
+from simscan.cluster.scan import ClusterScanRequest, run_cluster_scan
+from simscan.cluster.search import find_pair_set
+from simscan.cluster.store import MANIFEST, Store
+from simscan.progress import CancelToken, Progress
+from simscan.similarity.core import to_pairs
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "evalcorpus" / "corpus"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the evaluation corpus is not at {CORPUS}")
@@ -106,7 +106,8 @@ def test_cluster_equals_local_on_the_corpus(tmp_path, capsys, address):
 def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, client):
     """The cut-off lowered by the pair budget (the second pass) is the local one."""
     from simscan.index import Index
-    from simscan.similarity import SimilarityParams, find_pair_set as local_pair_set
+    from simscan.similarity import SimilarityParams
+    from simscan.similarity import find_pair_set as local_pair_set
 
     roots = [CORPUS / "clough", CORPUS / "peps"]
     idx, store = tmp_path / "i.sqlite3", tmp_path / "store"

@@ -77,12 +77,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_scan)
 
     for name, help_, desc, epilog in (
-        ("pairs", "list pairs of similar files in the store", "List every pair of files in the store whose best "
-         "score is at least P percent.", _SCORES_EPILOG),
-        ("groups", "list groups of similar files with a reference file", "Group similar files of the store "
-         "around a reference file, as `simscan groups` does.", None),
-        ("query", "find files in the store similar to given files", "Find files in the store similar to FILE "
-         "(which need not be in it); a is the queried file.", _QUERY_EPILOG),
+        ("pairs", "list pairs of similar files in the store",
+         "List every pair of files in the store whose best score is at least P percent.", _SCORES_EPILOG),
+        ("groups", "list groups of similar files with a reference file",
+         "Group similar files of the store around a reference file, as `simscan groups` does.", None),
+        ("query", "find files in the store similar to given files",
+         "Find files in the store similar to FILE (which need not be in it); a is the queried file.", _QUERY_EPILOG),
     ):
         q = csub.add_parser(name, help=help_, description=desc, epilog=epilog,
                             formatter_class=argparse.RawDescriptionHelpFormatter)

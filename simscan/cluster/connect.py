@@ -32,7 +32,7 @@ def check_workers(client: Any) -> int:
     :class:`ClusterUnavailable` when there is none or one runs another version."""
     try:
         got = client.run(worker_versions)
-    except Exception as e:  # noqa: BLE001 - a worker that cannot even import simscan
+    except Exception as e:
         raise ClusterUnavailable(f"the workers cannot run simscan: {type(e).__name__}: {e}",
                                  f"Install this simscan ({__version__}) with its cluster extra on every worker. "
                                  + INSTALL_HINT) from e

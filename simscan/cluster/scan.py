@@ -42,7 +42,7 @@ from simscan.walk import Entry, WalkOptions, walk
 
 #: A batch (one task) holds at most this many files or bytes (a larger file is a batch alone):
 #: a task's scheduling and its two staged files cost a few ms, a batch of small files ~0.1 s.
-BATCH_FILES = 1024
+BATCH_FILES = 4096
 BATCH_BYTES = 64 << 20
 #: Segments kept before a scan compacts them into one (every partition read reads each).
 MAX_SEGMENTS = 8
@@ -343,12 +343,10 @@ def compact(client: Any, store: Store, cancel: CancelToken | None = None, thrott
 def _wait_write(client: Any, futures: list[Any], throttle: Throttle | None, cancel: CancelToken | None) -> None:
     from distributed import as_completed
 
-    done = 0
-    for _ in as_completed(futures):
+    for done, _ in enumerate(as_completed(futures), 1):
         if cancel is not None and cancel.cancelled:
             client.cancel(futures)
             raise Cancelled
-        done += 1
         if throttle is not None:
             throttle.report(Progress("write", done, len(futures), message="shuffling fingerprints into partitions"))
     client.gather(futures)  # (raises what a task raised)

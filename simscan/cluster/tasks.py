@@ -86,23 +86,25 @@ def read_batch(
             problems.append((path, payload))
             if payload.startswith("vanished"):
                 continue
-            row = dict(id=fid, path=path, device=dev, inode=ino, size=size, mtime_ns=mtime, error=payload)
+            row = {"id": fid, "path": path, "device": dev, "inode": ino, "size": size, "mtime_ns": mtime,
+                   "error": payload}
         else:
             is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
             if note:
                 problems.append((path, note))
             # Size and mtime as read (the walk's may be older); device and inode as the walk saw them:
             # one machine's view for every file (another machine's st_dev of a share can differ).
-            row = dict(
-                id=fid, path=path, device=dev, inode=ino, size=key[2], mtime_ns=key[3], is_text=bool(is_text),
-                encoding=enc, checksum=checksum, partial=partial, content_hash=chash, simhash=simh, units=units,
-                fp_count=len(fps) // 8, n_rolling=n_roll, fps=fps,
-            )
+            row = {
+                "id": fid, "path": path, "device": dev, "inode": ino, "size": key[2], "mtime_ns": key[3],
+                "is_text": bool(is_text), "encoding": enc, "checksum": checksum, "partial": partial,
+                "content_hash": chash, "simhash": simh, "units": units, "fp_count": len(fps) // 8,
+                "n_rolling": n_roll, "fps": fps,
+            }
             nbytes += nread
             blobs.append(fps)
             ok_text.append(bool(is_text))
-        for name in cols:
-            cols[name].append(row.get(name))
+        for name, col in cols.items():
+            col.append(row.get(name))
     counts = np.fromiter((len(b) // 8 for b in blobs), np.int64, len(blobs))
     values = np.frombuffer(b"".join(blobs), "<u8").astype(np.uint64)
     owner = np.repeat(np.arange(len(blobs)), counts)
