@@ -131,8 +131,12 @@ def cluster_run(root: Path, work: Path, workers: int, partitions: int) -> dict[s
             run_cluster_scan(client, ClusterScanRequest([root], store))
         with Clock(client) as pairs:
             ps = cluster_pair_set(client, Store.open(store))
+    fps = Store.open(store).stats()["fingerprints"]
+    part_bytes = sum(f.stat().st_size for f in store.glob("segments/*/fp/*.parquet"))
+    row_bytes = sum(f.stat().st_size for f in store.glob("segments/*/files/*.parquet"))
     return {"files": r.files_read, "scan": scan.wall, "scan_cpu": scan.cpu_s, "rescan": rescan.wall,
-            "pairs": pairs.wall, "pairs_cpu": pairs.cpu_s, "n_pairs": ps.pairs.a.size, "start": start}
+            "pairs": pairs.wall, "pairs_cpu": pairs.cpu_s, "n_pairs": ps.pairs.a.size, "start": start,
+            "fps": fps, "part_bytes": part_bytes, "row_bytes": row_bytes}
 
 
 def main() -> None:
@@ -159,6 +163,12 @@ def main() -> None:
         print(f"{name:27} {fps:8,.0f} {nbytes / 1e6 / r['scan']:6.1f} {r['scan']:7.2f} {r['scan_cpu']:6.2f} "
               f"{r['rescan']:8.2f} {r['pairs']:8.2f} {r['pairs_cpu']:6.2f} {r['n_pairs']:6,} {r.get('start', 0):7.2f}"
               f"   x{base['scan'] / r['scan']:.2f}, x{base['pairs'] / r['pairs']:.2f}")
+    r = rows[-1][1]
+    print(f"store: {r['fps']:,} fingerprints ({r['fps'] / args.files:.0f} a file); partitions "
+          f"{r['part_bytes'] / r['fps']:.1f} bytes a fingerprint, file rows (with the sets) {r['row_bytes'] / r['fps']:.1f}; "
+          f"CPU per file: local scan {base['scan_cpu'] / args.files * 1e6:.0f} us, cluster scan (2 workers) "
+          f"{r['scan_cpu'] / args.files * 1e6:.0f} us; pair search CPU per fingerprint: local "
+          f"{base['pairs_cpu'] / r['fps'] * 1e6:.2f} us, cluster {r['pairs_cpu'] / r['fps'] * 1e6:.2f} us")
     print("CPU s: this process (reading threads; the cluster's client and scheduler) plus the workers. "
           f"Load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.")
     if len({r["n_pairs"] for _, r in rows}) != 1:

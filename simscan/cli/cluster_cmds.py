@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from simscan.cli.common import ProgressBar, display_path, human_bytes, human_duration, raw_b64, terminal_text
-from simscan.cli.scan_cmds import add_walk_options, check_walk_args, name_unreadable_roots
+from simscan.cli.common import ProgressBar, display_path, human_bytes, human_duration
+from simscan.cli.scan_cmds import add_walk_options, check_walk_args, name_unreadable_roots, print_problems
 from simscan.cli.similarity_cmds import (
     _QUERY_EPILOG,
     _SCORES_EPILOG,
@@ -238,17 +238,5 @@ def cmd_problems(args: argparse.Namespace) -> int:
     from simscan.cluster.store import Store
 
     require()
-    rows = problems(Store.open(args.store))
-    if args.format == "json":
-        for path, reason in rows:
-            rec = {"path": display_path(path), "reason": reason}
-            raw = raw_b64(path)
-            if raw is not None:
-                rec["path_raw"] = raw
-            print(json.dumps(rec, ensure_ascii=False))
-        return 0
-    if not rows:
-        print("no problems in the last scan", file=sys.stderr)
-    for path, reason in rows:
-        print(f"{display_path(path, terminal=True)}: {terminal_text(reason)}")
+    print_problems(problems(Store.open(args.store)), args.format, "no problems in the last scan")
     return 0

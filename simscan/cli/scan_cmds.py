@@ -302,7 +302,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_problems(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
         rows = idx.problems(last_run_only=not args.all)
-    if args.format == "json":
+    print_problems(rows, args.format, "no problems in the last scan" if not args.all else "no problems recorded")
+    return 0
+
+
+def print_problems(rows: list[tuple[str, str]], fmt: str, none: str) -> None:
+    """``(path, reason)`` rows as ``problems`` prints them (``none``: what stderr says of no row)."""
+    if fmt == "json":
         for path, reason in rows:
             # As `pairs` writes paths: \xNN for bytes that are not UTF-8, and then the exact bytes in base64.
             rec = {"path": display_path(path), "reason": reason}
@@ -310,13 +316,11 @@ def cmd_problems(args: argparse.Namespace) -> int:
             if raw is not None:
                 rec["path_raw"] = raw
             print(json.dumps(rec, ensure_ascii=False))
-        return 0
+        return
     if not rows:
-        print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)
-        return 0
+        print(none, file=sys.stderr)
     for path, reason in rows:
         print(f"{display_path(path, terminal=True)}: {terminal_text(reason)}")  # (reasons are stored escaped)
-    return 0
 
 
 __all__ = ["SimscanError", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]
