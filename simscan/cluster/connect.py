@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -72,9 +74,13 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
         return
     n = workers or os.cpu_count() or 1
     # One thread a worker: the native core reads with the GIL released, but a task's numpy work
-    # does not, and a process a core keeps the figures per worker honest.
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                           silence_logs=logging.ERROR)
+    # does not, and a process a core keeps the figures per worker honest.  The worker processes are
+    # started with SIGINT ignored (and keep it so: Python and asyncio leave an ignored SIGINT alone):
+    # Ctrl-C reaches every process of the terminal, and it is this one's to stop the work and close
+    # the cluster, without a traceback from each worker.
+    with _sigint_ignored():
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None, silence_logs=logging.ERROR)
     try:
         client = Client(cluster)
         try:
@@ -84,3 +90,16 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             client.close()
     finally:
         cluster.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process for the block (in the main thread; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
