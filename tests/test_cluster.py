@@ -358,3 +358,38 @@ def test_store_and_problem_commands(tmp_path, capsys, address):
     assert rc == 3 and "is not a simscan store" in err
     rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(root), "--scheduler", address)
     assert rc == 3 and "not an empty folder" in err
+
+
+def test_a_scan_killed_outright_leaves_a_store_the_next_scan_completes(tmp_path, capsys, client, address):
+    """SIGKILL of the scanning process itself (found by its PID) once its workers have staged
+    something: the store still reads as before, and the next scan ends as a clean one."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "tree"
+    make_tree(root, 400, seed=9, min_size=2000, max_size=12000, per_dir=40)
+    edit_tree(root / "similar")
+    store = tmp_path / "store"
+    run_cluster_scan(client, ClusterScanRequest([root / "similar"], store))  # something committed already
+    before = store_paths_of_last_segment(store)
+    code = ("import sys; import simscan.cluster.scan as s; s.BATCH_FILES = 4; "
+            "from simscan.cli import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.Popen([sys.executable, "-c", code, "cluster", "scan", str(root), "--store", str(store),
+                             "--scheduler", address, "--quiet"])
+    try:
+        deadline = time.monotonic() + 60
+        while not list(store.glob("staging/scan-*/batch-*.fp.parquet")) and time.monotonic() < deadline:
+            assert proc.poll() is None, "the scan ended before it could be killed"
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    s = Store.open(store)
+    assert len(s.manifest.segments) == 1 and store_paths_of_last_segment(store) == before
+    again = run_cluster_scan(client, ClusterScanRequest([root], store))
+    assert not again.cancelled and again.files_read + again.files_reused + again.files_unchanged == again.files_seen
+    idx = tmp_path / "i.sqlite3"
+    assert run(capsys, "scan", str(root), "--index", str(idx), "--quiet")[0] == 0
+    same_output(capsys, idx, store, address, "pairs", "--format", "json", ordered=False)
+    _check_store_files(store)
