@@ -96,8 +96,9 @@ class Clock:
         self.client = client
 
     def cpu(self) -> float:
-        workers = sum(self.client.run(_cpu_worker).values()) if self.client is not None else 0.0  # type: ignore[attr-defined]
-        return _cpu_self() + workers
+        if self.client is None:
+            return _cpu_self()
+        return _cpu_self() + sum(self.client.run(_cpu_worker).values())  # type: ignore[attr-defined]
 
     def __enter__(self) -> Self:
         self.c0, self.t0 = self.cpu(), time.perf_counter()
@@ -165,7 +166,8 @@ def main() -> None:
               f"   x{base['scan'] / r['scan']:.2f}, x{base['pairs'] / r['pairs']:.2f}")
     r = rows[-1][1]
     print(f"store: {r['fps']:,} fingerprints ({r['fps'] / args.files:.0f} a file); partitions "
-          f"{r['part_bytes'] / r['fps']:.1f} bytes a fingerprint, file rows (with the sets) {r['row_bytes'] / r['fps']:.1f}; "
+          f"{r['part_bytes'] / r['fps']:.1f} bytes a fingerprint, file rows (with the sets) "
+          f"{r['row_bytes'] / r['fps']:.1f}; "
           f"CPU per file: local scan {base['scan_cpu'] / args.files * 1e6:.0f} us, cluster scan (2 workers) "
           f"{r['scan_cpu'] / args.files * 1e6:.0f} us; pair search CPU per fingerprint: local "
           f"{base['pairs_cpu'] / r['fps'] * 1e6:.2f} us, cluster {r['pairs_cpu'] / r['fps'] * 1e6:.2f} us")

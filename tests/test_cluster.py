@@ -153,7 +153,8 @@ def edit_tree(root: Path) -> dict[str, Path]:
 
 def store_paths_of_last_segment(store: Path) -> list[str]:
     s = Store.open(store)
-    paths = [bytes(p) for f in s.row_files(s.manifest.segments[-1]) for p in pq.read_table(f).column("path").to_pylist()]
+    paths = [bytes(p) for f in s.row_files(s.manifest.segments[-1])
+             for p in pq.read_table(f).column("path").to_pylist()]
     return sorted(map(os.fsdecode, paths))
 
 

@@ -197,7 +197,9 @@ def _count(value: str) -> int:
     return v
 
 
-def _add_common(p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "json", "csv"), index: bool = True) -> None:
+def _add_common(
+    p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "json", "csv"), index: bool = True
+) -> None:
     from simscan.cli.common import add_index_option
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
 

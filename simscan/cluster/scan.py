@@ -11,10 +11,10 @@
    batches (the staged files of a batch are written under fixed names, atomically).
 3. **Write** (the shuffle): one task per partition gathers its row group of every batch into the
    new segment's partition file (:func:`tasks.write_partition`); the batches' row files move into
-   the segment as they are; the client then writes the ids retired (changed files, files gone from under the ROOTs, files now
-   left out) and renames the new manifest into place: the commit.  Staged batches are removed
-   after it.  Past :data:`MAX_SEGMENTS` segments (or after an algorithm change) the segments are
-   compacted into one, the same way.
+   the segment as they are; the client then writes the ids retired (changed files, files gone
+   from under the ROOTs, files now left out) and renames the new manifest into place: the commit.
+   Staged batches are removed after it.  Past :data:`MAX_SEGMENTS` segments (or after an
+   algorithm change) the segments are compacted into one, the same way.
 
 Progress: phases ``walk``, ``read``, ``write`` as the local scan reports them.  Cancel (a
 ``CancelToken``, or Ctrl-C) stops sending work, cancels what was sent, and commits nothing; the
@@ -185,7 +185,8 @@ class _Scan:
 
     def report(self, force: bool = False) -> None:
         self.throttle.report(
-            Progress("read", self.done_files, self.files_total, min(self.done_bytes, self.bytes_total), self.bytes_total),
+            Progress("read", self.done_files, self.files_total, min(self.done_bytes, self.bytes_total),
+                     self.bytes_total),
             force=force,
         )
 
@@ -381,7 +382,9 @@ def problems(store: Store) -> list[tuple[str, str]]:
     return [(os.fsdecode(bytes(p)), r) for p, r in zip(t.column("path").to_pylist(), t.column("reason").to_pylist())]
 
 
-def _result(scan: _Scan, done: dict[str, int], *, cancelled: bool, t0: float, compacted: bool = False) -> ClusterScanResult:
+def _result(
+    scan: _Scan, done: dict[str, int], *, cancelled: bool, t0: float, compacted: bool = False
+) -> ClusterScanResult:
     return ClusterScanResult(
         files_seen=done.get("files_seen", 0), files_read=scan.read_ok, files_reused=done.get("files_reused", 0),
         files_unchanged=done.get("files_unchanged", 0), files_removed=done.get("files_removed", 0),

@@ -119,7 +119,8 @@ class StoreSets:
                     report("pairs", done, parts_n)
 
             futures = [
-                client.submit(tasks.partition_counts, files[p], ids_f, text_f, self.view, ignored_f, cutoff=cutoff, cut=cut,
+                client.submit(tasks.partition_counts, files[p], ids_f, text_f, self.view, ignored_f, cutoff=cutoff,
+                              cut=cut,
                               budget=params.pair_budget if first else None, full=first,
                               key=f"simscan-pairs-{self.view}-{p}-{int(first)}-{tag}")
                 for p in range(parts_n)

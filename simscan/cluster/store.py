@@ -180,7 +180,8 @@ class Store:
             data = json.loads(mpath.read_bytes())
             m = Manifest(
                 partitions=int(data["partitions"]), segments=tuple(data["segments"]), scans=int(data["scans"]),
-                algorithm=int(data["algorithm"]), format=int(data["format"]), last_scan=dict(data.get("last_scan") or {}),
+                algorithm=int(data["algorithm"]), format=int(data["format"]),
+                last_scan=dict(data.get("last_scan") or {}),
             )
         except OSError as e:
             raise StoreError(f"cannot read the store {root}: {e.strerror or e}") from e
@@ -188,7 +189,8 @@ class Store:
             raise StoreError(f"the store's manifest {mpath} is damaged ({e})",
                              "Scan into a new store (a new --store folder).") from e
         if m.format != FORMAT:
-            raise StoreError(f"{root} is a store of another simscan version (format {m.format}, this one reads {FORMAT})",
+            raise StoreError(f"{root} is a store of another simscan version (format {m.format}; this one reads "
+                             f"{FORMAT})",
                              "Scan into a new store with this version.")
         if partitions is not None and partitions != m.partitions:
             raise StoreError(f"the store {root} has {m.partitions} partitions, not {partitions}",

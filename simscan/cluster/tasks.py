@@ -243,7 +243,9 @@ def positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return hit, order[at]
 
 
-def load_partition(files: list[str], ids: np.ndarray, row_text: np.ndarray, view: int, ignored: np.ndarray) -> Partition:
+def load_partition(
+    files: list[str], ids: np.ndarray, row_text: np.ndarray, view: int, ignored: np.ndarray
+) -> Partition:
     """Partition of ``files`` (its file in each live segment) restricted to the files ``ids`` (the
     pair search's, in its order; ``row_text``: which are text files) and to one ``view``, less the
     values of texts to ignore (sorted ``ignored``): what the local search's CSR holds of it."""

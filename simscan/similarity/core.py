@@ -622,15 +622,16 @@ def compute_pair_arrays(
 
     files: the file table; (csr_ids, offsets, values): sorted distinct fingerprints per file
     id -- or ``sets``, the same sets held elsewhere (:class:`FingerprintSets`, e.g. a store
-    partitioned by value on a cluster: ``simscan.cluster``; the three arrays are then None).  Exact/content classes become star pairs against their representative; other pairs
+    partitioned by value on a cluster: ``simscan.cluster``; the three arrays are then None).
+    Exact/content classes become star pairs against their representative; other pairs
     are between representatives (a file identical to X shares X's pairs).
     Rows with the same (device, inode) (``identity``, default: the table's columns) are one
     file: only the preferred of them takes part (see ``distinct_file_rows``; files under
     ``reference_roots`` preferred first, as in groups), so no pair ever joins a file with itself.  Raises :class:`Cancelled` when ``cancel`` is set.
     """
-    # The path kept of a file reached by several paths follows the groups' reference rules.
     if sets is None:
         sets = CsrSets(csr_ids, offsets, values)
+    # The path kept of a file reached by several paths follows the groups' reference rules.
     keep = distinct_file_rows(files, identity, reference_roots)
     if keep is not None:
         sub = compute_pair_arrays(
