@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from simscan.cluster import tasks
-from simscan.cluster.store import Store, StoreError, partition_of, table_from_rows
+from simscan.cluster.store import Store, StoreError, partition_of
 from simscan.fingerprint import DEFAULT_PARAMS
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.index.postings import posted_mask
@@ -196,17 +196,12 @@ class StoreIndex:
     sample: ``index.postings``), and :meth:`holders` of every value (a short file's query)."""
 
     def __init__(self, client: Any, store: Store) -> None:
-        import pyarrow.compute as pc
-
         check_current(store)
         self.client = client
         self.store = store
-        rows = store.rows(["path", "size", "mtime_ns", "is_text", "encoding", "checksum", "partial", "content_hash",
-                           "simhash", "fp_count", "units", "device", "inode", "error"])
-        self._count = rows.num_rows
-        ok = rows.filter(pc.is_null(rows.column("error")))
-        self._table = table_from_rows(ok)
-        self._live = self._table.ids
+        self._count = store.rows([]).num_rows  # (every live row: failed files too, as the index counts)
+        self._table = store.file_table()
+        self._live: Any = None  # the ids of the files read, sent to the workers at the first look-up
 
     def stats(self) -> dict[str, int]:
         return {"files": self._count}
@@ -224,12 +219,13 @@ class StoreIndex:
         if v.size == 0:
             return v, np.zeros(0, np.int64)
         part = partition_of(v, self.store.manifest.partitions)
-        live_f = self.client.scatter(self._live, broadcast=True, hash=False)
+        if self._live is None:
+            self._live = self.client.scatter(self._table.ids, broadcast=True, hash=False)
         futures = []
         for p in np.unique(part).tolist():
             files = [str(f) for f in self.store.part_files(p)]
             if files:
-                futures.append(self.client.submit(tasks.lookup, files, v[part == p], live_f, pure=False))
+                futures.append(self.client.submit(tasks.lookup, files, v[part == p], self._live, pure=False))
         got = self.client.gather(futures)
         vals = np.concatenate([g[0] for g in got]) if got else np.zeros(0, np.uint64)
         fids = np.concatenate([g[1] for g in got]) if got else np.zeros(0, np.int64)

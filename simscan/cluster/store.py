@@ -271,12 +271,12 @@ class Store:
         t = pa.concat_tables(tables)
         return t.take(pc.sort_indices(t, sort_keys=[("id", "ascending")]))
 
-    def file_table(self, ids: np.ndarray | None = None) -> FileTable:
+    def file_table(self) -> FileTable:
         """The live files that were read (no error), as the local index's ``files()`` gives them:
-        a :class:`simscan.index.FileTable` sorted by id; ``ids``: only those."""
+        a :class:`simscan.index.FileTable` sorted by id."""
         cols = ["path", "size", "mtime_ns", "is_text", "encoding", "checksum", "partial", "content_hash", "simhash",
                 "fp_count", "units", "device", "inode", "error"]
-        t = self.rows(cols, ids)
+        t = self.rows(cols)
         t = t.filter(pc.is_null(t.column("error")))
         return table_from_rows(t)
 
