@@ -346,9 +346,12 @@ def test_store_and_problem_commands(tmp_path, capsys, address):
     (root / "locked.txt").write_text("secret " * 100)
     os.chmod(root / "locked.txt", 0)
     store = tmp_path / "store"
-    rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", address)
+    rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", address,
+                     "--exclude", "*-copy.txt")
     os.chmod(root / "locked.txt", 0o644)
     assert rc == 0 and "files in" in err
+    paths = store_paths_of_last_segment(store)
+    assert paths == sorted(str(p) for p in root.rglob("*.txt") if not p.name.endswith("-copy.txt"))
     rc, out, _ = run(capsys, "cluster", "stats", "--store", str(store))
     assert rc == 0 and "64 partitions, 1 segments" in out
     rc, out, _ = run(capsys, "cluster", "problems", "--store", str(store))

@@ -120,16 +120,15 @@ def _connect(args: argparse.Namespace) -> Any:
 def cmd_scan(args: argparse.Namespace) -> int:
     from simscan.cluster import require
     from simscan.cluster.scan import ClusterScanRequest, run_cluster_scan
+    from simscan.walk import WalkOptions
 
     require()
     bad = check_walk_args(args)
     if bad is not None:
         return bad
-    req = ClusterScanRequest(
-        roots=list(args.roots), store=args.store, exclude=list(args.exclude), include=list(args.include),
-        hidden=args.hidden, min_size=args.min_size, max_size=args.max_size, follow_links=args.follow_links,
-        partitions=args.partitions,
-    )
+    walk = WalkOptions(exclude=tuple(args.exclude), include=tuple(args.include), hidden=args.hidden,
+                       min_size=args.min_size, max_size=args.max_size, follow_links=args.follow_links)
+    req = ClusterScanRequest(roots=list(args.roots), store=args.store, walk=walk, partitions=args.partitions)
     bar = ProgressBar(enabled=False if args.quiet else None)
     try:
         with _connect(args) as client:

@@ -27,7 +27,7 @@ import os
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,17 +52,12 @@ PROGRESS_RATE = 10.0
 
 @dataclass(frozen=True, slots=True)
 class ClusterScanRequest:
-    """What to scan into which store (options as ``simscan.scanner.ScanRequest``).  partitions:
-    for a new store (None: ``store.DEFAULT_PARTITIONS``)."""
+    """What to scan into which store.  walk: which files (the local scan's options; the store's
+    own folder is always left out).  partitions: for a new store (None: ``store.DEFAULT_PARTITIONS``)."""
 
     roots: list[Path]
     store: Path
-    exclude: list[str] = field(default_factory=list)
-    include: list[str] = field(default_factory=list)
-    hidden: bool = False
-    min_size: int = 0
-    max_size: int | None = None
-    follow_links: bool = False
+    walk: WalkOptions = field(default_factory=WalkOptions)
     partitions: int | None = None
     batch_files: int = BATCH_FILES
     batch_bytes: int = BATCH_BYTES
@@ -158,8 +153,8 @@ class _Scan:
             return
         k = len(self.batches)
         self.futures.append(self.client.submit(
-            tasks.read_batch, str(self.staging), k, self.req.follow_links, self.batch, self.store.manifest.partitions,
-            key=f"simscan-read-{self.scan_no}-{k}-{self.tag}", retries=1,
+            tasks.read_batch, str(self.staging), k, self.req.walk.follow_links, self.batch,
+            self.store.manifest.partitions, key=f"simscan-read-{self.scan_no}-{k}-{self.tag}", retries=1,
         ))
         self.batches.append(len(self.batch))
         self.batch, self.batch_bytes = [], 0
@@ -227,10 +222,7 @@ def _run(store: Store, req: ClusterScanRequest, scan: _Scan, t0: float) -> Clust
     import pyarrow.compute as pc
 
     roots = _normalise_roots(req.roots)
-    opts = WalkOptions(
-        exclude=tuple(req.exclude), include=tuple(req.include), hidden=req.hidden, min_size=req.min_size,
-        max_size=req.max_size, follow_links=req.follow_links, skip_paths=frozenset({os.fsencode(store.root)}),
-    )
+    opts = replace(req.walk, skip_paths=req.walk.skip_paths | {os.fsencode(store.root)})
     current = store.manifest.algorithm == ALGORITHM_VERSION
     rows = store.rows(["path", "size", "mtime_ns", "error"])
     prefixes = tuple(r if r.endswith(b"/") else r + b"/" for r in roots)
