@@ -1,11 +1,14 @@
-"""Fingerprint throughput on one core, data in memory (issue 2).
+"""Fingerprint throughput on one core, data in memory (issues 2 and 17).
 
 Prints MB/s for the raw-bytes path (64 MiB of random bytes), the text path (Pride and
 Prejudice, UTF-8 with curly quotes, repeated to about 6 MB; a synthetic English-like text
-when the evaluation corpus is absent), py-tlsh on the same data where it imports, and the
-batch API's files/s on 8 KB text files.  Figures are best-of-N CPU time of this process
-(the per-core figure, robust to other work on the machine), wall clock alongside.  The LAST line is one JSON object with the keys
-raw_mb_s, text_mb_s, tlsh_mb_s (null without tlsh), batch_files_s.
+when the evaluation corpus is absent), CJK text (the corpus's Chinese and Japanese pages as
+UTF-8, repeated), program source (the corpus's Java files, code view on), py-tlsh on the same
+data where it imports (``pip install py-tlsh``: the peer, measured in the same run), and the batch
+API's files/s on 8 KB text files.  Figures are best-of-N CPU time of this process (the per-core
+figure, robust to other work on the machine), wall clock alongside.  The LAST line is one JSON
+object with the keys raw_mb_s, text_mb_s, cjk_mb_s, code_mb_s, tlsh_mb_s (null without tlsh),
+batch_files_s.  Targets (issue 17): raw >= 10x TLSH, text >= 3x TLSH.
 
 Run: ``python3 benchmarks/fingerprint_throughput.py [--quick]``.
 """
@@ -52,6 +55,27 @@ def _text_data() -> bytes:
     return " ".join(rng.choice(words, 1_000_000).tolist()).encode()
 
 
+def _corpus_text(pattern: str, want: int, keep) -> bytes | None:
+    """The corpus files matching ``pattern`` that ``keep`` accepts, decoded and joined as UTF-8,
+    repeated to about ``want`` bytes (None without the corpus)."""
+    from simscan.fingerprint import decode_bytes
+
+    parts = []
+    for p in sorted(q for q in CORPUS.glob(pattern) if q.is_file()):
+        text = decode_bytes(p.read_bytes()).text
+        if text and keep(text):
+            parts.append(text)
+    if not parts:
+        return None
+    data = "\n".join(parts).encode("utf-8")
+    return (data * (want // len(data) + 1))[:want].rsplit(b"\n", 1)[0]
+
+
+def _cjk(text: str) -> bool:
+    han = sum(1 for c in text if "\u3040" <= c <= "\u9fff")
+    return han > 0.3 * max(1, sum(c.isalpha() for c in text))
+
+
 def _small_files(n: int, size: int) -> list[bytes]:
     text = _text_data()
     rng = np.random.default_rng(3)
@@ -75,6 +99,15 @@ def main() -> None:
     print(f"raw path : {raw_mb_s:8.1f} MB/s CPU, {raw_wall:.1f} wall  ({len(raw) >> 20} MiB random bytes, one core)")
     text_mb_s, text_wall = _best(lambda: fingerprint_bytes(text), len(text), reps)
     print(f"text path: {text_mb_s:8.1f} MB/s CPU, {text_wall:.1f} wall  ({len(text) / 1e6:.1f} MB UTF-8 English text)")
+    cjk_mb_s = code_mb_s = None
+    cjk = _corpus_text("encodings/**/*", 6_000_000, _cjk)
+    if cjk:
+        cjk_mb_s, _ = _best(lambda: fingerprint_bytes(cjk), len(cjk), reps)
+        print(f"CJK text : {cjk_mb_s:8.1f} MB/s CPU  ({len(cjk) / 1e6:.1f} MB of the corpus's Chinese and Japanese pages, UTF-8)")
+    java = [p.read_bytes() for p in sorted(CORPUS.glob("irplag/**/*.java"))]
+    if java:
+        code_mb_s, _ = _best(lambda: fingerprint_many(java), sum(map(len, java)), reps)
+        print(f"source   : {code_mb_s:8.1f} MB/s CPU  ({len(java)} Java files, {sum(map(len, java)) / 1e3:.0f} kB, code view on)")
     tlsh_mb_s = None
     try:
         import tlsh  # type: ignore[import-not-found]
@@ -109,6 +142,8 @@ def main() -> None:
             {
                 "raw_mb_s": round(raw_mb_s, 1),
                 "text_mb_s": round(text_mb_s, 1),
+                "cjk_mb_s": None if cjk_mb_s is None else round(cjk_mb_s, 1),
+                "code_mb_s": None if code_mb_s is None else round(code_mb_s, 1),
                 "tlsh_mb_s": None if tlsh_mb_s is None else round(tlsh_mb_s, 1),
                 "batch_files_s": round(batch_files_s),
             }

@@ -143,7 +143,7 @@ def main() -> int:
 
     from simscan.gui.app import ensure_app
     from simscan.gui.mainwindow import MainWindow
-    from simscan.gui.models import COL_SIZE
+    from simscan.gui.results_model import COL_SIZE
     from simscan.scanner import ScanRequest, run_scan
 
     app = ensure_app()
@@ -169,7 +169,7 @@ def main() -> int:
     with Index.open(groups_index) as ix, ix.atomic() as c:
         c.execute("DELETE FROM results")
     def open_and_load(label: str) -> tuple[MainWindow, PaintWatch, list[float]]:
-        win = MainWindow(index_path=groups_index, autoload=False)
+        win = MainWindow(index_path=groups_index, roots=[str(groups_root)], autoload=False)
         win.resize(1400, 900)
         win.threshold_slider.setValue(60)
         win.show()
@@ -223,7 +223,11 @@ def main() -> int:
         probe.stop()
         print(f"   {label}: {(paint.t - t) * 1000:.0f} ms to repaint; latency {probe.summary()}")
 
+    _, _, extra, reclaim = win.proxy.totals()
+    print(f"   copy sets: {extra:,} extra copies, {reclaim / 1e6:.1f} MB reclaimable")
     timed("sort by size (100k groups)", lambda: win.view.sortByColumn(COL_SIZE, Qt.SortOrder.AscendingOrder))
+    timed("Ctrl+M: mark every extra copy (100k copy sets)", win.mark_all_but_reference, win.marksVerified)
+    print(f"   marked {len(win.model.marked):,} files")
     timed("slider 60 -> 95 % (regroup in a worker)", lambda: win.threshold_slider.setValue(95), win.resultsLoaded)
     timed("search 'f4242'", lambda: win.search_edit.setText("f4242"), None)
     win.close()

@@ -5,7 +5,7 @@ prints files/s, MB/s, the speed ratio to rmlint, CPU time, peak RSS and rescan t
     python3 benchmarks/scan_speed.py --small 20000 --large 2 --no-real --jobs 2
 
 rmlint (``apt-get install -y rmlint``) is the peer: a duplicate finder in C that reads only the files
-whose size another file shares, and hashes those.  It is run with its output to /dev/null (it never
+whose size another file shares, and hashes those.  It is run with its output in a temporary folder (it never
 changes a file then), on the warm tree, before simscan's first scan of it; the ratio is rmlint's time
 over simscan's (above 1: simscan is faster).  Without rmlint the ratio is left out.
 
@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -123,12 +124,13 @@ def warm(roots: list[Path]) -> tuple[int, int]:
 
 
 def rmlint_time(roots: list[Path]) -> float | None:
-    """Wall time of one rmlint run over ``roots`` (output to /dev/null), or None without rmlint."""
+    """Wall time of one rmlint run over ``roots`` (its output in a temporary folder), or None without rmlint."""
     exe = shutil.which("rmlint")
     if exe is None:
         return None
     t = time.perf_counter()
-    subprocess.run([exe, *map(str, roots), "-o", "json:/dev/null"], capture_output=True, check=False)
+    with tempfile.TemporaryDirectory() as out:  # (never /dev/null: rmlint replaces its output files)
+        subprocess.run([exe, *map(str, roots), "-o", f"json:{out}/rmlint.json"], capture_output=True, check=False)
     return time.perf_counter() - t
 
 
@@ -232,7 +234,7 @@ def bench(name: str, roots: list[Path], jobs: int | None, target: str, index_dir
         "JSON " + json.dumps({"tree": name, "files": files, "first_s": round(first, 3), "rmlint_s": None if peer is None
                               else round(peer, 3), "ratio": None if peer is None else round(peer / first, 2),
                               "mb_s": round(r1.bytes_read / first / 1e6, 1), "rescan_pct": round(100 * again / first, 1),
-                              "peak_rss_mb": round(rss.peak_total / 1e6)})  # fmt: skip
+                              "peak_rss_mb": round(rss.peak_total / 1e6)})
     )
     sys.stdout.flush()
 

@@ -5,7 +5,7 @@ functions.  Long work runs with the GIL released; a panic in the core raises ``R
 (``read_task``: a problem line for the file instead).
 """
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +32,7 @@ class NativeParams:
     ) -> None: ...
 
 #: (size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, simhash, units)
-FingerprintTuple = tuple[
+FingerprintTuple: TypeAlias = tuple[
     int, bytes, int, bool, str | None, bytes, npt.NDArray[np.uint64], npt.NDArray[np.uint64], int, int
 ]
 
@@ -57,7 +57,9 @@ def read_task(
     items: list[tuple[int, bytes, int]], follow: bool, params: NativeParams, max_fingerprints: int
 ) -> list[tuple[int, Any, Any]]:
     """The scanner's reading of a batch ``[(slot, path, size)]``: ``[(slot, stat key, payload)]``, the
-    payload a tuple, ``("legacy", data | None, iso2022)``, or (key None) a problem sentence or errno."""
+    payload a tuple, ``("legacy", data | None, iso2022)`` (chardet must name the encoding),
+    ``("maybe-document", data | None)`` (its first bytes may be a document's: ``simscan.extract.sniff``
+    decides), or (key None) a problem sentence or errno."""
 
 class TextStream:
     """Fingerprints of text decoded by Python (legacy multi-byte encodings) or extracted from a

@@ -57,13 +57,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from simscan import _native
+from simscan.extract import PLAIN_VERSION, sniff_bytes, sniff_fd
+from simscan.extract.pool import ExtractionPool
 from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_bytes, fingerprint_file, open_fd_unseen
 from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
@@ -161,6 +163,11 @@ class ScanResult:
     index_path: str = ""
     #: Hidden files and folders left out (names starting with "."; ``ScanRequest.hidden`` False).
     hidden_skipped: int = 0
+    #: Files whose entries in the index were damaged: forgotten before the walk, so read again
+    #: (those under the roots by this scan; see ``Index.check_for_scan``).
+    files_repaired: int = 0
+    #: What the scan's check of the index found damaged and repaired, for a person (empty: nothing).
+    repairs: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -169,8 +176,11 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 #: One task: (follow_links, [(slot, path, size), ...]).
 Task = tuple[bool, list[tuple[int, bytes, int]]]
-#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns, ctime_ns), payload) on success.
+#: Per file: (slot, None, reason) on failure, or (slot, stat (dev, ino, size, mtime_ns, ctime_ns), payload) on success;
+#: a document's payload is (DOCUMENT, format) until the extraction pool has read it.
 Outcome = tuple[int, Any, Any]
+#: Marks a payload that says "this file is a document" (``simscan.extract.sniff``).
+DOCUMENT = "document"
 
 
 class _Changed(Exception):
@@ -210,38 +220,42 @@ def read_task(task: Task, stop: _native.StopFlag | None = None) -> list[Outcome]
 
     The native core does it all with the GIL released (``_native.read_task``: open without
     touching the access time, fstat before and after, read at most one byte past the size, retry a
-    file that changed once, fingerprint; a panic there is a problem line for that file).  Texts in
-    a legacy encoding come back for chardet's verdict, and are finished here.  ``stop`` set (a
-    cancelled scan): the files not yet read come back as "cancelled" and a large file stops at its
-    next chunk."""
+    file that changed once, fingerprint; a panic there is a problem line for that file).  Two kinds
+    of file come back to be finished here: texts in a legacy encoding (chardet's verdict), and files
+    whose first bytes may be a document's (a zip, ``%PDF-``, RTF, markup), which
+    ``simscan.extract.sniff`` tells apart: a document's payload is then ``(DOCUMENT, format)``, for
+    the extraction pool.  ``stop`` set (a cancelled scan): the files not yet read come back as
+    "cancelled" and a large file stops at its next chunk."""
     follow, items = task
     out: list[Outcome] = _native.read_task(items, follow, DEFAULT_PARAMS.native, MAX_FINGERPRINTS, stop)
     for k, (slot, key, payload) in enumerate(out):
         if key is None:
             if isinstance(payload, int):
                 out[k] = (slot, None, f"cannot be read: {os.strerror(payload)}")
-        elif payload[0] == "legacy":
+        elif payload[0] in ("legacy", "maybe-document"):
             path = next(item[1] for item in items if item[0] == slot)
-            out[k] = _read_legacy(slot, key, path, payload[1], follow)
+            out[k] = _read_in_python(slot, key, path, payload[1], follow, sniff=payload[0] == "maybe-document")
     return out
 
 
-def _read_legacy(slot: int, key: tuple[int, ...], path: bytes, data: bytes | None, follow: bool) -> Outcome:
-    """A text in a legacy encoding: small files from the bytes the core read (``data``), large ones
-    read again, checked against the stat key the core saw."""
+def _read_in_python(slot: int, key: tuple[int, ...], path: bytes, data: bytes | None, follow: bool, sniff: bool) -> Outcome:
+    """A file the core hands back: small files from the bytes it read (``data``), large ones read
+    again, checked against the stat key the core saw.  ``sniff``: it may be a document."""
     try:
         if data is not None:
-            return (slot, key, _payload(fingerprint_bytes(data)))
+            fmt = sniff_bytes(data) if sniff else None
+            return (slot, key, (DOCUMENT, fmt) if fmt else _payload(fingerprint_bytes(data)))
         fd = _open(path, follow)
         try:
             st = os.fstat(fd)
-            fp = fingerprint_file(os.dup(fd), limit=st.st_size + 1)
+            fmt = sniff_fd(fd, st.st_size) if sniff and _stat_key(st) == tuple(key) else None
+            fp = None if fmt else fingerprint_file(os.dup(fd), limit=st.st_size + 1)
             st2 = os.fstat(fd)
         finally:
             os.close(fd)
-        if _stat_key(st) != tuple(key) or _stat_key(st2) != tuple(key) or fp.size != st.st_size:
+        if _stat_key(st) != tuple(key) or _stat_key(st2) != tuple(key) or (fp is not None and fp.size != st.st_size):
             return (slot, None, "changed while being read (tried twice); skipped this time")
-        return (slot, key, _payload(fp))
+        return (slot, key, (DOCUMENT, fmt) if fmt else _payload(fp))
     except FileNotFoundError:
         return (slot, None, "vanished before it could be read")
     except OSError as e:
@@ -284,7 +298,7 @@ def run_scan(
     """
     import sqlite3
 
-    from simscan.index.errors import translate
+    from simscan.index.store import sqlite_failed
 
     t0 = time.monotonic()
     index = Index.open(request.index_path)
@@ -293,7 +307,7 @@ def run_scan(
         try:
             return _scan(index, request, Throttle(progress, PROGRESS_RATE), cancel or CancelToken(), t0)
         except sqlite3.Error as e:
-            raise translate(e, index.path) from e
+            raise sqlite_failed(index.path, e) from e  # (damage: the next scan checks all of the index)
     finally:
         index.close()
 
@@ -413,9 +427,15 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         "exclude": list(req.exclude), "include": list(req.include), "hidden": req.hidden,
         "min_size": req.min_size, "max_size": req.max_size, "follow_links": req.follow_links,
     }  # fmt: skip
+    # Reliability (simscan.index.verify): check the next slice of the index (all of it when due) and
+    # forget the files whose entries or fingerprints are damaged, so that this walk reads them again.
+    checked, repaired = index.check_for_scan()
     run_id = index.begin_run(roots, options)
     writer = _Writer(index, run_id)
-    counts: dict[str, float] = {}
+    for path, why in repaired:
+        writer.problem(path, why)
+    counts: dict[str, float] = {"files_repaired": len(repaired)}
+    repairs = tuple(checked.findings())
     status = "failed"
     helper: ForkedShare | None = None
     try:
@@ -537,7 +557,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
             Progress("done", files_done=int(counts.get("files_read", 0)), bytes_done=int(counts.get("bytes_read", 0))),
             force=True,
         )
-        return _result(run_id, counts, cancelled, index)
+        return replace(_result(run_id, counts, cancelled, index), repairs=repairs)
     except KeyboardInterrupt:
         status = "interrupted"
         writer.flush()
@@ -549,8 +569,10 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
         counts.setdefault("elapsed_s", time.monotonic() - t0)
         try:
             index.finish_run(run_id, status if status != "running" else "failed", counts)
-        except Exception:  # noqa: BLE001, S110 - never mask the original error with a bookkeeping one
-            pass
+        except Exception:  # never mask the original error with a bookkeeping one
+            if status in ("done", "cancelled"):
+                raise  # reliability: a scan whose record cannot be written (a full disk) says so
+
 
 
 def _same_file(path: bytes, e: Entry) -> bool:
@@ -633,7 +655,22 @@ def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index
         files_failed=int(counts.get("files_failed", 0)),
         index_path=str(index.path),
         hidden_skipped=int(counts.get("hidden_skipped", 0)),
+        files_repaired=int(counts.get("files_repaired", 0)),
     )
+
+
+def document_outcomes(done: list[tuple[Any, Any, str | None]]) -> list[Outcome]:
+    """Outcomes of the extraction pool (``(slot, simscan.extract.document.DocumentRead | None,
+    reason)``) as the reading threads give theirs, the payload ending in the document's source."""
+    outcomes: list[Outcome] = []
+    for slot, read, reason in done:
+        if read is None:
+            outcomes.append((slot, None, reason))
+            continue
+        payload = _payload(read.fingerprints)
+        note = "; ".join(n for n in (read.note, payload[-1]) if n) or None
+        outcomes.append((slot, read.key, (*payload[:-1], note, read.source)))
+    return outcomes
 
 
 def _task_bytes(task: Task) -> int:
@@ -676,6 +713,8 @@ class _Reader:
         self.current = ""
         self.job: PostingJob | None = None
         self.job_fps = 0
+        # Documents (simscan.extract): read in their own worker processes under limits of time and memory.
+        self.docs = ExtractionPool(self.jobs, self.follow)
 
     # -- queueing
     def add(self, e: Entry, old_id: int | None) -> None:
@@ -700,6 +739,24 @@ class _Reader:
     # -- running
     def pump(self, cancel: CancelToken, block: bool) -> bool:
         """Make progress; with ``block`` run until everything queued is done.  Returns False when cancelled."""
+        if not self._pump(cancel, block):
+            return False
+        # Documents: collect those read meanwhile; at the end wait for the rest (posting while waiting).
+        self._handle_documents(self.docs.collect(0))
+        while block and self.docs.pending:
+            if cancel.cancelled:
+                return False
+            if not self._idle_work():
+                self._handle_documents(self.docs.collect(0.1))
+            else:
+                self._handle_documents(self.docs.collect(0))
+        return True
+
+    def _handle_documents(self, done: list[tuple[Any, Any, str | None]]) -> None:
+        if done:
+            self._handle(document_outcomes(done))
+
+    def _pump(self, cancel: CancelToken, block: bool) -> bool:
         if not self.walking:
             self._close_task()
         while True:
@@ -754,7 +811,12 @@ class _Reader:
         wait, or as many as were posted so far (each job walks the whole B-tree, so jobs grow with
         it).  Once the walk is over and every task is submitted, a quarter of that is enough: what
         waits then would otherwise be left for the final pass, when the workers are done and one
-        core idles (100,000 small files: ~36,000 files, ~0.4 s).  True when it did some work."""
+        core idles (100,000 small files: ~36,000 files, ~0.4 s).  True when it did some work.
+        Documents the extraction pool has read meanwhile are handled first."""
+        done = self.docs.collect(0)
+        if done:
+            self._handle_documents(done)
+            return True
         w = self.writer
         if self.job is not None:
             if not self.job.step():
@@ -811,6 +873,7 @@ class _Reader:
     def close(self) -> None:
         """Stop reading: queued tasks are dropped, and the tasks the threads have begun stop at their
         next file or chunk (their results are not used)."""
+        self.docs.close()
         self.stop.set()
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
@@ -821,6 +884,9 @@ class _Reader:
         writer, counts = self.writer, self.counts
         for slot, key, payload in outcomes:
             (path, dev, ino, size, mtime, ctime), old_id = self.entries[slot]  # type: ignore[misc]
+            if key is not None and payload[0] == DOCUMENT:
+                self.docs.submit(slot, path, payload[1], size)  # its outcome comes back through here
+                continue
             self.entries[slot] = None  # handled once: let it go (memory follows the work in flight)
             self.done_files += 1
             self.done_bytes += size
@@ -834,7 +900,8 @@ class _Reader:
                 else:
                     writer.add(FileRecord(path, dev, ino, size, mtime, error=payload, ctime_ns=ctime))
                 continue
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, *doc = payload
+            source = doc[0] if doc else (None, None, PLAIN_VERSION)  # a document: (format, extractor, version)
             self.read_ok += 1
             if note:
                 writer.problem(path, note)
@@ -842,7 +909,8 @@ class _Reader:
             writer.add(
                 FileRecord(
                     path, key[0], key[1], key[2], key[3], bool(is_text), enc, checksum, partial, chash, simh, units,
-                    np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4],
+                    np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4], format=source[0], extractor=source[1],
+                    extractor_version=source[2],
                 )
             )  # fmt: skip
         counts["files_read"] = self.read_ok

@@ -29,6 +29,7 @@ Rules (documented for users, see ``simscan.similarity.grouping``):
 
 from __future__ import annotations
 
+import fnmatch
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ import numpy as np
 
 from simscan.index import FileTable
 from simscan.similarity.core import PairArrays, file_identity, under_roots
+from simscan.similarity.keep import DEFAULT_KEEP, KeepRules, encoding_rank
 from simscan.similarity.types import KINDS, FileTableLike, Group, Member, Pair
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -66,6 +68,8 @@ class _Columns:
     b_id: np.ndarray
     best: np.ndarray
     kind: np.ndarray
+    ca: np.ndarray
+    cb: np.ndarray
 
 
 _CACHE: list[tuple[Sequence[Pair], int, _Columns]] = []
@@ -86,7 +90,7 @@ def _columns(pairs: Sequence[Pair]) -> _Columns:
     cb = np.fromiter(map(attrgetter("containment_b"), pairs), dtype=np.float64, count=m)
     names, inv = np.unique(np.array([p.kind for p in pairs], dtype=object).astype(str), return_inverse=True)
     codes = np.array([_KIND_CODE.get(k, 2) for k in names.tolist()], dtype=np.int8)
-    cols = _Columns(a_id, b_id, np.maximum(r, np.maximum(ca, cb)), codes[inv] if m else np.empty(0, np.int8))
+    cols = _Columns(a_id, b_id, np.maximum(r, np.maximum(ca, cb)), codes[inv] if m else np.empty(0, np.int8), ca, cb)
     _CACHE[:] = [(pairs, m, cols)]
     return cols
 
@@ -133,13 +137,15 @@ def reference_group_pairs(
     *,
     min_similarity: float,
     reference_roots: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
 ) -> list[Group]:
     """Groups of the pairs whose best score is >= ``min_similarity`` (percent).
 
     pairs: as from ``find_pairs`` (pairs naming files absent from ``files`` are ignored).
     files: the file table (for paths, sizes, times, encodings).  reference_roots: folders
-    whose files are preferred as references.  Pure: reads nothing but its arguments (the
-    columns of the last pair list are cached, see ``_columns``).
+    whose files are preferred as references.  keep: the keep rules ordering the files (a plain
+    sort on a key tuple per file here).  Empty files are never grouped.  Pure: reads nothing but
+    its arguments (the columns of the last pair list are cached, see ``_columns``).
     """
     n = len(files.paths)
     ids = np.asarray(files.ids, dtype=np.int64)
@@ -149,14 +155,32 @@ def reference_group_pairs(
     pb = _rows(ids, cols.b_id)
     best, kind = cols.best, cols.kind
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best >= min_similarity) | (kind <= 1))
+    size_l = np.asarray(files.size).tolist()
+    ok &= np.array([a < 0 or b < 0 or (size_l[a] > 0 and size_l[b] > 0) for a, b in zip(pa.tolist(), pb.tolist())],
+                   dtype=bool)
 
     pref = under_roots(list(files.paths), tuple(reference_roots))
-    pathlen = np.fromiter(map(len, files.paths), dtype=np.int64, count=n)
-    by_path = np.empty(n, np.int64)
-    by_path[sorted(range(n), key=files.paths.__getitem__)] = np.arange(n)
-    order = np.lexsort((by_path, pathlen, np.asarray(files.mtime_ns, dtype=np.int64), ~pref))
+
+    def sort_key(r: int) -> tuple:
+        key: list = [not pref[r]]
+        for c in keep.effective():
+            if c == "encoding":
+                key.append(encoding_rank(files.encoding[r]))
+            elif c == "oldest":
+                key.append(int(files.mtime_ns[r]))
+            elif c == "newest":
+                key.append(-int(files.mtime_ns[r]))
+            elif c == "shortest-path":
+                key.append(len(files.paths[r]))
+            elif c == "longest-path":
+                key.append(-len(files.paths[r]))
+            elif c == "pattern":
+                key.append(not fnmatch.fnmatchcase(files.paths[r] if "/" in keep.pattern
+                                                   else files.paths[r].rpartition("/")[2], keep.pattern))
+        return (*key, files.paths[r])
+
     rank = np.empty(n, np.int64)
-    rank[order] = np.arange(n)
+    rank[sorted(range(n), key=sort_key)] = np.arange(n)
     ok &= _one_path_per_file(files, pa, pb, ok, rank)
 
     idx = np.flatnonzero(ok)
@@ -193,7 +217,23 @@ def reference_group_pairs(
     members_of: dict[int, list[int]] = {}
     for r, u in zip(part.tolist(), unit[part].tolist()):
         members_of.setdefault(u, []).append(r)
+    # Tiers: a unit holding a partner ("contained" pair) and lying in none first, one lying in a
+    # partner and holding none last; a unit under a reference folder before all.
+    holds: set[int] = set()
+    inside: set[int] = set()
+    for x, y, k, ca, cb in zip(pa.tolist(), pb.tolist(), kind.tolist(), cols.ca[idx].tolist(), cols.cb[idx].tolist()):
+        ux, uy = int(unit[x]), int(unit[y])
+        if k != _KIND_CODE["contained"] or ux == uy or ca == cb:
+            continue
+        small, large = (ux, uy) if ca > cb else (uy, ux)
+        inside.add(small)
+        holds.add(large)
+
+    def tier(u: int) -> int:
+        return 0 if u in holds and u not in inside else 2 if u in inside and u not in holds else 1
+
     visit = list(members_of)  # insertion order = order of each unit's best row
+    visit.sort(key=lambda u: (not pref[members_of[u][0]], tier(u)))  # (stable: best row order within)
     vis = np.asarray(visit, dtype=np.int64)
     starts = np.searchsorted(src, vis).tolist() if src.size else [0] * len(visit)
     ends = np.searchsorted(src, vis, side="right").tolist() if src.size else [0] * len(visit)
@@ -344,14 +384,20 @@ def reference_group_pairs(
         if len(own) < 2 and not mine:
             continue
         ref = own[0]
-        ref_m = Member(id_l[ref], paths[ref], size[ref], mtime[ref], enc[ref], is_text[ref], 100.0, "exact", True)
+        # Copy sets: the units of two files or more, numbered in the group's order.
+        sets = 0
+        if len(own) >= 2:
+            sets += 1
+        ref_m = Member(id_l[ref], paths[ref], size[ref], mtime[ref], enc[ref], is_text[ref], 100.0, "exact", True,
+                       None, sets, True)
         mem = [ref_m]
         kinds = set()
         for r in own[1:]:
             k = "exact" if checksum[r] == checksum[ref] else "content"
             kinds.add(k)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], 100.0, 100.0, 100.0, 0, k == "exact", k)
-            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, k, False, p))
+            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, k, False, p, sets,
+                              False))
         for v, pi in mine:
             src_pair = pairs[pi]
             # Orient the pair as (reference, member): the unit of pair.a is u or v.
@@ -360,7 +406,10 @@ def reference_group_pairs(
                 ca, cb = src_pair.containment_a, src_pair.containment_b
             else:
                 ca, cb = src_pair.containment_b, src_pair.containment_a
-            for r in members_of.get(v, [v]):
+            rows_v = members_of.get(v, [v])
+            if len(rows_v) >= 2:
+                sets += 1
+            for i_r, r in enumerate(rows_v):
                 p = Pair(
                     id_l[ref], id_l[r], paths[ref], paths[r], src_pair.resemblance, ca, cb,
                     src_pair.simhash_distance, False, src_pair.kind, src_pair.view,
@@ -368,7 +417,8 @@ def reference_group_pairs(
                 kinds.add(p.kind)
                 # Seen from the member: "contains" when the reference lies in it.
                 kind = "contains" if p.kind == "contained" and ca > cb else p.kind
-                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, kind, False, p))
+                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, kind, False, p,
+                                  sets if len(rows_v) >= 2 else 0, i_r == 0))
         if kinds <= {"exact"}:
             gk = "exact"
         elif kinds <= {"exact", "content"}:
@@ -394,10 +444,10 @@ def random_table(rng: random.Random, n: int) -> FileTable:
         ids=ids,
         paths=paths,
         raw_paths=[p.encode() for p in paths],
-        size=np.array([rng.randrange(1, 5000) for _ in range(n)], np.int64),
+        size=np.array([rng.randrange(1, 5000) if rng.random() > 0.05 else 0 for _ in range(n)], np.int64),
         mtime_ns=np.array([rng.randrange(1, 6) for _ in range(n)], np.int64),  # many ties
         is_text=np.array([rng.random() < 0.8 for _ in range(n)], dtype=bool),
-        encoding=[rng.choice(["utf-8", "cp1252", None]) for _ in range(n)],
+        encoding=[rng.choice(["utf-8", "cp1252", None, "utf-16-le", "gb18030+replace"]) for _ in range(n)],
         checksum=checks,
         partial=np.zeros(n, np.int64),
         content_hash=list(checks),

@@ -102,7 +102,7 @@ def test_usage_errors(tmp_path: Path, capsys):
     assert main(["scan", str(tmp_path / "missing"), "--index", str(tmp_path / "i.db")]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "no such file or folder" in err and str(tmp_path / "missing") in err
-    assert "Give a folder that exists" in err  # says what to do, not only what went wrong
+    assert "Give folders that exist" in err and "Nothing was scanned" in err  # says what to do, not only what went wrong
     assert main(["scan", str(tmp_path), "--index", str(tmp_path / "i.db"), "--jobs", "0"]) == EXIT_USAGE
     make_tree(tmp_path / "t", 3)
     assert main(["scan", str(tmp_path / "t"), "--index", str(tmp_path / "i.db"), "--quiet"]) == EXIT_OK
@@ -220,15 +220,21 @@ def test_damage_inside_the_index_is_reported_not_a_traceback(tmp_path: Path, cap
         assert str(idx) in err and "Traceback" not in err
 
 
-def test_read_only_commands_never_turn_a_file_into_an_index(tmp_path: Path, capsys):
+def test_an_empty_file_as_index_is_one_with_nothing_in_it_yet(tmp_path: Path, capsys):
+    # One rule for every command: an empty file is an index with nothing scanned into it (read commands
+    # said "not a simscan index" while `scan` quietly took it over).  Read commands write nothing.
     empty = tmp_path / "empty.txt"
     empty.touch()
-    for cmd in ("stats", "problems"):
+    for cmd in ("stats", "problems", "pairs", "groups", "check"):
         assert main([cmd, "--index", str(empty)]) == EXIT_INDEX
         err = capsys.readouterr().err
-        assert "not a simscan index" in err and str(empty) in err
+        assert f"there is no index at {empty} yet (an empty file" in err and "simscan scan --index" in err
         assert "--rebuild" not in err and "Traceback" not in err
     assert sorted(os.listdir(tmp_path)) == ["empty.txt"] and empty.stat().st_size == 0
+    make_tree(tmp_path / "t", 3)
+    assert main(["scan", str(tmp_path / "t"), "--index", str(empty), "-q"]) == EXIT_OK
+    assert main(["stats", "--index", str(empty)]) == EXIT_OK
+    assert "files:        3" in capsys.readouterr().out
 
 
 def test_rebuild_of_a_user_file_or_in_an_impossible_place_exits_3(tmp_path: Path, capsys):

@@ -172,11 +172,11 @@ def test_scan_then_pairs_and_groups(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_stale_fingerprints_are_reported(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    import sqlite3
+    from tests.helpers_index import edit_files
 
     _, idx = tree
-    with sqlite3.connect(idx) as c:  # as if an older simscan had fingerprinted two files
-        c.execute("UPDATE files SET algorithm_version = 0 WHERE id IN (SELECT id FROM files LIMIT 2)")
+    # as if an older simscan had fingerprinted two files
+    edit_files(idx, "UPDATE files SET algorithm_version = 0 WHERE id IN (SELECT id FROM files LIMIT 2)")
     assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
     err = capsys.readouterr().err
     assert "2 indexed files were fingerprinted by an older version" in err

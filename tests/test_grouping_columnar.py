@@ -13,14 +13,24 @@ import pytest
 
 from simscan.index import FileTable
 from simscan.similarity import group_pairs
-from simscan.similarity.core import sorted_rounded, to_pairs
-from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
+from simscan.similarity.core import PairArrays, sorted_rounded, to_pairs
+from simscan.similarity.grouping import copy_set_extras, empty_rows, group_pair_arrays, groups_from_arrays
+from simscan.similarity.keep import KeepRules
 from simscan.similarity.types import KIND_CODE, KINDS, Pair
 from tests.grouping_reference import random_pair_arrays, random_pairs, random_table, reference_group_pairs
 
 
 def _as_rows(groups):
     return [(g.id, g.kind, g.reference, [(m, m.pair) for m in g.members]) for g in groups]
+
+
+KEEPS = [
+    KeepRules(),
+    KeepRules(("newest", "longest-path")),
+    KeepRules(("pattern", "oldest"), "/data/b/*"),
+    KeepRules(("pattern", "encoding", "newest"), "ff*"),
+    KeepRules(()),
+]
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -30,9 +40,11 @@ def test_group_pairs_equals_the_reference_implementation(seed: int) -> None:
     pairs = random_pairs(rng, t, rng.randrange(0, 150))
     for threshold in (0.0, 20.0, 50.0, 95.0):
         for roots in ((), ("/ref",), ("/data/b", "/x")):
-            want = reference_group_pairs(pairs, t, min_similarity=threshold, reference_roots=roots)
-            got = group_pairs(list(pairs), t, min_similarity=threshold, reference_roots=roots)
-            assert _as_rows(got) == _as_rows(want), (seed, threshold, roots)
+            keep = KEEPS[(seed + int(threshold)) % len(KEEPS)]
+            want = reference_group_pairs(pairs, t, min_similarity=threshold, reference_roots=roots, keep=keep)
+            got = group_pairs(list(pairs), t, min_similarity=threshold, reference_roots=roots, keep=keep)
+            assert _as_rows(got) == _as_rows(want), (seed, threshold, roots, keep)
+            assert all(m.size > 0 for g in got for m in g.members)  # empty files are never grouped
 
 
 def test_large_random_set_equals_the_reference() -> None:
@@ -194,7 +206,7 @@ def test_a_file_with_a_partner_is_left_out_only_for_much_stronger_pairs(seed: in
     t = random_table(rng, 80)
     t = dataclasses.replace(t, inode=np.arange(1, 81, dtype=np.int64))  # one path per file: none left out
     pairs = random_pairs(rng, t, 160)
-    known = set(t.ids.tolist())
+    known = set(t.ids[t.size > 0].tolist())  # (empty files are never grouped)
     left_out = 0
     for threshold in (20.0, 50.0, 80.0):
         place = {m.file_id: m for g in group_pairs(pairs, t, min_similarity=threshold) for m in g.members}
@@ -213,3 +225,78 @@ def test_a_file_with_a_partner_is_left_out_only_for_much_stronger_pairs(seed: in
                 assert v in place and not place[v].is_reference, (threshold, u, v)
                 assert score < MOVE_KEEPS * place[v].similarity, (threshold, u, v)
     assert left_out < 0.1 * 80 * 3
+
+
+def _contained(t, a: int, b: int, ca: float, cb: float) -> Pair:
+    """A "contained" pair: ``ca`` % of a lies in b, ``cb`` % of b in a."""
+    return Pair(a, b, t.paths[a - 1], t.paths[b - 1], min(ca, cb), ca, cb, 3, False, "contained")
+
+
+def _copy(t, a: int, b: int, kind: str = "exact") -> Pair:
+    return Pair(a, b, t.paths[a - 1], t.paths[b - 1], 100.0, 100.0, 100.0, 0, kind == "exact", kind)
+
+
+def test_the_source_the_others_are_contained_in_leads() -> None:
+    """Two student answers (older) quote the source article: the source leads their group, not the
+    oldest answer that quotes it (it was a 24.6 % member under the answer)."""
+    t = _table(["/answer1", "/answer2", "/heavy", "/source"])
+    a1, a2, heavy, src = 1, 2, 3, 4
+    pairs = [_contained(t, a1, src, 90.0, 24.6), _contained(t, a2, src, 80.0, 20.0), _near(t, heavy, src, 40.0),
+             _near(t, a1, a2, 30.0)]
+    groups = group_pairs(pairs, t, min_similarity=15.0)
+    assert [g.reference.path for g in groups] == ["/source"]
+    assert {m.path: m.kind for m in groups[0].members[1:]} == {"/answer1": "contained", "/answer2": "contained",
+                                                                 "/heavy": "near"}
+
+
+def test_copy_sets_are_nested_wherever_they_sit_and_their_extras_do_not_depend_on_the_threshold() -> None:
+    """Twelve byte copies of a 2 MB file are a member unit of a small file's group (a "near" 47.5 %
+    pair): they are one copy set, its first (kept) file the keeper, the eleven others extra copies,
+    at every threshold that shows them and also when they are their own group."""
+    names = ["/small"] + [f"/copies/c{k:02d}" for k in range(12)]
+    t = _table(names)
+    t = dataclasses.replace(t, size=np.array([4100] + [2_050_000] * 12, np.int64),
+                            checksum=[b"s" * 16] + [b"c" * 16] * 12, content_hash=[b"s" * 16] + [b"c" * 16] * 12)
+    pairs = [_near(t, 1, 2, 47.5)] + [_copy(t, 2, k) for k in range(3, 14)]
+    pa = PairArrays(*(np.asarray(x) for x in (
+        [p.a_id - 1 for p in pairs], [p.b_id - 1 for p in pairs], [p.resemblance for p in pairs],
+        [p.containment_a for p in pairs], [p.containment_b for p in pairs], [0] * len(pairs),
+        [p.exact for p in pairs], [KIND_CODE[p.kind] for p in pairs], [0] * len(pairs))))
+    totals = set()
+    for threshold in (15.0, 47.5, 60.0):
+        ga = group_pair_arrays(pa, t, min_similarity=threshold)
+        extra_bytes, extra_files = copy_set_extras(ga, t.size)
+        totals.add((int(extra_bytes.sum()), int(extra_files.sum())))
+        sets = {}
+        for j in range(ga.n_members):
+            sets.setdefault(int(ga.m_set[j]), []).append((t.paths[int(ga.m_row[j])], bool(ga.m_keeper[j])))
+        copies = [v for v in sets.values() if len(v) > 1]
+        assert copies == [[("/copies/c00", True)] + [(f"/copies/c{k:02d}", False) for k in range(1, 12)]]
+    assert totals == {(11 * 2_050_000, 11)}
+
+
+def test_keep_rules_choose_the_keeper_of_every_copy_set() -> None:
+    """The copy in UTF-8 is kept before an older GB18030 one by default ("encoding" first); "newest"
+    and a path pattern choose others; a reference folder always comes first."""
+    t = _table(["/old/gb.txt", "/new/utf8.txt", "/new/other.txt", "/keep/x.txt"])
+    t = dataclasses.replace(t, encoding=["gb18030", "utf-8", "utf-8", "utf-8"])
+    pairs = [_copy(t, 1, 2, "content"), _copy(t, 1, 3, "content"), _copy(t, 1, 4, "content")]
+
+    def keeper(**kw) -> str:
+        g = group_pairs(pairs, t, min_similarity=15.0, **kw)
+        return g[0].reference.path
+
+    assert keeper() == "/new/utf8.txt"  # encoding, then the oldest
+    assert keeper(keep=KeepRules(("oldest",))) == "/old/gb.txt"
+    assert keeper(keep=KeepRules(("newest",))) == "/keep/x.txt"
+    assert keeper(keep=KeepRules(("longest-path", "oldest"))) == "/new/other.txt"
+    assert keeper(keep=KeepRules(("pattern", "oldest"), "*/other.*")) == "/new/other.txt"
+    assert keeper(keep=KeepRules(("newest",)), reference_roots=["/old"]) == "/old/gb.txt"
+
+
+def test_empty_files_are_listed_apart() -> None:
+    t = _table(["/e1", "/e2", "/e3", "/a", "/b"])
+    t = dataclasses.replace(t, size=np.array([0, 0, 0, 5, 5], np.int64))
+    pairs = [_copy(t, 1, 2), _copy(t, 1, 3), _copy(t, 4, 5)]
+    assert [g.reference.path for g in group_pairs(pairs, t, min_similarity=15.0)] == ["/a"]
+    assert empty_rows(t).tolist() == [0, 1, 2]

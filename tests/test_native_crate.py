@@ -13,7 +13,8 @@ pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="the Rust 
 
 
 def _cargo(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["cargo", *args], cwd=NATIVE, capture_output=True, text=True, check=False)
+    # stdin closed: cargo asks rustc about the target through a source read from stdin ("-").
+    return subprocess.run(["cargo", *args], cwd=NATIVE, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
 
 
 def test_cargo_fmt_is_clean():

@@ -286,7 +286,13 @@ def _schema_2_copy(idx: Path, tmp_path: Path, journal: str | None = None) -> Pat
     shutil.copy(idx, old)
     with sqlite3.connect(old, isolation_level=None) as c:
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for table, column in (("files", "row_check"), ("fingerprints", "chk"), ("runs", "chk"), ("problems", "chk"),
+                              ("meta", "chk")):  # schema 7
+            c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        c.execute("DELETE FROM meta WHERE key IN ('schema_version', 'files_digest', 'check_scans', 'check_next')")
         c.execute("DROP TABLE results")
+        for col in ("format", "extractor", "extractor_version"):  # schema 6
+            c.execute(f"ALTER TABLE files DROP COLUMN {col}")
         c.execute("DROP INDEX files_bare")  # schema 5
         c.execute("ALTER TABLE files DROP COLUMN ctime_ns")  # schema 4
         c.execute("DELETE FROM meta WHERE key = 'generation'")

@@ -16,6 +16,7 @@ from simscan.fingerprint import fingerprint_bytes
 from simscan.index import Index, posted_mask
 from simscan.progress import CancelToken, Progress
 from simscan.scanner import ScanRequest, read_task, run_scan
+from tests.helpers_index import edit_files
 from tests.helpers_tree import bump_mtime, make_deep, make_tree, remove_deep
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -647,8 +648,7 @@ def test_other_algorithm_version_is_fingerprinted_again(tmp_path: Path):
     make_tree(root, 10)
     idx = tmp_path / "i.db"
     scan(root, idx)
-    with Index.open(idx) as ix, ix.atomic() as c:
-        c.execute("UPDATE files SET algorithm_version = algorithm_version - 1 WHERE id <= 3")
+    edit_files(idx, "UPDATE files SET algorithm_version = algorithm_version - 1 WHERE id <= 3")
     with Index.open(idx, readonly=True) as ix:
         assert len(ix.files()) == 7 and ix.stats()["files_needing_rescan"] == 3
     r = scan(root, idx)

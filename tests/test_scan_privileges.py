@@ -51,9 +51,10 @@ def test_unreadable_entries_as_nobody():
             f"os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
             f"r = run_scan(ScanRequest([Path({str(root)!r})], index_path=Path({str(idx)!r}), jobs=1))\n"
             "print(r.files_seen, r.files_read, r.files_failed, r.problems)\n"
-            # A root inside a folder it may not search: a problem line, not a traceback or "no such file".
+            # One rule for ROOTs (as for one that is not there): a root that cannot be read -- inside a folder
+            # it may not search, or a folder it may not list -- is a wrong argument: exit 2, named with the
+            # reason, and nothing is scanned (the index is not even created), also beside a readable root.
             f"print(main(['scan', {str(locked / 'inner.txt')!r}, '--index', {str(idx_dir / 'j.db')!r}, '-q', '--jobs', '1']))\n"
-            # No root could be read: exit 1 and a line naming it (it said "done", exit 0).
             f"print(main(['scan', {str(locked)!r}, '--index', {str(idx_dir / 'k.db')!r}, '-q', '--jobs', '1']))\n"
             f"print(main(['scan', {str(locked)!r}, {str(root / 'ok.txt')!r}, '--index', {str(idx_dir / 'k.db')!r}, '-q', '--jobs', '1']))\n"
         )
@@ -62,10 +63,10 @@ def test_unreadable_entries_as_nobody():
             [sys.executable, "-c", code], check=False, cwd="/", env=env, capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 0, out.stderr
-        assert out.stdout.split() == ["2", "1", "1", "2", "1", "1", "0"], out.stderr
-        assert out.stderr.count(f"cannot read {locked} (Permission denied): nothing under it was scanned") == 2
-        with Index.open(idx_dir / "j.db", readonly=True) as ix:
-            assert "Permission denied" in dict(ix.problems())[str(locked / "inner.txt")]
+        assert out.stdout.split() == ["2", "1", "1", "2", "2", "2", "2"], out.stderr
+        assert out.stderr.count(f"cannot scan {locked}: Permission denied") == 2
+        assert out.stderr.count(f"cannot scan {locked / 'inner.txt'}: Permission denied") == 1
+        assert sorted(os.listdir(idx_dir)) == ["i.db", "i.db.lock"]  # nothing scanned, no index started
         with Index.open(idx, readonly=True) as ix:
             probs = dict(ix.problems())
             assert [os.path.basename(p) for p in ix.files().paths] == ["ok.txt"]

@@ -59,30 +59,34 @@ def test_kinds_on_real_files(tmp_path: Path) -> None:
 
 def test_group_member_kind_says_which_file_is_the_excerpt(tmp_path: Path) -> None:
     """In a group, "contained" reads from the member's side: a member that lies in the reference is
-    "contained"; a member that holds the reference (an older excerpt leads the group) "contains"."""
+    "contained"; a member that holds the reference (the excerpt leads: it is under a reference folder)
+    "contains".  Without a reference folder the source leads, older or not: the file the other is
+    contained in."""
     from similarity_support import index_tree
 
     from simscan.cli import main
 
     text = words(5, 1700)
-    for name, older in (("excerpt", "excerpt.txt"), ("source", "source.txt")):
+    for name, older, lead in (("excerpt", "excerpt.txt", "source.txt"), ("source", "source.txt", "source.txt"),
+                              ("ref", "source.txt", "excerpt.txt")):
         root = tmp_path / name
-        root.mkdir()
+        (root / "ref").mkdir(parents=True)
         (root / "source.txt").write_text(text)
-        (root / "excerpt.txt").write_text(text[4000:5500])
-        for f in root.iterdir():  # the older file leads the group
+        excerpt = root / ("ref" if name == "ref" else "") / "excerpt.txt"
+        excerpt.write_text(text[4000:5500])
+        for f in (root / "source.txt", excerpt):
             t = 1_500_000_000 if f.name == older else 1_600_000_000
             os.utime(f, (t, t))
         idx = tmp_path / f"{name}.sqlite3"
         index_tree(idx, root)
         out = tmp_path / f"{name}.json"
         with out.open("w") as fh, contextlib.redirect_stdout(fh):
-            assert main(["groups", "--index", str(idx), "--format", "json"]) == 0
+            assert main(["groups", "--index", str(idx), "--format", "json", "--reference", str(root / "ref")]) == 0
         (group,) = [json.loads(line) for line in out.read_text().splitlines()]
         ref, member = group["members"]
-        assert Path(ref["path"]).name == older and group["kind"] == "contained"
+        assert Path(ref["path"]).name == lead and group["kind"] == "contained"
         # containment_reference: the share of the reference found in the member.
-        if older == "excerpt.txt":
+        if lead == "excerpt.txt":
             assert member["containment_reference"] > 90 > member["containment_member"]
             assert member["kind"] == "contains"
         else:

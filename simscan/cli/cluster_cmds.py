@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from simscan.cli.common import ProgressBar, display_path, human_bytes, human_duration
-from simscan.cli.scan_cmds import add_walk_options, check_walk_args, name_unreadable_roots, print_problems
+from simscan.cli.scan_cmds import add_walk_options, check_walk_args, print_problems
 from simscan.cli.similarity_cmds import (
     _QUERY_EPILOG,
     _SCORES_EPILOG,
     add_options,
+    keep_rules,
     params_from_args,
     print_groups,
     print_pairs,
@@ -36,7 +37,7 @@ LocalCluster of --workers processes on this machine does the work. To use a clus
 scheduler and workers with Dask's own commands, on machines that all have this simscan with its
 cluster extra (pip install "simscan[cluster]") and see the files under the same paths:
   dask scheduler                        # prints its address, e.g. tcp://10.0.0.5:8786
-  dask worker tcp://10.0.0.5:8786       # on each worker machine
+  DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker tcp://10.0.0.5:8786   # on each worker machine
   simscan cluster scan /share/docs --store /share/simscan-store --scheduler tcp://10.0.0.5:8786
   simscan cluster groups --store /share/simscan-store --scheduler tcp://10.0.0.5:8786
 pairs, groups and query print what the local commands print for the same files."""
@@ -148,13 +149,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{result.files_unchanged:,} unchanged, {result.files_removed:,} removed, {result.problems:,} problems",
             file=sys.stderr,
         )
-    nothing = name_unreadable_roots(args.roots, result.cancelled)
     if not args.quiet:
         if result.problems:
             print(f"run `simscan cluster problems --store {args.store}` to see what could not be read", file=sys.stderr)
-        if not nothing:
-            print(f"run `simscan cluster groups --store {args.store}` to see similar files", file=sys.stderr)
-    return 1 if nothing else 0
+        print(f"run `simscan cluster groups --store {args.store}` to see similar files", file=sys.stderr)
+    return 0
 
 
 def _pair_set(args: argparse.Namespace, client: Any, store: Any, roots: Sequence[str] = ()) -> Any:
@@ -188,11 +187,14 @@ def cmd_groups(args: argparse.Namespace) -> int:
 
     require()
     roots = reference_roots(args)
+    keep = keep_rules(args)
     store = Store.open(args.store)
     with _connect(args) as client:
         ps = _pair_set(args, client, store, roots)
-    print_groups(args, groups_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots))
-    return 0
+    empty: list[str] = []
+    groups = groups_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots, keep=keep, empty=empty)
+    # (a plan names no index: `simscan apply` then checks the files and leaves the store as it is)
+    return print_groups(args, groups, empty, lambda: (ps.files, ""))
 
 
 def cmd_query(args: argparse.Namespace) -> int:

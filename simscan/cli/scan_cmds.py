@@ -93,8 +93,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "never modified. Problems with single files are listed by `simscan problems`.",
         epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
         "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
-        "problems in single files), 1 error (e.g. no ROOT could be read), 2 bad arguments, 3 the index cannot be "
-        "used (corrupt: see --rebuild; "
+        "problems in single files), 2 bad arguments (a ROOT that is not there or cannot be read: nothing is "
+        "scanned), 3 the index cannot be used (damaged: the message says whether a scan repairs it or --rebuild "
+        "is needed; its disk is full; "
         "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
         "kept either way).",
     )
@@ -113,7 +114,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--rebuild",
         action="store_true",
-        help="move the existing index aside (as *.corrupt-<time>) and start a fresh one",
+        help="move the existing index aside (as *.corrupt-<time>, never deleted) and start a new one holding "
+        "every file of it whose entries pass their checksums (the others are read again)",
     )
     p.set_defaults(func=cmd_scan)
 
@@ -122,6 +124,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--format", choices=("text", "json"), default="text")
     s.set_defaults(func=cmd_stats)
 
+    k = sub.add_parser(
+        "check",
+        help="verify the whole index now (checksums of every entry, SQLite's integrity check)",
+        description="Verify every entry of the index against its checksum and the database's structure "
+        "(SQLite's integrity check). Changes nothing. Every command verifies what it reads anyway, and "
+        "each scan checks part of the index in turn; this checks all of it now (about a second per "
+        "100,000 files).",
+        epilog="Exit codes: 0 the index is intact, 3 it is damaged (the message says what, and whether the next "
+        "scan repairs it or --rebuild is needed) or cannot be used.",
+    )
+    add_index_option(k)
+    k.set_defaults(func=cmd_check)
+
     q = sub.add_parser("problems", help="list files the last scan could not (fully) read, and why")
     add_index_option(q)
     q.add_argument("--all", action="store_true", help="problems of every scan, not just the last")
@@ -129,58 +144,46 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.set_defaults(func=cmd_problems)
 
 
-def _missing(path: Path) -> bool:
-    """Whether nothing is at ``path`` (a root that exists but cannot be reached is the scan's problem line)."""
+def _root_problem(path: Path) -> str | None:
+    """Why the ROOT ``path`` cannot be scanned at all (None: it can): it is not there, or it cannot be
+    read (a folder that may not be listed, a file that may not be opened, a folder on the way that may
+    not be searched)."""
     try:
         os.lstat(path)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _unreadable_root(path: Path) -> str | None:
-    """Why the root ``path`` cannot be read at all (None: it can), e.g. a folder without permission."""
-    try:
         if os.path.isdir(path):
             with os.scandir(path):
                 pass
-        else:
+        elif os.path.exists(path):
             os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+        else:
+            return "a symbolic link to nothing"
+    except FileNotFoundError:
+        return "no such file or folder"
     except OSError as e:
         return e.strerror or str(e)
     return None
 
 
 def check_walk_args(args: argparse.Namespace) -> int | None:
-    """The exit code of a scan's arguments that cannot be right (2, said on stderr), else None."""
+    """2 (said on stderr) when a scan's ROOTs or sizes cannot be right, else None."""
     if args.max_size is not None and args.min_size > args.max_size:
         # Nothing would be scanned, and every file already indexed under the roots would be forgotten.
         print(f"simscan: --min-size {args.min_size:,} is larger than --max-size {args.max_size:,} (bytes)",
               file=sys.stderr)
         return 2
-    missing = [r for r in args.roots if _missing(r)]
-    if missing:
-        print(f"simscan: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+    # One rule for every ROOT: one that is not there or cannot be read is a wrong argument (exit 2), found
+    # before anything is scanned, so that a mistyped path or an unmounted disk changes nothing in the index.
+    bad = [(r, why) for r in args.roots if (why := _root_problem(r)) is not None]
+    for r, why in bad:
+        print(f"simscan: cannot scan {display_path(os.fspath(r), terminal=True)}: {why}", file=sys.stderr)
+    if bad:
         print(
-            "Give a folder that exists, e.g. `simscan scan ~` or `simscan scan /path/to/folder` "
-            "(several folders may be given).",
+            "Nothing was scanned. Give folders that exist and that you may read, e.g. `simscan scan ~` or "
+            "`simscan scan /path/to/folder` (several folders may be given).",
             file=sys.stderr,
         )
         return 2
     return None
-
-
-def name_unreadable_roots(roots: list[Path], cancelled: bool) -> bool:
-    """Name each root that could not be read at all (stderr); whether none could be."""
-    # A root that cannot be read at all is named here, not only counted among the problems; when no root
-    # could be read the scan did nothing asked of it (what the index held is kept) and says so by its exit.
-    unread = [(r, why) for r in roots if not cancelled and (why := _unreadable_root(r)) is not None]
-    for r, why in unread:
-        print(f"simscan: cannot read {display_path(os.fspath(r), terminal=True)} ({why}): nothing under it was "
-              "scanned; check its permissions.", file=sys.stderr)
-    return bool(unread) and len(unread) == len(roots)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -197,7 +200,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
         idx, moved = rebuild(args.index)
         idx.close()
         if moved is not None and not args.quiet:
-            print(f"simscan: the old index was moved to {moved}", file=sys.stderr)
+            kept, lost = idx.salvaged
+            print(f"simscan: the old index was moved to {moved}; the new one keeps the {_count(kept, 'file')} whose "
+                  f"entries passed their checksums" + (f" ({lost:,} damaged, read again)" if lost else ""),
+                  file=sys.stderr)
     bar = ProgressBar(enabled=False if args.quiet else None)
     cancel = CancelToken()
     req = ScanRequest(
@@ -227,17 +233,22 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{result.files_removed:,} removed, {_count(result.problems, 'problem')}",
             file=sys.stderr,
         )
+        if result.repairs:
+            print(f"repaired the index: {'; '.join(result.repairs)}", file=sys.stderr)
+        if result.files_repaired:
+            n = result.files_repaired
+            print(f"{_count(n, 'file')} with damaged entries {'was' if n == 1 else 'were'} dropped from the index to "
+                  "be read again (those under the folders just scanned were); `simscan problems` lists them",
+                  file=sys.stderr)
         if result.hidden_skipped:
             n = result.hidden_skipped
             what = "1 hidden file or folder" if n == 1 else f"{n:,} hidden files and folders"
             print(f"left out {what} (names starting with '.'); `--hidden` scans them", file=sys.stderr)
-    nothing = name_unreadable_roots(args.roots, result.cancelled)
     if not args.quiet:
         if result.problems:
             print("run `simscan problems` to see what could not be read", file=sys.stderr)
-        if not nothing:
-            print("run `simscan groups` to see similar files", file=sys.stderr)
-    return 1 if nothing else 0
+        print("run `simscan groups` to see similar files", file=sys.stderr)
+    return 0
 
 
 def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToken) -> None:
@@ -245,10 +256,13 @@ def _cache_results(index_path: Path | None, bar: ProgressBar, cancel: CancelToke
     the index, so that the next of those opens at once (a scan is usually followed by one).
     Best-effort: an index that cannot take them (read-only, busy) is left as it is."""
     from simscan.index import Index
+    from simscan.index.errors import disk_full, no_room
     from simscan.similarity.engine import cache_results
 
     with Index.open(index_path, readonly=True) as idx:
-        cache_results(idx, progress=bar, cancel=cancel)
+        if not cache_results(idx, progress=bar, cancel=cancel) and not cancel.cancelled and no_room(idx.path):
+            # The scan's files are stored; only its results could not be: the user must free space anyway.
+            raise disk_full(idx.path)
 
 
 def _count(n: int, noun: str) -> str:
@@ -257,7 +271,7 @@ def _count(n: int, noun: str) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
-        st = idx.stats()
+        st = idx.stats(verify=True)
         st["scan_running"] = idx.scan_running()
     last: dict[str, Any] | None = st["last_scan"]
     if last and last["status"] == "running" and not st["scan_running"]:
@@ -270,7 +284,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"index:        {st['index']} ({human_bytes(st['index_bytes'])})")
     print(
         f"files:        {st['files']:,} ({human_bytes(st['bytes'])}): {st['text_files']:,} text, "
-        f"{st['binary_files']:,} binary, {st['files_with_errors']:,} unreadable"
+        f"{st['binary_files']:,} binary, {st['files_with_errors'] - st['files_changed_while_read']:,} unreadable"
+        + (f", {st['files_changed_while_read']:,} changed while being read (the next scan reads them)"
+           if st["files_changed_while_read"] else "")
     )
     if st["files_needing_rescan"]:
         print(
@@ -299,6 +315,38 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from simscan.index import IndexCorrupt, IndexDamaged
+    from simscan.index.checks import note_damage
+    from simscan.index.errors import corrupt
+
+    with open_index_from_args(args, readonly=True) as idx:
+        t0 = time.monotonic()
+        rep = idx.check(integrity=True)
+        checked = idx.checked
+    took = human_duration(time.monotonic() - t0)
+    if rep.ok:
+        what = f"{_count(rep.files_checked, 'file')} and their fingerprints" if checked else "its structure"
+        print(f"the index {display_path(str(idx.path), terminal=True)} is intact: {what} checked in {took}",
+              file=sys.stderr)
+        if not checked:
+            print("(an older index: its entries carry no checksums until the next scan upgrades it)", file=sys.stderr)
+        return 0
+    for line in rep.findings():
+        print(f"damaged: {terminal_text(line)}", file=sys.stderr)
+    note_damage(idx.path)  # the next scan checks all of it (and repairs what it can)
+    if rep.structure:
+        err: IndexCorrupt = corrupt(idx.path, "the structure of its pages is broken")
+    else:
+        err = IndexDamaged(
+            f"the index {idx.path} is damaged; nothing is computed from the damaged entries.",
+            "The next `simscan scan` of your folders repairs it: it drops the damaged entries and reads those "
+            "files again (or `simscan scan --rebuild ...` starts a new index with what passes its checksums).",
+        )
+    print(f"simscan: {err}", file=sys.stderr)
+    return err.exit_code
+
+
 def cmd_problems(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
         rows = idx.problems(last_run_only=not args.all)
@@ -323,4 +371,4 @@ def print_problems(rows: list[tuple[str, str]], fmt: str, none: str) -> None:
         print(f"{display_path(path, terminal=True)}: {terminal_text(reason)}")  # (reasons are stored escaped)
 
 
-__all__ = ["SimscanError", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]
+__all__ = ["SimscanError", "cmd_check", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]

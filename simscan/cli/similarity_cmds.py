@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import sys
@@ -131,6 +132,9 @@ def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
         "encoding": m.encoding,
         "is_text": bool(m.is_text),
     }
+    if m.copy_set:
+        rec["copy_set"] = m.copy_set
+        rec["kept"] = bool(m.keeper)
     if m.pair is not None:
         rec["resemblance"] = _num(m.pair.resemblance)
         rec["containment_reference"] = _num(m.pair.containment_a)
@@ -144,37 +148,108 @@ def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
 
 _GROUP_CSV = (
     "group", "group_kind", "is_reference", "similarity", "kind", "path", "size", "mtime_ns", "encoding", "view",
+    "copy_set", "kept",
 )
 
 
-def write_groups(groups: Sequence[Any], fmt: str, out: TextIO) -> None:
+def _copy_mark(m: Any, ref_set: int) -> str:
+    """A member's copy set in text output ("[copies 2: kept]" / "[copies 2: copy]"), for the sets
+    other than the reference's (whose copies read "exact" / "content"); "" for the others."""
+    if not m.copy_set or m.copy_set == ref_set:
+        return ""
+    return f"  [copies {m.copy_set}: {'kept' if m.keeper else 'copy'}]"
+
+
+def write_groups(groups: Sequence[Any], fmt: str, out: TextIO, empty: Sequence[str] | None = None) -> None:
+    """``groups`` numbered from 1 in the order given; ``empty``: the empty files, listed apart after
+    the groups (None: not listed)."""
     if fmt == "json":
-        for g in groups:
+        for n, g in enumerate(groups, 1):
             rec = {
-                "id": g.id + 1,  # numbered from 1, as the text output and the window's export
+                "id": n,  # numbered from 1, as the text output and the window's export
                 "kind": g.kind,
                 "reference": display_path(g.reference.path),
+                "reclaimable": g.reclaimable,
                 "members": [_member_record(m) for m in g.members],
             }
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        if empty is not None:
+            out.write(json.dumps({"kind": "empty", "files": [display_path(p) for p in empty]}, ensure_ascii=False)
+                      + "\n")
     elif fmt == "csv":
         w = csv.writer(out)  # RFC 4180 rows end in \r\n: then a cell holding \r is quoted too
         w.writerow(_GROUP_CSV)
-        for g in groups:
+        for n, g in enumerate(groups, 1):
             for m in g.members:
                 r = _member_record(m, unambiguous=True)
-                w.writerow([csv_cell(x) for x in (g.id + 1, g.kind, r["is_reference"], r["similarity"], r["kind"],
+                w.writerow([csv_cell(x) for x in (n, g.kind, r["is_reference"], r["similarity"], r["kind"],
                                                   r["path"], r["size"], r["mtime_ns"], r["encoding"] or "",
-                                                  r.get("view", ""))])
+                                                  r.get("view", ""), r.get("copy_set", ""),
+                                                  r.get("kept", ""))])
+        for p in empty or ():
+            w.writerow([csv_cell(x) for x in ("empty", "empty", False, "", "empty",
+                                              display_path(p, unambiguous=True), 0, "", "", "", "", "")])
     else:
-        for g in groups:
+        for n, g in enumerate(groups, 1):
             total = sum(m.size for m in g.members)
-            out.write(f"group {g.id + 1}  {g.kind}  {len(g.members)} files  {human_bytes(total)}\n")
+            free = f", {human_bytes(g.reclaimable)} reclaimable" if g.reclaimable else ""
+            out.write(f"group {n}  {g.kind}  {len(g.members)} files  {human_bytes(total)}{free}\n")
             for m in g.members:
                 kind = "reference" if m.is_reference else m.kind
                 view = _view_mark(m.pair.view) if m.pair is not None else _view_mark("")
-                out.write(f"  {shown_pct(m.similarity):6.1f}%  {kind:<9}  {view}  {_shown(m.path)}\n")
+                out.write(f"  {shown_pct(m.similarity):6.1f}%  {kind:<9}  {view}  {_shown(m.path)}{_copy_mark(m, g.members[0].copy_set)}\n")
             out.write("\n")
+        if empty:
+            out.write(f"empty files  {len(empty)} files (not grouped: every empty file is alike)\n")
+            for p in empty:
+                out.write(f"  {_shown(p)}\n")
+            out.write("\n")
+
+
+#: ``groups --kind`` words: the member kinds each keeps (a group is listed when a member other than its
+#: reference is of one, with its reference and those members), as the window's Show filter.
+GROUP_KINDS = {
+    "copies": "files in a set of copies (same bytes, or the same text in another encoding or line ending)",
+    "similar": "edited versions (near)",
+    "contained": "excerpts and files holding their reference (contained / contains)",
+    "empty": "the empty files, which groups leave out",
+}
+
+
+def filter_groups(groups: Sequence[Any], kinds: set[str]) -> list[Any]:
+    """The groups holding a member (not the reference) of one of ``kinds`` (``GROUP_KINDS``), each
+    with its reference and those members; all of them unchanged when every kind is asked for."""
+    if {"copies", "similar", "contained"} <= kinds:
+        return list(groups)
+
+    def wanted(m: Any) -> bool:
+        return (("copies" in kinds and (m.copy_set > 0 or m.kind in ("exact", "content")))
+                or ("similar" in kinds and m.kind == "near")
+                or ("contained" in kinds and m.kind in ("contained", "contains")))
+
+    out = []
+    for g in groups:
+        keep = [m for m in g.members[1:] if wanted(m)]
+        if keep:
+            out.append(dataclasses.replace(g, members=[g.members[0], *keep]))
+    return out
+
+
+#: ``groups --sort`` keys: how groups are ordered (each descending but ``path``).
+GROUP_SORTS = ("reclaimable", "similarity", "path")
+
+
+def sort_groups(groups: Sequence[Any], key: str | None) -> list[Any]:
+    """``groups`` by ``key`` (None: as the grouping lists them): the most bytes freed by removing the
+    extra copies first, the most similar first (the group's weakest member), or by the reference's
+    path.  Stable: ties keep the grouping's order."""
+    if key is None:
+        return list(groups)
+    if key == "reclaimable":
+        return sorted(groups, key=lambda g: -g.reclaimable)
+    if key == "similarity":
+        return sorted(groups, key=lambda g: -min((m.similarity for m in g.members[1:]), default=100.0))
+    return sorted(groups, key=lambda g: g.reference.path)
 
 
 def _min_sim(value: str) -> float:
@@ -317,13 +392,19 @@ def cmd_groups(args: argparse.Namespace) -> int:
 
     bar = _progress_bar()
     roots = reference_roots(args)
+    empty: list[str] = []
     with open_index_from_args(args, readonly=True) as index:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
-                             cache=not args.no_cache, params=params_from_args(args))
+                             cache=not args.no_cache, params=params_from_args(args), keep=keep_rules(args),
+                             empty=empty)
         bar.finish()
         _warn_incomplete(index)
-    print_groups(args, groups)
-    return 0
+
+    def plan_files() -> tuple[Any, str]:
+        with open_index_from_args(args, readonly=True) as index:
+            return index.files(), str(index.path) if hasattr(index, "path") else ""
+
+    return print_groups(args, groups, empty, plan_files)
 
 
 def reference_roots(args: argparse.Namespace) -> list[str]:
@@ -337,9 +418,60 @@ def reference_roots(args: argparse.Namespace) -> list[str]:
     return roots
 
 
-def print_groups(args: argparse.Namespace, groups: Sequence[Any]) -> None:
-    write_groups(groups, args.format, _out())
-    _say_none(args, groups, "groups")
+def print_groups(args: argparse.Namespace, groups: list[Any], empty: list[str], plan_files: Any) -> int:
+    """Write ``groups`` as ``groups`` does: filtered by ``--kind``, ordered by ``--sort``, with the
+    empty files (``empty``: their paths) when asked, and the plan of ``--plan``
+    (``plan_files()``: the file table the checksums come from, and where it is)."""
+    kinds = set(args.kind or GROUP_KINDS)
+    groups = sort_groups(filter_groups(groups, kinds), args.sort)
+    if args.plan:
+        _write_plan(args, groups, *plan_files())
+    write_groups(groups, args.format, _out(), empty if "empty" in kinds and args.kind else None)
+    if empty and not ("empty" in kinds and args.kind) and args.format == "text":
+        print(f"simscan: {len(empty):,} empty files are left out of the groups (every empty file is alike); "
+              "`--kind empty` lists them.", file=sys.stderr)
+    if kinds != {"empty"}:
+        _say_none(args, groups, "groups")
+    return 0
+
+
+def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: str) -> None:
+    """``groups --plan FILE``: the plan that moves every extra copy of the listed groups to the trash
+    (``simscan apply FILE`` checks and applies it); ``t``: the file table the groups come from."""
+    from simscan.cleanup import plan_for_copies, write_plan
+
+    sums = {p: (c.hex() if isinstance(c, bytes) else "") for p, c in zip(t.paths, t.checksum)}
+    plan = plan_for_copies(groups, lambda p: sums.get(p, ""), where)
+    try:
+        write_plan(plan, args.plan)
+    except OSError as e:
+        raise SimscanError(f"cannot write the plan {_shown(args.plan)}: {e.strerror or e}") from e
+    print(f"simscan: wrote a plan moving {len(plan.entries):,} extra copies ({human_bytes(plan.size)}) to the trash "
+          f"to {_shown(args.plan)}; review it, then run `simscan apply {_shown(args.plan)}`.", file=sys.stderr)
+
+
+def keep_rules(args: argparse.Namespace) -> Any:
+    from simscan.similarity.keep import KeepRules
+
+    try:
+        return KeepRules.parse(args.keep, args.keep_pattern or "") if args.keep is not None else KeepRules(
+            pattern=args.keep_pattern or "")
+    except ValueError as e:
+        raise SimscanError(str(e), "Give --keep as a comma-separated list, e.g. --keep newest,shortest-path.") from e
+
+
+def _add_keep_options(p: argparse.ArgumentParser) -> None:
+    from simscan.similarity.keep import CRITERIA, DEFAULT_KEEP
+
+    words = "; ".join(f"{k}: {v}" for k, v in CRITERIA.items())
+    p.add_argument(
+        "--keep", metavar="RULES", default=None,
+        help="which file of each set of copies is kept (and leads its group), as a comma-separated list of "
+        f"rules, the first deciding first (default {DEFAULT_KEEP.text()}; files under a --reference folder "
+        f"always first; a similar group is led by the file the others are contained in): {words}",
+    )
+    p.add_argument("--keep-pattern", metavar="GLOB", default=None,
+                   help="the pattern of the 'pattern' rule: files whose path matches it are kept first")
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -390,6 +522,8 @@ def _comparison_record(c: Any) -> dict[str, Any]:
     rec.update(
         encoding_a=c.encoding_a,
         encoding_b=c.encoding_b,
+        source_a=c.source_a,
+        source_b=c.source_b,
         ranges_a=[list(r) for r in c.ranges_a],
         ranges_b=[list(r) for r in c.ranges_b],
         matched_chars_a=matched_a,
@@ -422,8 +556,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out.write(json.dumps(_comparison_record(c), ensure_ascii=False) + "\n")
         return 0
     p = c.pair
-    out.write(f"a: {_shown(p.a_path)}  ({c.encoding_a or 'binary'})\n")
-    out.write(f"b: {_shown(p.b_path)}  ({c.encoding_b or 'binary'})\n")
+    # A document says where its text came from ("PDF, 2 pages, text layer; left out: ...").
+    out.write(f"a: {_shown(p.a_path)}  ({terminal_text(c.source_a or c.encoding_a or 'binary')})\n")
+    out.write(f"b: {_shown(p.b_path)}  ({terminal_text(c.source_b or c.encoding_b or 'binary')})\n")
     # A "near" pair at 0 % reads as a finding -- unless a passage is shared (scores sample windows,
     # passages read every one).
     kind = p.kind if p.best > 0 or c.ranges_a else "nothing shared"
@@ -519,6 +654,17 @@ def add_options(p: argparse.ArgumentParser, command: str, index: bool = True) ->
     elif command == "groups":
         p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
                        help="prefer files under DIR as references (repeatable)")
+        p.add_argument("--kind", action="append", choices=tuple(GROUP_KINDS), metavar="KIND",
+                       help="list only the groups holding such files, with their reference and those files "
+                       "(repeatable): " + "; ".join(f"{k}: {v}" for k, v in GROUP_KINDS.items()))
+        p.add_argument("--sort", choices=GROUP_SORTS, default=None,
+                       help="order of the groups: reclaimable (most bytes freed by removing the extra copies "
+                       "first), similarity (most similar first), path (of the reference); default: as grouped")
+        _add_keep_options(p)
+        p.add_argument("--plan", metavar="FILE", default=None,
+                       help="also write the plan that moves every extra copy of the listed groups to the trash "
+                       "(the file kept of each set stays): a shell script when FILE ends in .sh, else JSON; check "
+                       "and apply it with `simscan apply FILE`")
     _add_view_option(p)
     _add_ignore_option(p)
 

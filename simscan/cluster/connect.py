@@ -72,24 +72,29 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
         finally:
             client.close()
         return
+    import dask
+
     n = workers or os.cpu_count() or 1
     # One thread a worker: the native core reads with the GIL released, but a task's numpy work
     # does not, and a process a core keeps the figures per worker honest.  The worker processes are
     # started with SIGINT ignored (and keep it so: Python and asyncio leave an ignored SIGINT alone):
     # Ctrl-C reaches every process of the terminal, and it is this one's to stop the work and close
-    # the cluster, without a traceback from each worker.
-    with _sigint_ignored():
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.ERROR)
-    try:
-        client = Client(cluster)
+    # the cluster, without a traceback from each worker.  They are not daemonic (also when a nanny
+    # restarts one), so that they may start the processes that read documents under limits, as a
+    # local scan does (``simscan.extract.pool``).
+    with dask.config.set({"distributed.worker.daemon": False}):
+        with _sigint_ignored():
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, silence_logs=logging.ERROR)
         try:
-            check_workers(client)
-            yield client
+            client = Client(cluster)
+            try:
+                check_workers(client)
+                yield client
+            finally:
+                client.close()
         finally:
-            client.close()
-    finally:
-        cluster.close()
+            cluster.close()
 
 
 @contextlib.contextmanager

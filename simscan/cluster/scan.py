@@ -219,18 +219,24 @@ def run_cluster_scan(
 
 
 def _run(store: Store, req: ClusterScanRequest, scan: _Scan, t0: float) -> ClusterScanResult:
+    import pyarrow as pa
     import pyarrow.compute as pc
+
+    from simscan.extract import current_versions
 
     roots = _normalise_roots(req.roots)
     opts = replace(req.walk, skip_paths=req.walk.skip_paths | {os.fsencode(store.root)})
     current = store.manifest.algorithm == ALGORITHM_VERSION
-    rows = store.rows(["path", "size", "mtime_ns", "error"])
+    rows = store.rows(["path", "size", "mtime_ns", "error", "extractor_version"])
+    # Read by the current document readers too (a new reader re-reads its format's files only).
+    readers = pa.array(current_versions())
     prefixes = tuple(r if r.endswith(b"/") else r + b"/" for r in roots)
     # path -> (id, size, mtime_ns, read without error) of the live rows under the roots.
     known: dict[bytes, tuple[int, int, int, bool]] = {}
+    ok_rows = pc.and_(pc.is_null(rows.column("error")), pc.is_in(rows.column("extractor_version"), value_set=readers))
     for fid, path, size, mtime, ok in zip(
         rows.column("id").to_pylist(), rows.column("path").to_pylist(), rows.column("size").to_pylist(),
-        rows.column("mtime_ns").to_pylist(), pc.is_null(rows.column("error")).to_pylist(),
+        rows.column("mtime_ns").to_pylist(), ok_rows.to_pylist(),
     ):
         p = bytes(path)
         if p in roots or p.startswith(prefixes):

@@ -86,15 +86,17 @@ def _require_arrow() -> None:
 
 
 def file_schema() -> Any:
-    """Columns of ``files.parquet`` and of staged batches (``fps``: the set as little-endian uint64,
-    rolling values first, ``n_rolling`` of them; ``n_code``: how many are of the code view)."""
+    """Columns of a segment's and a staged batch's file rows (``fps``: the set as little-endian
+    uint64, rolling values first, ``n_rolling`` of them; ``n_code``: how many are of the code view;
+    ``format``, ``extractor``, ``extractor_version``: a document's, as the local index stores them)."""
     _require_arrow()
     return pa.schema([
         ("id", pa.int64()), ("path", pa.binary()), ("device", pa.int64()), ("inode", pa.int64()),
         ("size", pa.int64()), ("mtime_ns", pa.int64()), ("is_text", pa.bool_()), ("encoding", pa.string()),
         ("checksum", pa.binary()), ("partial", pa.int64()), ("content_hash", pa.binary()),
         ("simhash", pa.uint64()), ("units", pa.int64()), ("fp_count", pa.int64()), ("n_rolling", pa.int64()),
-        ("n_code", pa.int64()), ("error", pa.string()), ("fps", pa.large_binary()),
+        ("n_code", pa.int64()), ("error", pa.string()), ("format", pa.string()), ("extractor", pa.string()),
+        ("extractor_version", pa.string()), ("fps", pa.large_binary()),
     ])  # fmt: skip
 
 

@@ -67,13 +67,18 @@ def read_batch(
     that fails gets a row with its error (read again by the next scan), as in the local index; one
     that vanished gets none.  The fingerprint file is written first and the rows last, so a batch
     whose rows exist is whole."""
-    from simscan.scanner import read_task
+    from simscan.extract import PLAIN_VERSION
+    from simscan.scanner import DOCUMENT, read_task
 
     task = (follow, [(slot, path, size) for slot, (_, path, size, _, _, _) in enumerate(items)])
     try:
         outcomes = read_task(task)
     except Exception as e:  # noqa: BLE001 - one bad batch costs its files, not the scan
         outcomes = [(slot, None, f"could not be fingerprinted: {type(e).__name__}: {e}") for slot, _, _ in task[1]]
+    docs = [(slot, items[slot][1], payload[1], items[slot][2]) for slot, key, payload in outcomes
+            if key is not None and payload[0] == DOCUMENT]
+    if docs:
+        outcomes = [o for o in outcomes if o[1] is None or o[2][0] != DOCUMENT] + _read_documents(docs, follow)
     cols: dict[str, list[Any]] = {name: [] for name in file_schema().names}
     problems: list[tuple[bytes, str]] = []
     blobs: list[bytes] = []
@@ -89,7 +94,8 @@ def read_batch(
             row = {"id": fid, "path": path, "device": dev, "inode": ino, "size": size, "mtime_ns": mtime,
                    "error": payload}
         else:
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, *doc = payload
+            fmt, extractor, version = doc[0] if doc else (None, None, PLAIN_VERSION)
             if note:
                 problems.append((path, note))
             # Size and mtime as read (the walk's may be older); device and inode as the walk saw them:
@@ -98,7 +104,8 @@ def read_batch(
                 "id": fid, "path": path, "device": dev, "inode": ino, "size": key[2], "mtime_ns": key[3],
                 "is_text": bool(is_text), "encoding": enc, "checksum": checksum, "partial": partial,
                 "content_hash": chash, "simhash": simh, "units": units, "fp_count": len(fps) // 8,
-                "n_rolling": n_roll, "fps": fps,
+                "n_rolling": n_roll, "format": fmt, "extractor": extractor, "extractor_version": version,
+                "fps": fps,
             }
             nbytes += nread
             blobs.append(fps)
@@ -116,6 +123,32 @@ def read_batch(
     _write_staged_fingerprints(fp_path, values, ok_ids[owner], partitions)
     write_table(rows_path, pa.Table.from_pydict(cols, schema=file_schema()), FILE_ROW_GROUP)
     return BatchResult(len(blobs), failed, nbytes, problems)
+
+
+def _read_documents(docs: list[tuple[int, bytes, str, int]], follow: bool) -> list[Any]:
+    """The outcomes of the documents of a batch (``(slot, path, format, size)``), read as the local
+    scan reads them: by the extraction pool, a process a document under limits of time and memory
+    (``simscan.extract.pool``).  A worker that may not start processes (a daemonic Dask worker: see
+    ``connect``) reads them in its own process, with the same answers but no limits."""
+    from simscan.extract.document import read_or_reason
+    from simscan.extract.pool import ExtractionPool
+    from simscan.scanner import document_outcomes
+
+    pool = ExtractionPool(1, follow)
+    try:
+        for slot, path, fmt, size in docs:
+            pool.submit(slot, path, fmt, size)
+        done = []
+        while pool.pending:
+            done += pool.collect(1.0)
+    except AssertionError:  # "daemonic processes are not allowed to have children"
+        done = []
+        for slot, path, fmt, _ in docs:
+            got = read_or_reason(path, fmt, follow)
+            done.append((slot, None, got) if isinstance(got, str) else (slot, got, None))
+    finally:
+        pool.close()
+    return document_outcomes(done)
 
 
 def _write_staged_fingerprints(path: Path, values: np.ndarray, owners: np.ndarray, partitions: int) -> None:

@@ -54,9 +54,23 @@ class SimilarityHistogram(QWidget):
         self._threshold = threshold
         self.update()
 
+    def y_ticks(self) -> list[tuple[int, float]]:
+        """The y axis' labelled counts and their heights (0..1 of the plot): 0, the largest bin, and a
+        quarter of it half-way up (the bars' square-root scale), when they differ."""
+        top = int(self._counts.max()) if self._counts.size else 0
+        if top <= 0:
+            return []
+        ticks = [(0, 0.0), (top, 1.0)]
+        quarter = top // 4
+        if 0 < quarter < top:
+            ticks.insert(1, (quarter, float(np.sqrt(quarter / top))))
+        return ticks
+
     def _plot_rect(self) -> QRectF:
         fm = QFontMetrics(self.font())
-        return QRectF(self.rect()).adjusted(6, fm.height() + 6, -6, -(fm.height() + 6))
+        ticks = self.y_ticks()
+        gutter = max((fm.horizontalAdvance(f"{c:,}") for c, _ in ticks), default=0) + 6
+        return QRectF(self.rect()).adjusted(6 + gutter, fm.height() + 6, -6, -(fm.height() + 6))
 
     def _bin_at(self, x: float) -> int:
         r = self._plot_rect()
@@ -106,9 +120,15 @@ class SimilarityHistogram(QWidget):
         pen.setStyle(Qt.PenStyle.DashLine)
         p.setPen(pen)
         p.drawLine(QPointF(x, r.top() - 2), QPointF(x, r.bottom()))
-        # Axis.
+        # Axes: the y axis labelled with pair counts (square-root scale), the x axis with percentages.
         p.setPen(muted)
         p.drawLine(QPointF(r.left(), r.bottom()), QPointF(r.right(), r.bottom()))
+        p.drawLine(QPointF(r.left() - 2, r.top()), QPointF(r.left() - 2, r.bottom()))
+        for count, frac in self.y_ticks():
+            y = r.bottom() - frac * r.height()
+            p.drawLine(QPointF(r.left() - 5, y), QPointF(r.left() - 2, y))
+            p.drawText(QRectF(0, y - fm.height() / 2, r.left() - 7, fm.height()),
+                       int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), f"{count:,}")
         p.setPen(text)
         ty = r.bottom() + 3
         label = f"≥ {self._threshold:.0f} %"
@@ -181,7 +201,7 @@ class FolderSpaceChart(QWidget):
         return [QRectF(6, top + i * h, self.width() - 12, h - 4) for i in range(len(self._rows))]
 
     def paintEvent(self, event: Any) -> None:
-        from simscan.gui.models import format_size
+        from simscan.gui.results_model import format_size
 
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -230,7 +250,7 @@ class FolderSpaceChart(QWidget):
 
     def event(self, e: Any) -> bool:
         if isinstance(e, QHelpEvent) and e.type() == QHelpEvent.Type.ToolTip:
-            from simscan.gui.models import format_size
+            from simscan.gui.results_model import format_size
 
             i = self._row_at(e.pos().y())
             if 0 <= i < len(self._rows):

@@ -12,10 +12,27 @@ import sys
 import traceback
 from types import TracebackType
 
-from PySide6.QtCore import QCoreApplication
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from simscan.errors import SimscanError
+from simscan.similarity.keep import CRITERIA, KeepRules
 
 
 def _tr(text: str) -> str:
@@ -96,3 +113,103 @@ def _hook(kind: type[BaseException], err: BaseException, tb: TracebackType | Non
 def install_excepthook() -> None:
     """Unhandled exceptions (e.g. in a slot) become a dialog instead of a console traceback."""
     sys.excepthook = _hook
+
+
+class KeepRulesDialog(QDialog):
+    """Edit > Keep Rules…: which file of each set of copies is kept (and leads its group), as an
+    ordered list of rules, dupeGuru's "re-prioritize" style: tick the rules that count, drag or move
+    them into order (the first decides first, the next breaks its ties), and give the pattern of
+    "a path matching the pattern".  Files in reference folders always come first."""
+
+    def __init__(self, rules: KeepRules, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(_tr("Keep Rules"))
+        lay = QVBoxLayout(self)
+        intro = QLabel(_tr("Which file of each set of copies is kept, and which file leads a group of similar files "
+                           "(after the file the others are contained in). Files in reference folders always come "
+                           "first; then the ticked rules decide, the first one first:"))
+        intro.setWordWrap(True)
+        lay.addWidget(intro)
+        row = QHBoxLayout()
+        self.list = QListWidget()
+        self.list.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        order = list(rules.order) + [c for c in CRITERIA if c not in rules.order]
+        for c in order:
+            item = QListWidgetItem(_tr(CRITERIA[c]))
+            item.setData(Qt.ItemDataRole.UserRole, c)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if c in rules.order else Qt.CheckState.Unchecked)
+            self.list.addItem(item)
+        row.addWidget(self.list, 1)
+        buttons = QVBoxLayout()
+        for text, step in ((_tr("Up"), -1), (_tr("Down"), 1)):
+            b = QPushButton(text)
+            b.clicked.connect(lambda _c=False, d=step: self.move(d))
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        row.addLayout(buttons)
+        lay.addLayout(row, 1)
+        form = QFormLayout()
+        self.pattern = QLineEdit(rules.pattern)
+        self.pattern.setPlaceholderText(_tr("e.g. */originals/*  or  *.docx"))
+        form.addRow(_tr("Pattern:"), self.pattern)
+        lay.addLayout(form)
+        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+                               | QDialogButtonBox.StandardButton.RestoreDefaults)
+        box.accepted.connect(self.accept)
+        box.rejected.connect(self.reject)
+        box.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(lambda: self.set_rules(KeepRules()))
+        lay.addWidget(box)
+        self.resize(460, 360)
+
+    def move(self, step: int) -> None:
+        row = self.list.currentRow()
+        if row < 0 or not 0 <= row + step < self.list.count():
+            return
+        item = self.list.takeItem(row)
+        self.list.insertItem(row + step, item)
+        self.list.setCurrentRow(row + step)
+
+    def set_rules(self, rules: KeepRules) -> None:
+        order = list(rules.order) + [c for c in CRITERIA if c not in rules.order]
+        items = {self.list.item(i).data(Qt.ItemDataRole.UserRole): self.list.takeItem(i)
+                 for i in reversed(range(self.list.count()))}
+        for c in order:
+            item = items[c]
+            item.setCheckState(Qt.CheckState.Checked if c in rules.order else Qt.CheckState.Unchecked)
+            self.list.addItem(item)
+        self.pattern.setText(rules.pattern)
+
+    def rules(self) -> KeepRules:
+        order = tuple(
+            str(self.list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.list.count())
+            if self.list.item(i).checkState() == Qt.CheckState.Checked
+        )
+        return KeepRules(order, self.pattern.text().strip())
+
+
+def ask_keep_rules(parent: QWidget | None, rules: KeepRules) -> KeepRules | None:
+    """The keep rules the person chose, or None when cancelled (tests replace this)."""
+    dlg = KeepRulesDialog(rules, parent)
+    return dlg.rules() if dlg.exec() == QDialog.DialogCode.Accepted else None
+
+
+def show_list(parent: QWidget | None, title: str, intro: str, lines: list[str]) -> QDialog:
+    """A window listing ``lines`` (paths) under ``intro``, opened without blocking; returned."""
+    dlg = QDialog(parent)
+    dlg.setWindowTitle(title)
+    lay = QVBoxLayout(dlg)
+    label = QLabel(intro)
+    label.setWordWrap(True)
+    lay.addWidget(label)
+    text = QPlainTextEdit()
+    text.setReadOnly(True)
+    text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+    text.setPlainText("\n".join(lines))
+    lay.addWidget(text, 1)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dlg.reject)
+    lay.addWidget(buttons)
+    dlg.resize(760, 420)
+    dlg.open()
+    return dlg

@@ -10,9 +10,11 @@ never passes a filtered list off as the whole.
   (or a tab / carriage return, which some spreadsheets strip before looking) is prefixed with
   an apostrophe so it is never evaluated as a formula (OWASP "CSV injection").
 * JSON is one document: ``{"threshold": …, "shown": {"show": …, "search": …}, "groups": [{"kind", "reference", "reclaimable_bytes",
-  "members": [{"path", "similarity", "kind", "size", "modified", "encoding", "reference", "marked",
+  "members": [{"path", "similarity", "kind", "copies", "size", "modified", "encoding", "reference", "marked",
   "view"}]}]}``; ``view`` is "code" when a member was compared with its reference as program code
-  (names and literals ignored), "text" otherwise, "" for the reference.
+  (names and literals ignored), "text" otherwise, "" for the reference; ``copies`` the member's place
+  in its set of copies ("kept", "copy", "copy (text)", ""), and ``reclaimable_bytes`` the bytes of
+  the shown extra copies: the window's meaning of reclaimable.
 * HTML is a standalone page; every path is escaped.
 
 Paths that are not valid UTF-8 keep their bytes in CSV (surrogateescape) and are
@@ -33,11 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from simscan.gui.models import KINDS, Snapshot
+from simscan.gui.snapshot import KINDS, Snapshot
 from simscan.similarity.types import shown_pct
 
 CSV_COLUMNS = [
-    "group", "group_kind", "role", "path", "similarity", "kind", "size", "modified", "encoding", "marked", "view",
+    "group", "group_kind", "role", "path", "similarity", "kind", "copies", "size", "modified", "encoding", "marked",
+    "view",
 ]
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -90,12 +93,25 @@ def rows(
                 "path": snap.paths[m],
                 "similarity": None if math.isnan(sim) else shown_pct(sim, 2),
                 "kind": "reference" if snap.l_is_ref[m] else snap.kind_name(m),
+                "copies": copies_text(snap, m),
+                "extra": not snap.l_keeper[m],
                 "size": snap.l_size[m],
                 "modified": _iso(snap.l_mtime[m]),
                 "encoding": snap.encodings[m] or ("" if snap.is_text[m] else "binary"),
                 "marked": snap.l_file_id[m] in marked,
                 "view": _view(snap, m),
             }
+
+
+def copies_text(snap: Snapshot, m: int) -> str:
+    """Member ``m``'s place in its copy set, as the window's Copies column says it: "kept" (the file
+    kept of a set), "copy" (an extra copy with the same bytes), "copy (text)" (the same text in
+    another encoding or line ending), "" (a file without a copy)."""
+    if snap.l_set_size[m] < 2:
+        return ""
+    if snap.l_keeper[m]:
+        return "kept"
+    return "copy" if snap.l_copy_kind[m] == 0 else "copy (text)"
 
 
 def _view(snap: Snapshot, m: int) -> str:
@@ -135,9 +151,10 @@ def to_json(snap: Snapshot, groups: Iterable[int], marked: frozenset[int], shown
                     "members": [],
                 }
             )
-        else:
+        if r["extra"]:
             out[-1]["reclaimable_bytes"] += r["size"]
-        member = {k: r[k] for k in ("path", "similarity", "kind", "size", "modified", "encoding", "marked", "view")}
+        member = {k: r[k] for k in ("path", "similarity", "kind", "copies", "size", "modified", "encoding", "marked",
+                                    "view")}
         member["reference"] = r["role"] == "reference"
         out[-1]["members"].append(member)
     return {"threshold": snap.threshold, "shown": {"show": shown.show, "search": shown.search}, "groups": out}
@@ -166,8 +183,8 @@ tr.ref td.path {{ font-weight: bold; }}
 </style></head><body>
 <h1>{title}</h1>
 <p>{summary}</p>
-<table><thead><tr><th>Path</th><th>Similarity</th><th>Kind</th><th>Size (bytes)</th><th>Modified (UTC)</th>
-<th>Encoding</th><th>Marked</th></tr></thead><tbody>
+<table><thead><tr><th>Path</th><th>Similarity</th><th>Kind</th><th>Copies</th><th>Size (bytes)</th>
+<th>Modified (UTC)</th><th>Encoding</th><th>Marked</th></tr></thead><tbody>
 """
 
 
@@ -177,20 +194,22 @@ def write_html(
     e = html.escape
     groups = [int(g) for g in groups]
     listed = list(rows(snap, groups, marked, shown))
-    reclaim = sum(r["size"] for r in listed if r["role"] != "reference")
+    reclaim = sum(r["size"] for r in listed if r["extra"])
     files = sum(1 for r in listed if r["role"] != "reference")
-    summary = (f"{len(groups)} groups at ≥ {snap.threshold:.0f} % similarity; {reclaim:,} bytes reclaimable by keeping "
-               "only each group's reference.")
+    summary = (f"{len(groups)} groups at ≥ {snap.threshold:.0f} % similarity; {reclaim:,} bytes reclaimable by removing "
+               "the extra copies (every copy but the one kept of each set).")
     if shown.describe():
         summary += f" Filtered as shown in the window ({shown.describe()}): {files:,} files besides the references."
     parts = [_HTML_HEAD.format(title=e("simscan results"), summary=e(summary))]
     for r in listed:
         if r["role"] == "reference":
-            parts.append(f'<tr class="group"><td colspan="7">Group {r["group"]} — {e(r["group_kind"])}</td></tr>\n')
-        sim = "" if r["similarity"] is None else f'{r["similarity"]:.1f} %'
+            parts.append(f'<tr class="group"><td colspan="8">Group {r["group"]} — {e(r["group_kind"])}</td></tr>\n')
+        # Cut to one decimal as the window shows it (99.97 is 99.9 %, never a rounded 100.0 %).
+        sim = "" if r["similarity"] is None else f'{shown_pct(r["similarity"]):.1f} %'
         parts.append(
             f'<tr class="{"ref" if r["role"] == "reference" else "member"}"><td class="path">{e(r["path"])}</td>'
-            f'<td class="num">{e(sim)}</td><td>{e(r["kind"] + (" (code)" if r["view"] == "code" else ""))}</td><td class="num">{r["size"]:,}</td>'
+            f'<td class="num">{e(sim)}</td><td>{e(r["kind"] + (" (code)" if r["view"] == "code" else ""))}</td>'
+            f'<td>{e(r["copies"])}</td><td class="num">{r["size"]:,}</td>'
             f'<td>{e(r["modified"])}</td><td>{e(r["encoding"])}</td><td>{"✔" if r["marked"] else ""}</td></tr>\n'
         )
     parts.append("</tbody></table></body></html>\n")

@@ -8,11 +8,10 @@ writes).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
-import stat
 import threading
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,18 +19,31 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xxhash
 
+from simscan.cleanup import (  # noqa: F401 - the checks before a file leaves live in the core
+    ALL_COPIES_MARKED,
+    ALL_MARKED,
+    MAX_TEXT_CHECK_BYTES,
+    RESCAN,
+    KeptFile,
+    KeptState,
+    TrashTarget,
+    content_digest,
+    forget_outside,
+    kept_state,
+    refusal,
+    true_copies,
+)
 from simscan.errors import SimscanError
-from simscan.fingerprint import decode_file, open_unseen
-from simscan.gui.models import Snapshot
+from simscan.gui.snapshot import Snapshot
 from simscan.index import FileTable, Index
 from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
-from simscan.similarity.core import PairArrays, SimilarityParams, sorted_rounded
+from simscan.similarity.core import PairArrays, SimilarityParams, sorted_rounded, under_roots
 from simscan.similarity.engine import PairSet, find_pair_set, ignore_texts
-from simscan.similarity.grouping import group_pair_arrays
+from simscan.similarity.grouping import empty_rows, group_pair_arrays
+from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 
 Sink = Callable[[Progress], None]
 
@@ -101,22 +113,55 @@ def _check(cancel: CancelToken) -> None:
         raise Cancelled()
 
 
+@dataclass(frozen=True)
+class Scope:
+    """Which indexed files the window shows: those under ``roots`` (the listed folders; None: every
+    indexed file), but the ``hidden`` paths (Hide from Results: remembered per index)."""
+
+    roots: tuple[str, ...] | None = None
+    hidden: frozenset[str] = frozenset()
+
+    def mask(self, files: FileTable) -> np.ndarray | None:
+        """bool per row of ``files``: in the scope (None: every row)."""
+        if self.roots is None and not self.hidden:
+            return None
+        cached = _SCOPE[0] if _SCOPE else None  # (one read: two jobs may race here)
+        if cached is not None and cached[0] is files and cached[1] == self:
+            return cached[2]
+        mask = np.ones(len(files.paths), dtype=bool) if self.roots is None else under_roots(list(files.paths),
+                                                                                           self.roots)
+        if self.hidden:
+            mask &= np.fromiter((p not in self.hidden for p in files.paths), bool, len(files.paths))
+        _SCOPE[:] = [(files, self, mask)]
+        return mask
+
+
+ALL = Scope()
+_SCOPE: list[tuple[Any, Scope, np.ndarray]] = []
+
+
 def group(
     files: FileTable | None,
     pairs: PairArrays | None,
     threshold: float,
     reference_roots: Sequence[str],
     preferred: Sequence[int] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> Snapshot:
     """Groups at ``threshold`` (percent) as a Snapshot; ``preferred`` file ids become their
-    group's reference ("make reference").  Columnar from end to end (``group_pair_arrays``,
-    ``Snapshot.from_group_arrays``): no object per pair or member."""
+    group's reference ("make reference"); ``keep``: the keep rules; ``scope``: the files shown.
+    Columnar from end to end (``group_pair_arrays``, ``Snapshot.from_group_arrays``): no object
+    per pair or member."""
     if files is None or len(files) == 0 or pairs is None:
         return Snapshot.empty(threshold)
     with gc_paused():
-        ga = group_pair_arrays(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots))
+        mask = scope.mask(files)
+        ga = group_pair_arrays(pairs, files, min_similarity=threshold, reference_roots=tuple(reference_roots),
+                               keep=keep, scope=mask)
         snap = Snapshot.from_group_arrays(ga, files, pairs, threshold, preferred)
-        _ = snap.folders  # computed here, off the GUI thread
+        snap = dataclasses.replace(snap, empty_files=[files.paths[r] for r in empty_rows(files, mask).tolist()])
+        _ = snap.folders, snap.names  # computed here, off the GUI thread (names: ~0.15 s for 200,000)
         return snap
 
 
@@ -133,6 +178,8 @@ def load(
     ignore: Sequence[str] = (),
     params: SimilarityParams | None = None,
     remembered: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR`, groups at ``threshold``.
     ``code_view``: ``SimilarityParams.code_view`` (program sources also compared by structure).
@@ -159,7 +206,7 @@ def load(
             preferred = [id_of[p] for p in remembered if p in id_of]
         pairs = sorted_rounded(ps.pairs)
         progress(Progress("groups", files_done=0, files_total=int(pairs.a.size)))
-        snap = group(files, pairs, threshold, reference_roots, preferred)
+        snap = group(files, pairs, threshold, reference_roots, preferred, keep, scope)
         _check(cancel)
     return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps,
                    code_view, tuple(ignore), tuple(preferred))
@@ -196,6 +243,8 @@ def scan_and_load(
     *,
     ignore: Sequence[str] = (),
     remembered: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> ScanOutcome:
     """Scan, then read the results (unless cancelled: the window then reloads what was kept).  A text
     to ignore that cannot be read stops it before the scan, not after."""
@@ -206,34 +255,8 @@ def scan_and_load(
     assert request.index_path is not None
     return ScanOutcome(
         result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view,
-                     ignore=ignore, params=params, remembered=remembered)
+                     ignore=ignore, params=params, remembered=remembered, keep=keep, scope=scope)
     )
-
-
-@dataclass(frozen=True)
-class KeptFile:
-    """An unmarked member of a marked file's group, as the scan saw it (bytes, ns)."""
-
-    path: str
-    size: int
-    mtime_ns: int
-
-
-@dataclass(frozen=True)
-class TrashTarget:
-    """A marked file as the scan saw it, with the members of its group that stay.
-
-    ``same_content``: the file is a true copy of its group's reference (its kind is exact or
-    content), and ``kept`` then lists only the unmarked files holding that same content (the
-    reference and its other copies), each counting as the remaining copy only while its size
-    and modification time are what the scan saw.  Otherwise ``kept`` is every unmarked member.
-    """
-
-    path: str
-    size: int
-    mtime_ns: int
-    kept: tuple[KeptFile, ...]
-    same_content: bool
 
 
 @dataclass(frozen=True)
@@ -295,178 +318,6 @@ def move_to_trash(path: str) -> tuple[bool, str]:
     return False, f.errorString()
 
 
-def _identity(st: os.stat_result) -> tuple[int, int]:
-    return (st.st_dev, st.st_ino)
-
-
-@dataclass(frozen=True)
-class _KeptState:
-    """The kept members of one group as they are on disk now."""
-
-    identities: dict[tuple[int, int], str]  # (device, inode) -> path, of every kept member that exists
-    intact: frozenset[tuple[int, int]]  # those that still count as the kept copy (regular; copies: as scanned)
-    digests: dict[tuple[str, bool], bytes | None] = field(default_factory=dict, compare=False)  # (path, text)
-
-
-#: A "content" copy (same text, other bytes) larger than this is not decoded to be checked before it is
-#: trashed (memory: the text and its decoded form), so it is refused; exact copies are checked at any size.
-MAX_TEXT_CHECK_BYTES = 64 << 20
-
-
-def content_digest(path: str, text: bool) -> bytes | None:
-    """What a true copy must share with the copy kept, read now (None: unreadable, or not text):
-    the bytes (``text`` False), or the decoded text with only what makes a "content" copy set
-    aside -- the encoding, the line endings, a byte-order mark, Unicode composition -- so that
-    files differing in indentation, spacing or wrapping (two different Python programs or YAML
-    files) are never each other's copy, though their light forms match.  XXH3-128."""
-    try:
-        if not text:
-            h = xxhash.xxh3_128()
-            with open_unseen(path) as f:
-                while chunk := f.read(1 << 20):
-                    h.update(chunk)
-            return h.digest()
-        if os.path.getsize(path) > MAX_TEXT_CHECK_BYTES:
-            return None
-        dt = decode_file(path)
-    except OSError:
-        return None
-    if dt.text is None or "+replace" in (dt.encoding or ""):
-        # Bytes the decoder could not read became U+FFFD: two texts that differ there would read
-        # alike (a Latin-1 "café" and "cafè" after 64 KiB of ASCII).  Only the same bytes prove it.
-        return None
-    decoded = dt.text
-    strict = unicodedata.normalize("NFC", decoded.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
-    return xxhash.xxh3_128_digest(strict.encode("utf-8", "surrogatepass"))
-
-
-def _kept_state(kept: tuple[KeptFile, ...], same_content: bool) -> _KeptState:
-    identities: dict[tuple[int, int], str] = {}
-    intact: set[tuple[int, int]] = set()
-    for k in kept:
-        try:
-            kst = os.stat(k.path)
-        except OSError:
-            continue
-        ident = _identity(kst)
-        identities.setdefault(ident, k.path)
-        changed = kst.st_size != k.size or kst.st_mtime_ns != k.mtime_ns
-        if stat.S_ISREG(kst.st_mode) and not (same_content and changed):
-            intact.add(ident)
-    return _KeptState(identities, frozenset(intact))
-
-
-#: Why a marked file whose group keeps nothing is left in place: the person marked every file (or, for a
-#: copy, the reference and every copy of it).  Nothing changed on disk, so no "scan again" here: the
-#: remedy is to unmark the file to keep, as the confirmation dialog says before the move.
-ALL_MARKED = (
-    "every file of its group is marked, so no copy would be kept; unmark the file to keep in that group (e.g. its "
-    "reference), then move the others"
-)
-ALL_COPIES_MARKED = (
-    "every file with its content (the reference and its copies) is marked, so no copy would be kept; unmark the "
-    "one to keep (e.g. the reference), then move the others"
-)
-
-
-#: The end of a refusal that a new scan resolves (the file or its kept copy changed on disk).
-RESCAN = "; scan again to update the results"
-
-
-def refusal(target: TrashTarget, kept: _KeptState | None = None) -> str:
-    """Why ``target`` must not be moved now ("" when it may).
-
-    The last line of defence before a file leaves: a file must not be marked with every other
-    file of its group (:data:`ALL_MARKED`; a copy: with every file holding its content,
-    :data:`ALL_COPIES_MARKED`), and the file must still be the regular file the
-    scan saw (size and mtime in ns unchanged), must not be the very same file (device, inode) as
-    a member that is kept (a hard link, or the same file reached through a symlinked folder), and
-    at least one kept member must still exist as a separate file — for a true copy, a kept file
-    with the same content, with the size and modification time the scan saw.  ``kept``: the group's :func:`_kept_state`, shared by its marked members (stat
-    each kept file once, not once per marked file).
-    """
-    rescan = RESCAN
-    if not target.kept:  # marked with the rest of its group (or of its copies): the marks say so, not the disk
-        return ALL_COPIES_MARKED if target.same_content else ALL_MARKED
-    try:
-        st = os.lstat(target.path)
-    except OSError as e:
-        return f"cannot be checked ({e.strerror or e})"
-    if stat.S_ISDIR(st.st_mode):
-        return "it is now a folder" + rescan
-    if not stat.S_ISREG(st.st_mode):
-        return "it is no longer a regular file" + rescan
-    if st.st_size != target.size or st.st_mtime_ns != target.mtime_ns:
-        return "it changed since the scan" + rescan
-    if kept is None:
-        kept = _kept_state(target.kept, target.same_content)
-    me = _identity(st)
-    if me in kept.identities:
-        return (
-            f"it is the same file as the kept {kept.identities[me]} (a hard link or a path through a linked "
-            "folder): trashing it would lose the only copy" + rescan
-        )
-    if not kept.intact:
-        return "no other file of its group is left unchanged on disk, so no copy would be kept" + rescan
-    if target.same_content and not _has_copy(target.path, kept):
-        return (
-            "no kept file holds its content now: either they differ in more than encoding and line endings "
-            "(indentation, spacing, wrapping: not true copies, so it stays; move it by hand if you mean to), or "
-            "one of them was rewritten since the scan with its size and time kept (scan again)"
-        )
-    return ""
-
-
-def true_copies(pairs: Sequence[tuple[str, str]], progress: Sink, cancel: CancelToken) -> list[bool]:
-    """For each (copy, reference) the scan called "content" copies (other bytes): whether the copy
-    holds the reference's text now (:func:`_same_content`, its text reading only: their bytes
-    differ).  Each reference is read once."""
-    seen: dict[tuple[str, bool], bytes | None] = {}
-    out = []
-    for i, (copy, ref) in enumerate(pairs):
-        _check(cancel)
-        progress(Progress("verify", files_done=i, files_total=len(pairs), current=copy))
-        out.append(_same_content(copy, [ref], seen, kinds=(True,)))
-    return out
-
-
-def _has_copy(path: str, kept: _KeptState) -> bool:
-    """Whether a kept, intact file holds ``path``'s content now (:func:`_same_content`)."""
-    return _same_content(path, [kept.identities[i] for i in kept.intact], kept.digests)
-
-
-def _same_content(
-    path: str, others: Sequence[str], seen: dict[tuple[str, bool], bytes | None], kinds: Sequence[bool] = (False, True)
-) -> bool:
-    """Whether one of ``others`` holds ``path``'s content, read from both files at this moment: the
-    same bytes, or the same text (:func:`content_digest`) -- a size and time unchanged since the scan
-    do not prove the bytes are (``cp -p``, ``touch -r``, coarse file-system clocks).  ``seen``: the
-    digests of ``others`` read so far (each is read once per kind); ``kinds``: the readings to try
-    (False: bytes, True: text).  Bytes are compared only with files of the same size (a text copy
-    in another encoding would otherwise read every kept file whole twice)."""
-    size = _size(path) if False in kinds else None
-    for text in kinds:
-        candidates = others if text else [o for o in others if size is not None and _size(o) == size]
-        if not candidates:
-            continue
-        mine = content_digest(path, text)
-        if mine is None:
-            continue
-        for other in candidates:
-            if (other, text) not in seen:
-                seen[(other, text)] = content_digest(other, text)
-            if seen[(other, text)] == mine:
-                return True
-    return False
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
-
-
 def trash(
     targets: Sequence[TrashTarget],
     index_path: Path,
@@ -479,6 +330,8 @@ def trash(
     previous: PairSet | None = None,
     *,
     ignore: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: Scope = ALL,
 ) -> TrashOutcome:
     """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
     already gone) in the index, reload.
@@ -493,14 +346,14 @@ def trash(
     failed: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
     todo: list[str] = []
-    states: dict[int, tuple[tuple[KeptFile, ...], _KeptState]] = {}  # by id of a group's shared kept tuple
+    states: dict[int, tuple[tuple[KeptFile, ...], KeptState]] = {}  # by id of a group's shared kept tuple
     for t in targets:
         if not os.path.lexists(t.path):
             missing.append(t.path)
             continue
         key = id(t.kept)
         if key not in states:
-            states[key] = (t.kept, _kept_state(t.kept, t.same_content))
+            states[key] = (t.kept, kept_state(t.kept, t.same_content))
         why = refusal(t, states[key][1]) or (UNNAMEABLE if qt_file_name(t.path) is None else "")
         if why:
             refused.append((t.path, why))
@@ -525,7 +378,7 @@ def trash(
         # When every moved file leaves a copy of its content behind, the pairs are derived from the
         # last ones (``previous``); otherwise they are searched again.
         results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view,
-                       previous, ignore=ignore, params=params)
+                       previous, ignore=ignore, params=params, keep=keep, scope=scope)
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)

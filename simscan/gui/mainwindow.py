@@ -9,30 +9,23 @@ their kind are dropped (``JobRunner`` slots), so a slow preview never overwrites
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QSettings, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QDesktopServices,
-    QDragEnterEvent,
-    QDropEvent,
     QGuiApplication,
     QKeySequence,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCheckBox,
     QComboBox,
     QFileDialog,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -40,12 +33,9 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QProgressBar,
-    QPushButton,
     QSlider,
-    QSpinBox,
     QSplitter,
     QStyle,
-    QTabWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -53,41 +43,42 @@ from PySide6.QtWidgets import (
 
 from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
-from simscan.gui.chart import FolderSpaceChart, SimilarityHistogram
 from simscan.gui.export import WRITERS, Shown
-from simscan.gui.models import (
+from simscan.gui.folders import Folder
+from simscan.gui.preview import PreviewWidget
+from simscan.gui.results_model import (
+    COL_COPIES,
     COL_ENCODING,
+    COL_FOLDER,
     COL_KIND,
     COL_MODIFIED,
-    COL_PATH,
+    COL_NAME,
     COL_SIMILARITY,
     COL_SIZE,
     FETCH_BATCH,
-    KIND_CODE,
     KIND_FILTERS,
-    Folder,
-    FolderModel,
     IsGroupRole,
     ResultsModel,
     ResultsProxy,
-    Snapshot,
     format_size,
 )
-from simscan.gui.preview import FileInfo, PreviewWidget
-from simscan.gui.widgets import MessageBar, PlaceholderListView, ResultsView, SimilarityBarDelegate
+from simscan.gui.snapshot import Snapshot
+from simscan.gui.widgets import MessageBar, ResultsView, SimilarityBarDelegate
+from simscan.gui.window_actions import ActionsMixin
+from simscan.gui.window_folders import FoldersMixin
+from simscan.gui.window_preview import PreviewMixin
 from simscan.gui.workers import JobRunner
-from simscan.index import IndexCorrupt, IndexError_, IndexLocked, NotAnIndex, default_index_path
+from simscan.index import IndexCorrupt, IndexDamaged, IndexError_, IndexLocked, NotAnIndex, default_index_path
 from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
+from simscan.similarity.keep import DEFAULT_KEEP
 
 ORGANIZATION = "simscan"
 APPLICATION = "simscan"
 #: Settle time (ms) of the threshold slider before regrouping: moves faster than this are
 #: merged into one regroup.  The histogram and the label follow every move at once.
 REGROUP_DELAY_MS = 120
-#: Files made references (Ctrl+E) remembered per index, the latest ones.
-MAX_SAVED_REFERENCES = 10_000
 #: Settle time (ms) of the current row before its preview is computed.
 PREVIEW_DELAY_MS = 60
 #: Job slots (JobRunner) of the work shown in the status bar with the progress bar (started with
@@ -176,7 +167,7 @@ def describe_progress(p: Progress, tr: Any = lambda s: s) -> str:
     return " · ".join(parts)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
     """The simscan window.  Signals let tests (and the screenshot script) wait for work."""
 
     resultsLoaded = Signal()  # a snapshot was swapped in
@@ -201,9 +192,19 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._load_note = ""
         self._last_refs: tuple[str, ...] = ()
+        self._last_roots: tuple[str, ...] = ()
         self._loads = 0  # results swapped in so far: an error of a load before them is out of date
+        #: The keep rules (which file of each copy set is kept, which leads a group), per index.
+        self.keep_rules = DEFAULT_KEEP
+        #: Files hidden from the results (Hide from Results), per index, by path.
+        self.hidden: set[str] = set()
+        #: Whether the results follow the listed folders: from the first change of the list on (a window
+        #: opened on an index with no folder listed shows everything it holds).
+        self._scoped = False
         self._load_error = ""  # what the last load (or scan) that failed said, until results load
-        self.setWindowTitle(self.tr("simscan — similar files"))
+        self._previewed: tuple[Any, ...] | None = None  # what the preview shows (files, scores)
+        # The desktop adds the application's name ("Similar files — simscan"): not twice.
+        self.setWindowTitle(self.tr("Similar files"))
         self.setAcceptDrops(True)
         # Which index: the one asked for, else $SIMSCAN_INDEX, else the last one used, else the default.
         last = self.settings.value("index/last", "", str)
@@ -219,9 +220,18 @@ class MainWindow(QMainWindow):
         #: Remembered folders left out of this session's list because folders were named on the
         #: command line (``simscan-gui FOLDER``); kept in the settings, back with "Restore Folders".
         self._set_aside: list[Folder] = []
+        self._removed_folders: list[Folder] = []
         self._restore_settings()
         if roots:
             self._use_named_folders(roots)
+        self._last_roots = tuple(f.path for f in self.folders.folders)
+        # The listed folders are those of the index used last: another index (named, or from
+        # $SIMSCAN_INDEX) shows everything it holds, as File > Open Index… does, unless folders are
+        # named too; the first change of the list scopes the results to it.
+        other_index = bool(last) and str(self.index_path) != last
+        listed = bool(self._last_roots) or self.settings.value("scan/scoped", False, bool)  # (the last one removed)
+        self._scoped = listed and (bool(roots) or not other_index)
+        self._restore_per_index()
         self._update_actions()
         if autoload:
             QTimer.singleShot(0, self.load_results)
@@ -260,13 +270,32 @@ class MainWindow(QMainWindow):
                                      tr("Copy the selected files' paths"))
         self.act_mark = self._action(tr("&Mark / Unmark"), self.toggle_mark_selection, None, None,
                                      tr("Mark the selected files for the trash (Space)"))
-        self.act_mark_dupes = self._action(tr("Mark Copies but &Reference"), self.mark_all_but_reference, "Ctrl+M",
+        self.act_mark_dupes = self._action(tr("Mark Extra &Copies"), self.mark_all_but_reference, "Ctrl+M",
                                            sp.SP_DialogApplyButton,
-                                           tr("Mark the exact copies (same bytes or same text) in the shown groups; "
-                                              "never a reference, a file in a reference folder or an empty file. "
-                                              "Mark edited versions and excerpts by hand (Space)."))
+                                           tr("Mark every copy but the one kept of each set of copies (same bytes, or "
+                                              "the same text in another encoding or line ending) in the shown groups, "
+                                              "by the keep rules; never a file in a reference folder. Mark edited "
+                                              "versions and excerpts by hand (Space)."))
         self.act_unmark_all = self._action(tr("&Unmark All"), self.unmark_all, "Ctrl+Shift+M", None,
                                            tr("Clear all marks"))
+        self.act_invert = self._action(tr("&Invert Marks"), self.invert_marks, "Ctrl+I", None,
+                                       tr("Mark the unmarked files of the shown groups and unmark the marked ones "
+                                          "(never a reference or a file in a reference folder)"))
+        self.act_keep = self._action(tr("&Keep Rules…"), self.edit_keep_rules, None, None,
+                                     tr("Choose which file of each set of copies is kept (and leads its group): "
+                                        "the best encoding, the oldest or newest, a path…"))
+        self.act_hide = self._action(tr("&Hide from Results"), self.hide_selection, "Ctrl+H", None,
+                                     tr("Leave the selected files out of the results (remembered for this index)"))
+        self.act_unhide = self._action(tr("Show Hidden &Files Again"), self.unhide_all, None, None,
+                                       tr("Bring back the files hidden from the results"))
+        self.act_next_diff = self._action(tr("&Next Difference"), lambda: self.preview.next_difference(), "F8", None,
+                                          tr("Scroll the preview to the next passage the two files do not share"))
+        self.act_beside = self._action(tr("Preview &Beside the List"), self.toggle_preview_beside, None, None,
+                                       tr("Show the preview to the right of the list, which then has the window's "
+                                          "whole height"))
+        self.act_beside.setCheckable(True)
+        self.act_empty = self._action(tr("&Empty Files…"), self.show_empty_files, None, None,
+                                      tr("List the empty files, which groups leave out (every empty file is alike)"))
         self.act_make_ref = self._action(tr("Make Re&ference"), self.make_reference, "Ctrl+E", None,
                                          tr("Keep this file as its group's original"))
         self.act_trash = self._action(tr("Move Marked to &Trash…"), self.trash_marked, QKeySequence.StandardKey.Delete,
@@ -277,6 +306,11 @@ class MainWindow(QMainWindow):
                                      tr("Search the results by path (Ctrl+F)"))
         self.act_open_index = self._action(tr("Open &Index…"), self.open_index_dialog, None, None,
                                            tr("Use another index file"))
+        self.act_forget = self._action(tr("&Forget Results…"), self.forget_results, None, None,
+                                       tr("Forget what the index holds about files outside the listed folders"))
+        self.act_plan = self._action(tr("Export &Plan…"), self.export_plan_dialog, "Ctrl+Shift+S", None,
+                                     tr("Save the marked files, each with the file kept in its place, as a plan that "
+                                        "`simscan apply` checks and applies (JSON or a shell script)"))
         self.act_quit = self._action(tr("&Quit"), self.close, QKeySequence.StandardKey.Quit, None)
         self.act_about = self._action(tr("&About simscan"), self.about, None, None)
         self.act_code_view = self._action(
@@ -299,98 +333,33 @@ class MainWindow(QMainWindow):
         tr = self.tr
         mb = self.menuBar()
         m = mb.addMenu(tr("&File"))
-        for a in (self.act_add, self.act_scan, self.act_cancel, None, self.act_open_index, self.act_export, None,
-                  self.act_quit):
+        for a in (self.act_add, self.act_scan, self.act_cancel, None, self.act_open_index, self.act_export,
+                  self.act_plan, None, self.act_forget, None, self.act_quit):
             m.addSeparator() if a is None else m.addAction(a)
         m = mb.addMenu(tr("&Edit"))
-        for a in (self.act_find, None, self.act_mark, self.act_mark_dupes, self.act_unmark_all, self.act_make_ref,
-                  None, self.act_trash):
+        for a in (self.act_find, None, self.act_mark, self.act_mark_dupes, self.act_invert, self.act_unmark_all,
+                  None, self.act_make_ref, self.act_keep, None, self.act_hide, self.act_unhide, None, self.act_trash):
             m.addSeparator() if a is None else m.addAction(a)
         m = mb.addMenu(tr("&Selection"))
         for a in (self.act_open, self.act_reveal, self.act_copy):
             m.addAction(a)
         m = mb.addMenu(tr("&View"))
-        for a in (self.act_code_view, None, self.act_ignore, self.act_ignore_stop):
+        for a in (self.act_next_diff, self.act_beside, None, self.act_code_view, None, self.act_ignore, self.act_ignore_stop, None,
+                  self.act_empty):
             m.addSeparator() if a is None else m.addAction(a)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
 
         tb = QToolBar(tr("Main"))
         tb.setObjectName("main_toolbar")
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        tb.setIconSize(QSize(16, 16))
         tb.setMovable(False)
         for a in (self.act_add, self.act_scan, self.act_cancel, None, self.act_mark_dupes, self.act_trash, None,
                   self.act_export):
             tb.addSeparator() if a is None else tb.addAction(a)
         self.addToolBar(tb)
 
-        # -- left: where to scan, filters, the picture
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(6, 6, 6, 6)
-        title = QLabel(tr("Folders to scan"))
-        f = title.font()
-        f.setBold(True)
-        title.setFont(f)
-        ll.addWidget(title)
-        self.folders = FolderModel(self)
-        self.folder_view = PlaceholderListView(tr("Drop folders here, or click Add."))
-        self.folder_view.setModel(self.folders)
-        self.folder_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.folder_view.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly)
-        self.folder_view.setAcceptDrops(True)
-        self.folder_view.setTextElideMode(Qt.TextElideMode.ElideLeft)
-        self.folder_view.setToolTip(tr("Tick a folder to make it a reference folder: its files are the originals."))
-        ll.addWidget(self.folder_view, 1)
-        self.folder_view.setMinimumHeight(90)
-        row = QHBoxLayout()
-        b_add = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), tr("Add…"))
-        b_add.clicked.connect(self.add_folder_dialog)
-        self.b_remove = QPushButton(tr("Remove"))
-        self.b_remove.clicked.connect(self.remove_selected_folders)
-        row.addWidget(b_add)
-        row.addWidget(self.b_remove)
-        row.addStretch(1)
-        ll.addLayout(row)
-        hint = QLabel(tr("☑ = reference folder (its files are kept as the originals)"))
-        hint.setWordWrap(True)
-        hint.setForegroundRole(hint.foregroundRole().PlaceholderText)
-        ll.addWidget(hint)
-
-        box = QGroupBox(tr("Filters"))
-        form = QFormLayout(box)
-        self.exclude_edit = QLineEdit()
-        self.exclude_edit.setPlaceholderText(tr("e.g. *.tmp; .git; node_modules"))
-        self.exclude_edit.setToolTip(tr("Names or paths to skip, as glob patterns separated by ';'"))
-        self.exclude_edit.setClearButtonEnabled(True)
-        self.hidden_check = QCheckBox(tr("Include hidden files"))
-        self.min_size_spin = QSpinBox()
-        self.min_size_spin.setRange(0, 10_000_000)
-        self.min_size_spin.setSuffix(tr(" kB"))
-        self.min_size_spin.setToolTip(tr("Skip files smaller than this (0: scan every file)"))
-        form.addRow(tr("Exclude:"), self.exclude_edit)
-        form.addRow("", self.hidden_check)
-        form.addRow(tr("Minimum size:"), self.min_size_spin)
-        ll.addWidget(box)
-
-        row = QHBoxLayout()
-        self.b_scan = QPushButton(self.act_scan.icon(), tr("Scan"))
-        self.b_scan.setDefault(True)
-        self.b_scan.clicked.connect(self.start_scan)
-        self.b_cancel = QPushButton(self.act_cancel.icon(), tr("Cancel"))
-        self.b_cancel.clicked.connect(self.cancel_work)
-        row.addWidget(self.b_scan, 1)
-        row.addWidget(self.b_cancel)
-        ll.addLayout(row)
-
-        self.chart = SimilarityHistogram()
-        self.chart.thresholdPicked.connect(lambda v: self.threshold_slider.setValue(int(v)))
-        self.folder_chart = FolderSpaceChart()
-        self.folder_chart.folderPicked.connect(lambda f: self.search_edit.setText(os.path.join(f, "")))
-        self.charts = QTabWidget()
-        self.charts.setDocumentMode(True)
-        self.charts.addTab(self.chart, tr("Similarity"))
-        self.charts.addTab(self.folder_chart, tr("Folders"))
-        ll.addWidget(self.charts, 1)
+        left = self._build_folders_panel()
 
         # -- right: filter bar, results, preview
         right = QWidget()
@@ -466,24 +435,33 @@ class MainWindow(QMainWindow):
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
         hdr = self.view.header()
         hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(COL_PATH, QHeaderView.ResizeMode.Stretch)
-        for col, w in ((COL_SIMILARITY, 110), (COL_KIND, 90), (COL_SIZE, 85), (COL_MODIFIED, 130), (COL_ENCODING, 90)):
+        hdr.setSectionResizeMode(COL_FOLDER, QHeaderView.ResizeMode.Stretch)
+        fm = self.view.fontMetrics()
+        # Wide enough for their longest usual text at the font in use (a fixed 110 px clipped "100.0 %").
+        widths = ((COL_NAME, fm.horizontalAdvance("M" * 22)), (COL_SIMILARITY, fm.horizontalAdvance(" 100.0 % ") + 24),
+                  (COL_KIND, fm.horizontalAdvance("contained (code)") + 12),
+                  (COL_COPIES, fm.horizontalAdvance("copy (text)") + 16), (COL_SIZE, fm.horizontalAdvance("999.9 MB") + 16),
+                  (COL_MODIFIED, fm.horizontalAdvance("2026-12-31 23:59") + 28),  # (bold on the reference)
+                  (COL_ENCODING, fm.horizontalAdvance("utf-16-le") + 16))
+        for col, w in widths:
             hdr.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             hdr.resizeSection(col, w)
         hdr.setSortIndicator(COL_SIZE, Qt.SortOrder.DescendingOrder)
         self._empty_text = tr("No results yet. Add folders on the left and press Scan.")
         self.view.placeholder = self._placeholder_text
         self.model.marksChanged.connect(self._update_summary)
+        self.model.marksRepaint.connect(self.view.viewport().update)
 
         self.preview = PreviewWidget()
         self.summary_label = QLabel()
         self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
         self.summary_label.setToolTip(
             self.tr(
-                "Copies: files with the same bytes as their group's reference, or the same text in another "
-                "encoding, line ending or spacing. Mark Copies (Ctrl+M) marks those with the same bytes at "
-                "once and reads the others again first: only the same text in another encoding or line "
-                "ending is marked."
+                "Reclaimable: the space freed by removing every extra copy (files with the same bytes, or the "
+                "same text in another encoding or line ending, wherever they sit in a group), keeping one of "
+                "each set by the keep rules; edited versions and excerpts are never counted. It is the same "
+                "at every similarity threshold, in the Folders tab and in an export. Mark Extra Copies "
+                "(Ctrl+M) marks them (those in another encoding after reading them again)."
             )
         )
 
@@ -495,9 +473,12 @@ class MainWindow(QMainWindow):
         self.right_split = QSplitter(Qt.Orientation.Vertical)
         self.right_split.addWidget(results_box)
         self.right_split.addWidget(self.preview)
-        self.right_split.setStretchFactor(0, 1)
+        # The list takes most of the height (it showed ~19 rows at 1280 × 820): the preview needs a few
+        # lines of each file, and View > Preview Beside the List gives the list the whole height.
+        self.right_split.setStretchFactor(0, 3)
         self.right_split.setStretchFactor(1, 1)
-        self.right_split.setSizes([460, 420])
+        self.right_split.setSizes([720, 240])
+        self.preview.setMinimumHeight(170)
         self.right_split.setChildrenCollapsible(False)
         rl.addWidget(self.right_split, 1)
 
@@ -539,6 +520,9 @@ class MainWindow(QMainWindow):
             self.ignored_texts = []
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
+        if s.value("window/preview_beside", False, bool):
+            self.act_beside.setChecked(True)
+            self.right_split.setOrientation(Qt.Orientation.Horizontal)
         for key, setter in (
             ("window/geometry", self.restoreGeometry),
             ("window/main_split", self.main_split.restoreState),
@@ -556,6 +540,7 @@ class MainWindow(QMainWindow):
         have = {f.path for f in listed}
         kept = listed + [f for f in self._set_aside if f.path not in have]  # (set aside for this session only)
         s.setValue("scan/folders", json.dumps([[f.path, f.reference] for f in kept]))
+        s.setValue("scan/scoped", self._scoped)  # (results follow the list, an emptied one too)
         s.setValue("scan/exclude", self.exclude_edit.text())
         s.setValue("scan/hidden", self.hidden_check.isChecked())
         s.setValue("scan/min_size_kb", self.min_size_spin.value())
@@ -567,67 +552,6 @@ class MainWindow(QMainWindow):
         s.setValue("window/main_split", self.main_split.saveState())
         s.setValue("window/right_split", self.right_split.saveState())
         s.sync()
-
-    # ------------------------------------------------------------------ folders
-    def _use_named_folders(self, roots: Sequence[str]) -> None:
-        """Folders named on the command line are this session's list: a person who runs
-        ``simscan-gui FOLDER`` means that folder, not every folder scanned before too.  The
-        remembered ones are set aside (a remembered folder named again keeps its reference tick),
-        still remembered for the next session, and back with one click (the banner a scan shows)."""
-        before = self.folders.folders
-        self.folders.set_folders([])
-        self.folders.add(roots)
-        named = {f.path for f in self.folders.folders}
-        refs = {f.path for f in before if f.reference}
-        self.folders.set_folders(Folder(f.path, f.path in refs) for f in self.folders.folders)
-        self._set_aside = [f for f in before if f.path not in named]
-
-    def _set_aside_text(self) -> str | None:
-        """The banner about remembered folders this session leaves out; None once restored."""
-        have = {f.path for f in self.folders.folders}
-        left = [f.path for f in self._set_aside if f.path not in have]
-        if not left:
-            return None
-        return self.tr("Only the folders named when simscan was started are scanned; {0} remembered folder(s) are "
-                       "left out this time: {1}.").format(len(left), ", ".join(left[:3]) + (" …" if len(left) > 3
-                                                                                       else ""))
-
-    def restore_folders(self) -> None:
-        """Put the remembered folders set aside for this session back in the list."""
-        have = {f.path for f in self.folders.folders}
-        self.folders.set_folders(self.folders.folders + [f for f in self._set_aside if f.path not in have])
-        self._set_aside = []
-
-    def add_folder_dialog(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, self.tr("Add a folder to scan"), os.path.expanduser("~"))
-        if d:
-            self.folders.add([d])
-
-    def remove_selected_folders(self) -> None:
-        self.folders.remove_rows(i.row() for i in self.folder_view.selectionModel().selectedRows())
-
-    def _on_folders_changed(self) -> None:
-        self._update_actions()
-        refs = tuple(self.reference_roots())
-        self.model.protected_roots = refs
-        self.message.recheck()  # (after protected_roots: a warning about reference folders reads them)
-        if refs != self._last_refs:
-            # Reference folders decide which file of a group is kept: regroup, no scan needed.
-            self._last_refs = refs
-            self._regroup_timer.start()
-
-    def reference_roots(self) -> list[str]:
-        return [f.path for f in self.folders.folders if f.reference]
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if FolderModel.folders_in(event.mimeData()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        paths = FolderModel.folders_in(event.mimeData())
-        if paths:
-            self.folders.add(paths)
-            event.acceptProposedAction()
 
     # ------------------------------------------------------------------ scanning
     @property
@@ -690,11 +614,12 @@ class MainWindow(QMainWindow):
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
+        keep, scope = self.keep_rules, self.scope()
         self.runner.cancel("load")
         self.runner.start(
             "scan",
             lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
-                                                        remembered=remembered),
+                                                        remembered=remembered, keep=keep, scope=scope),
             finished=self._on_scan_finished,
             failed=self._on_load_failed,
             cancelled=self._on_scan_cancelled,
@@ -782,13 +707,15 @@ class MainWindow(QMainWindow):
         """Read what the index holds (no scan), off the GUI thread."""
         if self.runner.busy("scan") or self._closing:
             return
+        self._regroup_timer.stop()  # (the load groups with what the regroup would have used)
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
+        keep, scope = self.keep_rules, self.scope()
         self.runner.start(
             "load",
             lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
-                                               remembered=remembered),
+                                               remembered=remembered, keep=keep, scope=scope),
             finished=self._on_loaded,
             failed=self._on_load_failed,
             cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
@@ -848,6 +775,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self._reveal(current, jump=False)
         if not self.view.currentIndex().isValid():
+            self._previewed = None
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
         self.resultsLoaded.emit()
 
@@ -863,7 +791,8 @@ class MainWindow(QMainWindow):
         res = self.results
         if res is None or self.runner.busy("scan"):
             return
-        args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs))
+        args = (res.files, res.pairs, self.threshold, self.reference_roots(), list(self.preferred_refs),
+                self.keep_rules, self.scope())
 
         def finished(snap: Snapshot) -> None:
             if self.results is res:  # not if a scan, reload or trash replaced the results meanwhile
@@ -876,6 +805,10 @@ class MainWindow(QMainWindow):
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_summary()
         self._reveal(current)
+        if not self.view.currentIndex().isValid():
+            # The filter hid the file previewed: the preview must not go on showing it.
+            self._previewed = None
+            self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
 
     def _reveal(self, current: int | None, jump: bool = True) -> None:
         """After the rows were reset (filter, search, new results).  With a search: open the first
@@ -905,18 +838,19 @@ class MainWindow(QMainWindow):
     def _update_summary(self) -> None:
         """The line under the list: what it shows (the rows the Show filter and the search leave,
         "n of m" then), the space the shown files would free, the marks."""
-        groups, files, reclaim = self.proxy.totals()
+        groups, files, extra, reclaim = self.proxy.totals()
         marked = self.model.marked_members()
         snap = self.model.snapshot
-        marked_bytes = sum(snap.l_size[m] for m in marked)
+        marked_bytes = int(snap.m_size[marked].sum()) if marked else 0
         if self.proxy.active:
             counts = self.tr("Shown: {0:,} of {1} · {2:,} of {3}").format(
                 groups, self._count(snap.n_groups, "group"), files, self._count(snap.n_members, "file"))
         else:
             counts = self._count(groups, "group") + " · " + self._count(files, "file")
-        text = self.tr("{0} · {1} reclaimable from copies ({2} counting similar files)").format(
-            counts, format_size(self.proxy.copy_bytes()), format_size(reclaim)
-        )
+        text = self.tr("{0} · {1} reclaimable ({2:,} extra copies)").format(counts, format_size(reclaim), extra)
+        empty = snap.empty_files
+        if empty:
+            text += " · " + self.tr("{0:,} empty files apart").format(len(empty))
         if marked:
             text += " · " + self.tr("{0:,} marked ({1})").format(len(marked), format_size(marked_bytes))
             hidden = len(marked) - int(self.proxy.shown_members()[marked].sum())
@@ -936,17 +870,19 @@ class MainWindow(QMainWindow):
         busy = self._working(BLOCKING_SLOTS)
         has_sel = self.view.currentIndex().isValid()
         self.act_scan.setEnabled(not busy and bool(self.folders.folders))
-        self.b_scan.setEnabled(self.act_scan.isEnabled())
         self.act_cancel.setEnabled(scanning or verifying)
-        self.b_cancel.setEnabled(scanning or verifying)
-        self.act_trash.setEnabled(not busy and bool(self.model.marked))
+        self.act_trash.setEnabled(not busy and self.model.has_marks)
         self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
-        self.act_unmark_all.setEnabled(bool(self.model.marked))
+        self.act_unmark_all.setEnabled(self.model.has_marks)
         self.act_export.setEnabled(self.model.snapshot.n_groups > 0)
         for a in (self.act_open, self.act_reveal, self.act_copy, self.act_mark, self.act_make_ref):
             a.setEnabled(has_sel)
         self.b_remove.setEnabled(not scanning)
         self.act_code_view.setEnabled(not busy)
+        self.act_invert.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
+        self.act_hide.setEnabled(has_sel)
+        self.act_unhide.setEnabled(bool(self.hidden))
+        self.act_empty.setEnabled(bool(self.model.snapshot.empty_files))
         self.act_ignore.setEnabled(not busy)
         self.act_ignore_stop.setEnabled(not busy and bool(self.ignored_texts))
 
@@ -1001,70 +937,6 @@ class MainWindow(QMainWindow):
                     out.append(m)
         return out
 
-    def _on_current_changed(self, idx: QModelIndex) -> None:
-        self._update_actions()
-        # Moving through the rows with the keyboard changes the current row many times a
-        # second: compare only where the user settles.
-        self._preview_timer.start()
-
-    def _preview_current(self) -> None:
-        idx = self.view.currentIndex()
-        if not idx.isValid():
-            return
-        src = self.proxy.mapToSource(idx)
-        snap = self.model.snapshot
-        g = self.model.group_of(src)
-        ref = snap.l_start[g]
-        sel = self.model.member_of(src)
-        if sel == ref:
-            # The reference (or the group row) is selected: show it beside the closest file of its
-            # group, said so (not as "the selected file": the person selected the reference).
-            if snap.group_size(g) < 2:
-                return
-            self.show_preview(ref, self._closest_member(g), closest=True)
-            return
-        self.show_preview(ref, sel)
-
-    def _closest_member(self, g: int) -> int:
-        """The member of group ``g`` most similar to its reference (the first of equals; after a
-        "make reference" members are not in score order, and some may have no score: NaN)."""
-        snap = self.model.snapshot
-        ms = range(snap.l_start[g] + 1, snap.l_start[g + 1])
-        return max(ms, key=lambda m: (-1.0 if math.isnan(snap.l_sim[m]) else snap.l_sim[m], -m))
-
-    def _info(self, m: int, role: str) -> FileInfo:
-        s = self.model.snapshot
-        return FileInfo(s.paths[m], s.l_size[m], s.l_mtime[m], s.encodings[m], s.is_text[m], role)
-
-    def show_preview(self, ref: int, sel: int, closest: bool = False) -> None:
-        """Compare member ``sel`` with its group's reference ``ref`` (flattened indexes) in a worker;
-        ``closest``: the reference row is selected and ``sel`` is shown as its closest file."""
-        snap = self.model.snapshot
-        req = jobs.PreviewRequest(
-            snap.paths[ref], snap.paths[sel],
-            self._info(ref, "reference"), self._info(sel, "closest" if closest else "selected"),
-            snap.pairs[sel] if sel < len(snap.pairs) else None, snap.l_sim[sel],
-            self.results.code_view if self.results is not None else self.code_view,  # as the rows were scored
-            self.results.ignore if self.results is not None else (),
-            closest,
-        )
-        self.preview.show_message(self.tr("Comparing…"))
-        self.runner.start(
-            "preview",
-            lambda p, c: jobs.compare_files(req, p, c),
-            finished=self._on_preview,
-            failed=self._on_preview_failed,
-        )
-
-    def _on_preview(self, value: tuple[jobs.PreviewRequest, Any]) -> None:
-        req, comp = value
-        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity, req.closest)
-        self.previewShown.emit()
-
-    def _on_preview_failed(self, err: BaseException) -> None:
-        what, todo = dialogs.describe_error(err)
-        self.preview.show_message(f"{what}\n{todo}")
-        self.previewShown.emit()
 
     # ------------------------------------------------------------------ actions
     def _current_path(self) -> str | None:
@@ -1108,314 +980,7 @@ class MainWindow(QMainWindow):
         return self.tr("{0} no longer exists: it was moved or deleted after the scan. Scan again to update the "
                        "results.").format(path)
 
-    def toggle_mark_selection(self) -> None:
-        """Space: mark the selected files, or unmark them if all are marked.  A selected group
-        row stands for its copies (never its reference)."""
-        snap = self.model.snapshot
-        self.model.protected_roots = self.reference_roots()
-        ids: list[int] = []
-        protected: list[tuple[int, str]] = []  # (file id, path) selected in a reference folder
-        rows = self.view.selectionModel().selectedRows(0)
-        if not rows and self.view.currentIndex().isValid():
-            rows = [self.view.currentIndex().siblingAtColumn(0)]
-        for idx in rows:
-            src = self.proxy.mapToSource(idx)
-            if src.data(IsGroupRole):
-                g = self.model.group_of(src)
-                # A group row stands for its copies, never for files in a reference folder.
-                ids.extend(snap.l_file_id[m] for m in range(snap.l_start[g] + 1, snap.l_start[g + 1])
-                           if not self.model.is_protected(m))
-            else:
-                m = self.model.member_of(src)
-                ids.append(snap.l_file_id[m])
-                if self.model.is_protected(m):
-                    protected.append((snap.l_file_id[m], snap.paths[m]))
-        if ids:
-            self.model.toggle_marked(ids)
-            if any(self.model.is_marked(fid) for fid, _ in protected):
-                text = self._reference_marks_text()
-                if text:
-                    self.show_message(text, "warning", refresh=self._reference_marks_text)
-
-    def _reference_marks_text(self) -> str | None:
-        """The warning about marked files in reference folders, for the marks now; None when no
-        marked file is in one (unmarked, moved, or the folder no longer a reference folder)."""
-        snap = self.model.snapshot
-        inside = [m for m in self.model.marked_members() if self.model.is_protected(m)]
-        if not inside:
-            return None
-        return self.tr("Marked {0:,} file(s) in a reference folder, e.g. {1}. Files there are the ones you keep; "
-                       "unmark them (Space) unless you really mean to remove them.").format(
-            len(inside), snap.paths[inside[0]])
-
-    def mark_all_but_reference(self) -> None:
-        """Ctrl+M: mark the true copies of the shown groups (see ResultsModel.copies_to_mark).  Exact
-        copies are marked at once; "content" copies (same words, other bytes) once a worker has read
-        each beside its reference: only those that differ in encoding and line endings alone are
-        true copies -- not another indentation, spacing or wrapping (two different programs)."""
-        self.model.protected_roots = self.reference_roots()
-        s = self.model.snapshot
-        ms = self.model.copies_to_mark(self.proxy.visible_groups().tolist())
-        content = KIND_CODE["content"]
-        self.model.set_marked([s.l_file_id[m] for m in ms if s.l_kind[m] != content], True)
-        check = [m for m in ms if s.l_kind[m] == content]
-        if not check:
-            self.marksVerified.emit()
-            return
-        pairs = [(s.paths[m], s.paths[s.l_start[s.l_group[m]]]) for m in check]
-        ids = [s.l_file_id[m] for m in check]
-        index = self.index_path  # file ids name files of this index only
-        self.runner.start(
-            "verify",
-            lambda progress, cancel: jobs.true_copies(pairs, progress, cancel),
-            finished=lambda ok: self._on_copies_verified(index, ids, ok),
-            failed=self._on_job_failed,
-            cancelled=lambda: self._on_copies_verified(index, ids, None),
-            progress=self._on_progress,
-        )
-        self._set_busy(self.tr("Reading the copies in other encodings beside their references…"))
-
-    def _idle_unless_working(self, text: str = "") -> None:
-        """The end of a side job (Ctrl+M's reading, a cancelled load): idle, unless other work with a
-        progress bar (a scan, load or trash) is under way.  (The job that called this is no longer
-        counted: JobRunner forgets a slot's job before delivering its outcome.)"""
-        if self._working():
-            self._update_actions()
-        else:
-            self._set_idle(text)
-
-    def _on_copies_verified(self, index: Path, ids: list[int], ok: list[bool] | None) -> None:
-        """The end of Ctrl+M's reading: ``ok`` per copy, or None when it was stopped."""
-        if index != self.index_path:  # another index was opened meanwhile: these ids are not its files
-            self._idle_unless_working()
-            self.marksVerified.emit()
-            return
-        if ok is None:
-            self._idle_unless_working(self.tr("Stopped reading the copies: only exact copies marked"))
-            self.marksVerified.emit()
-            return
-        self._idle_unless_working()
-        # Only what Ctrl+M would still mark: the grouping may have changed during the reading (a copy made
-        # the reference, the threshold moved).
-        snap = self.model.snapshot
-        allowed = {snap.l_file_id[m] for m in self.model.copies_to_mark()}
-        self.model.set_marked([fid for fid, good in zip(ids, ok) if good and fid in allowed], True)
-        left = len(ids) - sum(ok)
-        if left:
-            why = self.tr(
-                "another indentation, spacing or wrapping (two programs that differ only in indentation differ), "
-                "or unreadable now. Mark by hand what you mean to move."
-            )
-            self.show_message(
-                (
-                    self.tr("1 file with the same words as its reference was not marked: its text is not exactly the "
-                            "reference's — ")
-                    if left == 1
-                    else self.tr("{0:,} files with the same words as their references were not marked: their text is "
-                                 "not exactly the references' — ").format(left)
-                )
-                + why,
-                "info",
-            )
-        self.marksVerified.emit()
-
-    def unmark_all(self) -> None:
-        self.model.clear_marks()
-
-    def make_reference(self) -> None:
-        fid = self._current_file_id()
-        if fid is None or self.results is None:
-            return
-        self.preferred_refs = [f for f in self.preferred_refs if f != fid] + [fid]
-        self.model.set_marked([fid], False)  # a reference is kept
-        self._save_references()
-        self.regroup()
-
-    def _save_references(self) -> None:
-        """Remember the files made references for this index (by path: ids are the index's own,
-        paths survive a rebuilt index), the latest :data:`MAX_SAVED_REFERENCES` of them."""
-        res = self.results
-        if res is None or res.files is None:
-            return
-        # Only the chosen files' rows are looked at (this runs on the GUI thread at each Ctrl+E: a
-        # mapping of every indexed file took 0.13 s per press with 1,000,000 files; this ~1 ms).
-        ids = np.asarray(res.files.ids, dtype=np.int64)
-        chosen = self.preferred_refs[-MAX_SAVED_REFERENCES:]
-        rows = np.flatnonzero(np.isin(ids, np.asarray(chosen, dtype=np.int64)))
-        path_of = {int(ids[r]): res.files.paths[int(r)] for r in rows}
-        paths = [path_of[f] for f in chosen if f in path_of]
-        saved = self._saved_references_all()
-        saved[str(self.index_path)] = paths
-        self.settings.setValue("results/references", json.dumps(saved))
-
-    def _saved_references_all(self) -> dict[str, list[str]]:
-        try:
-            raw = json.loads(self.settings.value("results/references", "{}", str) or "{}")
-        except (ValueError, TypeError):
-            return {}
-        if not isinstance(raw, dict):
-            return {}
-        return {str(k): [str(p) for p in v] for k, v in raw.items() if isinstance(v, list)}
-
-    def _remembered_references(self) -> tuple[str, ...]:
-        """Until the first load of an index: the paths of the files made references in an earlier
-        session, which the load prefers again (``jobs.load``'s ``remembered``)."""
-        if self.preferred_refs:
-            return ()
-        return tuple(self._saved_references_all().get(str(self.index_path), []))
-
-    def trash_marked(self) -> None:
-        if self.runner.busy("trash") or self.runner.busy("scan"):
-            return
-        snap = self.model.snapshot
-        members = self.model.marked_members()
-        if not members:
-            text = self.tr("Nothing is marked. Mark files with Space or their check boxes first.")
-            self.show_message(text, "info", refresh=lambda: text if not self.model.marked else None)
-            return
-        paths = [snap.paths[m] for m in members]
-        size = sum(snap.l_size[m] for m in members)
-        targets = self.trash_targets(members)
-        whole = self.model.fully_marked_groups()
-        # Groups keeping edited versions or excerpts only: the reference and its copies all marked.
-        content = sorted({snap.l_group[m] for m, t in zip(members, targets) if not t.kept and t.same_content})
-        text = self.tr("Move {0:,} marked files ({1}) to the trash?").format(len(paths), format_size(size))
-        details = self.tr("They can be restored from the trash.")
-        warnings = []
-        if whole:
-            warnings.append(self.tr(
-                "Warning: in {0:,} group(s) EVERY file is marked, so no copy of them would be kept, e.g.:\n{1}"
-            ).format(len(whole), "\n".join("  " + snap.paths[snap.l_start[g]] for g in whole[:5])))
-        if content:
-            warnings.append(self.tr(
-                "Warning: in {0:,} group(s) the reference and every copy of it are marked (only edited versions or "
-                "excerpts are left), so no copy of that content would be kept, e.g.:\n{1}"
-            ).format(len(content), "\n".join("  " + snap.paths[snap.l_start[g]] for g in content[:5])))
-        if warnings:
-            details = "\n\n".join(warnings) + "\n\n" + self.tr(
-                "Those files will be left in place. Unmark the file to keep in each of those groups (e.g. its "
-                "reference) to move the others."
-            ) + "\n\n" + details
-        if not dialogs.confirm(self, self.tr("Move to Trash"), text, details, danger=bool(warnings)):
-            return
-        args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
-        code_view, ignore = self.code_view, tuple(self.ignored_texts)
-        previous = self.results.pair_set if self.results is not None else None
-        self.runner.cancel("load")
-        self.runner.start(
-            "trash",
-            lambda p, c: jobs.trash(targets, *args, p, c, code_view, previous, ignore=ignore),
-            finished=self._on_trashed,
-            failed=self._on_job_failed,
-            progress=self._on_progress,
-        )
-        self._set_busy(self.tr("Moving to the trash…"))
-
-    def trash_targets(self, members: list[int]) -> list[jobs.TrashTarget]:
-        """What the trash job needs to check each marked member (flattened index) before it moves:
-        the file as scanned and the unmarked members of its group that stay.  A true copy of the
-        reference (kind exact/content) is checked against the kept files with that content only
-        (the reference and its unmarked copies): an edited draft left in the group is no copy."""
-        snap = self.model.snapshot
-        marked = self.model.marked
-        copies = (KIND_CODE["exact"], KIND_CODE["content"])
-        out = []
-        # Per group, once (groups can hold thousands): every kept member, the kept files with the
-        # reference's content, and whether the reference has copies at all.
-        kept_of: dict[int, tuple[tuple[jobs.KeptFile, ...], tuple[jobs.KeptFile, ...], bool]] = {}
-        for m in members:
-            g = snap.l_group[m]
-            kept = kept_of.get(g)
-            if kept is None:
-                span = range(snap.l_start[g], snap.l_start[g + 1])
-                stay = [k for k in span if snap.l_file_id[k] not in marked]
-
-                def files(ks: list[int]) -> tuple[jobs.KeptFile, ...]:
-                    return tuple(jobs.KeptFile(snap.paths[k], snap.l_size[k], snap.l_mtime[k]) for k in ks)
-
-                kept = kept_of[g] = (
-                    files(stay),
-                    files([k for k in stay if snap.l_is_ref[k] or snap.l_kind[k] in copies]),
-                    any(not snap.l_is_ref[k] and snap.l_kind[k] in copies for k in span),
-                )
-            # A member: a copy by its own kind.  The reference (marked by hand): a copy when the
-            # group holds copies of it, which must then keep its content (an edited draft does not).
-            # Every file of the group marked: refused as such (jobs.ALL_MARKED), copy or not.
-            copy = bool(kept[0]) and (kept[2] if snap.l_is_ref[m] else snap.l_kind[m] in copies)
-            out.append(jobs.TrashTarget(snap.paths[m], snap.l_size[m], snap.l_mtime[m], kept[1] if copy else kept[0],
-                                        copy))
-        return out
-
-    def _on_trashed(self, out: jobs.TrashOutcome) -> None:
-        self._set_idle(self.tr("Moved {0} to the trash.").format(self._count(len(out.trashed), "file")))
-        trashed = set(out.trashed)  # once: a set per member made this quadratic on the GUI thread
-        self.model.set_marked(
-            [fid for fid, p in zip(self.model.snapshot.l_file_id, self.model.snapshot.paths) if p in trashed],
-            False,
-        )
-        if out.refused:
-            self.show_message(self._refused_text(out), "warning")
-        elif out.failed:
-            lines = "\n".join(f"{p}: {why}" for p, why in out.failed[:5])
-            self.show_message(
-                self.tr(
-                    "{0:,} files could not be moved to the trash and were left in place (nothing was deleted):\n{1}\n"
-                    "The drive may have no trash folder, or you may lack permission; delete them yourself if you are "
-                    "sure."
-                ).format(len(out.failed), lines),
-                "warning",
-            )
-        elif out.index_error:
-            self.show_message(
-                self.tr("The files were moved to the trash, but the index could not be updated:\n{0}\n"
-                        "They still show here until the next scan.").format(out.index_error),
-                "warning",
-            )
-        elif out.missing:
-            self.show_message(
-                self.tr("{0:,} marked files were already gone; the index has forgotten them.").format(len(out.missing)),
-                "info",
-            )
-        if out.results is not None:
-            self._apply_results(out.results)
-        self.trashFinished.emit(out)
-
-    def _refused_text(self, out: jobs.TrashOutcome) -> str:
-        """The banner after a move that left marked files in place: why, in the confirmation
-        dialog's words when the marks were the reason (a whole group, or a reference with every copy
-        of it, marked: nothing to scan again), with the advice each kind of reason calls for."""
-        by_marks = [(p, why) for p, why in out.refused if why in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
-        on_disk = [(p, why) for p, why in out.refused if why not in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
-        text = self.tr("{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted).").format(
-            len(out.refused))
-
-        def listing(rows: list[tuple[str, str]], reasons: bool) -> str:
-            lines = "\n".join(f"{p}: {why}" if reasons else f"  {p}" for p, why in rows[:5])
-            if len(rows) > 5:
-                lines += "\n" + self.tr("… and {0:,} more").format(len(rows) - 5)
-            return lines
-
-        if by_marks:
-            whole = sum(1 for _, why in by_marks if why == jobs.ALL_MARKED)
-            if whole == len(by_marks):
-                why = self.tr("Every file of their group is marked, so no copy of them would be kept:")
-            elif whole == 0:
-                why = self.tr("The reference and every copy of it are marked (only edited versions or excerpts are "
-                              "left), so no copy of that content would be kept:")
-            else:
-                why = self.tr("Every file of their group, or the reference and every copy of it, are marked, so no "
-                              "copy would be kept:")
-            text += "\n" + why + "\n" + listing(by_marks, False) + "\n" + self.tr(
-                "Unmark the file to keep in each of those groups (e.g. its reference) to move the others.")
-        if on_disk:
-            text += "\n" + listing(on_disk, True)
-            if any(why.endswith(jobs.RESCAN) for _, why in on_disk):
-                text += "\n" + self.tr("Scan again to update the results, then mark them again if you still want "
-                                        "them gone.")
-        if out.failed:
-            text += "\n" + self.tr("{0:,} more could not be moved to the trash (left in place).").format(len(out.failed))
-        return text
-
+    # ------------------------------------------------------------------ problems, exports, index
     def show_problems(self) -> None:
         """List what the last scan could not read (read from the index in a worker)."""
         path = self.index_path
@@ -1425,24 +990,10 @@ class MainWindow(QMainWindow):
         )
 
     def _show_problems(self, rows: list[tuple[str, str]]) -> None:
-        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit
-
-        dlg = QDialog(self)
-        dlg.setWindowTitle(self.tr("Files the last scan could not read"))
-        lay = QVBoxLayout(dlg)
-        lay.addWidget(QLabel(self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and "
-                                     "scan again to include them.").format(len(rows))))
-        text = QPlainTextEdit()
-        text.setReadOnly(True)
-        text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        text.setPlainText("\n".join(f"{p}\t{why}" for p, why in rows))
-        lay.addWidget(text, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(dlg.reject)
-        lay.addWidget(buttons)
-        dlg.resize(760, 420)
-        self.problems_dialog = dlg
-        dlg.open()
+        self.problems_dialog = dialogs.show_list(
+            self, self.tr("Files the last scan could not read"),
+            self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and scan again to "
+                    "include them.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
 
     def export_dialog(self) -> None:
         what = self._export_filter().describe()
@@ -1480,6 +1031,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(self.tr("Exported {0} to {1}").format(what, path))
         return n
 
+
     def _export_filter(self) -> Shown:
         """What the list shows, for an export: the rows the Show filter and the search leave."""
         kind = self.kind_combo.currentData()
@@ -1504,6 +1056,8 @@ class MainWindow(QMainWindow):
         self.runner.cancel("verify")
         self.model.clear_marks()  # marks are file ids of the index they were made in
         self.index_path = path
+        self._scoped = False  # another index: everything it holds, until the folder list changes
+        self._restore_per_index()
         self.preferred_refs = []
         # The old index's rows go at once: marked or made references while the new index loads, their
         # file ids would name other files of the new one.
@@ -1533,7 +1087,7 @@ class MainWindow(QMainWindow):
             return
         menu = QMenu(self)
         for a in (self.act_open, self.act_reveal, self.act_copy, None, self.act_mark, self.act_make_ref,
-                  self.act_mark_dupes, None, self.act_trash):
+                  self.act_mark_dupes, self.act_hide, None, self.act_trash):
             menu.addSeparator() if a is None else menu.addAction(a)
         menu.exec(self.view.viewport().mapToGlobal(pos))
 
@@ -1571,11 +1125,16 @@ class MainWindow(QMainWindow):
         """(what to do, action label, action) for an error about the index file itself, in the
         window's terms."""
         tr = self.tr
+        if isinstance(err, IndexDamaged) and self.folders.folders:
+            # Entries that fail their checksums: a scan drops them and reads those files again (reliability).
+            return (tr("Scan again: the scan drops the damaged entries and reads those files again (your files "
+                       "are not touched)."), tr("Scan"), self.start_scan)
         if isinstance(err, IndexCorrupt):
             # Whether the file may be moved aside is index.rebuild's decision (a damaged simscan
             # index: yes; a file opened as an index by mistake: never).
-            return (tr("Rebuild the index: the damaged file is kept beside it (renamed …corrupt-<date>), a new, empty "
-                       "index is started in its place and your files are not touched; then scan again."),
+            return (tr("Rebuild the index: the damaged file is kept beside it (renamed …corrupt-<date>), a new index "
+                       "keeping every entry of it that passes its checksums is started in its place and your files "
+                       "are not touched; then scan again."),
                     tr("Rebuild Index…"), self.rebuild_index)
         if isinstance(err, NotAnIndex):
             return (tr("It was left untouched. Open a simscan index instead (File > Open Index…)."),

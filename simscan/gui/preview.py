@@ -20,11 +20,14 @@ import numpy as np
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QFontDatabase, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QSplitter,
     QStackedWidget,
     QTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -55,6 +58,40 @@ class FileInfo:
     role: str  # "reference" / "selected"
 
 
+#: A partial word longer than this at a passage's end is not trimmed (a long token: an identifier, a
+#: hash), nor are characters of scripts written without spaces (CJK from U+2E80 on).
+MAX_WORD = 40
+
+
+def _wordish(c: str) -> bool:
+    return c.isalnum() and ord(c) < 0x2E80
+
+
+def whole_words(text: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``ranges`` (code-point offsets) trimmed to whole words: a matching passage is found on
+    normalised 50-character windows, so it can start or end inside a word ("coin|ed"); the part of
+    a word cut at either end is left out of the highlight.  Entries keep their places (one trimmed
+    to nothing becomes empty), so a range still pairs with its partner on the other side."""
+    n = len(text)
+    out = []
+    for a, b in ranges:
+        a, b = max(0, a), min(b, n)
+        if 0 < a < b and _wordish(text[a - 1]) and _wordish(text[a]):
+            e = a
+            while e < b and e - a <= MAX_WORD and _wordish(text[e]):
+                e += 1
+            if e - a <= MAX_WORD:
+                a = e
+        if a < b < n and _wordish(text[b - 1]) and _wordish(text[b]):
+            e = b
+            while e > a and b - e <= MAX_WORD and _wordish(text[e - 1]):
+                e -= 1
+            if b - e <= MAX_WORD:
+                b = e
+        out.append((a, max(a, b)))
+    return out
+
+
 def shown_text(text: str, ranges: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """The text to give the editor and ``ranges`` (code-point offsets into ``text``) as positions
     in the editor's document.
@@ -80,7 +117,24 @@ def shown_text(text: str, ranges: list[tuple[int, int]]) -> tuple[str, list[tupl
     if not ranges:
         return shown, []
     mapped = pos[np.asarray(ranges, dtype=np.int64)]
-    return shown, [(a, b) for a, b in mapped.tolist() if b > a]
+    return shown, [(a, b) for a, b in mapped.tolist()]
+
+
+def differences(text: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of ``text`` outside every range (document positions), white space alone left
+    out: what one file has and the other has not."""
+    out = []
+    reach = 0
+    for a, b in sorted(r for r in ranges if r[1] > r[0]) + [(len(text), len(text))]:
+        if a > reach and text[reach:a].strip():
+            lo, hi = reach, a
+            while lo < hi and text[lo].isspace():
+                lo += 1
+            while hi > lo and text[hi - 1].isspace():
+                hi -= 1
+            out.append((lo, hi))
+        reach = max(reach, b)
+    return out
 
 
 class PreviewPane(QWidget):
@@ -111,6 +165,8 @@ class PreviewPane(QWidget):
         lay.addWidget(self.edit, 1)
         self.ranges: list[tuple[int, int]] = []
         self.starts: list[int] = []
+        self.gaps: list[tuple[int, int]] = []  # the text outside every shared passage (differences)
+        self.show_differences = False
 
     def set_header(self, title: str, path: str, info: str) -> None:
         self.title.setText(title)
@@ -121,21 +177,31 @@ class PreviewPane(QWidget):
         """Show ``text`` with ``ranges`` ((start, end) offsets in code points into ``text``)
         highlighted.  :attr:`ranges` keeps them as document positions (see :func:`shown_text`)."""
         n = len(text)
-        ranges = [(max(0, a), min(b, n)) for a, b in ranges[:RANGE_CAP] if a < n and b > a]
+        # (Entries keep their places, empty ones too: ranges[i] pairs with the other side's ranges[i].)
+        ranges = whole_words(text, [(min(max(0, a), n), min(max(a, b), n)) for a, b in ranges[:RANGE_CAP]])
         shown, positions = shown_text(text, ranges)
         self.edit.setPlainText(shown)
         self.ranges = positions
         self.starts = [a for a, _ in self.ranges]
+        self.gaps = differences(shown, positions)
         self._highlight()
+
+    def set_differences(self, on: bool) -> None:
+        """Highlight what is *not* shared (the differences) instead of the shared passages."""
+        if on != self.show_differences:
+            self.show_differences = on
+            self._highlight()
 
     def _highlight(self) -> None:
         pal = self.palette()
         fmt = QTextCharFormat()
-        fmt.setBackground(self.highlight_color())
+        fmt.setBackground(self.difference_color() if self.show_differences else self.highlight_color())
         fmt.setForeground(pal.color(QPalette.ColorRole.Text))
         doc = self.edit.document()
         sels = []
-        for a, b in self.ranges:
+        for a, b in self.gaps if self.show_differences else self.ranges:
+            if b <= a:
+                continue
             c = QTextCursor(doc)
             c.setPosition(a)
             c.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
@@ -149,6 +215,12 @@ class PreviewPane(QWidget):
         """A tint of the theme's highlight over its base colour: readable in light and dark themes."""
         pal = self.palette()
         return blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Highlight), 0.35)
+
+    def difference_color(self) -> QColor:
+        """The differences' tint: the theme's link colour over its base (another hue than the shared
+        passages' in the usual themes)."""
+        pal = self.palette()
+        return blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.LinkVisited), 0.35)
 
     def top_position(self) -> int:
         """Character offset at the top-left of the visible text."""
@@ -204,12 +276,27 @@ class PreviewWidget(QStackedWidget):
         split.addWidget(self.left)
         split.addWidget(self.right)
         split.setChildrenCollapsible(False)
-        lay.addWidget(self.summary)
+        # The differences view: in a 97 % near-duplicate almost everything is shared, so the few
+        # differences are what to highlight, and F8 goes from one to the next.
+        controls = QHBoxLayout()
+        self.differences = QCheckBox(self.tr("Highlight differences"))
+        self.differences.setToolTip(self.tr("Highlight the text the two files do not share, instead of the passages "
+                                            "they share"))
+        self.differences.toggled.connect(self.set_differences)
+        self.next_button = QToolButton()
+        self.next_button.setText(self.tr("Next Difference"))
+        self.next_button.setToolTip(self.tr("Scroll both files to the next passage they do not share (F8)"))
+        self.next_button.clicked.connect(self.next_difference)
+        controls.addWidget(self.summary, 1)
+        controls.addWidget(self.differences, 0, Qt.AlignmentFlag.AlignTop)
+        controls.addWidget(self.next_button, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addLayout(controls)
         lay.addWidget(split, 1)
         lay.addWidget(self.note)
         self.addWidget(self.message)
         self.addWidget(page)
         self._syncing = False
+        self.current_difference: tuple[int, int] | None = None
         self.left.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.left, self.right, True))
         self.right.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.right, self.left, False))
         self.show_message(self.tr("Select a file to compare it with its group's reference."))
@@ -219,13 +306,13 @@ class PreviewWidget(QStackedWidget):
         self.setCurrentIndex(0)
 
     @staticmethod
-    def _describe(info: FileInfo) -> str:
-        from PySide6.QtCore import QDateTime, QLocale
+    def _describe(info: FileInfo, source: str | None = None) -> str:
+        """Size, time and encoding; for a document, where its text came from (``source``: "PDF, 12
+        pages, text layer; left out: ..."), or why it is compared by its bytes."""
+        from simscan.gui.results_model import format_date, format_size
 
-        from simscan.gui.models import format_size
-
-        when = QLocale().toString(QDateTime.fromMSecsSinceEpoch(info.mtime_ns // 1_000_000), QLocale.FormatType.ShortFormat)
-        enc = info.encoding or ("binary" if not info.is_text else "")
+        when = format_date(info.mtime_ns)
+        enc = source or info.encoding or ("binary" if not info.is_text else "")
         return " · ".join(x for x in (format_size(info.size), when, enc) if x)
 
     def show_comparison(
@@ -251,8 +338,8 @@ class PreviewWidget(QStackedWidget):
             self.summary.setText(self.summary_text(comp.pair, row_pair, row_similarity))
             left, right = self.tr("Reference: {0}"), self.tr("Selected: {0}")
         listed = row_similarity if row_similarity is not None and not math.isnan(row_similarity) else comp.pair.best
-        self.left.set_header(left.format(ref.path), ref.path, self._describe(ref))
-        self.right.set_header(right.format(sel.path), sel.path, self._describe(sel))
+        self.left.set_header(left.format(ref.path), ref.path, self._describe(ref, getattr(comp, "source_a", None)))
+        self.right.set_header(right.format(sel.path), sel.path, self._describe(sel, getattr(comp, "source_b", None)))
         notes = []
         if comp.text_a is None or comp.text_b is None:
             # Binary: show what we know instead of bytes.
@@ -279,8 +366,45 @@ class PreviewWidget(QStackedWidget):
                 notes.append(self.tr("Repetitive text: a passage that repeats many times is matched at a few of its places."))
         self.note.setText("\n".join(notes))
         self.note.setVisible(bool(notes))
+        self.current_difference = None
+        for pane in (self.left, self.right):
+            pane.set_differences(self.differences.isChecked())
         self.setCurrentIndex(1)
         self.scroll_to_first_match()
+
+    def set_differences(self, on: bool) -> None:
+        """Highlight the differences (``on``) or the shared passages in both panes."""
+        if self.differences.isChecked() != on:
+            self.differences.setChecked(on)  # (calls back here)
+            return
+        for pane in (self.left, self.right):
+            pane.set_differences(on)
+
+    def next_difference(self) -> bool:
+        """Scroll to the next stretch of the selected file (right) that the reference does not share,
+        after the one at the top, and the reference to where the shared text before it ends; from the
+        last one back to the first.  Turns the differences view on.  False when there is none."""
+        right, left = self.right, self.left
+        if self.currentIndex() != 1 or not right.gaps:
+            return False
+        self.set_differences(True)
+        if self.current_difference in right.gaps:  # the one shown last: the next one
+            gap = right.gaps[(right.gaps.index(self.current_difference) + 1) % len(right.gaps)]
+        else:  # the first one below the line at the top
+            block = right.edit.document().findBlock(right.top_position())
+            line_end = block.position() + block.length()
+            gap = next((g for g in right.gaps if g[0] >= line_end), right.gaps[0])
+        # The shared passage that ends last before it, on the right: its partner's end on the left.
+        before = [i for i, (a, b) in enumerate(right.ranges) if b > a and b <= gap[0]]
+        target = left.ranges[max(before, key=lambda i: right.ranges[i][1])][1] if before else 0
+        self._syncing = True
+        try:
+            right.scroll_to_position(gap[0], CONTEXT_LINES)
+            left.scroll_to_position(min(target, max(0, left.edit.document().characterCount() - 1)), CONTEXT_LINES)
+        finally:
+            self._syncing = False
+        self.current_difference = gap
+        return True
 
     def scroll_to_first_match(self) -> None:
         """Scroll each side to its first matching passage (a few lines of context above it), or to
@@ -358,7 +482,7 @@ class PreviewWidget(QStackedWidget):
         return text
 
     def _metadata(self, info: FileInfo, pair: Any, similarity: float) -> str:
-        from simscan.gui.models import format_size
+        from simscan.gui.results_model import format_size
 
         lines = [
             self.tr("Binary file"),

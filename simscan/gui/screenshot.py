@@ -1,12 +1,13 @@
 """Screenshot of the window at work: ``python -m simscan.gui.screenshot OUT.png [ROOT] [--dark]``.
 
-Starts the GUI with a temporary index and temporary settings, scans ROOT (default: the
-evaluation corpus next to the repository), selects an edited text so the preview shows its
-matching passages highlighted, and saves the window as a PNG.  Run it under a real X server
-for a faithful picture::
+Starts the GUI with a temporary index and temporary settings, scans ROOT (default: a demo tree
+made from the evaluation corpus next to the repository, with nested copies: the source article
+with a byte copy and a UTF-16 twin, students' answers, and one answer handed in three times in
+other folders), selects an edited text so the preview shows its matching passages highlighted,
+and saves the window as a PNG.  Run it under a real X server for a faithful picture::
 
     Xvfb :99 -screen 0 1600x1000x24 &
-    DISPLAY=:99 QT_QPA_PLATFORM=xcb python3 -m simscan.gui.screenshot resources/screenshot.png ROOT
+    DISPLAY=:99 QT_QPA_PLATFORM=xcb python3 -m simscan.gui.screenshot resources/screenshot.png
 """
 
 from __future__ import annotations
@@ -17,7 +18,27 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QTimer
 
-DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "shared" / "evalcorpus" / "corpus"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "evalcorpus" / "corpus"
+
+
+def build_demo_tree(root: Path, corpus: Path = CORPUS) -> Path:
+    """A small tree of a teacher's folders with copies nested in similarity groups (see the module's
+    doc), from the corpus's short answers (Clough & Stevenson)."""
+    src = corpus / "clough"
+    course = root / "course"
+    (course / "backup").mkdir(parents=True, exist_ok=True)
+    (course / "old").mkdir(exist_ok=True)
+    for f in sorted(src.glob("*_task*.txt")):
+        (course / f.name).write_bytes(f.read_bytes())
+    article = (src / "orig_taska.txt").read_bytes()
+    (course / "backup" / "orig_taska.txt").write_bytes(article)
+    (course / "old" / "orig_taska-utf16.txt").write_bytes(article.decode("utf-8", "replace").encode("utf-16"))
+    answer = (src / "g0pE_taska.txt").read_bytes()  # (a lightly revised copy of the article)
+    for year in ("2024", "2025"):
+        d = root / "submissions" / year
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "g0pE_taska.txt").write_bytes(answer)
+    return root
 
 
 def pick_member(win) -> int:
@@ -40,6 +61,7 @@ def pick_member(win) -> int:
             -abs(sim - 65.0)
             - (0 if s.paths[m].endswith(".txt") else 10)
             - abs(s.l_size[m] - 3_000) / 1_000
+            + (30 if s.l_g_extra[s.l_group[m]] else 0)  # a group with copies nested in it: shown too
         )
         if score > best_score:
             best, best_score = m, score
@@ -76,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     out = Path(argv[0]).resolve()
-    root = Path(argv[1] if len(argv) > 1 else DEFAULT_ROOT).resolve()
     tmp = Path(tempfile.mkdtemp(prefix="simscan-shot-"))
+    root = Path(argv[1]).resolve() if len(argv) > 1 else build_demo_tree(tmp / "demo")
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
 
     from simscan.gui.app import ensure_app
@@ -88,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         apply_dark_palette(app)
     win = MainWindow(index_path=tmp / "index.sqlite3", roots=[str(root)], autoload=False)
     win.resize(1560, 960)
-    win.threshold_slider.setValue(40)
+    win.threshold_slider.setValue(30)
     win.show()
     status = {"code": 1}
 

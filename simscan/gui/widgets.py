@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from simscan.gui.models import SimilarityRole
+from simscan.gui.results_model import SimilarityRole
 
 
 def blend(a: QColor, b: QColor, t: float) -> QColor:
@@ -75,11 +75,13 @@ class SimilarityBarDelegate(QStyledItemDelegate):
 
         pal = opt.palette
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
-        base = pal.color(QPalette.ColorRole.Base)
+        under = pal.color(QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Base)
+        # On the selected row the bar stays a faint tint of the highlight, so that its text (in the
+        # highlighted-text colour) keeps the contrast of any selected text.
         accent = pal.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Highlight)
-        track_col = blend(base if not selected else pal.color(QPalette.ColorRole.Highlight), accent, 0.12)
-        bar_col = blend(base if not selected else pal.color(QPalette.ColorRole.Highlight), accent, 0.45)
-        r = QRectF(opt.rect).adjusted(3, 3, -3, -3)
+        track_col = blend(under, accent, 0.08 if selected else 0.12)
+        bar_col = blend(under, accent, 0.22 if selected else 0.45)
+        r = self.bar_rect(opt.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
@@ -90,8 +92,20 @@ class SimilarityBarDelegate(QStyledItemDelegate):
             painter.setBrush(bar_col)
             painter.drawRoundedRect(QRectF(r.left(), r.top(), max(4.0, r.width() * frac), r.height()), 3, 3)
         painter.setPen(pal.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text))
-        painter.drawText(r.adjusted(4, 0, -4, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), text)
+        painter.drawText(self.text_rect(opt.rect), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight),
+                         text)
         painter.restore()
+
+    @staticmethod
+    def bar_rect(cell: Any) -> QRectF:
+        """The bar behind the text, inset in the cell."""
+        return QRectF(cell).adjusted(3, 2, -3, -2)
+
+    @staticmethod
+    def text_rect(cell: Any) -> QRectF:
+        """Where the percentage is drawn: the cell's full height (inset, the digits were clipped by
+        1-2 px in every row), its sides inset."""
+        return QRectF(cell).adjusted(7, 0, -7, 0)
 
 
 class ElidedLabel(QLabel):

@@ -6,7 +6,15 @@ for the connection discipline and locking, :mod:`simscan.index.postings` for wha
 index holds and why.
 """
 
-from simscan.index.errors import IndexCorrupt, IndexError_, IndexLocked, IndexUnavailable, NotAnIndex, RefusedToMove
+from simscan.index.errors import (
+    IndexCorrupt,
+    IndexDamaged,
+    IndexError_,
+    IndexLocked,
+    IndexUnavailable,
+    NotAnIndex,
+    RefusedToMove,
+)
 from simscan.index.postings import DEFAULT_SHIFT as POSTING_SHIFT
 from simscan.index.postings import posted_mask
 from simscan.index.schema import SCHEMA_VERSION
@@ -29,6 +37,7 @@ __all__ = [
     "FileTable",
     "Index",
     "IndexCorrupt",
+    "IndexDamaged",
     "IndexError_",
     "IndexLocked",
     "IndexUnavailable",

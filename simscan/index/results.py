@@ -16,7 +16,8 @@ Safety.  Writing is best-effort and never touches user data: a separate short co
 a short busy timeout, one transaction that first re-checks the generation (a scan that changed
 the files meanwhile makes the write a no-op), and any failure (read-only storage, a locked
 index, an older schema, a full disk) only means "not cached".  A row that does not decode
-(truncated, digest mismatch, unknown format) is ignored and recomputed.
+(truncated, digest mismatch, unknown format) is ignored and recomputed; the digest also covers
+the row's key, generation and floor.
 
 Blob layout: ``MAGIC``, header length (u32 LE), a JSON header listing each array's name,
 dtype, shape, byte range, stored dtype and base (integer columns whose range fits 32 bits are
@@ -39,8 +40,11 @@ from urllib.parse import quote
 import numpy as np
 import xxhash
 
-#: Version of the blob layout and of what the arrays mean; part of every key.
-CACHE_FORMAT = 2
+from simscan.index.checks import Mismatch, meta_get, meta_set
+
+#: Version of the blob layout and of what the arrays mean; part of every key.  3: the digest also
+#: covers the row's key, generation and floor.
+CACHE_FORMAT = 3
 MAGIC = b"SIMSCAN-RESULTS\n"
 #: How long a cache write waits for a scan's transaction before giving up (seconds): a scan
 #: commits at least every 2 s and holds the write lock a fraction of that.
@@ -52,20 +56,32 @@ MAX_ENTRIES = 4
 MAX_BLOB_BYTES = 900_000_000
 
 
-def bump(conn: sqlite3.Connection) -> None:
-    """Mark the files as changed (call inside the write transaction that changes them)."""
-    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+def bump(conn: sqlite3.Connection, checked: bool = True) -> None:
+    """Mark the files as changed (call inside the write transaction that changes them).  A generation
+    that fails its check starts again from a value no cache row holds (every row is deleted anyway).
+    ``checked``: the index has checks (schema 7 on)."""
+    try:
+        value = meta_get(conn, "generation", checked)
+    except Mismatch:
+        value = None
+    if value is not None or conn.execute("SELECT 1 FROM meta WHERE key = 'generation'").fetchone():
+        try:
+            nxt = int(value) + 1  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            nxt = int(time.time() * 1000)  # (later than any count of changes a real index reached)
+        meta_set(conn, "generation", nxt, checked)
     conn.execute("DELETE FROM results")
 
 
-def generation(conn: sqlite3.Connection) -> int | None:
-    """The current generation, or None when the index has no results cache (an older schema)."""
+def generation(conn: sqlite3.Connection, checked: bool = True) -> int | None:
+    """The current generation, or None when the index has no results cache (an older schema) or
+    the value fails its check (then nothing is read from or written to the cache)."""
     try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    except sqlite3.Error:
+        value = meta_get(conn, "generation", checked)
+    except (sqlite3.Error, Mismatch):
         return None
     try:
-        return None if row is None else int(row[0])
+        return None if value is None else int(value)
     except (TypeError, ValueError):
         return None
 
@@ -92,8 +108,18 @@ def _narrow(a: np.ndarray) -> tuple[np.ndarray, int]:
     return a, 0
 
 
-def pack(arrays: dict[str, np.ndarray]) -> bytes:
-    """One blob holding ``arrays`` (numeric or bool numpy arrays of any shape)."""
+def _digest(payload: Any, bind: tuple[Any, ...]) -> str:
+    """XXH3-64 of the row's ``bind`` values (key, generation, floor) and the payload: a row whose
+    key, generation or floor was damaged (e.g. a floor lowered, claiming pairs it does not hold) is
+    rejected like a damaged payload."""
+    h = xxhash.xxh3_64(repr(bind).encode())
+    h.update(payload)
+    return h.hexdigest()
+
+
+def pack(arrays: dict[str, np.ndarray], bind: tuple[Any, ...] = ()) -> bytes:
+    """One blob holding ``arrays`` (numeric or bool numpy arrays of any shape), for the row whose
+    key, generation and floor are ``bind``."""
     entries = []
     parts: list[bytes] = []
     off = 0
@@ -108,13 +134,14 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
         parts.append(raw + b"\0" * pad)
         off += len(raw) + pad
     payload = b"".join(parts)
-    header = json.dumps({"arrays": entries, "xxh3": xxhash.xxh3_64_hexdigest(payload)}).encode()
+    header = json.dumps({"arrays": entries, "xxh3": _digest(payload, bind)}).encode()
     header += b" " * ((-(len(MAGIC) + 4 + len(header))) % 8)
     return MAGIC + struct.pack("<I", len(header)) + header + payload
 
 
-def unpack(blob: bytes) -> dict[str, np.ndarray] | None:
-    """The arrays of :func:`pack`, or None when the blob is damaged or of another layout.
+def unpack(blob: bytes, bind: tuple[Any, ...] = ()) -> dict[str, np.ndarray] | None:
+    """The arrays of :func:`pack` (for the row ``bind``), or None when the blob or the row is damaged,
+    or of another layout.
     Arrays stored as they are are read-only views of ``blob``; narrowed ones are new arrays."""
     try:
         if not blob.startswith(MAGIC):
@@ -123,7 +150,7 @@ def unpack(blob: bytes) -> dict[str, np.ndarray] | None:
         start = len(MAGIC) + 4
         header = json.loads(bytes(blob[start : start + hlen]))
         payload = memoryview(blob)[start + hlen :]
-        if xxhash.xxh3_64_hexdigest(payload) != header["xxh3"]:
+        if _digest(payload, bind) != header["xxh3"]:
             return None
         out: dict[str, np.ndarray] = {}
         for name, dtype, shape, off, nbytes, stored, base in header["arrays"]:
@@ -147,11 +174,17 @@ def read(conn: sqlite3.Connection, key: str, gen: int | None, min_similarity: fl
         return None
     try:
         row = conn.execute(
-            "SELECT data FROM results WHERE key = ? AND generation = ? AND floor <= ?", (key, gen, min_similarity)
+            "SELECT key, generation, floor, data FROM results WHERE key = ? AND generation = ? AND floor <= ?",
+            (key, gen, min_similarity),
         ).fetchone()
     except sqlite3.Error:
         return None
-    return None if row is None else unpack(row[0])
+    return None if row is None else unpack(row[3], _bind(*row[:3]))
+
+
+def _bind(key: str, gen: int, floor: float) -> tuple[Any, ...]:
+    """What a row's digest binds its payload to (as stored: the floor is a REAL)."""
+    return (key, int(gen), float(floor))
 
 
 def present(conn: sqlite3.Connection, key: str, gen: int | None, min_similarity: float) -> bool:
@@ -172,7 +205,7 @@ def store(path: Path, schema_version: int, key: str, gen: int | None, floor: flo
     if gen is None:
         return False
     try:
-        blob = pack(arrays)
+        blob = pack(arrays, _bind(key, gen, floor))
     except (TypeError, ValueError, MemoryError):
         return False
     if len(blob) > MAX_BLOB_BYTES:

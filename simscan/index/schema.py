@@ -63,11 +63,40 @@ Version 5
                   million files); the seek takes well under a millisecond.  Only such rows pay the
                   insert, so a scan of ordinary files writes nothing more.  (A copy of a file that has
                   fingerprints shares all of them, and the fingerprint lookup finds it.)
+
+Version 6 (documents, :mod:`simscan.extract`)
+---------
+``files``         gains ``format`` (what the content is: "text", "binary", or the document format read
+                  from it: "docx", "pdf" ...), ``extractor`` (the reader of a document: "ooxml", "pdf" ...;
+                  NULL for a plain file) and ``extractor_version`` (that reader's version string, e.g.
+                  "pdf/1+pypdfium2-5.15.2", or ``extract.PLAIN_VERSION`` for a plain file).  A scan reads
+                  again a row whose version is not one of ``extract.current_versions()``: a new reader
+                  version re-reads the files of its format only.  Rows from before version 6 have NULL
+                  there and are read once more by the next scan (documents among them were indexed as
+                  bytes, and nothing tells which they are without reading them).
+
+Version 7
+---------
+Checksums (:mod:`simscan.index.checks`): ``files.row_check`` (every column of the row),
+``fingerprints.chk`` (the blob), ``runs.chk``, ``problems.chk`` and ``meta.chk``, verified whenever
+the rows are read; ``meta.files_digest`` (the sum of the row checks: a row that vanishes is found)
+and ``meta.schema_version`` (the header's ``user_version`` again: a damaged header is told from an
+index of a newer simscan).  The migration computes them from the rows as they are, after checking
+each fingerprint blob's byte layout (sorted distinct values, as many as ``fp_count`` says): a blob
+that fails it was damaged before checksums existed, and its file is read again by the next scan.
+Costs 8 bytes per row; the migration reads and rewrites the index once (a 1,000,000-file index:
+measured in ``Index._seal``).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+import functools
+import sqlite3
+
+SCHEMA_VERSION = 7
+#: The first version whose rows carry checksums (``simscan.index.checks``); older ones opened
+#: read-only are read without them.
+CHECKED_VERSION = 7
 #: The rows of the partial index ``files_bare`` (version 5; never to change): a query seeks it only
 #: when its WHERE repeats this condition.
 BARE_ROWS = "fp_count = 0 AND error IS NULL"
@@ -144,4 +173,49 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     4: ("ALTER TABLE files ADD COLUMN ctime_ns INTEGER",),
     5: (f"CREATE INDEX files_bare ON files(content_hash) WHERE {BARE_ROWS}",),
+    6: (
+        "ALTER TABLE files ADD COLUMN format TEXT",
+        "ALTER TABLE files ADD COLUMN extractor TEXT",
+        "ALTER TABLE files ADD COLUMN extractor_version TEXT",
+    ),
+    # The checks are filled in by ``Index._seal`` in the same transaction.
+    7: (
+        "ALTER TABLE files ADD COLUMN row_check INTEGER",
+        "ALTER TABLE fingerprints ADD COLUMN chk INTEGER",
+        "ALTER TABLE runs ADD COLUMN chk INTEGER",
+        "ALTER TABLE problems ADD COLUMN chk INTEGER",
+        "ALTER TABLE meta ADD COLUMN chk INTEGER",
+    ),
 }
+
+
+def _normal(sql: str | None) -> str | None:
+    return None if sql is None else " ".join(sql.split())
+
+
+@functools.cache
+def expected_schema(version: int) -> frozenset[tuple[str, str, str, str | None]]:
+    """What ``sqlite_master`` holds in an index of schema ``version``: (type, name, table, SQL with
+    white space collapsed) of every table and index, as the migrations make them (applied to an
+    empty database in memory, which takes ~1 ms).  An index whose schema differs has a damaged
+    schema page or header (a changed ``user_version``), or another program changed it."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for v in range(1, version + 1):
+            for stmt in MIGRATIONS[v]:
+                conn.execute(stmt)
+        return frozenset(actual_schema(conn))
+    finally:
+        conn.close()
+
+
+def actual_schema(conn: sqlite3.Connection) -> set[tuple[str, str, str, str | None]]:
+    """The (type, name, table, normalised SQL) of the tables and indexes of the open database."""
+    # As bytes: a damaged schema page may hold text that is not UTF-8 (then it differs from every
+    # expected schema instead of failing to decode).
+    rows = conn.execute(
+        "SELECT CAST(type AS BLOB), CAST(name AS BLOB), CAST(tbl_name AS BLOB), CAST(sql AS BLOB) FROM sqlite_master"
+        " WHERE type IN ('table', 'index')"
+    )
+    return {tuple(None if v is None else v.decode("utf-8", "replace") for v in (t, n, tb)) + (_normal(
+        None if sql is None else sql.decode("utf-8", "replace")),) for t, n, tb, sql in rows}  # type: ignore[misc]

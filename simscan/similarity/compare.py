@@ -312,13 +312,20 @@ def _to_chars(ranges: list[tuple[int, int]], src: np.ndarray) -> list[tuple[int,
     return [(int(src[s]), int(src[e - 1]) + 1) for s, e in ranges]
 
 
-def _read(path: str) -> tuple[Fingerprints, bytes]:
-    """A file's fingerprints and its first ``MAX_BYTES`` bytes, reading it once when it fits."""
+def _read(path: str) -> tuple[Fingerprints, bytes, str | None]:
+    """A file's fingerprints, its first ``MAX_BYTES`` bytes (reading it once when it fits) and, for a
+    document, where its text came from: its bytes are then the text's, as UTF-8
+    (``extract.document.fingerprint_path``, so that compare scores a document as the scan does)."""
+    from simscan.extract.document import read_text
+
+    doc = read_text(path, MAX_BYTES)
+    if doc is not None:
+        return doc
     with open_unseen(path) as f:
         data = f.read(MAX_BYTES + 1)
     if len(data) <= MAX_BYTES:
-        return fingerprint_bytes(data), data
-    return fingerprint_file(path), data[:MAX_BYTES]
+        return fingerprint_bytes(data), data, None
+    return fingerprint_file(path), data[:MAX_BYTES], None
 
 
 def compare(
@@ -330,16 +337,17 @@ def compare(
     The files need not be indexed (ids are -1).  ``code_view``: as ``SimilarityParams.code_view``
     (off: program sources are scored and matched on their text only).  ``ignore``: files whose
     text counts nowhere (``SimilarityParams.ignore_values``): their fingerprints leave both sets
-    and no passage of theirs is a match.  Raises OSError when a file cannot be read.
+    and no passage of theirs is a match.  A document (``simscan.extract``) is compared by its text,
+    read in a worker process, as the scan reads it.  Raises OSError when a file cannot be read.
     """
     pa, pb = os.fspath(path_a), os.fspath(path_b)
-    (fa, raw_a), (fb, raw_b) = _read(pa), _read(pb)
-    templates = [_read(os.fspath(t)) for t in ignore]
+    (fa, raw_a, src_a), (fb, raw_b, src_b) = _read(pa), _read(pb)
+    templates = [_read(os.fspath(t))[:2] for t in ignore]
     ignored = value_union([fingerprint_set(f) for f, _ in templates])
     pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb), code_view=code_view,
                                ignored=ignored)
     if not (fa.is_text and fb.is_text):
-        return Comparison(pair, None, None, [], [], fa.encoding, fb.encoding)
+        return Comparison(pair, None, None, [], [], fa.encoding, fb.encoding, source_a=src_a, source_b=src_b)
     da, db = decode_bytes(raw_a), decode_bytes(raw_b)
     text_a, text_b = da.text or "", db.text or ""
     truncated = fa.size > MAX_BYTES or fb.size > MAX_BYTES
@@ -368,7 +376,7 @@ def compare(
     ca, cb = _to_chars(ra, sa), _to_chars(rb, sb)
     if view == CODE:
         ca, cb = _through_names(ca, fa_text), _through_names(cb, fb_text)
-    return Comparison(pair, text_a, text_b, ca, cb, fa.encoding, fb.encoding, truncated, capped)
+    return Comparison(pair, text_a, text_b, ca, cb, fa.encoding, fb.encoding, truncated, capped, src_a, src_b)
 
 
 def _through_names(ranges: list[tuple[int, int]], form_text: str) -> list[tuple[int, int]]:

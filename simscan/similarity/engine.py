@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_file
+from simscan.extract.document import fingerprint_path
+from simscan.fingerprint import DEFAULT_PARAMS
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
@@ -32,7 +33,8 @@ from simscan.similarity.core import (
     sorted_rounded,
     to_pairs,
 )
-from simscan.similarity.grouping import group_pair_arrays, groups_from_arrays
+from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_from_arrays
+from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.removal import pairs_after_removal
 from simscan.similarity.types import KIND_CODE, KINDS, SCORE_DECIMALS, Group, Pair, passes
@@ -215,7 +217,7 @@ def ignore_texts(paths: Sequence[str | os.PathLike[str]]) -> bytes:
     template every answer repeats, a licence text (a teacher's "base file", as in MOSS).  Their
     fingerprints are left out of every set, so a passage of them in two files is not shared, and a
     file that is all template has nothing left.  Raises OSError when a file cannot be read."""
-    return ignore_values([fingerprint_set(fingerprint_file(os.fspath(p)), SCORE_KIND) for p in paths])
+    return ignore_values([fingerprint_set(fingerprint_path(p), SCORE_KIND) for p in paths])
 
 
 def find_pair_set(
@@ -362,22 +364,33 @@ def find_groups(
     cancel: CancelToken | None = None,
     cache: bool = True,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    keep: KeepRules = DEFAULT_KEEP,
+    empty: list[str] | None = None,
 ) -> list[Group]:
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
-    ``cache`` and ``params`` as for :func:`find_pairs`."""
+    ``cache`` and ``params`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
+    each copy set is kept, the order references are chosen in).  ``empty``: a list that receives
+    the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``)."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
                            reference_roots=reference_roots, cache=cache, params=params)
     except Cancelled:
         return []
-    return groups_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots)
+    return groups_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots, keep=keep,
+                              empty=empty)
 
 
-def groups_of_pair_set(ps: PairSet, *, min_similarity: float, reference_roots: Sequence[str] = ()) -> list[Group]:
-    """The groups of :func:`find_groups` from a pair set found with the same ``reference_roots``
-    (here or elsewhere: ``simscan.cluster`` finds it on a cluster)."""
+def groups_of_pair_set(
+    ps: PairSet, *, min_similarity: float, reference_roots: Sequence[str] = (), keep: KeepRules = DEFAULT_KEEP,
+    empty: list[str] | None = None,
+) -> list[Group]:
+    """The groups of :func:`find_groups` (same ``keep`` and ``empty``) from a pair set found with
+    the same ``reference_roots`` (here or elsewhere: ``simscan.cluster`` finds it on a cluster)."""
     table = sorted_rounded(ps.pairs)
-    ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots)
+    ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots,
+                           keep=keep)
+    if empty is not None:
+        empty.extend(ps.files.paths[r] for r in empty_rows(ps.files).tolist())
     return groups_from_arrays(ga, ps.files, lambda k: _pair_at(table, ps.files, k))
 
 
@@ -428,11 +441,11 @@ def query(
 ) -> list[Pair]:
     """Indexed files similar to the file at ``path`` (which need not be indexed).
 
-    The file is fingerprinted now, then :func:`query_fingerprints`.  Raises OSError when the
-    file cannot be read.
+    The file is fingerprinted now (a document by its text, as the scan does), then
+    :func:`query_fingerprints`.  Raises OSError when the file cannot be read.
     """
     qpath = os.path.abspath(os.fspath(path))
-    return query_fingerprints(index, fingerprint_file(qpath), qpath, min_similarity=min_similarity, params=params)
+    return query_fingerprints(index, fingerprint_path(qpath), qpath, min_similarity=min_similarity, params=params)
 
 
 #: A query file with fewer posted fingerprints (among ``coarse_values``) than this is looked up

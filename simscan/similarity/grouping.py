@@ -2,10 +2,18 @@
 
 Rules (documented for users):
 
-* Files joined by "exact" or "content" pairs are one *unit* (identity is transitive).
-* A unit's reference candidate is its preferred file: under a user-marked reference folder
-  first, then the oldest modification time, then the shortest path, then path order.
-* References: units are visited in that order of preference; a unit not yet covered becomes
+* Files joined by "exact" or "content" pairs are one *unit* (identity is transitive): a *copy
+  set*, kept together wherever it sits (the reference's copies, or copies of a member), its files
+  in keep-rule order, the first the one kept (``GroupArrays.m_keeper``).  Empty files are never
+  grouped (``empty_rows`` lists them apart).
+* Files are ordered by the keep rules (``keep.KeepRules``: under a user-marked reference folder
+  first, then by default the best encoding, the oldest modification time, the shortest path; then
+  path order); a unit's reference candidate is its first file.
+* Units are visited under a reference folder first, then by *containment tier* (a unit that holds a
+  partner of a "contained" pair and lies in none, e.g. the source article students quote, before
+  the rest, and a unit that lies in a partner, the quoting answer, last), then in keep-rule order
+  of their first file, so the file the others are contained in leads their group.
+* References: units are visited in that order; a unit not yet covered becomes
   a reference when it has copies, or partners (pairs whose best score is >= the threshold)
   not yet covered, which it then covers, or a covered partner more similar to it than to
   every reference so far.  A covered unit never becomes a reference: the oldest of several
@@ -51,7 +59,8 @@ from operator import attrgetter
 
 import numpy as np
 
-from simscan.similarity.core import PairArrays, file_identity, reference_rank, under_roots
+from simscan.similarity.core import PairArrays, file_identity, under_roots
+from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, member_kind, passes
 
 
@@ -84,6 +93,8 @@ class _Columns:
     b_id: np.ndarray
     best: np.ndarray
     kind: np.ndarray
+    a_in_b: np.ndarray
+    b_in_a: np.ndarray
 
 
 _CACHE: list[tuple[Sequence[Pair], int, _Columns]] = []
@@ -105,7 +116,8 @@ def _columns(pairs: Sequence[Pair]) -> _Columns:
     cb = np.fromiter(map(attrgetter("containment_b"), pairs), dtype=np.float64, count=m)
     names, inv = np.unique(np.array([p.kind for p in pairs], dtype=object).astype(str), return_inverse=True)
     codes = np.array([KIND_CODE.get(k, 2) for k in names.tolist()], dtype=np.int8)
-    cols = _Columns(a_id, b_id, np.maximum(r, np.maximum(ca, cb)), codes[inv] if m else np.empty(0, np.int8))
+    cols = _Columns(a_id, b_id, np.maximum(r, np.maximum(ca, cb)), codes[inv] if m else np.empty(0, np.int8),
+                    ca > cb, cb > ca)
     _CACHE[:] = [(pairs, m, cols)]
     return cols
 
@@ -168,6 +180,11 @@ class GroupArrays:
     (-1 for the reference and its copies, whose scores are 100).  m_swap: that pair reads
     (member, reference), so its containments swap to read (reference, member).
     g_kind: code of the group's kind (see ``Group``).
+    m_set: the member's *copy set* (its unit: the smallest file-table row of the files joined to
+    it by exact / content pairs; the same at every threshold), whose files sit together in the
+    group, the one to keep first (keep rules); m_keeper: the member is the first of its set in
+    the group (the file kept; every file of a set of one is its keeper).  A copy set is nested in
+    a group wherever it sits: the reference's own copies, or copies of a member.
     """
 
     g_start: np.ndarray
@@ -177,6 +194,8 @@ class GroupArrays:
     m_kind: np.ndarray
     m_pair: np.ndarray
     m_swap: np.ndarray
+    m_set: np.ndarray
+    m_keeper: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -190,7 +209,29 @@ class GroupArrays:
 def _empty_groups() -> GroupArrays:
     e = np.empty(0, np.int64)
     return GroupArrays(np.zeros(1, np.int64), np.empty(0, np.int8), e, np.empty(0), np.empty(0, np.int8), e.copy(),
-                       np.empty(0, dtype=bool))
+                       np.empty(0, dtype=bool), e.copy(), np.empty(0, dtype=bool))
+
+
+def containment_tier(n: int, unit: np.ndarray, pa: np.ndarray, pb: np.ndarray, a_in_b: np.ndarray,
+                     b_in_a: np.ndarray) -> np.ndarray:
+    """Per row, the tier of its unit as a reference candidate, from the "contained" pairs between
+    units (``a_in_b``: file a lies in file b): 0 when the unit holds a partner and lies in none (a
+    source that answers quote), 2 when it lies in a partner and holds none (the quoting answer,
+    an excerpt), else 1.  References are chosen tier by tier, so the file the others are contained
+    in leads their group."""
+    holds = np.zeros(n, dtype=bool)
+    inside = np.zeros(n, dtype=bool)
+    ua, ub = unit[pa], unit[pb]
+    x = a_in_b & (ua != ub)
+    inside[ua[x]] = True
+    holds[ub[x]] = True
+    y = b_in_a & (ua != ub)
+    inside[ub[y]] = True
+    holds[ua[y]] = True
+    tier = np.ones(n, np.int64)
+    tier[holds & ~inside] = 0
+    tier[inside & ~holds] = 2
+    return tier
 
 
 def group_rows(
@@ -202,10 +243,19 @@ def group_rows(
     *,
     min_similarity: float,
     reference_roots: Sequence[str] = (),
+    a_in_b: np.ndarray | None = None,
+    b_in_a: np.ndarray | None = None,
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: np.ndarray | None = None,
 ) -> GroupArrays:
     """The grouping rules of this module on pair columns: ``a_row`` / ``b_row`` file-table rows
     (-1: a file absent from the table, the pair is ignored), ``best`` percent, ``kind`` codes into
-    ``KINDS``.  Pure and vectorised except one loop over the units that have pairs with other
+    ``KINDS``; ``a_in_b`` / ``b_in_a``: per pair, file a lies in file b (a "contained" pair whose
+    containment_a is the larger) / the converse (None: no direction known, every unit in tier 1);
+    ``keep``: the keep rules that order the files (``keep.rank``); ``scope``: bool per row, the
+    rows that may be grouped (None: all; the window's listed folders).  Empty files are never
+    grouped (every empty file is a copy of every other: :func:`empty_rows` lists them apart).
+    Pure and vectorised except one loop over the units that have pairs with other
     units (the greedy choice of references is sequential by nature); units of copies alone are
     grouped with array operations."""
     n = len(files.paths)
@@ -215,11 +265,15 @@ def group_rows(
     kind_all = np.asarray(kind, dtype=np.int8)
     pa = pa_all
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & (passes(best_all, min_similarity) | (kind_all <= 1))
+    usable = np.asarray(files.size) > 0
+    if scope is not None:
+        usable &= np.asarray(scope, dtype=bool)
+    ok &= usable[np.maximum(pa, 0)] & usable[np.maximum(pb, 0)]
     if not ok.any():
         return _empty_groups()
     # Rows under a reference folder: preferred as references, and their members never move (below).
     preferred = under_roots(list(files.paths), tuple(reference_roots)) if reference_roots else None
-    rank = reference_rank(files, reference_roots, preferred)
+    rank = keep.rank(files, preferred)
     ok &= _one_path_per_file(files, pa, pb, ok, rank)
 
     idx = np.flatnonzero(ok)
@@ -227,6 +281,12 @@ def group_rows(
 
     same = knd <= 1
     unit = _components(n, pa[same], pb[same])
+    if a_in_b is not None and b_in_a is not None:
+        cont = knd == KIND_CODE["contained"]
+        tier = containment_tier(n, unit, pa[cont], pb[cont], np.asarray(a_in_b, bool)[idx][cont],
+                                np.asarray(b_in_a, bool)[idx][cont])
+    else:
+        tier = np.ones(n, np.int64)
     in_unit = np.zeros(n, dtype=bool)
     in_unit[pa[same]] = True
     in_unit[pb[same]] = True
@@ -247,12 +307,16 @@ def group_rows(
         src, dst, wb, wp = src[o], dst[o], wb[o], wp[o]
 
     # Participating rows in preference order; each unit's rows form a block (preference order
-    # inside), and units are visited in the order of their best row.
+    # inside), and units are visited by tier (a unit under a reference folder first, then the
+    # file the others are contained in: ``containment_tier``) and then in the order of their best
+    # row.
     part = _distinct_rows(n, np.flatnonzero(in_unit), src)
     part = part[np.argsort(rank[part], kind="stable")]
     pu = unit[part]
     units, first = np.unique(pu, return_index=True)  # ascending unit labels
-    visit = units[np.argsort(first)]
+    head = part[first]
+    pref_u = preferred[head] if preferred is not None else np.zeros(units.size, dtype=bool)
+    visit = units[np.lexsort((first, tier[units], ~pref_u))]
     ob = np.argsort(pu, kind="stable")
     blk_rows = part[ob]
     blk_start = np.searchsorted(pu[ob], units)
@@ -411,7 +475,31 @@ def group_rows(
     prio = np.array([0, 1, 3, 2], np.int8)  # by kind code: exact, content, near, contained
     back = np.array([0, 1, 3, 2], np.int8)  # priority -> kind code
     g_kind = back[np.maximum.reduceat(prio[m_kind], g_start[:-1])]
-    return GroupArrays(g_start, g_kind, m_row, m_sim, m_kind, m_pair, m_swap)
+    m_keeper = np.zeros(m, dtype=bool)
+    m_keeper[first_of_block] = True
+    return GroupArrays(g_start, g_kind, m_row, m_sim, m_kind, m_pair, m_swap, unit[m_row], m_keeper)
+
+
+def empty_rows(files: FileTableLike, scope: np.ndarray | None = None) -> np.ndarray:
+    """Rows of the empty files (0 bytes), which groups leave out: every empty file has the same
+    (no) content, so a group of them would be one "duplicate" group of thousands of unrelated files
+    (rmlint and Czkawka list them as their own category too).  ``scope`` as for :func:`group_rows`."""
+    empty = np.asarray(files.size) == 0
+    if scope is not None:
+        empty &= np.asarray(scope, dtype=bool)
+    return np.flatnonzero(empty)
+
+
+def copy_set_extras(ga: GroupArrays, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(per group, the bytes of the files of its copy sets but each set's keeper: what removing the
+    extra copies frees; per group, how many such extra copies).  The copy sets do not depend on the
+    threshold, and each lies in one group, so the totals are the same at every threshold."""
+    if ga.n_groups == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    heads = ga.g_start[:-1]
+    extra = ~ga.m_keeper
+    sz = np.asarray(size, dtype=np.int64)[ga.m_row]
+    return np.add.reduceat(np.where(extra, sz, 0), heads), np.add.reduceat(extra.astype(np.int64), heads)
 
 
 def _may_move(v: int, score: float, chosen: dict[int, int], score_of: dict[int, float], marked: bytearray) -> bool:
@@ -504,12 +592,15 @@ def group_pair_arrays(
     *,
     min_similarity: float,
     reference_roots: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
+    scope: np.ndarray | None = None,
 ) -> GroupArrays:
     """:func:`group_rows` on scored pair columns (rows of ``files``), e.g. from
     ``core.compute_pair_arrays`` after ``core.sorted_rounded`` (the order and 3-decimal rounding
     of ``find_pairs``, which ``group_pairs`` sees, so both give the same groups)."""
     return group_rows(pairs.a, pairs.b, pairs.best, pairs.kind, files, min_similarity=min_similarity,
-                      reference_roots=reference_roots)
+                      reference_roots=reference_roots, a_in_b=pairs.containment_a > pairs.containment_b,
+                      b_in_a=pairs.containment_b > pairs.containment_a, keep=keep, scope=scope)
 
 
 def group_pairs(
@@ -518,6 +609,7 @@ def group_pairs(
     *,
     min_similarity: float,
     reference_roots: Sequence[str] = (),
+    keep: KeepRules = DEFAULT_KEEP,
 ) -> list[Group]:
     """Groups of the pairs whose best score is >= ``min_similarity`` (percent).
 
@@ -530,7 +622,8 @@ def group_pairs(
     ids = np.asarray(files.ids, dtype=np.int64)
     cols = _columns(pairs)
     ga = group_rows(_rows(ids, cols.a_id), _rows(ids, cols.b_id), cols.best, cols.kind, files,
-                    min_similarity=min_similarity, reference_roots=reference_roots)
+                    min_similarity=min_similarity, reference_roots=reference_roots, a_in_b=cols.a_in_b,
+                    b_in_a=cols.b_in_a, keep=keep)
     return groups_from_arrays(ga, files, lambda k: pairs[k])
 
 
@@ -544,12 +637,15 @@ def groups_from_arrays(ga: GroupArrays, files: FileTableLike, pair_at: Callable[
     enc = files.encoding
     id_l = np.asarray(files.ids, dtype=np.int64).tolist()
     rows, pk, sw, mk = ga.m_row.tolist(), ga.m_pair.tolist(), ga.m_swap.tolist(), ga.m_kind.tolist()
+    set_no = copy_set_numbers(ga).tolist()
+    keeper = ga.m_keeper.tolist()
     start = ga.g_start.tolist()
     groups: list[Group] = []
     for g, gk in enumerate(ga.g_kind.tolist()):
         s, t = start[g], start[g + 1]
         ref = rows[s]
-        ref_m = Member(id_l[ref], paths[ref], size[ref], mtime[ref], enc[ref], is_text[ref], 100.0, "exact", True)
+        ref_m = Member(id_l[ref], paths[ref], size[ref], mtime[ref], enc[ref], is_text[ref], 100.0, "exact", True,
+                       None, set_no[s], True)
         mem = [ref_m]
         for j in range(s + 1, t):
             r = rows[j]
@@ -557,12 +653,34 @@ def groups_from_arrays(ga: GroupArrays, files: FileTableLike, pair_at: Callable[
             if k < 0:
                 kd = KINDS[mk[j]]
                 p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], 100.0, 100.0, 100.0, 0, kd == "exact", kd)
-                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, kd, False, p))
+                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, kd, False, p,
+                                  set_no[j], keeper[j]))
                 continue
             sp = pair_at(k)
             ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], sp.resemblance, ca, cb, sp.simhash_distance, False,
                      sp.kind, sp.view)
-            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, member_kind(p), False, p))
+            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, member_kind(p), False, p,
+                              set_no[j], keeper[j]))
         groups.append(Group(g, KINDS[gk], ref_m, mem))
     return groups
+
+
+def copy_set_numbers(ga: GroupArrays) -> np.ndarray:
+    """Per member, its copy set's number in its group (1, 2, … in the group's order), 0 for a file
+    alone in its set."""
+    m = ga.n_members
+    if m == 0:
+        return np.zeros(0, np.int64)
+    heads = ga.g_start[:-1]
+    m_group = np.repeat(np.arange(ga.n_groups), np.diff(ga.g_start))
+    # Sets are consecutive blocks: a block starts at each keeper; its size from the next start.
+    starts = np.flatnonzero(ga.m_keeper)
+    sizes = np.diff(np.append(starts, m))
+    block = np.cumsum(ga.m_keeper) - 1
+    multi = sizes[block] >= 2
+    # Number the multi-file blocks within each group.
+    first_multi = np.where(ga.m_keeper & multi, 1, 0)
+    running = np.cumsum(first_multi)
+    before_group = running[heads] - first_multi[heads]
+    return np.where(multi, running - before_group[m_group], 0)

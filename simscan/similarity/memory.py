@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from simscan.fingerprint import fingerprint_file
+from simscan.extract.document import fingerprint_path
 from simscan.index import FileTable
 from simscan.model import Fingerprints
 from simscan.similarity.compare import SCORE_KIND, fingerprint_set
@@ -65,7 +65,7 @@ def table_from_paths(
 ) -> tuple[MemoryFileTable, np.ndarray, np.ndarray, np.ndarray]:
     """Fingerprint files now and build the table (mtimes, devices and inodes from the files)."""
     ps = [os.path.abspath(os.fspath(p)) for p in paths]
-    fps = [fingerprint_file(p) for p in ps]
+    fps = [fingerprint_path(p) for p in ps]
     st = [os.stat(p) for p in ps]
     ident = ([s.st_dev for s in st], [s.st_ino for s in st])
     return table_from_fingerprints(ps, fps, [s.st_mtime_ns for s in st], kind, ident)

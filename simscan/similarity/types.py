@@ -113,7 +113,10 @@ class Member:
     in percent (100 for the reference itself); kind: that pair's kind ("exact" for the
     reference), read from the member's side (``member_kind``: "contained" when the member lies
     in the reference, "contains" when the reference lies in the member).  pair: that pair (None
-    for the reference), for the detailed scores."""
+    for the reference), for the detailed scores.  copy_set: the member's set of copies in the
+    group (files with the same bytes, or the same text in another encoding or line ending),
+    numbered from 1 in the group's order, 0 for a file without a copy; keeper: the file kept of its
+    set (the first of it, by the keep rules; True for a file without a copy)."""
 
     file_id: int
     path: str
@@ -125,6 +128,8 @@ class Member:
     kind: str
     is_reference: bool
     pair: Pair | None = field(default=None, compare=False)
+    copy_set: int = 0
+    keeper: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +146,12 @@ class Group:
     reference: Member
     members: list[Member]
 
+    @property
+    def reclaimable(self) -> int:
+        """Bytes freed by removing every copy but the one kept of each of its copy sets (the same
+        meaning in the CLI's outputs and the window: only true copies, never edited versions)."""
+        return sum(m.size for m in self.members if not m.keeper)
+
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
@@ -152,7 +163,9 @@ class Comparison:
     a.  truncated: the texts were longer than the comparison cap and passages were only
     searched in their first part.  capped: repetitive text, whose windows repeated in the other
     file are matched at a few of their places only (``compare.MAX_OCCURRENCES``), or too many
-    passages to examine (``compare.MAX_RUNS``).
+    passages to examine (``compare.MAX_RUNS``).  source_a / source_b: for a document, where its
+    text came from (``simscan.extract.Extracted.summary``: "PDF, 12 pages, text layer; left out:
+    ...") or why it is compared by its bytes; None for a plain file.
     """
 
     pair: Pair
@@ -164,6 +177,8 @@ class Comparison:
     encoding_b: str | None
     truncated: bool = False
     capped: bool = False
+    source_a: str | None = None
+    source_b: str | None = None
 
     def matched_chars(self) -> tuple[int, int]:
         """Characters of text_a and of text_b inside a matching passage (each counted once: a

@@ -114,3 +114,17 @@ def mark_copies(model) -> None:
     """Mark every member ``copies_to_mark`` names, as the scan classified it (unlike Ctrl+M, no
     "content" copy is read first)."""
     model.set_marked([model.snapshot.l_file_id[m] for m in model.copies_to_mark()], True)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):
+    def make(**kw):
+        kw.setdefault("index_path", tmp_path / "index.sqlite3")
+        from simscan.gui.mainwindow import MainWindow
+
+        win = MainWindow(**kw)
+        qtbot.addWidget(win)
+        win.show()
+        return win
+
+    return make

@@ -10,7 +10,8 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from simscan.gui import jobs
-from simscan.gui.models import (
+from simscan.gui.folders import Folder, FolderModel
+from simscan.gui.results_model import (
     COL_PATH,
     COL_SIMILARITY,
     COL_SIZE,
@@ -18,13 +19,11 @@ from simscan.gui.models import (
     KIND_CODE,
     KIND_FILTERS,
     KINDS,
-    Folder,
-    FolderModel,
     ResultsModel,
     ResultsProxy,
-    Snapshot,
     SortRole,
 )
+from simscan.gui.snapshot import Snapshot
 from simscan.progress import CancelToken
 from simscan.scanner import ScanRequest, run_scan
 from tests.gui.conftest import mark_copies
@@ -236,4 +235,6 @@ def test_make_reference_then_mark_copies_keeps_the_original(tmp_path):
     model = ResultsModel()
     model.set_snapshot(snap)
     mark_copies(model)
-    assert sorted(Path(snap.paths[m]).name for m in model.marked_members()) == ["copy_of_edited.txt"]
+    # The copies of the new reference, and the old reference's copy: its set sits among the members.
+    assert sorted(Path(snap.paths[m]).name for m in model.marked_members()) == ["copy_of_edited.txt",
+                                                                                 "copy_of_original.txt"]

@@ -10,15 +10,15 @@ import random
 import numpy as np
 import pytest
 
-from simscan.gui import jobs, models
-from simscan.gui.models import Snapshot
+from simscan.gui import jobs, snapshot
+from simscan.gui.snapshot import Snapshot
 from simscan.similarity import group_pairs
 from simscan.similarity.core import sorted_rounded, to_pairs
 from simscan.similarity.grouping import group_pair_arrays
 from tests.grouping_reference import random_pair_arrays, random_table
 
 _ARRAYS = ("g_start", "g_kind", "g_min_sim", "g_reclaim", "g_mtime", "m_group", "m_file_id", "m_size", "m_mtime",
-           "m_sim", "m_kind", "m_is_ref")
+           "m_sim", "m_kind", "m_is_ref", "m_keeper", "m_keeper_of", "m_set_size", "m_copy_kind", "g_extra")
 _LISTS = ("paths", "folded", "encodings", "is_text", "l_start", "l_group", "l_file_id", "l_size", "l_mtime",
           "l_kind", "l_is_ref", "l_g_kind", "l_g_reclaim")
 
@@ -56,7 +56,7 @@ def _lookups(pairs, table):
     """pair_best, pair_kind, copy_kind and pair_of by file id, as the columnar path finds them."""
     listed = _listed(pairs, table)
     row = {int(f): i for i, f in enumerate(table.ids)}
-    copy = models._copy_kind(table)
+    copy = snapshot._copy_kind(table)
 
     def best(a, b):
         p = listed(a, b)

@@ -361,6 +361,8 @@ def test_marks_never_carry_over_to_another_index(qtbot, window, tmp_path):
     with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
         win.set_index(tmp_path / "other.sqlite3")
     qtbot.waitUntil(lambda: not win.runner.busy("verify"), timeout=WAIT)
+    # (the resultsLoaded above may be the emptied list's, emitted at once: wait for the other index's)
+    qtbot.waitUntil(lambda: not win.runner.busy("load"), timeout=WAIT)
     qtbot.wait(50)  # any late delivery of the reading
     assert win.model.snapshot.n_groups == 1 and not win.model.marked
     assert not win.act_trash.isEnabled() and win.act_scan.isEnabled()

@@ -3,83 +3,26 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QApplication, QPlainTextEdit
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPlainTextEdit
 
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
-from simscan.gui.models import (
+from simscan.gui.results_model import (
     COL_KIND,
     COL_PATH,
     COL_SIMILARITY,
     COL_SIZE,
-    IsGroupRole,
-    PathRole,
-    SimilarityRole,
     SortRole,
 )
 from simscan.index import Index
-from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs, group_pairs
-from simscan.similarity.core import expand_copy_pairs
+from simscan.similarity import DEFAULT_MIN_SIMILARITY, find_pairs
 from simscan.similarity.types import shown_pct
-
-WAIT = 30_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path: Path):
-    def make(**kw) -> MainWindow:
-        kw.setdefault("index_path", tmp_path / "index.sqlite3")
-        win = MainWindow(**kw)
-        qtbot.addWidget(win)
-        win.show()
-        return win
-
-    return make
-
-
-def scan(qtbot, win: MainWindow) -> None:
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT), qtbot.waitSignal(win.scanFinished, timeout=WAIT):
-        win.start_scan()
-
-
-def shown_groups(win: MainWindow) -> list[dict[str, float | str]]:
-    """What the tree shows: {basename: (kind text, similarity)} per group, via the proxy."""
-    m = win.proxy
-    out = []
-    while m.canFetchMore(QModelIndex()):
-        m.fetchMore(QModelIndex())
-    for r in range(m.rowCount()):
-        g = m.index(r, 0)
-        assert g.data(IsGroupRole)
-        members = {}
-        for c in range(m.rowCount(g)):
-            name = os.path.basename(m.index(c, COL_PATH, g).data(PathRole))
-            members[name] = (m.index(c, COL_KIND, g).data(), m.index(c, COL_SIMILARITY, g).data(SimilarityRole))
-        out.append(members)
-    return out
-
-
-def core_groups(index_path: Path, threshold: float) -> list[dict[str, tuple[str, float]]]:
-    """The same groups straight from the core, for comparison."""
-    with Index.open(index_path, readonly=True) as idx:
-        files = idx.files()
-        pairs = find_pairs(idx, min_similarity=min(threshold, DEFAULT_MIN_SIMILARITY))
-    out = []
-    for g in group_pairs(pairs, files, min_similarity=threshold):
-        out.append(
-            {
-                os.path.basename(m.path): ("reference" if m.is_reference else m.kind, m.similarity)
-                for m in g.members
-            }
-        )
-    return out
+from tests.gui.helpers import WAIT, core_groups, member_row, preview_of, scan, shown_groups
 
 
 def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_path):
@@ -100,29 +43,15 @@ def test_scan_through_window_shows_expected_groups(qtbot, window, corpus, tmp_pa
     assert "other.txt" not in g
     for name, (kind, sim) in g.items():
         assert sim == pytest.approx(expected[0][name][1])
-    # The summary counts the shown group, its files and the bytes of all but the reference.
-    sizes = sum((corpus / n).stat().st_size for n in g if n != "original.txt")
-    assert win.proxy.totals() == (1, 5, sizes)
+    # The summary counts the shown group, its files, and the reclaimable bytes: the extra copies only
+    # (same bytes or same text), never the edited version or the excerpt.
+    sizes = sum((corpus / n).stat().st_size for n in ("copy.txt", "utf16.txt"))
+    assert win.proxy.totals() == (1, 5, 2, sizes)
     assert "1 group · 5 files" in win.summary_label.text()
-    # Reclaimable without losing content: the exact copies only (same bytes or same text).
-    assert win.proxy.copy_bytes() == sum((corpus / n).stat().st_size for n in ("copy.txt", "utf16.txt"))
-    # The per-folder picture: all copies are in one folder; clicking it searches for it.
-    assert win.folder_chart.rows == [(str(corpus), sizes, 4)]
+    # The per-folder picture counts the same: all copies are in one folder; clicking it searches for it.
+    assert win.folder_chart.rows == [(str(corpus), sizes, 2)]
     win.folder_chart.folderPicked.emit(str(corpus))
     assert win.search_edit.text() == str(corpus) + os.sep
-
-
-def preview_of(qtbot, win: MainWindow, member: int | str):
-    """Select a member (row number or file name) and wait for its preview; returns the preview."""
-    m = member_row(win, member) if isinstance(member, str) else member
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        assert win.select_member(m)
-    return win.preview
-
-
-def member_row(win: MainWindow, name: str) -> int:
-    s = win.model.snapshot
-    return next(m for m, p in enumerate(s.paths) if os.path.basename(p) == name)
 
 
 def test_threshold_slider_regroups_without_rescanning(qtbot, window, corpus, tmp_path):
@@ -244,248 +173,6 @@ def test_settings_are_remembered(qtbot, window, corpus, tmp_path, monkeypatch):
     assert win3.index_path == tmp_path / "from-env.sqlite3"
 
 
-def test_reference_folder_decides_the_reference(qtbot, window, corpus, tmp_path):
-    refs = tmp_path / "originals"
-    refs.mkdir()
-    # The newest copy, but in a reference folder: it must become the reference.
-    kept = refs / "kept.txt"
-    kept.write_bytes((corpus / "original.txt").read_bytes())
-    # Strictly newer than the original: file systems with coarse timestamps could tie them.
-    newer = (corpus / "original.txt").stat().st_mtime_ns + 10**10
-    os.utime(kept, ns=(newer, newer))
-    win = window(roots=[str(corpus), str(refs)])
-    win.folders.set_reference(1, True)
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    g = shown_groups(win)[0]
-    assert g["kept.txt"][0] == "reference"
-    assert g["original.txt"] == ("exact", 100.0)
-    # Unticking the reference folder regroups at once (no scan): the oldest file is kept again.
-    # Wait for the regrouped state itself: a load still finishing from the scan may also emit
-    # resultsLoaded, so waiting for one signal could read the grouping before the untick.
-    win.folders.set_reference(1, False)
-
-    def regrouped() -> bool:
-        groups = shown_groups(win)
-        return bool(groups) and groups[0].get("original.txt", ("",))[0] == "reference"
-
-    qtbot.waitUntil(regrouped, timeout=WAIT)
-    g = shown_groups(win)[0]
-    assert g["original.txt"][0] == "reference" and g["kept.txt"] == ("exact", 100.0)
-
-
-def test_preview_highlights_matching_passages(qtbot, window, corpus):
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    pv = preview_of(qtbot, win, "edited.txt")
-    assert pv.currentIndex() == 1
-    assert pv.left.edit.toPlainText() == (corpus / "original.txt").read_text()
-    assert pv.right.edit.toPlainText() == (corpus / "edited.txt").read_text()
-    assert pv.left.ranges and len(pv.left.ranges) == len(pv.right.ranges)
-    assert len(pv.left.edit.extraSelections()) == len(pv.left.ranges)
-    # Every highlighted passage on the left is the same text as its partner on the right,
-    # modulo white space (matching is on normalised text).
-    left, right = pv.left.edit.toPlainText(), pv.right.edit.toPlainText()
-    for (a0, a1), (b0, b1) in zip(pv.left.ranges, pv.right.ranges):
-        assert left[a0:a1].split() == right[b0:b1].split()
-    assert "%" in pv.summary.text()
-    # Scrolling in step: moving the left side moves the right side.
-    pv.resize(900, 300)
-    win.resize(1200, 700)
-    qtbot.wait(50)
-    sb_l, sb_r = pv.left.edit.verticalScrollBar(), pv.right.edit.verticalScrollBar()
-    assert sb_l.maximum() > 10
-    sb_l.setValue(sb_l.maximum() // 2)
-    assert sb_r.value() > 0
-    # The passage at the top on the left is at the top on the right too (same words).
-    top_l = pv.left.top_position()
-    i = next(k for k, (a0, a1) in enumerate(pv.left.ranges) if a1 > top_l)
-    a0, a1 = pv.left.ranges[i]
-    b0, b1 = pv.right.ranges[i]
-    top_r = pv.right.top_position()
-    assert b0 - 200 <= top_r <= b1
-
-
-@pytest.mark.parametrize("one_paragraph", [False, True])
-def test_preview_opens_scrolled_to_the_first_shared_passage_on_both_sides(qtbot, window, tmp_path, one_paragraph):
-    """Two files that share their second half behind different openings (60 and 90 lines; or the
-    same text with no line breaks, one long wrapped paragraph each): the preview shows each side
-    scrolled to where the shared text begins, near the top, on both sides."""
-    import numpy as np
-
-    from tests.gui.conftest import prose
-
-    root = tmp_path / "docs"
-    root.mkdir()
-    shared = prose(np.random.default_rng(5), 600)
-    opening = [prose(np.random.default_rng(seed), words).splitlines() for seed, words in ((6, 1000), (8, 1500))]
-    assert len(opening[0]) >= 60 and len(opening[1]) >= 90
-    texts = ["\n".join(opening[0][:60]) + "\n" + shared, "\n".join(opening[1][:90]) + "\n" + shared]
-    if one_paragraph:
-        texts = [t.replace("\n", " ") for t in texts]
-    (root / "a.txt").write_text(texts[0])
-    (root / "b.txt").write_text(texts[1])
-    win = window(roots=[str(root)])
-    win.threshold_slider.setValue(20)
-    scan(qtbot, win)
-    snap = win.model.snapshot
-    assert snap.n_groups == 1
-    pv = preview_of(qtbot, win, snap.l_start[0] + 1)
-
-    def top_lines(pane) -> int:
-        """Lines shown above the first passage's first line (its paragraph laid out: it is on screen)."""
-        cursor = QTextCursor(pane.edit.document())
-        cursor.setPosition(pane.ranges[0][0])
-        rect = pane.edit.cursorRect(cursor)
-        assert pane.edit.viewport().rect().contains(rect), "the first shared passage is not in view"
-        return round(rect.top() / pane.edit.fontMetrics().lineSpacing())
-
-    for pane in (pv.left, pv.right):
-        assert pane.ranges and pane.ranges[0][0] > 1000  # the passage starts after its file's opening
-        assert pane.edit.verticalScrollBar().value() > 0 and 1 <= top_lines(pane) <= 3
-    qtbot.wait(200)  # laid out and painted: still there
-    assert all(1 <= top_lines(pane) <= 3 for pane in (pv.left, pv.right))
-
-
-def test_preview_of_a_file_gone_since_the_scan(qtbot, window, corpus):
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    (corpus / "edited.txt").unlink()
-    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        win.select_member(member_row(win, "edited.txt"))
-    assert win.preview.currentIndex() == 0
-    assert "no longer exists" in win.preview.message.text()
-    assert "Scan again" in win.preview.message.text()
-
-
-def test_binary_files_show_metadata(qtbot, window, tmp_path):
-    root = tmp_path / "bin"
-    root.mkdir()
-    data = bytes(range(256)) * 64
-    (root / "a.bin").write_bytes(data)
-    (root / "b.bin").write_bytes(data)
-    win = window(roots=[str(root)])
-    scan(qtbot, win)
-    assert preview_of(qtbot, win, "b.bin").currentIndex() == 1
-    text = win.preview.right.edit.toPlainText()
-    assert "Binary file" in text and "16,384 bytes" in text
-
-
-def test_space_marks_and_trash_moves_exactly_the_marked_files(qtbot, window, corpus, tmp_path, monkeypatch):
-    asked = []
-
-    def confirm(parent, title, text, details="", danger=False):
-        asked.append((text, details, danger))
-        return True
-
-    monkeypatch.setattr(dialogs, "confirm", confirm)
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    win.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is win, timeout=5000)  # for the Del shortcut
-    # Space on two selected files marks them.
-    for name in ("copy.txt", "utf16.txt"):
-        win.select_member(member_row(win, name))
-        win.view.setFocus()
-        qtbot.keyClick(win.view, Qt.Key.Key_Space)
-    marked = {os.path.basename(win.model.snapshot.paths[m]) for m in win.model.marked_members()}
-    assert marked == {"copy.txt", "utf16.txt"}
-    # Space again unmarks; mark again.
-    qtbot.keyClick(win.view, Qt.Key.Key_Space)
-    assert len(win.model.marked) == 1
-    qtbot.keyClick(win.view, Qt.Key.Key_Space)
-    assert "2 marked" in win.summary_label.text()
-
-    before = {p.name for p in corpus.iterdir()}
-    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
-        qtbot.keyClick(win.view, Qt.Key.Key_Delete)
-    assert len(asked) == 1 and not asked[0][2]  # asked once; not every file of the group was marked
-    out = blocker.args[0]
-    assert sorted(os.path.basename(p) for p in out.trashed) == ["copy.txt", "utf16.txt"]
-    trash = tmp_path / "xdg-data" / "Trash" / "files"
-    assert sorted(p.name for p in trash.iterdir()) == ["copy.txt", "utf16.txt"]
-    assert {p.name for p in corpus.iterdir()} == before - {"copy.txt", "utf16.txt"}
-    assert (trash / "copy.txt").read_bytes() == (corpus / "original.txt").read_bytes()
-    # The index and the view forgot them; the rest is unchanged.
-    with Index.open(tmp_path / "index.sqlite3", readonly=True) as idx:
-        names = {os.path.basename(p) for p in idx.files().paths}
-    assert names == before - {"copy.txt", "utf16.txt"}
-    shown = shown_groups(win)
-    assert set(shown[0]) == {"original.txt", "edited.txt", "excerpt.txt"}
-    assert not win.model.marked
-    # The original stayed, so the new pairs were derived from the last ones, not searched again,
-    # and they are what a search finds.
-    assert win.results.pair_set.derived
-    assert sorted(map(sorted, shown)) == sorted(map(sorted, core_groups(tmp_path / "index.sqlite3", 30)))
-
-
-def test_confirmation_warns_when_a_whole_group_is_marked(qtbot, window, corpus, monkeypatch):
-    asked = []
-    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append((a, k)) or False)
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(99)
-    scan(qtbot, win)
-    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):  # the UTF-16 copy is read beside its reference
-        win.mark_all_but_reference()
-    members = set(shown_groups(win)[0])
-    # Ctrl+M marks the true copies only; the excerpt (contained) is marked by hand.
-    assert {os.path.basename(win.model.snapshot.paths[m]) for m in win.model.marked_members()} == {
-        "copy.txt", "utf16.txt"
-    }
-    for name in ("excerpt.txt", "original.txt"):
-        win.select_member(member_row(win, name))
-        win.toggle_mark_selection()  # now every file of the group is marked
-    assert win.model.fully_marked_groups() == [0]
-    win.trash_marked()
-    assert len(asked) == 1
-    (_parent, _title, _text, details), kw = asked[0][0], asked[0][1]
-    assert kw["danger"] is True and "EVERY file" in details and "original.txt" in details
-    # Declined: nothing moved, marks kept.
-    assert sorted(p.name for p in corpus.iterdir()) == sorted(
-        ["original.txt", "copy.txt", "utf16.txt", "edited.txt", "excerpt.txt", "other.txt"]
-    )
-    assert len(win.model.marked) == len(members)
-
-
-@pytest.mark.parametrize("marked", ["whole group", "reference and its copies"])
-def test_a_move_refused_for_the_marks_says_why(qtbot, window, corpus, monkeypatch, marked):
-    """Every file of a group marked (or the reference with every copy of it, only the edited version
-    and the excerpt left): the move is refused, and the banner gives that reason, as the confirmation
-    dialog did, not "scan again" (nothing changed on disk)."""
-    asked = []
-    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: asked.append((a, k)) or True)
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    names = ["original.txt", "copy.txt", "utf16.txt"]
-    if marked == "whole group":
-        names += ["edited.txt", "excerpt.txt"]
-    win.model.set_marked([win.model.snapshot.l_file_id[member_row(win, n)] for n in names], True)
-    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
-    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
-        win.trash_marked()
-    out = blocker.args[0]
-    assert not out.trashed and sorted(os.path.basename(p) for p, _ in out.refused) == sorted(names)
-    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before
-    details, kw = asked[0][0][3], asked[0][1]
-    text = win.message.text.text()
-    assert win.message.isVisible() and "NOT moved" in text
-    assert "scan again" not in text.lower()
-    assert "Unmark the file to keep in each of those groups (e.g. its reference)" in text
-    assert kw["danger"] is True
-    if marked == "whole group":
-        assert "EVERY file is marked, so no copy of them would be kept" in details
-        assert "Every file of their group is marked, so no copy of them would be kept" in text
-    else:
-        assert "the reference and every copy of it are marked" in details
-        assert "The reference and every copy of it are marked" in text
-    assert all(str(corpus / n) in text for n in names)
-    assert len(win.model.marked) == len(names)  # still marked: unmark the one to keep, move the others
-
-
 def test_messages_about_a_state_go_with_the_state(qtbot, window, corpus, tmp_path):
     """A banner that describes a state is updated with it and goes when it does: marked files in a
     reference folder (unmarked, or the folder no longer a reference folder), nothing marked, listed
@@ -533,173 +220,6 @@ def test_messages_about_a_state_go_with_the_state(qtbot, window, corpus, tmp_pat
     assert not win.message.isVisible()
 
 
-def test_trash_unavailable_is_reported_in_the_window(qtbot, window, corpus, monkeypatch, tmp_path):
-    from simscan.gui import jobs
-
-    monkeypatch.setattr(dialogs, "confirm", lambda *a, **k: True)
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(99)
-    scan(qtbot, win)
-    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
-        win.mark_all_but_reference()
-    # A data folder that cannot hold a trash (a file in its place): Qt's moveToTrash fails.
-    blocked = tmp_path / "not-a-dir"
-    blocked.write_text("x")
-    monkeypatch.setenv("XDG_DATA_HOME", str(blocked))
-    monkeypatch.setattr(jobs, "trash_dir_ready", lambda: None)
-    with qtbot.waitSignal(win.trashFinished, timeout=WAIT) as blocker:
-        win.trash_marked()
-    out = blocker.args[0]
-    assert not out.trashed and sorted(os.path.basename(p) for p, _ in out.failed) == ["copy.txt", "utf16.txt"]
-    assert (corpus / "copy.txt").exists() and (corpus / "utf16.txt").exists()
-    assert win.message.isVisible() and "could not be moved to the trash" in win.message.text.text()
-    assert "nothing was deleted" in win.message.text.text()
-
-
-def test_make_reference(qtbot, window, corpus):
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    win.select_member(member_row(win, "copy.txt"))
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
-        win.make_reference()
-    g = shown_groups(win)[0]
-    assert g["copy.txt"][0] == "reference"
-    assert set(g) == {"original.txt", "copy.txt", "utf16.txt", "edited.txt", "excerpt.txt"}
-    # A copy as reference: every score stays what it was against the original.
-    assert g["original.txt"] == ("exact", 100.0) and g["utf16.txt"] == ("content", 100.0)
-    before = core_groups(win.index_path, 30)[0]
-    assert g["edited.txt"][1] == pytest.approx(before["edited.txt"][1])
-    # An edited version as reference: the original and its copies score as the edited file did.
-    win.select_member(member_row(win, "edited.txt"))
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
-        win.make_reference()
-    g = shown_groups(win)[0]
-    assert g["edited.txt"][0] == "reference"
-    for name in ("original.txt", "copy.txt", "utf16.txt"):
-        assert g[name][1] == pytest.approx(before["edited.txt"][1])
-    # The choice outlives the window: opened again on this index, edited.txt is the reference.
-    win.close()
-    win2 = window()
-    qtbot.waitUntil(lambda: win2.model.snapshot.n_groups > 0 and not win2.runner.busy("group"), timeout=WAIT)
-    assert shown_groups(win2)[0]["edited.txt"][0] == "reference"
-    assert win2.model.snapshot is win2.results.snapshot  # grouped once, by the load, with the remembered one
-    # Another index has its own choices (none here).
-    assert win2._saved_references_all().keys() == {str(win2.index_path)}
-
-
-@pytest.mark.parametrize("chosen", ["edited.txt", "edited-copy.txt"])
-def test_make_reference_of_a_file_with_copies_scores_every_member(qtbot, window, corpus, chosen):
-    """Ctrl+E on a file that has an exact copy: the pair search scores only one file of the two
-    against the others, yet whichever is chosen, every member shows its score against it (as
-    `simscan pairs` lists them, copies inheriting their twin's pairs), best first.  (The copy that
-    was not scored showed a blank similarity for most of its group, in list order.)"""
-    (corpus / "edited-copy.txt").write_bytes((corpus / "edited.txt").read_bytes())
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    win.select_member(member_row(win, chosen))
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
-        win.make_reference()
-    with Index.open(win.index_path, readonly=True) as idx:
-        listed, _ = expand_copy_pairs(find_pairs(idx, min_similarity=DEFAULT_MIN_SIMILARITY))  # as `pairs` lists
-    best = {frozenset((os.path.basename(p.a_path), os.path.basename(p.b_path))): p.best for p in listed}
-    snap = win.model.snapshot
-    g = snap.l_group[member_row(win, chosen)]
-    names = [os.path.basename(snap.paths[m]) for m in range(snap.l_start[g], snap.l_start[g + 1])]
-    sims = snap.l_sim[snap.l_start[g] + 1 : snap.l_start[g + 1]]
-    assert names[0] == chosen and set(names) == {"original.txt", "copy.txt", "utf16.txt", "edited.txt",
-                                                 "edited-copy.txt", "excerpt.txt"}
-    for name, sim in zip(names[1:], sims):
-        assert sim == pytest.approx(best[frozenset((chosen, name))], abs=0.01), name
-        assert snap.pairs[names.index(name) + snap.l_start[g]] is not None, name
-    assert sims == sorted(sims, reverse=True)  # best first, as every group
-    assert names[1] == {"edited.txt": "edited-copy.txt"}.get(chosen, "edited.txt")  # the copy before equal scores
-    # What the row shows is what the preview's scores say.
-    m = member_row(win, "excerpt.txt")
-    assert snap.pairs[m].best == pytest.approx(snap.l_sim[m], abs=0.01)
-
-
-def test_remembering_a_reference_reads_only_the_chosen_files(qtbot, window, corpus):
-    """Ctrl+E saves the chosen files' paths from the GUI thread: it must look at those files' rows
-    only, not map every indexed file (0.13 s a press with 1,000,000 files indexed, the window frozen
-    meanwhile).  Counted on the real file table's path list; the saved paths are the chosen ones."""
-    import dataclasses
-
-    class CountingList(list):
-        reads = 0
-
-        def __getitem__(self, i):
-            CountingList.reads += 1
-            return super().__getitem__(i)
-
-        def __iter__(self):
-            CountingList.reads += len(self)
-            return super().__iter__()
-
-    for i in range(40):  # unrelated files, so the table is larger than the choice
-        (corpus / f"extra{i}.txt").write_text(f"note {i} " + "unrelated words " * (i + 3))
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    files = win.results.files
-    win.results = dataclasses.replace(win.results, files=dataclasses.replace(files, paths=CountingList(files.paths)))
-    chosen = [win.model.snapshot.l_file_id[member_row(win, n)] for n in ("edited.txt", "excerpt.txt")]
-    win.preferred_refs = chosen
-    CountingList.reads = 0
-    win._save_references()
-    assert CountingList.reads <= len(chosen)
-    saved = win._saved_references_all()[str(win.index_path)]
-    assert saved == [str(corpus / "edited.txt"), str(corpus / "excerpt.txt")]
-
-
-def test_preview_after_make_reference_shows_the_selected_row_with_its_scores(qtbot, window, corpus):
-    """Ctrl+E on edited.txt: the row stays selected, now the reference.  The preview must not call
-    another file "Selected"; every member's preview is that member against the new reference, with
-    the detailed scores of that pair (resemblance, both containments) as the row lists them."""
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    preview_of(qtbot, win, "edited.txt")
-    with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT), qtbot.waitSignal(win.previewShown, timeout=WAIT):
-        win.act_make_ref.trigger()
-    qtbot.waitUntil(lambda: not win.runner.busy("preview") and not win._preview_timer.isActive(), timeout=WAIT)
-    snap = win.model.snapshot
-    edited = str(corpus / "edited.txt")
-    assert win._current_path() == edited and snap.l_is_ref[member_row(win, "edited.txt")]
-    pv = win.preview
-    # The reference row is selected: it is on the left, marked as the selection; the right pane says
-    # what it holds (the closest file of the group), not "Selected".
-    assert pv.left.title.toolTip() == edited and "(selected)" in pv.left.title.text()
-    closest = pv.right.title.toolTip()
-    assert closest != edited and pv.right.title.text().startswith("Closest file")
-    assert os.path.basename(closest) in pv.summary.text() and "resemblance" in pv.summary.text()
-    m_closest = snap.paths.index(closest)
-    g = snap.l_group[m_closest]
-    assert snap.l_sim[m_closest] == max(v for v in snap.l_sim[snap.l_start[g] + 1 : snap.l_start[g + 1]]
-                                        if not math.isnan(v))
-    for name in ("original.txt", "copy.txt", "excerpt.txt"):
-        m = member_row(win, name)
-        text = preview_of(qtbot, win, m).summary.text()
-        assert pv.left.title.toolTip() == edited and pv.right.title.toolTip() == str(corpus / name)
-        assert pv.right.title.text().startswith("Selected:")
-        pair = snap.pairs[m]
-        assert pair is not None and pair.a_path == edited and pair.b_path == str(corpus / name)
-        assert text.startswith(f"{pair.kind.capitalize()}: {shown_pct(snap.l_sim[m]):.1f} % similar — resemblance")
-        assert f"{shown_pct(pair.containment_b):.1f} % of the selected file is in the reference" in text
-        assert pair.best == pytest.approx(snap.l_sim[m], abs=0.05)
-        assert snap.scores_text(m)  # the similarity tooltip has them too
-    # Read from the new reference's side: original.txt holds what edited.txt shares with it, so the
-    # share of the reference found in the selected file is the old pair's other containment.
-    with Index.open(win.index_path, readonly=True) as idx:
-        old = next(p for p in find_pairs(idx, min_similarity=30)
-                   if {os.path.basename(p.a_path), os.path.basename(p.b_path)} == {"original.txt", "edited.txt"})
-    mine = snap.pairs[member_row(win, "original.txt")]
-    share_of = {old.a_path: old.containment_a, old.b_path: old.containment_b}
-    assert mine.containment_a == pytest.approx(share_of[edited]) and mine.containment_b == pytest.approx(
-        share_of[str(corpus / "original.txt")])
-
-
 def test_filters_kind_and_search(qtbot, window, corpus):
     win = window(roots=[str(corpus)])
     win.threshold_slider.setValue(30)
@@ -714,7 +234,7 @@ def test_filters_kind_and_search(qtbot, window, corpus):
     assert len(shown_groups(win)) == 1
     win.search_edit.setText("no-such-file")
     qtbot.waitUntil(lambda: win.proxy.rowCount() == 0, timeout=WAIT)
-    assert win.proxy.totals() == (0, 0, 0)
+    assert win.proxy.totals() == (0, 0, 0, 0)
     assert win.summary_label.text().startswith("Shown: 0 of 1 group · 0 of 5 files")
     # The empty list says why it is empty: the search, not a missing scan.
     assert "No group matches" in win.view.placeholder()
@@ -802,15 +322,14 @@ def test_show_filter_counts_what_is_shown(qtbot, window, corpus):
     assert header.data() == "original.txt  (3 of 5 files shown)"
     copies = size["copy.txt"] + size["utf16.txt"]
     assert win.proxy.index(0, COL_SIZE).data(SortRole) == copies
-    assert win.proxy.totals() == (1, 3, copies)
+    assert win.proxy.totals() == (1, 3, 2, copies)
     text = win.summary_label.text()
     assert text.startswith("Shown: 1 of 1 group · 3 of 5 files")
     assert "1 marked" in text and "1 of the marked files not shown" in text
     win.kind_combo.setCurrentIndex(win.kind_combo.findData("similar"))
     header = win.proxy.index(0, COL_PATH)
     assert header.data() == "original.txt  (2 of 5 files shown)" and win.proxy.rowCount(header) == 2
-    assert win.proxy.totals() == (1, 2, size["edited.txt"])
-    assert win.proxy.copy_bytes() == 0  # the copies are not shown
+    assert win.proxy.totals() == (1, 2, 0, 0)  # the copies are not shown: nothing reclaimable in view
     assert "not shown" not in win.summary_label.text()  # edited.txt, the marked file, is
     win.kind_combo.setCurrentIndex(win.kind_combo.findData("all"))
     assert win.proxy.index(0, COL_PATH).data() == "original.txt  (5 files)"
@@ -939,40 +458,6 @@ def test_rebuild_waits_for_a_scan_holding_the_index(qtbot, window, corpus, tmp_p
     assert bad.exists() and not list(tmp_path.glob("index.sqlite3.corrupt*"))
 
 
-def test_open_reveal_copy(qtbot, window, corpus, monkeypatch):
-    from PySide6.QtGui import QGuiApplication
-
-    from simscan.gui import mainwindow
-
-    opened = []
-    monkeypatch.setattr(mainwindow, "open_url", lambda url: opened.append(url.toLocalFile()) or True)
-    monkeypatch.setattr(mainwindow, "show_in_file_manager", lambda path: False)  # no file manager in tests
-    win = window(roots=[str(corpus)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    win.select_member(member_row(win, "edited.txt"))
-    win.view.setFocus()
-    qtbot.keyClick(win.view, Qt.Key.Key_Return)
-    win.reveal_current()
-    assert opened == [str(corpus / "edited.txt"), str(corpus)]
-    win.copy_path()
-    assert QGuiApplication.clipboard().text() == str(corpus / "edited.txt")
-
-
-def test_folders_drag_and_drop(qtbot, window, tmp_path):
-    from PySide6.QtCore import QMimeData, QUrl
-
-    win = window(autoload=False)
-    a = tmp_path / "a"
-    a.mkdir()
-    (a / "f.txt").write_text("x")
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(a)), QUrl.fromLocalFile(str(a / "f.txt")), QUrl("https://example.com/")])
-    assert win.folders.canDropMimeData(mime, Qt.DropAction.CopyAction, -1, -1, QModelIndex())
-    assert win.folders.dropMimeData(mime, Qt.DropAction.CopyAction, -1, -1, QModelIndex())
-    assert [f.path for f in win.folders.folders] == [str(a)]  # a dropped file adds its folder, once
-
-
 def test_scan_problems_are_listed_in_the_window(qtbot, window, corpus):
     os.mkfifo(corpus / "a-pipe")
     (corpus / "broken-link").symlink_to(corpus / "nowhere")
@@ -986,22 +471,6 @@ def test_scan_problems_are_listed_in_the_window(qtbot, window, corpus):
     win.problems_dialog.close()
     # The rest of the tree was scanned as usual.
     assert "original.txt" in shown_groups(win)[0]
-
-
-def test_dropping_folders_on_the_window_adds_them(qtbot, window, tmp_path):
-    from PySide6.QtCore import QMimeData, QPointF, QUrl
-    from PySide6.QtGui import QDropEvent
-
-    win = window(autoload=False)
-    folder = tmp_path / "dropped"
-    folder.mkdir()
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(folder))])
-    ev = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                    Qt.KeyboardModifier.NoModifier)
-    win.dropEvent(ev)
-    assert [f.path for f in win.folders.folders] == [str(folder)]
-    assert win.act_scan.isEnabled()
 
 
 def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp_path):
@@ -1021,122 +490,6 @@ def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp
     assert f"{shown_pct(inside):.1f} % of this file is in the reference" in tip
 
 
-def test_mark_copies_spares_reference_folders_similar_and_empty_files(qtbot, window, corpus, tmp_path):
-    refs = tmp_path / "originals"
-    refs.mkdir()
-    for name in ("kept.txt", "second.txt"):
-        (refs / name).write_bytes((corpus / "original.txt").read_bytes())
-    (corpus / "empty1.txt").write_bytes(b"")
-    (corpus / "empty2.txt").write_bytes(b"")
-    win = window(roots=[str(corpus), str(refs)])
-    win.folders.set_reference(1, True)
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    assert "Copies" in win.act_mark_dupes.text()
-    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
-        win.act_mark_dupes.trigger()  # Ctrl+M
-    snap = win.model.snapshot
-    marked = {os.path.basename(snap.paths[m]) for m in win.model.marked_members()}
-    # The true copies outside the reference folder; never a file in it, nor an edited version,
-    # an excerpt or an empty file.
-    assert marked == {"original.txt", "copy.txt", "utf16.txt"}
-    # The group's check box spares the reference folder too, but takes the similar files.
-    g = win.model.group_index(snap.l_group[member_row(win, "second.txt")])
-    win.model.setData(g, Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
-    marked = {os.path.basename(snap.paths[m]) for m in win.model.marked_members()}
-    assert {"edited.txt", "excerpt.txt"} <= marked and not marked & {"kept.txt", "second.txt"}
-    # By hand (Space) a file in a reference folder can still be marked, with a warning.
-    win.select_member(member_row(win, "second.txt"))
-    win.toggle_mark_selection()
-    assert win.model.is_marked(snap.l_file_id[member_row(win, "second.txt")])
-    assert win.message.isVisible() and "reference folder" in win.message.text.text()
-
-
-def test_preview_highlights_exact_passages_with_crlf_and_emoji(qtbot, window, tmp_path):
-    import numpy as np
-
-    from simscan.similarity import compare
-    from tests.gui.conftest import edit, prose
-
-    root = tmp_path / "docs"
-    root.mkdir()
-    rng = np.random.default_rng(11)
-    lines = prose(rng, 900).splitlines()
-    # Emoji (outside the BMP: two UTF-16 units each) sprinkled before the matching passages.
-    emoji = [("🙂🚀 " if i % 5 == 0 else "") + line for i, line in enumerate(lines)]
-    (root / "a_crlf.txt").write_bytes("\r\n".join(emoji).encode() + b"\r\n")
-    (root / "b_emoji.txt").write_bytes(edit(rng, "\n".join(emoji) + "\n", 0.2).encode())
-    os.utime(root / "a_crlf.txt", (1_600_000_000, 1_600_000_000))
-    win = window(roots=[str(root)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    pv = preview_of(qtbot, win, "b_emoji.txt")
-    assert pv.currentIndex() == 1
-    comp = compare(str(root / "a_crlf.txt"), str(root / "b_emoji.txt"))
-    assert comp.ranges_a and "\r\n" in comp.text_a and "🙂" in comp.text_b
-    for pane, text, ranges in ((pv.left, comp.text_a, comp.ranges_a), (pv.right, comp.text_b, comp.ranges_b)):
-        sels = pane.edit.extraSelections()
-        assert len(sels) == len(ranges)
-        for sel, (a, b) in zip(sels, ranges):
-            # What Qt highlights is exactly the passage compare() found (paragraph breaks as U+2029).
-            want = text[a:b].replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\u2029")
-            assert QTextCursor(sel.cursor).selectedText() == want
-    assert pv.left.edit.toPlainText() == comp.text_a.replace("\r\n", "\n")
-
-
-def test_shown_text_matches_a_slow_reference():
-    from simscan.gui.preview import shown_text
-
-    rng = __import__("random").Random(5)
-    alphabet = ["a", "b", " ", "\r", "\n", "\r\n", "é", "🙂", "𝄞"]
-    for _ in range(200):
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
-        n = len(text)
-        ranges = sorted({tuple(sorted(rng.sample(range(n + 1), 2))) for _ in range(3)}) if n > 1 else []
-        shown, pos = shown_text(text, list(ranges))
-
-        def slow(o: int, text: str = text) -> int:  # UTF-16 units of the shown text before offset o
-            pre = text[:o]
-            if o and text[o - 1 : o + 1] == "\r\n":
-                pre = pre[:-1]  # the CR of a CRLF split by o is not shown on its own
-            return len(pre.replace("\r\n", "\n").replace("\r", "\n").encode("utf-16-le")) // 2
-
-        assert shown == text.replace("\r\n", "\n").replace("\r", "\n")
-        assert pos == [(slow(a), slow(b)) for a, b in ranges if slow(b) > slow(a)]
-
-
-def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
-    """The list discounts passages common across the index (find_pairs); compare() sees two files
-    alone.  The summary shows the row's numbers and labels compare()'s as such."""
-    import numpy as np
-
-    from simscan.similarity import compare
-    from tests.gui.conftest import prose
-
-    root = tmp_path / "docs"
-    root.mkdir()
-    common = prose(np.random.default_rng(1), 300)  # boilerplate in more files than the common cut-off
-    shared = prose(np.random.default_rng(2), 300)
-    for i in range(60):
-        (root / f"f{i:02}.txt").write_text(common + prose(np.random.default_rng(100 + i), 100))
-    (root / "a.txt").write_text(common + shared + prose(np.random.default_rng(50), 200))
-    (root / "b.txt").write_text(common + shared + prose(np.random.default_rng(51), 200))
-    win = window(roots=[str(root)])
-    win.threshold_slider.setValue(30)
-    scan(qtbot, win)
-    snap = win.model.snapshot
-    m = next(m for m, p in enumerate(snap.paths) if os.path.basename(p) in ("a.txt", "b.txt") and not snap.l_is_ref[m])
-    ref = snap.l_start[snap.l_group[m]]
-    row_pair = snap.pairs[m]
-    alone = compare(snap.paths[ref], snap.paths[m]).pair
-    assert shown_pct(alone.best) != shown_pct(snap.l_sim[m])  # the case this test is about
-    text = preview_of(qtbot, win, m).summary.text()
-    listed = win.proxy.mapFromSource(win.model.member_index(m, COL_SIMILARITY)).data(SimilarityRole)
-    assert text.startswith(f"{row_pair.kind.capitalize()}: {shown_pct(listed):.1f} % similar")
-    assert f"resemblance {shown_pct(row_pair.resemblance):.1f} %" in text
-    assert f"These two files alone: {shown_pct(alone.best):.1f} %" in text
-
-
 def test_a_member_holding_its_reference_is_shown_as_contains(qtbot, window, tmp_path):
     """The older excerpt leads the group: the source listed under it "contains" it (it read "contained",
     as if the source were the excerpt), as the CLI says; the export says the same."""
@@ -1147,11 +500,16 @@ def test_a_member_holding_its_reference_is_shown_as_contains(qtbot, window, tmp_
     text = words(5, 1700)
     (root / "source.txt").write_text(text)
     (root / "answer.txt").write_text(text[4000:5500])
-    os.utime(root / "answer.txt", (1_000_000_000, 1_000_000_000))  # the older: the reference
+    os.utime(root / "answer.txt", (1_000_000_000, 1_000_000_000))  # the older
     win = window(roots=[str(root)])
     scan(qtbot, win)
-    assert shown_groups(win) == [{"answer.txt": ("reference", 100.0), "source.txt": ("contains", 100.0)}]
+    # The file the other lies in leads, although newer (the answer quoting it was the reference).
+    assert shown_groups(win) == [{"source.txt": ("reference", 100.0), "answer.txt": ("contained", 100.0)}]
     assert shown_groups(win) == core_groups(tmp_path / "index.sqlite3", win.threshold_slider.value())
+    # Made the reference (Ctrl+E), the excerpt leads, and the source listed under it "contains" it.
+    win.select_member(member_row(win, "answer.txt"))
+    with qtbot.waitSignal(win.resultsLoaded, timeout=20_000):
+        win.make_reference()
     m = member_row(win, "source.txt")
     assert win.model.snapshot.kind_name(m) == "contains"
     assert preview_of(qtbot, win, m).summary.text().startswith("Contains: ")

@@ -25,10 +25,56 @@ pub enum Problem {
     Os(i32),
 }
 
-/// A file read: its stat key and bytes (small files) or the verdict of streaming it (large ones).
+/// A file read: its stat key and bytes (small files) or the verdict of streaming it (large ones),
+/// or a large file whose first bytes may be a document's (read no further: see [`maybe_document`]).
 pub enum Read2 {
     Small(StatKey, Vec<u8>),
     Large(StatKey, Verdict),
+    MaybeDocument(StatKey),
+}
+
+/// Bytes of a file's start that [`maybe_document`] looks at.
+pub const DOCUMENT_HEAD: usize = 4096;
+
+/// Whether a file that starts with `head` may hold a document that `simscan.extract.sniff` reads
+/// (decided there, in Python): a zip (OOXML, ODF, EPUB), `%PDF-` in its first 1,024 bytes, RTF, an
+/// OLE compound file (an encrypted Office file), or markup first (HTML) after a byte-order mark and
+/// white space.  Cheap and generous: most files start with none of these.
+pub fn maybe_document(head: &[u8]) -> bool {
+    const CFB: &[u8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1";
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"{\\rtf") || head.starts_with(CFB) {
+        return true;
+    }
+    let first = &head[..head.len().min(1024)];
+    if memchr::memchr(b'%', first).is_some() && memchr::memmem::find(first, b"%PDF-").is_some() {
+        return true;
+    }
+    let (body, step, be) = if let Some(r) = head.strip_prefix(b"\xef\xbb\xbf") {
+        (r, 1, false)
+    } else if let Some(r) = head.strip_prefix(b"\xff\xfe") {
+        (r, 2, false)
+    } else if let Some(r) = head.strip_prefix(b"\xfe\xff") {
+        (r, 2, true)
+    } else {
+        (head, 1, false)
+    };
+    let units = body.chunks_exact(step).map(|c| {
+        if step == 1 {
+            c[0] as u32
+        } else if be {
+            u16::from_be_bytes([c[0], c[1]]) as u32
+        } else {
+            u16::from_le_bytes([c[0], c[1]]) as u32
+        }
+    });
+    for u in units {
+        match u {
+            0x20 | 0x09 | 0x0A | 0x0D => continue,
+            0x3C => return true, // '<'
+            _ => return false,
+        }
+    }
+    false
 }
 
 impl Source for File {
@@ -159,6 +205,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn documents_may_start_so() {
+        for head in [
+            &b"PK\x03\x04rest"[..],
+            b"%PDF-1.7",
+            b"junk %PDF-1.4",
+            b"{\\rtf1",
+            b"\n  <!DOCTYPE html>",
+            b"\xef\xbb\xbf<html>",
+            b"\xff\xfe \x00<\x00",
+        ] {
+            assert!(maybe_document(head), "{head:?}");
+        }
+        for head in [
+            &b"plain text"[..],
+            b"",
+            b"% a TeX comment",
+            b"  x <b>",
+            b"\x00\x01",
+        ] {
+            assert!(!maybe_document(head), "{head:?}");
+        }
+    }
+
+    #[test]
     fn reading_stops_one_byte_past_the_size() {
         let (mut r, mut w) = io::pipe().unwrap();
         let feeder = std::thread::spawn(move || {
@@ -188,7 +258,7 @@ mod tests {
                 assert_eq!(data, b"hello world");
                 assert_eq!(key.2, 11);
             }
-            Read2::Large(..) => panic!("small file streamed"),
+            _ => panic!("small file streamed"),
         }
         let missing = dir.join("missing");
         assert_eq!(

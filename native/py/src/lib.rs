@@ -165,6 +165,13 @@ fn fingerprint_file<'py>(
     verdict_object(py, v)
 }
 
+/// What the reading of one file came to, for [`read_task`].
+enum Read {
+    Done(Verdict),
+    /// Its first bytes may be a document's: Python's sniffing decides.
+    MaybeDocument,
+}
+
 /// Test-only fault injection: a file whose name is the value of `SIMSCAN_FAULT_PANIC_NAME` makes
 /// the core panic while reading it, so that the tests can see that a panic costs only that file.
 fn injected_panic(path: &[u8]) {
@@ -212,7 +219,8 @@ impl StopFlag {
 /// released.  Returns `[(slot, key, payload), ...]`: `key` the (device, inode, size, mtime_ns,
 /// ctime_ns) read; `payload` the scanner's tuple (is_text, encoding, checksum, partial,
 /// content_hash, simhash, units, fingerprints as little-endian uint64 bytes, rolling count, bytes
-/// read, note), or for a legacy text `("legacy", data or None, iso2022)`; with `key` None,
+/// read, note), for a legacy text `("legacy", data or None, iso2022)`, for a file whose first
+/// bytes may be a document's `("maybe-document", data or None)`; with `key` None,
 /// `payload` is the problem: a sentence, or an errno for the caller to word.
 #[pyfunction]
 #[pyo3(signature = (items, follow, params, max_fingerprints, stop=None))]
@@ -232,16 +240,22 @@ fn read_task<'py>(
             .iter()
             .map(|(slot, path, _)| {
                 let r = catch_unwind(AssertUnwindSafe(
-                    || -> Result<(read::StatKey, Verdict, Option<Vec<u8>>), Problem> {
+                    || -> Result<(read::StatKey, Read, Option<Vec<u8>>), Problem> {
                         injected_panic(path);
                         match read::read_file(path, follow, p, stop)? {
                             Read2::Small(key, data) => {
+                                if read::maybe_document(
+                                    &data[..data.len().min(read::DOCUMENT_HEAD)],
+                                ) {
+                                    return Ok((key, Read::MaybeDocument, Some(data)));
+                                }
                                 let v = fingerprint::fingerprint_bytes(&data, p, None, false);
                                 let keep =
                                     matches!(v, Verdict::Legacy { .. } | Verdict::Foreign { .. });
-                                Ok((key, v, keep.then_some(data)))
+                                Ok((key, Read::Done(v), keep.then_some(data)))
                             }
-                            Read2::Large(key, v) => Ok((key, v, None)),
+                            Read2::Large(key, v) => Ok((key, Read::Done(v), None)),
+                            Read2::MaybeDocument(key) => Ok((key, Read::MaybeDocument, None)),
                         }
                     },
                 ));
@@ -263,14 +277,18 @@ fn read_task<'py>(
                 .into_pyobject(py)?,
             Ok(Err(Problem::Message(m))) => (slot, py.None(), m).into_pyobject(py)?,
             Ok(Err(Problem::Os(code))) => (slot, py.None(), code).into_pyobject(py)?,
-            Ok(Ok((key, Verdict::Done(f), _))) => {
+            Ok(Ok((key, Read::MaybeDocument, data))) => {
+                let d = data.map(|d| PyBytes::new(py, &d));
+                (slot, key, ("maybe-document", d)).into_pyobject(py)?
+            }
+            Ok(Ok((key, Read::Done(Verdict::Done(f)), _))) => {
                 (slot, key, payload(py, f, max_fingerprints)?).into_pyobject(py)?
             }
-            Ok(Ok((key, Verdict::Legacy { iso2022 }, data))) => {
+            Ok(Ok((key, Read::Done(Verdict::Legacy { iso2022 }), data))) => {
                 let d = data.map(|d| PyBytes::new(py, &d));
                 (slot, key, ("legacy", d, iso2022)).into_pyobject(py)?
             }
-            Ok(Ok((key, Verdict::Foreign { .. }, data))) => {
+            Ok(Ok((key, Read::Done(Verdict::Foreign { .. }), data))) => {
                 // Only a caller's encoding makes a foreign verdict: not reached without one.
                 let d = data.map(|d| PyBytes::new(py, &d));
                 (slot, key, ("legacy", d, false)).into_pyobject(py)?

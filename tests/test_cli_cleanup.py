@@ -1,0 +1,163 @@
+"""Cleaning up from the command line: `groups` with copy sets, kinds, sorting and keep rules; a plan
+written, changed on disk and applied (`simscan apply`: the changed file refused, the rest in a
+temporary trash, nothing deleted); `simscan forget`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from similarity_support import words
+
+from simscan.cleanup import Plan, read_plan, trash_file, write_plan
+from simscan.cli import main
+from simscan.index import Index
+
+T0 = 1_600_000_000_000_000_000
+
+
+@pytest.fixture()
+def trash_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary trash: $XDG_DATA_HOME in tmp_path (never the real one)."""
+    data = tmp_path / "xdg-data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    return data / "Trash"
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    """small.txt (the oldest); big*.txt: three byte copies of a text that holds small.txt's words and
+    much more (a copy set nested as one member of small's group); notes*.txt: an edited version and
+    its UTF-16 twin; two empty files."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    small = words(1, 400)
+    big = words(2, 300) + " " + small + " " + words(3, 3000)
+    files = {"small.txt": small.encode(), "big1.txt": big.encode(), "big2.txt": big.encode(),
+             "sub/big3.txt": big.encode(), "notes.txt": (words(4, 900)).encode(),
+             "notes-utf16.txt": words(4, 900).encode("utf-16"), "e1": b"", "e2": b""}
+    for k, (name, data) in enumerate(files.items()):
+        p = root / name
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(data)
+        os.utime(p, ns=(T0 + k * 10**9,) * 2)
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    return root, idx
+
+
+def _groups(capsys, idx: Path, *args: str) -> list[dict]:
+    capsys.readouterr()
+    assert main(["groups", "--index", str(idx), "--format", "json", *args]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_groups_show_nested_copy_sets_and_reclaimable(tree, capsys) -> None:
+    root, idx = tree
+    got = _groups(capsys, idx)
+    by_ref = {Path(g["reference"]).name: g for g in got}
+    g = by_ref["big1.txt"]  # the file small.txt lies in leads (the source), its copies in its set
+    assert [(Path(m["path"]).name, m.get("copy_set"), m.get("kept")) for m in g["members"]] == [
+        ("big1.txt", 1, True), ("big2.txt", 1, False), ("big3.txt", 1, False), ("small.txt", None, None)]
+    size = (root / "big1.txt").stat().st_size
+    assert g["reclaimable"] == 2 * size
+    n = by_ref["notes.txt"]  # UTF-8 kept before UTF-16 (keep rule "encoding"), although newer
+    assert n["reclaimable"] == (root / "notes-utf16.txt").stat().st_size
+    # Empty files are not a group; --kind empty lists them apart.
+    assert all(Path(m["path"]).name not in ("e1", "e2") for x in got for m in x["members"])
+    empty = _groups(capsys, idx, "--kind", "empty")
+    assert [sorted(Path(p).name for p in empty[-1]["files"])] == [["e1", "e2"]] and empty[-1]["kind"] == "empty"
+
+
+def test_groups_kind_sort_and_keep_rules(tree, capsys) -> None:
+    _root, idx = tree
+    similar = _groups(capsys, idx, "--kind", "contained")
+    assert [[Path(m["path"]).name for m in g["members"]] for g in similar] == [["big1.txt", "small.txt"]]
+    ordered = _groups(capsys, idx, "--sort", "reclaimable")
+    assert [g["reclaimable"] for g in ordered] == sorted((g["reclaimable"] for g in ordered), reverse=True)
+    assert [g["id"] for g in ordered] == list(range(1, len(ordered) + 1))
+    by_path = _groups(capsys, idx, "--sort", "path")
+    assert [g["reference"] for g in by_path] == sorted(g["reference"] for g in by_path)
+    # Keep the newest: big3 (the newest copy) is kept and leads; the longest path too.
+    for rules in (["--keep", "newest"], ["--keep", "longest-path"], ["--keep", "pattern", "--keep-pattern", "*/sub/*"]):
+        g = next(g for g in _groups(capsys, idx, *rules) if "big" in g["reference"])
+        assert Path(g["reference"]).name == "big3.txt", rules
+    assert main(["groups", "--index", str(idx), "--keep", "biggest"]) == 1
+
+
+@pytest.mark.parametrize("suffix", [".json", ".sh"])
+def test_plan_round_trip_refuses_the_changed_file(tree, trash_home, capsys, suffix) -> None:
+    """Export the plan, change one file, apply: that file is refused, the rest go to the (temporary)
+    trash, the index forgets them; nothing is deleted."""
+    root, idx = tree
+    plan_path = root.parent / f"plan{suffix}"
+    capsys.readouterr()
+    assert main(["groups", "--index", str(idx), "--plan", str(plan_path)]) == 0
+    plan = read_plan(plan_path)
+    assert sorted(Path(e.target.path).name for e in plan.entries) == ["big2.txt", "big3.txt", "notes-utf16.txt"]
+    assert all(e.checksum for e in plan.entries)
+    if suffix == ".sh":
+        text = plan_path.read_text()
+        assert text.startswith("#!/bin/sh") and 'exec simscan apply "$0"' in text and os.access(plan_path, os.X_OK)
+    # big3 changes after the scan, its size and time kept (as cp -p would): only its bytes tell.
+    big3 = root / "sub" / "big3.txt"
+    st = big3.stat()
+    data = bytearray(big3.read_bytes())
+    data[100] ^= 1
+    big3.write_bytes(bytes(data))
+    os.utime(big3, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert main(["apply", str(plan_path), "--dry-run"]) == 1
+    assert (root / "big2.txt").exists()
+    assert main(["apply", str(plan_path)]) == 1
+    err = capsys.readouterr().err
+    assert "refused" in err and "big3.txt" in err and "changed since the scan" in err
+    assert big3.exists() and not (root / "big2.txt").exists() and not (root / "notes-utf16.txt").exists()
+    assert (root / "big1.txt").exists() and (root / "notes.txt").exists()
+    trashed = sorted(p.name for p in (trash_home / "files").iterdir())
+    assert trashed == ["big2.txt", "notes-utf16.txt"]
+    info = (trash_home / "info" / "big2.txt.trashinfo").read_text()
+    assert f"Path={root}/big2.txt" in info
+    with Index.open(idx, readonly=True) as ix:
+        left = {Path(p).name for p in ix.files().paths}
+    assert "big2.txt" not in left and "big3.txt" in left
+
+
+def test_a_plan_is_refused_when_the_kept_file_changed(tree, trash_home) -> None:
+    root, idx = tree
+    plan_path = root.parent / "plan.json"
+    assert main(["groups", "--index", str(idx), "--plan", str(plan_path), "--kind", "copies"]) == 0
+    (root / "big1.txt").write_text("rewritten")  # the kept copy is gone: its copies must stay
+    assert main(["apply", str(plan_path)]) == 1
+    assert (root / "big2.txt").exists() and (root / "sub" / "big3.txt").exists()
+
+
+def test_plan_files_read_back_and_bad_plans_are_explained(tmp_path, capsys) -> None:
+    p = tmp_path / "x.json"
+    write_plan(Plan(()), p)
+    assert read_plan(p).entries == ()
+    p.write_text('{"format": "other"}')
+    assert main(["apply", str(p)]) == 1
+    assert "not a simscan plan" in capsys.readouterr().err
+    assert main(["apply", str(tmp_path / "missing.json")]) == 1
+
+
+def test_trash_keeps_both_files_of_one_name(tmp_path, trash_home) -> None:
+    for k in range(2):
+        d = tmp_path / f"d{k}"
+        d.mkdir()
+        (d / "same.txt").write_text(str(k))
+        trash_file(str(d / "same.txt"))
+        assert not (d / "same.txt").exists()
+    assert sorted(p.name for p in (trash_home / "files").iterdir()) == ["same.txt", "same.txt.2"]
+    assert (trash_home / "files" / "same.txt.2").read_text() == "1"
+
+
+def test_forget_a_folder(tree, capsys) -> None:
+    root, idx = tree
+    assert main(["forget", str(root / "sub"), "--index", str(idx)]) == 0
+    assert "forgot 1 indexed files" in capsys.readouterr().out
+    with Index.open(idx, readonly=True) as ix:
+        assert not any("/sub/" in p for p in ix.files().paths)
+    assert (root / "sub" / "big3.txt").exists()

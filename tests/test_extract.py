@@ -1,0 +1,281 @@
+"""Text out of documents (simscan.extract): real documents written by LibreOffice, and bad inputs."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from simscan.extract import FORMATS, ExtractError, current_versions, extract, reader_version, sniff_bytes, sniff_fd
+from simscan.extract.base import MAX_TEXT_CHARS
+from simscan.extract.pdf import join_hyphens, strip_running
+from simscan.fingerprint.text import normalize
+from tests.helpers_documents import DATA, W, docx_bytes, docx_of_paragraphs, pdf_bytes
+
+ESSAY_FORMATS = ["docx", "odt", "rtf", "html", "epub", "pdf"]
+
+
+def words(text: str) -> list[str]:
+    return "".join(chr(c) for c in normalize(text).tolist()).split()
+
+
+def essay_paragraphs() -> list[str]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_documents", DATA / "make.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+MAKE = essay_paragraphs()
+
+
+def read(name: str):
+    data = (DATA / name).read_bytes()
+    fmt = sniff_bytes(data)
+    assert fmt is not None, name
+    return extract(data, fmt)
+
+
+@pytest.mark.parametrize("ext", ESSAY_FORMATS)
+def test_every_format_gives_the_essay_in_reading_order(ext: str) -> None:
+    got = read(f"essay.{ext}")
+    assert got.format == ext and got.extractor == FORMATS[ext] and got.version == reader_version(got.extractor)
+    text = " ".join(words(got.text))
+    pos = [text.find(" ".join(words(p))) for p in MAKE.ESSAY]
+    assert all(p >= 0 for p in pos), (ext, pos)
+    assert pos == sorted(pos)
+    # The table's cells, the footnote and the header are text of the document.
+    assert "confluence two trade routes" in text
+    assert " ".join(words(MAKE.FOOTNOTE)) in text
+    # The running header once, as the document has it (LibreOffice's EPUB has no page headers).
+    assert text.count("river towns a short essay") == (ext != "epub")
+    assert "xml" not in text.split() and "w" not in text.split()  # no markup
+
+
+def test_styles_and_fields_are_left_out() -> None:
+    got = read("essay.docx")
+    assert "Heading1" not in got.text and "Liberation" not in got.text
+    assert "Page" in got.text and "Page 1" not in got.text  # the footer's field (the page number) is left out
+    assert "field codes" in got.left_out
+
+
+def test_slides_with_notes_and_sheets_cells() -> None:
+    for name in ("slides.pptx", "slides.odp"):
+        text = " ".join(words(read(name).text))
+        for title, bullets, notes in MAKE.SLIDES:
+            for piece in (title, *bullets, notes):
+                assert " ".join(words(piece)) in text, (name, piece)
+        assert text.find("why rivers mattered") < text.find("start with the map") < text.find("what changed")
+    for name in ("sheet.xlsx", "sheet.ods"):
+        got = read(name)
+        assert got.text.split("\n") == ["\t".join(row) for row in MAKE.SHEET], name
+
+
+def test_the_same_document_reads_the_same_in_docx_odt_and_rtf() -> None:
+    texts = {ext: words(read(f"essay.{ext}").text) for ext in ("docx", "odt", "rtf")}
+    assert texts["docx"] == texts["odt"] == texts["rtf"]
+
+
+def test_pdf_export_has_the_docx_text_without_running_headers() -> None:
+    docx, pdf = read("student.docx"), read("student.pdf")
+    assert words(docx.text) == words(pdf.text)
+    essay = read("essay.pdf")
+    assert "running headers and page numbers (3 lines)" in essay.left_out
+    assert essay.parts[:2] == ("2 pages", "text layer")
+    assert "Page" not in essay.text.split()
+
+
+def test_sniffing_reads_content_never_names(tmp_path: Path) -> None:
+    for name in [p.name for p in DATA.iterdir() if p.is_file() and p.suffix != ".py"]:
+        renamed = tmp_path / "renamed.txt"
+        shutil.copyfile(DATA / name, renamed)
+        want = {"encrypted.docx": "ooxml-encrypted"}.get(name, Path(name).suffix[1:])
+        assert sniff_bytes(renamed.read_bytes()) == want, name
+        import os
+
+        fd = os.open(renamed, os.O_RDONLY)
+        try:
+            assert sniff_fd(fd, renamed.stat().st_size) == want, name
+        finally:
+            os.close(fd)
+    # Text that is not a web page, though it holds markup, stays text; so do other zips and compound files.
+    for data in (
+        b"# Notes\n\n<b>bold</b> and <html> in Markdown\n",
+        b"<?xml version='1.0'?><svg xmlns='http://www.w3.org/2000/svg'/>",
+        b'print("<html><body>hi</body></html>")\n',
+        b"\\documentclass{article}\n\\begin{document}x\\end{document}\n",
+        b"<p>a fragment</p>",
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600),  # an old .doc: binary, as before
+    ):
+        assert sniff_bytes(data) is None, data
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("readme.txt", "an ordinary archive")
+    assert sniff_bytes(buf.getvalue()) is None
+    assert sniff_bytes(b"\xef\xbb\xbf  <!-- made by hand -->\n<!DOCTYPE HTML><p>x") == "html"
+    assert sniff_bytes("<html><body>é</body></html>".encode("utf-16")) == "html"
+
+
+def test_versions_name_each_reader_and_its_library() -> None:
+    versions = current_versions()
+    assert versions[0] == "plain/1" and len(set(versions)) == len(versions)
+    assert any(v.startswith("pdf/") and "+pypdfium2-" in v for v in versions)
+    assert any(v.startswith("html/") and "+lxml-" in v for v in versions)
+
+
+# --------------------------------------------------------------------------- PDF layout artefacts
+def test_running_headers_and_page_numbers_are_dropped_once_repeated() -> None:
+    pages = [["Annual report", f"Body line {i} of the first kind", f"Page {i + 1}"] for i in range(4)]
+    pages[2].insert(1, "Annual report")  # a body line equal to the header, not at an edge: kept
+    out, dropped = strip_running(pages)
+    assert dropped == 3 + 4  # the header's repeats, every page number
+    assert [ln for p in out for ln in p].count("Annual report") == 2
+    assert not any(ln.startswith("Page") for p in out for ln in p)
+    one = [["Only page", "Page 1"]]
+    assert strip_running(one) == (one, 0)
+
+
+def test_hyphens_at_line_ends_are_joined_between_lower_case_letters() -> None:
+    text, n = join_hyphens("an inter-\nnational river and a well-\nknown town; 1990-\n2000; Anglo-\nSaxon")
+    assert text == "an international river and a wellknown town; 1990-\n2000; Anglo-\nSaxon" and n == 2
+
+
+def test_a_pdf_with_hyphenated_lines_and_running_headers_reads_as_its_text() -> None:
+    body = ["The river carried grain to the mar-", "ket in spring, when the water was high."]
+    pages = [["The Book of Rivers", *body, str(i)] for i in range(1, 4)]
+    got = extract(pdf_bytes(pages), "pdf")
+    assert got.text.count("market in spring") == 3 and got.text.count("The Book of Rivers") == 1
+    assert not any(line.strip().isdigit() for line in got.text.splitlines())
+    assert "hyphens at line ends (3)" in got.left_out  # (PDFium drops them; the reader counts them)
+    assert extract(pdf_bytes(pages), "pdf") == got  # the same again: deterministic
+    from simscan.extract.pdf import extract as read_pdf
+
+    kept = read_pdf(pdf_bytes(pages), hyphens=False, running=False)  # (what the benchmark compares with)
+    assert kept.text.count("mar-\nket") == 3 and kept.text.count("The Book of Rivers") == 3
+
+
+# --------------------------------------------------------------------------- bad inputs
+def test_encrypted_documents_are_refused_with_a_reason() -> None:
+    for name in ("encrypted.pdf", "encrypted.odt", "encrypted.docx"):
+        with pytest.raises(ExtractError, match="password-protected") as e:
+            read(name)
+        assert e.value.kind == "encrypted", name
+
+
+def test_zip_bomb_is_refused() -> None:
+    bomb = docx_bytes(f'<w:document {W}><w:body><w:p><w:r><w:t>' + " " * (64 << 20) + "</w:t></w:r></w:p></w:body>"
+                      "</w:document>")
+    assert len(bomb) < 200_000
+    with pytest.raises(ExtractError, match="zip bomb") as e:
+        extract(bomb, "docx")
+    assert e.value.kind == "bomb"
+
+
+def test_a_zip_that_lies_about_its_sizes_cannot_make_the_reader_hold_more() -> None:
+    text = "river " * 20_000
+    data = bytearray(docx_of_paragraphs([text]))
+    # Declare 1,000 bytes for word/document.xml in its local and central headers: zipfile then
+    # stops there, and the part's checksum fails.
+    z = zipfile.ZipFile(io.BytesIO(bytes(data)))
+    info = z.getinfo("word/document.xml")
+    real = info.file_size.to_bytes(4, "little")
+    assert data.count(real) == 2
+    data = bytes(data).replace(real, (1000).to_bytes(4, "little"))
+    with pytest.raises(ExtractError) as e:
+        extract(data, "docx")
+    assert e.value.kind == "corrupt"
+
+
+def test_entity_expansion_is_refused() -> None:
+    laughs = (
+        '<?xml version="1.0"?><!DOCTYPE w:document [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+        '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>'
+        f"<w:document {W}><w:body><w:p><w:r><w:t>&d;</w:t></w:r></w:p></w:body></w:document>"
+    )
+    with pytest.raises(ExtractError, match="entity") as e:
+        extract(docx_bytes(laughs), "docx")
+    assert e.value.kind == "entities"
+    external = (
+        '<?xml version="1.0"?><!DOCTYPE w:document [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        f"<w:document {W}><w:body><w:p><w:r><w:t>&x;</w:t></w:r></w:p></w:body></w:document>"
+    )
+    with pytest.raises(ExtractError) as e:
+        extract(docx_bytes(external), "docx")
+    assert e.value.kind == "entities"
+
+
+def test_very_deep_nesting_is_refused() -> None:
+    deep = f"<w:document {W}><w:body>" + "<w:p>" * 100_000 + "</w:p>" * 100_000 + "</w:body></w:document>"
+    with pytest.raises(ExtractError, match="nested") as e:
+        extract(docx_bytes(deep), "docx")
+    assert e.value.kind == "depth"
+    rtf = b"{\\rtf1 " + b"{" * 5000 + b"x" + b"}" * 5000 + b"}"
+    with pytest.raises(ExtractError) as e:
+        extract(rtf, "rtf")
+    assert e.value.kind == "depth"
+    html = "<html><body>" + "<div>" * 5000 + "deep text" + "</div>" * 5000 + "</body></html>"
+    with pytest.raises(ExtractError, match="nested") as e:  # libxml2 would drop the text silently
+        extract(html.encode(), "html")
+    assert e.value.kind == "depth"
+    html = "<html><body>" + "<div>" * 1000 + "deep text" + "</div>" * 1000 + "</body></html>"
+    assert extract(html.encode(), "html").text == "deep text"
+
+
+@pytest.mark.parametrize("name", ["essay.docx", "slides.pptx", "sheet.xlsx", "essay.odt", "essay.epub", "essay.pdf"])
+def test_truncated_documents_are_damaged_not_crashes(name: str) -> None:
+    data = (DATA / name).read_bytes()
+    fmt = sniff_bytes(data)
+    for cut in (len(data) // 2, len(data) - 30, 3000):
+        part = data[:cut]
+        assert sniff_bytes(part) == fmt, (name, cut)  # still recognised from the head
+        try:
+            got = extract(part, fmt)
+        except ExtractError as e:
+            assert e.kind in ("corrupt", "no-text"), (name, cut, e)
+        else:  # PDFium repairs a truncated PDF and reads the pages it has
+            assert name.endswith(".pdf") and got.text
+
+
+def test_a_pdf_without_text_layer_says_so() -> None:
+    with pytest.raises(ExtractError, match="no text layer") as e:
+        read("scanned.pdf")
+    assert e.value.kind == "no-text"
+
+
+def test_a_2000_page_pdf_is_read_page_by_page() -> None:
+    pages = [["The Book of Rivers", f"Chapter text of page {i}, where the water rose.", f"- {i + 1} -"]
+             for i in range(2000)]
+    got = extract(pdf_bytes(pages), "pdf")
+    assert got.parts[0] == "2000 pages"
+    assert got.text.count("where the water rose") == 2000 and got.text.count("The Book of Rivers") == 1
+    assert "- 17 -" not in got.text
+
+
+def test_text_sink_stops_at_its_cap() -> None:
+    from simscan.extract.base import TextFull, TextSink
+
+    sink = TextSink(limit=10)
+    sink.add("river ")
+    with pytest.raises(TextFull):
+        sink.add("towns grew")
+    assert sink.text() == "river town" and sink.cut
+    assert MAX_TEXT_CHARS == 32 << 20
+
+
+def test_html_is_decoded_as_a_browser_would_and_a_stale_charset_loses_to_utf8() -> None:
+    from simscan.extract.html import decode
+
+    page = '<html><head><meta charset="Shift_JIS"></head><body>{}</body></html>'
+    # "①" (a circled digit) exists in Windows' Shift_JIS (cp932) only: browsers read it, strict shift_jis does not.
+    assert "①テスト" in decode(page.format("①テスト").encode("cp932"))
+    assert "①テスト" in decode(page.format("①テスト").encode("utf-8"))  # converted to UTF-8, meta kept
+    latin = '<html><head><meta charset="iso-8859-1"></head><body>caf\xe9 \x93quoted\x94</body></html>'.encode("latin-1")
+    assert "café “quoted”" in decode(latin)  # ISO-8859-1 is read as windows-1252
+    assert extract(b"<html><body><p>a<b>wo</b>rd</p><p>next</p><script>x()</script></body></html>", "html").text \
+        == "aword\nnext"
