@@ -413,6 +413,6 @@ def test_documents_are_read_as_locally(tmp_path, capsys, address):
     out = same_output(capsys, idx, store, address, "pairs", "--format", "json")
     assert '"content"' in out and "essay.pdf" in out  # the same text in another format is found
     same_output(capsys, idx, store, address, "groups", "--format", "csv")
-    rc, local, _ = run(capsys, "problems", "--index", str(idx), "--format", "json")
-    rc, cluster, _ = run(capsys, "cluster", "problems", "--store", str(store), "--format", "json")
+    _, local, _ = run(capsys, "problems", "--index", str(idx), "--format", "json")
+    _, cluster, _ = run(capsys, "cluster", "problems", "--store", str(store), "--format", "json")
     assert sorted(cluster.splitlines()) == sorted(local.splitlines()) and "encrypted" in local
