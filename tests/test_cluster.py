@@ -416,3 +416,26 @@ def test_documents_are_read_as_locally(tmp_path, capsys, address):
     _, local, _ = run(capsys, "problems", "--index", str(idx), "--format", "json")
     _, cluster, _ = run(capsys, "cluster", "problems", "--store", str(store), "--format", "json")
     assert sorted(cluster.splitlines()) == sorted(local.splitlines()) and "encrypted" in local
+
+
+def test_groups_options_and_plan_as_locally(tmp_path, capsys, address):
+    """groups --kind/--sort/--keep as the local command, and --plan writes the same files to move
+    (a cluster plan names no index)."""
+    from simscan.cleanup import read_plan
+
+    root = tmp_path / "tree"
+    edit_tree(root)
+    (root / "empty-1.txt").write_bytes(b"")
+    (root / "empty-2.txt").write_bytes(b"")
+    idx, store = tmp_path / "i.sqlite3", tmp_path / "store"
+    scan_both(capsys, [root], idx, store, address)
+    same_output(capsys, idx, store, address, "groups", "--kind", "copies", "--sort", "reclaimable",
+                "--keep", "newest,shortest-path")
+    same_output(capsys, idx, store, address, "groups", "--kind", "empty", "--format", "json")
+    local_plan, cluster_plan = tmp_path / "local.json", tmp_path / "cluster.json"
+    assert run(capsys, "groups", "--index", str(idx), "--plan", str(local_plan))[0] == 0
+    assert run(capsys, "cluster", "groups", "--store", str(store), "--scheduler", address, "--plan",
+               str(cluster_plan))[0] == 0
+    want, got = read_plan(local_plan), read_plan(cluster_plan)
+    assert got.entries == want.entries and len(want.entries) >= 8
+    assert got.index == "" and want.index == str(idx)
