@@ -149,7 +149,6 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{result.files_unchanged:,} unchanged, {result.files_removed:,} removed, {result.problems:,} problems",
             file=sys.stderr,
         )
-    if not args.quiet:
         if result.problems:
             print(f"run `simscan cluster problems --store {args.store}` to see what could not be read", file=sys.stderr)
         print(f"run `simscan cluster groups --store {args.store}` to see similar files", file=sys.stderr)
