@@ -53,6 +53,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -561,6 +562,48 @@ def shared_counts(
     return full_size.astype(np.float64), kept_size.astype(np.float64), keys, cnts
 
 
+class FingerprintSets(Protocol):
+    """Where :func:`compute_pair_arrays` finds the files' fingerprint sets (one view, common
+    values included, texts to ignore left out): the three reads a pair search makes of them."""
+
+    def rows(self, files: FileTableLike) -> np.ndarray:
+        """Per file row, a handle of its set for the two methods below (int64; -1: no set)."""
+        ...
+
+    def shared_counts(
+        self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
+        cancel: CancelToken | None, report: Callable[[str, int, int], None] | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`shared_counts` of the sets ``csr_row`` (handles)."""
+        ...
+
+    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
+        """|a ∩ b| of the full sets of each pair of handles (``arrays.intersect_counts``)."""
+        ...
+
+
+class CsrSets:
+    """The fingerprint sets held in memory as a CSR: ``csr_ids`` (file ids), ``offsets``,
+    ``values`` (sorted distinct values per row); handles are CSR rows."""
+
+    def __init__(self, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+        self.ids = csr_ids
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.values = np.asarray(values, dtype=np.uint64)
+
+    def rows(self, files: FileTableLike) -> np.ndarray:
+        return align_csr(files, self.ids, self.offsets)
+
+    def shared_counts(
+        self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
+        cancel: CancelToken | None, report: Callable[[str, int, int], None] | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return shared_counts(self.offsets, self.values, csr_row, row_text, params, cancel, report)
+
+    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
+        return intersect_counts(self.offsets, self.values, rows_a, rows_b)
+
+
 def compute_pair_arrays(
     files: FileTableLike,
     csr_ids: np.ndarray,
@@ -573,26 +616,30 @@ def compute_pair_arrays(
     report: Callable[[str, int, int], None] | None = None,
     identity: tuple[np.ndarray, np.ndarray] | None = None,
     reference_roots: Sequence[str] = (),
+    sets: FingerprintSets | None = None,
 ) -> PairArrays:
     """Every pair with best score >= ``min_similarity`` (and something shared), as arrays.
 
     files: the file table; (csr_ids, offsets, values): sorted distinct fingerprints per file
-    id.  Exact/content classes become star pairs against their representative; other pairs
+    id -- or ``sets``, the same sets held elsewhere (:class:`FingerprintSets`, e.g. a store
+    partitioned by value on a cluster: ``simscan.cluster``; the three arrays are then None).
+    Exact/content classes become star pairs against their representative; other pairs
     are between representatives (a file identical to X shares X's pairs).
     Rows with the same (device, inode) (``identity``, default: the table's columns) are one
     file: only the preferred of them takes part (see ``distinct_file_rows``; files under
     ``reference_roots`` preferred first, as in groups), so no pair ever joins a file with itself.  Raises :class:`Cancelled` when ``cancel`` is set.
     """
+    if sets is None:
+        sets = CsrSets(csr_ids, offsets, values)
     # The path kept of a file reached by several paths follows the groups' reference rules.
     keep = distinct_file_rows(files, identity, reference_roots)
     if keep is not None:
         sub = compute_pair_arrays(
-            subset_table(files, keep), csr_ids, offsets, values, min_similarity=min_similarity, params=params,
+            subset_table(files, keep), None, None, None, min_similarity=min_similarity, params=params,
             cancel=cancel, report=report, identity=(np.zeros(keep.size, np.int64), np.zeros(keep.size, np.int64)),
+            sets=sets,
         )
         return dataclasses.replace(sub, a=keep[sub.a], b=keep[sub.b])
-    offsets = np.asarray(offsets, dtype=np.int64)
-    values = np.asarray(values, dtype=np.uint64)
     n = len(files.paths)
     cls = exact_classes(files)
     sim = np.asarray(files.simhash, dtype=np.uint64)
@@ -606,14 +653,14 @@ def compute_pair_arrays(
 
     # --- candidates between representatives (in row order: any order gives the same pairs)
     rep_rows = np.sort(cls.rep)
-    csr_row = align_csr(files, csr_ids, offsets)[rep_rows]
+    csr_row = sets.rows(files)[rep_rows]
     has = csr_row >= 0
     rep_rows, csr_row = rep_rows[has], csr_row[has]
     nr = rep_rows.size
     # Set sizes per level (see ``levels``): a pair is sized at the coarser level of the two.
     rep_text = np.asarray(files.is_text, dtype=bool)[rep_rows]
     flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
-    full_size, kept_size, keys, cnts = shared_counts(offsets, values, csr_row, rep_text, params, cancel, report)
+    full_size, kept_size, keys, cnts = sets.shared_counts(csr_row, rep_text, params, cancel, report)
 
     # --- simhash candidates among representatives that have fingerprints
     with_fp = np.flatnonzero(full_size[:, 0] > 0)
@@ -656,7 +703,7 @@ def compute_pair_arrays(
             kept_best = np.maximum(r[close], np.maximum(ca[close], cb[close]))
             close = close[np.maximum(ur, np.maximum(uca, ucb)) > kept_best]
         if close.size:
-            full_inter = intersect_counts(offsets, values, csr_row[ra[close]], csr_row[rb[close]])
+            full_inter = sets.intersect(csr_row[ra[close]], csr_row[rb[close]])
             lc = lv[close]
             fr, fca, fcb = _scores(full_inter, full_size[ra[close], lc], full_size[rb[close], lc])
             better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))
