@@ -660,6 +660,20 @@ def _result(run_id: int, counts: dict[str, float], cancelled: bool, index: Index
     )
 
 
+def document_outcomes(done: list[tuple[Any, Any, str | None]]) -> list[Outcome]:
+    """Outcomes of the extraction pool (``(slot, simscan.extract.document.DocumentRead | None,
+    reason)``) as the reading threads give theirs, the payload ending in the document's source."""
+    outcomes: list[Outcome] = []
+    for slot, read, reason in done:
+        if read is None:
+            outcomes.append((slot, None, reason))
+            continue
+        payload = _payload(read.fingerprints)
+        note = "; ".join(n for n in (read.note, payload[10]) if n) or None
+        outcomes.append((slot, read.key, (*payload[:10], note, payload[11], read.source)))
+    return outcomes
+
+
 def _task_bytes(task: Task) -> int:
     return sum(item[2] for item in task[1])
 
@@ -740,18 +754,8 @@ class _Reader:
         return True
 
     def _handle_documents(self, done: list[tuple[Any, Any, str | None]]) -> None:
-        """Outcomes of the extraction pool as the workers' (``simscan.extract.document.DocumentRead``)."""
-        if not done:
-            return
-        outcomes: list[Outcome] = []
-        for slot, read, reason in done:
-            if read is None:
-                outcomes.append((slot, None, reason))
-                continue
-            payload = _payload(read.fingerprints)
-            note = "; ".join(n for n in (read.note, payload[10]) if n) or None
-            outcomes.append((slot, read.key, (*payload[:10], note, payload[11], read.source)))
-        self._handle(outcomes)
+        if done:
+            self._handle(document_outcomes(done))
 
     def _pump(self, cancel: CancelToken, block: bool) -> bool:
         if not self.walking:

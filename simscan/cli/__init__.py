@@ -41,7 +41,7 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from simscan.cli import cleanup_cmds, gui_cmd, scan_cmds, similarity_cmds
+    from simscan.cli import cleanup_cmds, cluster_cmds, gui_cmd, scan_cmds, similarity_cmds
 
     parser = argparse.ArgumentParser(
         prog="simscan",
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"simscan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (scan_cmds, similarity_cmds, cleanup_cmds, gui_cmd):
+    for module in (scan_cmds, similarity_cmds, cleanup_cmds, gui_cmd, cluster_cmds):
         module.register(sub)
     return parser
 

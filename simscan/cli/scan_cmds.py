@@ -43,22 +43,8 @@ def parse_size(text: str) -> int:
     return int(num * base ** " kmgt".index(unit or " "))
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "scan",
-        help="scan folders into the index (only new and changed files are read)",
-        description="Walk ROOTs and fingerprint every new or changed file into the index. Files are "
-        "never modified. Problems with single files are listed by `simscan problems`.",
-        epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
-        "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
-        "problems in single files), 2 bad arguments (a ROOT that is not there or cannot be read: nothing is "
-        "scanned), 3 the index cannot be used (damaged: the message says whether a scan repairs it or --rebuild "
-        "is needed; its disk is full; "
-        "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
-        "kept either way).",
-    )
-    p.add_argument("roots", nargs="+", metavar="ROOT", type=Path, help="folder or file to scan")
-    add_index_option(p)
+def add_walk_options(p: argparse.ArgumentParser) -> None:
+    """The options that choose which files a scan reads (``scan``, ``cluster scan``)."""
     p.add_argument(
         "--exclude",
         action="append",
@@ -94,10 +80,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="skip files larger than N (bytes; 10k, 2MB, 1GiB also work)",
     )
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPUs)")
     p.add_argument(
         "--follow-links", action="store_true", help="follow symbolic links (never to places outside the ROOTs)"
     )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "scan",
+        help="scan folders into the index (only new and changed files are read)",
+        description="Walk ROOTs and fingerprint every new or changed file into the index. Files are "
+        "never modified. Problems with single files are listed by `simscan problems`.",
+        epilog="A second scan reads only new and changed files; renamed files are recognised, and files "
+        "that are gone (or now excluded) under the ROOTs leave the index. Exit codes: 0 done (even with "
+        "problems in single files), 2 bad arguments (a ROOT that is not there or cannot be read: nothing is "
+        "scanned), 3 the index cannot be used (damaged: the message says whether a scan repairs it or --rebuild "
+        "is needed; its disk is full; "
+        "another scan is running), 130 interrupted by Ctrl-C, 143 terminated by SIGTERM (finished work is "
+        "kept either way).",
+    )
+    p.add_argument("roots", nargs="+", metavar="ROOT", type=Path, help="folder or file to scan")
+    add_index_option(p)
+    add_walk_options(p)
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes (default: CPUs)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
     p.add_argument(
         "--no-cache",
@@ -159,13 +164,8 @@ def _root_problem(path: Path) -> str | None:
     return None
 
 
-def cmd_scan(args: argparse.Namespace) -> int:
-    from simscan.index import rebuild
-    from simscan.scanner import ScanRequest, run_scan
-
-    if args.jobs is not None and args.jobs < 1:
-        print("simscan: --jobs must be at least 1", file=sys.stderr)
-        return 2
+def check_walk_args(args: argparse.Namespace) -> int | None:
+    """2 (said on stderr) when a scan's ROOTs or sizes cannot be right, else None."""
     if args.max_size is not None and args.min_size > args.max_size:
         # Nothing would be scanned, and every file already indexed under the roots would be forgotten.
         print(f"simscan: --min-size {args.min_size:,} is larger than --max-size {args.max_size:,} (bytes)",
@@ -183,6 +183,19 @@ def cmd_scan(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    return None
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from simscan.index import rebuild
+    from simscan.scanner import ScanRequest, run_scan
+
+    if args.jobs is not None and args.jobs < 1:
+        print("simscan: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    bad = check_walk_args(args)
+    if bad is not None:
+        return bad
     if args.rebuild:
         idx, moved = rebuild(args.index)
         idx.close()
@@ -337,7 +350,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_problems(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as idx:
         rows = idx.problems(last_run_only=not args.all)
-    if args.format == "json":
+    print_problems(rows, args.format, "no problems in the last scan" if not args.all else "no problems recorded")
+    return 0
+
+
+def print_problems(rows: list[tuple[str, str]], fmt: str, none: str) -> None:
+    """``(path, reason)`` rows as ``problems`` prints them (``none``: what stderr says of no row)."""
+    if fmt == "json":
         for path, reason in rows:
             # As `pairs` writes paths: \xNN for bytes that are not UTF-8, and then the exact bytes in base64.
             rec = {"path": display_path(path), "reason": reason}
@@ -345,13 +364,11 @@ def cmd_problems(args: argparse.Namespace) -> int:
             if raw is not None:
                 rec["path_raw"] = raw
             print(json.dumps(rec, ensure_ascii=False))
-        return 0
+        return
     if not rows:
-        print("no problems in the last scan" if not args.all else "no problems recorded", file=sys.stderr)
-        return 0
+        print(none, file=sys.stderr)
     for path, reason in rows:
         print(f"{display_path(path, terminal=True)}: {terminal_text(reason)}")  # (reasons are stored escaped)
-    return 0
 
 
 __all__ = ["SimscanError", "cmd_check", "cmd_problems", "cmd_scan", "cmd_stats", "parse_size", "register"]

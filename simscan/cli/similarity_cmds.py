@@ -289,12 +289,15 @@ def _count(value: str) -> int:
     return v
 
 
-def _add_common(p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "json", "csv")) -> None:
+def _add_common(
+    p: argparse.ArgumentParser, formats: Sequence[str] = ("text", "json", "csv"), index: bool = True
+) -> None:
     from simscan.cli.common import add_index_option
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
     from simscan.similarity.evidence import DEFAULT_MIN_PASSAGE
 
-    add_index_option(p)
+    if index:
+        add_index_option(p)
     p.add_argument(
         "--min-similarity", "-m", type=_min_sim, default=DEFAULT_MIN_SIMILARITY, metavar="P",
         help=f"report pairs whose best score (max of resemblance and both containments) is at least P "
@@ -333,7 +336,7 @@ def _add_ignore_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _params(args: argparse.Namespace) -> Any:
+def params_from_args(args: argparse.Namespace) -> Any:
     from simscan.similarity import SimilarityParams
     from simscan.similarity.engine import ignore_texts
 
@@ -358,14 +361,22 @@ def _progress_bar() -> Any:
 def cmd_pairs(args: argparse.Namespace) -> int:
     from simscan.cli.common import open_index_from_args
     from simscan.similarity import find_pairs
-    from simscan.similarity.core import expand_copy_pairs
 
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
         pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
-                           params=_params(args))
+                           params=params_from_args(args))
         bar.finish()
         _warn_incomplete(index)
+    print_pairs(args, pairs)
+    return 0
+
+
+def print_pairs(args: argparse.Namespace, pairs: list[Any]) -> None:
+    """Write ``pairs`` (representatives' pairs, as ``find_pairs`` gives them) as ``pairs`` does:
+    copies expanded unless ``--representatives-only``, in ``--format``."""
+    from simscan.similarity.core import expand_copy_pairs
+
     if not args.representatives_only:
         pairs, left_out = expand_copy_pairs(pairs, args.max_copy_pairs)
         if left_out:
@@ -374,7 +385,6 @@ def cmd_pairs(args: argparse.Namespace) -> int:
                   "paired with as exact/content.", file=sys.stderr)
     write_pairs(pairs, args.format, _out())
     _say_none(args, pairs, "pairs")
-    return 0
 
 
 def _warn_incomplete(index: Any) -> None:
@@ -405,23 +415,41 @@ def cmd_groups(args: argparse.Namespace) -> int:
     from simscan.similarity import find_groups
 
     bar = _progress_bar()
+    roots = reference_roots(args)
+    empty: list[str] = []
+    with open_index_from_args(args, readonly=True) as index:
+        groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
+                             cache=not args.no_cache, params=params_from_args(args), keep=keep_rules(args),
+                             empty=empty)
+        bar.finish()
+        _warn_incomplete(index)
+
+    def plan_files() -> tuple[Any, str]:
+        with open_index_from_args(args, readonly=True) as index:
+            return index.files(), str(index.path) if hasattr(index, "path") else ""
+
+    return print_groups(args, groups, empty, plan_files)
+
+
+def reference_roots(args: argparse.Namespace) -> list[str]:
+    """The ``--reference`` folders, absolute; a note on stderr for each that is no folder."""
     roots = [os.path.abspath(r) for r in args.reference]
     for r in roots:
         if not os.path.isdir(r):  # a typo would silently change nothing
             what = "is not a folder" if os.path.exists(r) else "does not exist"
             print(f"simscan: note: the reference folder {display_path(r, terminal=True)} {what}; "
                   "no file is preferred for it", file=sys.stderr)
-    keep = _keep_rules(args)
+    return roots
+
+
+def print_groups(args: argparse.Namespace, groups: list[Any], empty: list[str], plan_files: Any) -> int:
+    """Write ``groups`` as ``groups`` does: filtered by ``--kind``, ordered by ``--sort``, with the
+    empty files (``empty``: their paths) when asked, and the plan of ``--plan``
+    (``plan_files()``: the file table the checksums come from, and where it is)."""
     kinds = set(args.kind or GROUP_KINDS)
-    empty: list[str] = []
-    with open_index_from_args(args, readonly=True) as index:
-        groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
-                             cache=not args.no_cache, params=_params(args), keep=keep, empty=empty)
-        bar.finish()
-        _warn_incomplete(index)
     groups = sort_groups(filter_groups(groups, kinds), args.sort)
     if args.plan:
-        _write_plan(args, groups)
+        _write_plan(args, groups, *plan_files())
     write_groups(groups, args.format, _out(), empty if "empty" in kinds and args.kind else None)
     if empty and not ("empty" in kinds and args.kind) and args.format == "text":
         print(f"simscan: {len(empty):,} empty files are left out of the groups (every empty file is alike); "
@@ -431,16 +459,12 @@ def cmd_groups(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_plan(args: argparse.Namespace, groups: Sequence[Any]) -> None:
+def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: str) -> None:
     """``groups --plan FILE``: the plan that moves every extra copy of the listed groups to the trash
-    (``simscan apply FILE`` checks and applies it)."""
+    (``simscan apply FILE`` checks and applies it); ``t``: the file table the groups come from."""
     from simscan.cleanup import plan_for_copies, write_plan
-    from simscan.cli.common import open_index_from_args
 
-    with open_index_from_args(args, readonly=True) as index:
-        t = index.files()
-        sums = {p: (c.hex() if isinstance(c, bytes) else "") for p, c in zip(t.paths, t.checksum)}
-        where = str(index.path) if hasattr(index, "path") else ""
+    sums = {p: (c.hex() if isinstance(c, bytes) else "") for p, c in zip(t.paths, t.checksum)}
     plan = plan_for_copies(groups, lambda p: sums.get(p, ""), where)
     try:
         write_plan(plan, args.plan)
@@ -450,7 +474,7 @@ def _write_plan(args: argparse.Namespace, groups: Sequence[Any]) -> None:
           f"to {_shown(args.plan)}; review it, then run `simscan apply {_shown(args.plan)}`.", file=sys.stderr)
 
 
-def _keep_rules(args: argparse.Namespace) -> Any:
+def keep_rules(args: argparse.Namespace) -> Any:
     from simscan.similarity.keep import KeepRules
 
     try:
@@ -476,27 +500,40 @@ def _add_keep_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_query(args: argparse.Namespace) -> int:
     from simscan.cli.common import open_index_from_args
+
+    with open_index_from_args(args, readonly=True) as index:
+        pairs, failed = query_files(args, index)
+        _warn_incomplete(index)
+    return print_query(args, pairs, failed)
+
+
+def query_files(args: argparse.Namespace, index: Any) -> tuple[list[Any], int]:
+    """``query`` of each of ``args.files`` in ``index``: (pairs, how many files could not be read).
+    One file that cannot be read is named on stderr and the others are still queried (a single
+    FILE raises :class:`FileProblem`)."""
     from simscan.similarity import query
 
-    out = _out()
     pairs = []
-    params = _params(args)  # (reads the texts to ignore once)
+    params = params_from_args(args)  # (reads the texts to ignore once)
     failed = 0
-    with open_index_from_args(args, readonly=True) as index:
-        for f in args.files:
-            # One file that cannot be read is named, and the others are still queried (exit 1).
-            problem = _unreadable(f) if not os.path.isfile(f) else None
-            if problem is None:
-                try:
-                    pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params))
-                except OSError as e:
-                    problem = FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}")
-            if problem is not None:
-                if len(args.files) == 1:
-                    raise problem
-                print(f"simscan: {problem}", file=sys.stderr)
-                failed += 1
-        _warn_incomplete(index)
+    for f in args.files:
+        problem = _unreadable(f) if not os.path.isfile(f) else None
+        if problem is None:
+            try:
+                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params))
+            except OSError as e:
+                problem = FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}")
+        if problem is not None:
+            if len(args.files) == 1:
+                raise problem
+            print(f"simscan: {problem}", file=sys.stderr)
+            failed += 1
+    return pairs, failed
+
+
+def print_query(args: argparse.Namespace, pairs: list[Any], failed: int) -> int:
+    """Write the pairs of :func:`query_files` in ``--format``; the exit code (1 when a file failed)."""
+    out = _out()
     write_pairs(pairs, args.format, out)
     if failed < len(args.files):
         _say_none(args, pairs, "similar files")
@@ -634,17 +671,40 @@ such text score lower there than here.  The matching passages always include it.
 --format json prints one JSON object with the scores and the character ranges."""
 
 
+def add_options(p: argparse.ArgumentParser, command: str, index: bool = True) -> None:
+    """The arguments of ``pairs``, ``groups`` or ``query`` (``command``), results cache aside;
+    without ``index`` no ``--index`` (``simscan cluster`` reads a store instead)."""
+    if command == "query":
+        p.add_argument("files", nargs="+", metavar="FILE")
+    _add_common(p, index=index)
+    if command == "pairs":
+        p.add_argument("--representatives-only", action="store_true",
+                       help="pair only the oldest of identical copies with other files (smaller output)")
+        p.add_argument("--max-copy-pairs", type=_count, default=MAX_COPY_PAIRS, metavar="N",
+                       help="list at most N pairs inherited by copies (default %(default)s)")
+    elif command == "groups":
+        p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
+                       help="prefer files under DIR as references (repeatable)")
+        p.add_argument("--kind", action="append", choices=tuple(GROUP_KINDS), metavar="KIND",
+                       help="list only the groups holding such files, with their reference and those files "
+                       "(repeatable): " + "; ".join(f"{k}: {v}" for k, v in GROUP_KINDS.items()))
+        p.add_argument("--sort", choices=GROUP_SORTS, default=None,
+                       help="order of the groups: reclaimable (most bytes freed by removing the extra copies "
+                       "first), similarity (most similar first), path (of the reference); default: as grouped")
+        _add_keep_options(p)
+        p.add_argument("--plan", metavar="FILE", default=None,
+                       help="also write the plan that moves every extra copy of the listed groups to the trash "
+                       "(the file kept of each set stays): a shell script when FILE ends in .sh, else JSON; check "
+                       "and apply it with `simscan apply FILE`")
+    _add_view_option(p)
+    _add_ignore_option(p)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pairs", help="list pairs of similar files in the index",
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_SCORES_EPILOG,
                        description="List every pair of indexed files whose best score is at least P percent.")
-    _add_common(p)
-    p.add_argument("--representatives-only", action="store_true",
-                   help="pair only the oldest of identical copies with other files (smaller output)")
-    p.add_argument("--max-copy-pairs", type=_count, default=MAX_COPY_PAIRS, metavar="N",
-                   help="list at most N pairs inherited by copies (default %(default)s)")
-    _add_view_option(p)
-    _add_ignore_option(p)
+    add_options(p, "pairs")
     _add_cache_option(p)
     p.set_defaults(func=cmd_pairs)
 
@@ -654,22 +714,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        epilog="Each member shows its best score against the reference and its kind, read from the "
                        "member's side: exact, content, near, contained (the member lies in the reference: an "
                        "excerpt) or contains (the reference lies in the member).")
-    _add_common(p)
-    p.add_argument("--reference", "-r", action="append", default=[], metavar="DIR",
-                   help="prefer files under DIR as references (repeatable)")
-    p.add_argument("--kind", action="append", choices=tuple(GROUP_KINDS), metavar="KIND",
-                   help="list only the groups holding such files, with their reference and those files "
-                   "(repeatable): " + "; ".join(f"{k}: {v}" for k, v in GROUP_KINDS.items()))
-    p.add_argument("--sort", choices=GROUP_SORTS, default=None,
-                   help="order of the groups: reclaimable (most bytes freed by removing the extra copies "
-                   "first), similarity (most similar first), path (of the reference); default: as grouped")
-    _add_keep_options(p)
-    p.add_argument("--plan", metavar="FILE", default=None,
-                   help="also write the plan that moves every extra copy of the listed groups to the trash (the "
-                   "file kept of each set stays): a shell script when FILE ends in .sh, else JSON; check and "
-                   "apply it with `simscan apply FILE`")
-    _add_view_option(p)
-    _add_ignore_option(p)
+    add_options(p, "groups")
     _add_cache_option(p)
     p.set_defaults(func=cmd_groups)
 
@@ -677,10 +722,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_QUERY_EPILOG,
                        description="Find files in the index similar to FILE (which need not be indexed); "
                        "a is the queried file.")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    _add_common(p)
-    _add_view_option(p)
-    _add_ignore_option(p)
+    add_options(p, "query")
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("compare", help="compare two files and show their matching passages",

@@ -53,6 +53,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -600,6 +601,74 @@ def shared_counts(
     return full_size.astype(np.float64), kept_size.astype(np.float64), keys, cnts
 
 
+class FingerprintSets(Protocol):
+    """Where :func:`compute_pair_arrays` finds the files' fingerprint sets (one view, common
+    values included, texts to ignore left out): the reads a pair search makes of them.
+
+    ``spans``: not None when the sets carry each value's dominance span (ALGORITHM_VERSION 12): a
+    value then counts for a pair where its span reaches the pair's window in both files."""
+
+    spans: Any
+
+    def rows(self, files: FileTableLike) -> np.ndarray:
+        """Per file row, a handle of its set for the two methods below (int64; -1: no set)."""
+        ...
+
+    def shared_counts(
+        self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
+        cancel: CancelToken | None, report: Callable[[str, int, int], None] | None,
+        row_level: np.ndarray | None = None, rare: list[np.ndarray] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`shared_counts` of the sets ``csr_row`` (handles)."""
+        ...
+
+    def intersect(
+        self, rows_a: np.ndarray, rows_b: np.ndarray, text_a: np.ndarray, text_b: np.ndarray, level: np.ndarray,
+        view: int, ignored: np.ndarray,
+    ) -> np.ndarray:
+        """|a ∩ b| of the full sets of each pair of handles (common values too, ``ignored`` ones not;
+        ``text_a`` / ``text_b``: whether each is a text file), at each pair's ``level``."""
+        ...
+
+
+class CsrSets:
+    """The fingerprint sets held in memory as a CSR: ``csr_ids`` (file ids), ``offsets``,
+    ``values`` (sorted distinct values per row), ``spans`` (aligned with the values, or None);
+    handles are CSR rows."""
+
+    def __init__(self, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,
+                 spans: np.ndarray | None = None) -> None:
+        self.ids = csr_ids
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.values = np.asarray(values, dtype=np.uint64)
+        self.spans = None if spans is None else np.asarray(spans, dtype=np.uint8)
+
+    def rows(self, files: FileTableLike) -> np.ndarray:
+        return align_csr(files, self.ids, self.offsets)
+
+    def shared_counts(
+        self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
+        cancel: CancelToken | None, report: Callable[[str, int, int], None] | None,
+        row_level: np.ndarray | None = None, rare: list[np.ndarray] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        value_lv = None if self.spans is None else LEVEL_OF_SPAN[self.spans]
+        return shared_counts(self.offsets, self.values, csr_row, row_text, params, cancel, report, value_lv,
+                             row_level, rare)
+
+    def intersect(
+        self, rows_a: np.ndarray, rows_b: np.ndarray, text_a: np.ndarray, text_b: np.ndarray, level: np.ndarray,
+        view: int, ignored: np.ndarray,
+    ) -> np.ndarray:
+        if self.spans is None:
+            return intersect_counts(self.offsets, self.values, rows_a, rows_b)
+        handles, inv = np.unique(np.concatenate((rows_a, rows_b)), return_inverse=True)
+        text = np.zeros(handles.size, bool)
+        text[inv] = np.concatenate((text_a, text_b))
+        sets = sets_of_rows(self.offsets, self.values, self.spans, handles, text)
+        ev = pair_evidence(sets, inv[: rows_a.size], inv[rows_a.size :], window_of_level(level), view, ignored)
+        return ev.inter.astype(np.int64)
+
+
 def compute_pair_arrays(
     files: FileTableLike,
     csr_ids: np.ndarray,
@@ -615,12 +684,15 @@ def compute_pair_arrays(
     spans: np.ndarray | None = None,
     places: PlacesLoader | None = None,
     view: int = 0,
+    sets: FingerprintSets | None = None,
 ) -> PairArrays:
     """Every pair with best score >= ``min_similarity`` (and something shared), or sharing a passage
     of at least ``params.min_passage`` characters, as arrays.
 
     files: the file table; (csr_ids, offsets, values): sorted distinct fingerprints per file
-    id.  Exact/content classes become star pairs against their representative; other pairs
+    id -- or ``sets``, the same sets held elsewhere (:class:`FingerprintSets`, e.g. a store
+    partitioned by value on a cluster: ``simscan.cluster``; the three arrays are then None).
+    Exact/content classes become star pairs against their representative; other pairs
     are between representatives (a file identical to X shares X's pairs).
     Rows with the same (device, inode) (``identity``, default: the table's columns) are one
     file: only the preferred of them takes part (see ``distinct_file_rows``; files under
@@ -633,17 +705,17 @@ def compute_pair_arrays(
     view: the view these values are of (0 text, 1 code: ``views``).
     Raises :class:`Cancelled` when ``cancel`` is set.
     """
+    if sets is None:
+        sets = CsrSets(csr_ids, offsets, values, spans)
     # The path kept of a file reached by several paths follows the groups' reference rules.
     keep = distinct_file_rows(files, identity, reference_roots)
     if keep is not None:
         sub = compute_pair_arrays(
-            subset_table(files, keep), csr_ids, offsets, values, min_similarity=min_similarity, params=params,
+            subset_table(files, keep), None, None, None, min_similarity=min_similarity, params=params,
             cancel=cancel, report=report, identity=(np.zeros(keep.size, np.int64), np.zeros(keep.size, np.int64)),
-            spans=spans, places=places, view=view,
+            places=places, view=view, sets=sets,
         )
         return dataclasses.replace(sub, a=keep[sub.a], b=keep[sub.b])
-    offsets = np.asarray(offsets, dtype=np.int64)
-    values = np.asarray(values, dtype=np.uint64)
     n = len(files.paths)
     cls = exact_classes(files)
     sim = np.asarray(files.simhash, dtype=np.uint64)
@@ -657,24 +729,21 @@ def compute_pair_arrays(
 
     # --- candidates between representatives (in row order: any order gives the same pairs)
     rep_rows = np.sort(cls.rep)
-    csr_row = align_csr(files, csr_ids, offsets)[rep_rows]
+    csr_row = sets.rows(files)[rep_rows]
     has = csr_row >= 0
     rep_rows, csr_row = rep_rows[has], csr_row[has]
     nr = rep_rows.size
     # Set sizes per level (see ``levels``): a pair is sized at the coarser level of the two.
     rep_text = np.asarray(files.is_text, dtype=bool)[rep_rows]
     flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
-    value_lv = None if spans is None else LEVEL_OF_SPAN[np.asarray(spans, np.uint8)]
     rare: list[np.ndarray] = []
-    full_size, kept_size, keys, cnts = shared_counts(
-        offsets, values, csr_row, rep_text, params, cancel, report, value_lv,
-        flevel if spans is not None else None, rare,
+    full_size, kept_size, keys, cnts = sets.shared_counts(
+        csr_row, rep_text, params, cancel, report, flevel if sets.spans is not None else None, rare,
     )
     common, frequent = rare
     ignored = params.ignored()
     if ignored.size:
         common = np.union1d(common, ignored)
-    del value_lv
 
     # --- simhash candidates among representatives that have fingerprints
     with_fp = np.flatnonzero(full_size[:, 0] > 0)
@@ -691,17 +760,9 @@ def compute_pair_arrays(
     cnts = np.concatenate((cnts, np.zeros(int(new.sum()), np.int32)))
     _check(cancel)
 
-    def full_intersections(ra: np.ndarray, rb: np.ndarray, lv: np.ndarray) -> np.ndarray:
-        """|a ∩ b| of the full sets (common values too) at each pair's level."""
-        if spans is None:
-            return intersect_counts(offsets, values, csr_row[ra], csr_row[rb])
-        sets, row = sets_of_rows(offsets, values, spans, rep_text, csr_row, np.union1d(ra, rb))
-        ev = pair_evidence(sets, row[ra], row[rb], window_of_level(lv), view, ignored)
-        return ev.inter.astype(np.int64)
-
     # Score in chunks, keeping only what passes: memory stays proportional to the chunk and
     # the survivors, not to every candidate.
-    want_passages = places is not None and spans is not None
+    want_passages = places is not None and sets.spans is not None
     parts: list[tuple[np.ndarray, ...]] = []
     for c0 in range(0, keys.size, _SCORE_CHUNK):
         _check(cancel)
@@ -726,7 +787,8 @@ def compute_pair_arrays(
             kept_best = np.maximum(r[close], np.maximum(ca[close], cb[close]))
             close = close[np.maximum(ur, np.maximum(uca, ucb)) > kept_best]
         if close.size:
-            full_inter = full_intersections(ra[close], rb[close], lv[close])
+            full_inter = sets.intersect(csr_row[ra[close]], csr_row[rb[close]], rep_text[ra[close]],
+                                        rep_text[rb[close]], lv[close], view, ignored)
             lc = lv[close]
             fr, fca, fcb = _scores(full_inter, full_size[ra[close], lc], full_size[rb[close], lc])
             better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))

@@ -65,7 +65,8 @@ def _snapshot(index: Any) -> Iterator[None]:
             conn.execute("ROLLBACK")  # nothing was written; ends the read snapshot
 
 
-def _reporter(progress: ProgressSink | None) -> Callable[[str, int, int], None] | None:
+def progress_reporter(progress: ProgressSink | None) -> Callable[[str, int, int], None] | None:
+    """The ``report(phase, done, total)`` of the pair search, as throttled reports to ``progress``."""
     if progress is None:
         return None
     throttle = Throttle(progress)
@@ -277,7 +278,7 @@ def find_pair_set(
     places = _places_loader(index, files, ids, gen) if spans is not None else None
     pa = compute_pair_arrays_by_view(
         files, ids, offsets, values, consume=True, min_similarity=floor if can_cache else min_similarity, params=params,
-        cancel=cancel, report=_reporter(progress), identity=identity, reference_roots=reference_roots,
+        cancel=cancel, report=progress_reporter(progress), identity=identity, reference_roots=reference_roots,
         spans=spans, places=places,
     )
     del ids, offsets, values, spans
@@ -405,6 +406,16 @@ def find_groups(
                            reference_roots=reference_roots, cache=cache, params=params)
     except Cancelled:
         return []
+    return groups_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots, keep=keep,
+                              empty=empty)
+
+
+def groups_of_pair_set(
+    ps: PairSet, *, min_similarity: float, reference_roots: Sequence[str] = (), keep: KeepRules = DEFAULT_KEEP,
+    empty: list[str] | None = None,
+) -> list[Group]:
+    """The groups of :func:`find_groups` (same ``keep`` and ``empty``) from a pair set found with
+    the same ``reference_roots`` (here or elsewhere: ``simscan.cluster`` finds it on a cluster)."""
     table = sorted_rounded(ps.pairs)
     ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots,
                            keep=keep)
@@ -494,6 +505,9 @@ def _scan_holders(index: Any, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     2 s per million files, paid only by queries of short files)."""
     if qset.size == 0:
         return np.empty(0, np.uint64), np.empty(0, np.int64)
+    holders = getattr(index, "holders", None)
+    if holders is not None:  # an index that finds every holder of a value at once (``simscan.cluster``)
+        return holders(qset)
     batches = getattr(index, "iter_fingerprints", None)
     if batches is None:  # pragma: no cover - another index implementation
         return index.files_with_fingerprints(qset)

@@ -105,26 +105,20 @@ PlacesLoader = Callable[[np.ndarray], tuple[StoredSets, np.ndarray]]
 
 
 def sets_of_rows(
-    offsets: np.ndarray, values: np.ndarray, spans: np.ndarray, is_text: np.ndarray, csr_row: np.ndarray,
-    rows: np.ndarray,
-) -> tuple[StoredSets, np.ndarray]:
-    """Stored sets without places (zeros: counts only) of the files at positions ``rows`` (sorted,
-    distinct) of ``csr_row`` (their CSR rows in ``offsets`` / ``values`` / ``spans``; ``is_text`` per
-    position), and for every position its row in them (-1: not taken)."""
+    offsets: np.ndarray, values: np.ndarray, spans: np.ndarray, rows: np.ndarray, is_text: np.ndarray,
+) -> StoredSets:
+    """Stored sets without places (zeros: for counts only) of the CSR rows ``rows`` of ``offsets`` /
+    ``values`` / ``spans`` (``is_text``: per row asked), in that order."""
     rows = np.asarray(rows, np.int64)
-    cr = np.asarray(csr_row, np.int64)[rows]
-    lo, hi = offsets[cr], offsets[cr + 1]
+    lo, hi = offsets[rows], offsets[rows + 1]
     counts = hi - lo
-    idx = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(int(counts.sum()))
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    idx = np.repeat(lo - starts[:-1], counts) + np.arange(int(starts[-1]))
     n = idx.size
-    sets = StoredSets(
-        np.concatenate(([0], np.cumsum(counts))).astype(np.int64), np.asarray(values)[idx],
-        np.asarray(spans)[idx], np.zeros(n, np.uint32), np.zeros(n, np.uint32), np.zeros(n, np.uint16),
-        np.asarray(is_text, bool)[rows],
+    return StoredSets(
+        starts.astype(np.int64), np.asarray(values)[idx], np.asarray(spans)[idx], np.zeros(n, np.uint32),
+        np.zeros(n, np.uint32), np.zeros(n, np.uint16), np.asarray(is_text, bool),
     )
-    row = np.full(np.asarray(csr_row).size, -1, np.int64)
-    row[rows] = np.arange(rows.size)
-    return sets, row
 
 
 @dataclass(frozen=True, slots=True)

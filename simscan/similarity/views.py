@@ -25,7 +25,15 @@ import numpy as np
 
 from simscan.fingerprint import views as _fv
 from simscan.model import FingerprintMeta, Fingerprints
-from simscan.similarity.core import DEFAULT_SIM_PARAMS, PairArrays, align_csr, compute_pair_arrays, concat_pairs
+from simscan.similarity.core import (
+    DEFAULT_SIM_PARAMS,
+    CsrSets,
+    FingerprintSets,
+    PairArrays,
+    align_csr,
+    compute_pair_arrays,
+    concat_pairs,
+)
 
 #: Fewest shared code-view fingerprints for the code view to score a pair (about 250 units of
 #: code alike up to names; the text view keeps ``SimilarityParams.min_shared``).  Tiny sources
@@ -172,8 +180,18 @@ def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.nda
     (t_off, t_val, t_spans), code = split_csr(files, csr_ids, offsets, values, consume=consume,
                                               keep_code=params.code_view, spans=spans)
     del spans
-    text = compute_pair_arrays(files, csr_ids, t_off, t_val, spans=t_spans, view=_fv.TEXT, **kwargs)
-    if code is None:
+    code_sets = None if code is None else CsrSets(csr_ids, code[0], code[1], code[2])
+    return pair_arrays_by_view(files, CsrSets(csr_ids, t_off, t_val, t_spans), code_sets, **kwargs)
+
+
+def pair_arrays_by_view(files: Any, text_sets: FingerprintSets, code_sets: FingerprintSets | None,
+                        **kwargs: Any) -> PairArrays:
+    """:func:`compute_pair_arrays_by_view` of sets held as :class:`core.FingerprintSets`, one
+    for each view (``code_sets`` None: no file has a code view, or ``params.code_view`` is off).
+    The keyword arguments of :func:`core.compute_pair_arrays`."""
+    params = kwargs.get("params", DEFAULT_SIM_PARAMS)
+    text = compute_pair_arrays(files, None, None, None, sets=text_sets, view=_fv.TEXT, **kwargs)
+    if code_sets is None:
         return text
     report = kwargs.get("report")
 
@@ -183,7 +201,7 @@ def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.nda
             report(f"code:{phase}", done, total)
 
     kwargs = dict(kwargs, report=code_report, params=replace(params, min_shared=max(params.min_shared, CODE_MIN_SHARED)))
-    by_code = compute_pair_arrays(files, csr_ids, code[0], code[1], spans=code[2], view=_fv.CODE, **kwargs)
+    by_code = compute_pair_arrays(files, None, None, None, sets=code_sets, view=_fv.CODE, **kwargs)
     by_code.view[:] = CODE_VIEW
     return merge_best(text, by_code)
 

@@ -1,0 +1,110 @@
+"""A Dask client: of a running scheduler (``--scheduler ADDRESS``), or of a ``LocalCluster`` of
+worker processes on this machine.  Workers must run this very simscan: the answers are the
+local ones only when every worker reads and fingerprints with the same code, so the versions
+are checked before any work is sent."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from simscan import __version__
+from simscan.cluster import INSTALL_HINT, ClusterUnavailable, require
+from simscan.model import ALGORITHM_VERSION
+
+#: Seconds to wait for a scheduler that does not answer.
+CONNECT_TIMEOUT_S = 30
+
+
+def worker_versions() -> tuple[str, int]:
+    """(simscan version, fingerprint algorithm version) of the process it runs in (a worker)."""
+    import simscan
+    from simscan.model import ALGORITHM_VERSION as algorithm
+
+    return simscan.__version__, algorithm
+
+
+def check_workers(client: Any) -> int:
+    """The number of workers, after checking that each runs this simscan.  Raises
+    :class:`ClusterUnavailable` when there is none or one runs another version."""
+    try:
+        got = client.run(worker_versions)
+    except Exception as e:
+        raise ClusterUnavailable(f"the workers cannot run simscan: {type(e).__name__}: {e}",
+                                 f"Install this simscan ({__version__}) with its cluster extra on every worker. "
+                                 + INSTALL_HINT) from e
+    if not got:
+        raise ClusterUnavailable("the scheduler has no workers", "Start some: `dask worker ADDRESS`.")
+    wrong = {addr: v for addr, v in got.items() if tuple(v) != (__version__, ALGORITHM_VERSION)}
+    if wrong:
+        addr, (ver, alg) = next(iter(wrong.items()))
+        raise ClusterUnavailable(
+            f"{len(wrong)} of {len(got)} workers run another simscan (e.g. {addr}: simscan {ver}, algorithm {alg}; "
+            f"this one is {__version__}, algorithm {ALGORITHM_VERSION})",
+            "Install the same simscan on the workers: their answers would differ.",
+        )
+    return len(got)
+
+
+@contextlib.contextmanager
+def connect(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` for the block: of ``scheduler`` (an address such as
+    ``tcp://host:8786``), or of a new ``LocalCluster`` of ``workers`` processes (default: one per
+    CPU) closed after it.  Raises :class:`ClusterUnavailable`."""
+    require()
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError) as e:
+            raise ClusterUnavailable(f"cannot reach the Dask scheduler at {scheduler}: {e}",
+                                     "Check the address; start one with `dask scheduler` and workers with "
+                                     "`dask worker ADDRESS`.") from e
+        try:
+            check_workers(client)
+            yield client
+        finally:
+            client.close()
+        return
+    import dask
+
+    n = workers or os.cpu_count() or 1
+    # One thread a worker: the native core reads with the GIL released, but a task's numpy work
+    # does not, and a process a core keeps the figures per worker honest.  The worker processes are
+    # started with SIGINT ignored (and keep it so: Python and asyncio leave an ignored SIGINT alone):
+    # Ctrl-C reaches every process of the terminal, and it is this one's to stop the work and close
+    # the cluster, without a traceback from each worker.  They are not daemonic (also when a nanny
+    # restarts one), so that they may start the processes that read documents under limits, as a
+    # local scan does (``simscan.extract.pool``).
+    with dask.config.set({"distributed.worker.daemon": False}):
+        with _sigint_ignored():
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+        try:
+            client = Client(cluster)
+            try:
+                check_workers(client)
+                yield client
+            finally:
+                client.close()
+        finally:
+            cluster.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process for the block (in the main thread; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

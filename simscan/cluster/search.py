@@ -1,0 +1,256 @@
+"""``simscan cluster pairs|groups|query``: the local pair search, with its inverted-index half on
+the workers.
+
+The local search (``similarity.core.compute_pair_arrays``) reads the fingerprint sets through
+three calls (``core.FingerprintSets``); :class:`StoreSets` answers them from the store's
+partitions on the cluster, and everything else -- copies, representatives, the common cut-off,
+the simhash candidates, the scores, the views, the groups, the output -- is the local code run
+here on the client.
+
+The shuffle on fingerprint values is the store's partitioning: a value lives in one partition,
+so each posting list lies in one partition and the partitions are counted apart, one task each
+(:func:`tasks.partition_counts`: read the partition, keep this view's values of the files taking
+part, sort, count), and the client adds the counts up.  The common cut-off needs the run lengths
+of every partition, so the tasks pair at the unlowered cut-off; when the lists under it make more
+pairs than ``pair_budget`` (rare: real collections stay far below it), the cut-off is lowered
+(``core.budget_cutoff``) and the partitions are counted again.  A worker killed mid-search costs
+Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets
+are intersected here, from their stored sets (a few files).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from simscan.cluster import tasks
+from simscan.cluster.store import Store, StoreError, partition_of
+from simscan.fingerprint import DEFAULT_PARAMS
+from simscan.fingerprint.views import CODE, TEXT
+from simscan.index.postings import posted_mask
+from simscan.model import ALGORITHM_VERSION
+from simscan.progress import Cancelled, CancelToken, ProgressSink
+from simscan.similarity import PairSet, SimilarityParams
+from simscan.similarity.core import DEFAULT_MIN_SIMILARITY, DEFAULT_SIM_PARAMS, budget_cutoff
+from simscan.similarity.engine import progress_reporter
+from simscan.similarity.views import pair_arrays_by_view
+
+
+def check_current(store: Store) -> None:
+    """Raise :class:`StoreError` when the store was fingerprinted by another algorithm version."""
+    if store.manifest.algorithm != ALGORITHM_VERSION and store.manifest.segments:
+        raise StoreError(
+            f"the store {store.root} was fingerprinted by another simscan (algorithm {store.manifest.algorithm}, "
+            f"this one: {ALGORITHM_VERSION})",
+            "Run `simscan cluster scan` on its folders again: every file is read again.",
+        )
+
+
+def _gather(client: Any, futures: list[Any], cancel: CancelToken | None, on_result: Any) -> None:
+    """Call ``on_result(result)`` for each future as it completes; on cancel, cancel the rest and
+    raise :class:`Cancelled`."""
+    from distributed import as_completed
+
+    try:
+        for _, result in as_completed(futures, with_results=True):
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled
+            on_result(result)
+    except BaseException:
+        client.cancel(futures)
+        raise
+
+
+class StoreSets:
+    """``core.FingerprintSets`` of one view of a store, counted on a cluster.  A set's handle is
+    its file id."""
+
+    #: The store keeps no spans yet: every value counts at every window (ALGORITHM_VERSION 12 needs them).
+    spans = None
+
+    def __init__(self, client: Any, store: Store, view: int, ignored: np.ndarray) -> None:
+        self.client = client
+        self.store = store
+        self.view = view
+        self.ignored = ignored
+        self._ids = np.zeros(0, np.int64)
+        self._text = np.zeros(0, bool)
+
+    def rows(self, files: Any) -> np.ndarray:
+        return np.asarray(files.ids, dtype=np.int64)  # every file read has a set (maybe empty)
+
+    def shared_counts(
+        self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
+        cancel: CancelToken | None, report: Any, row_level: np.ndarray | None = None,
+        rare: list[np.ndarray] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if rare is not None:
+            rare[:] = [np.zeros(0, np.uint64), np.zeros(0, np.uint64)]
+        client, parts_n = self.client, self.store.manifest.partitions
+        self._ids, self._text = np.asarray(csr_row, np.int64), np.asarray(row_text, bool)
+        n = self._ids.size
+        tag = uuid.uuid4().hex[:8]
+        ids_f, text_f, ignored_f = client.scatter([self._ids, self._text, self.ignored], broadcast=True, hash=False)
+        files = [[str(f) for f in self.store.part_files(p)] for p in range(parts_n)]
+        width = DEFAULT_PARAMS.max_level + 1
+        cutoff = params.common_cutoff(n)
+        full = np.zeros((n, width), np.int64)
+        hist = np.zeros(cutoff + 2, np.int64)
+        kept = np.zeros((n, width), np.int64)
+        keys: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+
+        def run(cut: int, first: bool) -> None:
+            done = made = 0  # made: (pair, shared value) incidences so far
+
+            def add(c: tasks.PartCounts) -> None:
+                nonlocal done, made
+                if first:
+                    hist[:] += c.hist
+                    full[c.owners] += c.full
+                # Once the first pass is over the budget a second one follows: its pairs are not kept.
+                if c.keys is not None and not (first and made > params.pair_budget):
+                    kept[c.owners] += c.kept
+                    keys.append(c.keys)
+                    counts.append(c.counts)
+                    made += int(c.counts.sum(dtype=np.int64))
+                    if first and made > params.pair_budget:
+                        keys.clear()
+                        counts.clear()
+                done += 1
+                if report:
+                    report("pairs", done, parts_n)
+
+            futures = [
+                client.submit(tasks.partition_counts, files[p], ids_f, text_f, self.view, ignored_f, cutoff=cutoff,
+                              cut=cut,
+                              budget=params.pair_budget if first else None, full=first,
+                              key=f"simscan-pairs-{self.view}-{p}-{int(first)}-{tag}")
+                for p in range(parts_n)
+            ]
+            _gather(client, futures, cancel, add)
+
+        # One pass pairs every partition at the cut-off.  When the posting lists under it make more
+        # pairs than the budget (a partition whose lists alone do leaves its pairs out), the cut-off
+        # is lowered as the local search lowers it and every partition is paired again at it.
+        run(cutoff, True)
+        cut = budget_cutoff(hist, cutoff, params.pair_budget)
+        if cut != cutoff:
+            kept[:] = 0
+            keys.clear()
+            counts.clear()
+            run(cut, False)
+        key, cnt = tasks.merge_counts(keys, counts)
+        return full.astype(np.float64), kept.astype(np.float64), key, cnt
+
+    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray, *_level_view: Any) -> np.ndarray:
+        """Read here from the files' stored sets (a few files: simhash neighbours), this view of
+        them less the texts to ignore, as the local search's CSR holds them."""
+        from simscan.similarity.arrays import intersect_counts
+        from simscan.similarity.views import drop_values, view_values
+
+        a, b = np.asarray(rows_a, np.int64), np.asarray(rows_b, np.int64)
+        if a.size == 0:
+            return np.zeros(0, np.int64)
+        ids, offsets, values = self.store.fingerprints(np.union1d(a, b))
+        _, at = tasks.positions(self._ids, ids)
+        offsets, values = view_values(offsets, values, self._text[at], self.view)
+        offsets, values = drop_values(offsets, values, self.ignored)
+        return intersect_counts(offsets, values, np.searchsorted(ids, a), np.searchsorted(ids, b))
+
+
+def has_code_view(store: Store) -> bool:
+    """Whether a live file has values of the code view (else the code pass has nothing to find)."""
+    import pyarrow.compute as pc
+
+    t = store.rows(["n_code", "error"])
+    t = t.filter(pc.is_null(t.column("error")))
+    return bool(t.num_rows) and int(pc.max(t.column("n_code")).as_py() or 0) > 0
+
+
+def find_pair_set(
+    client: Any,
+    store: Store,
+    *,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    reference_roots: Sequence[str] = (),
+    progress: ProgressSink | None = None,
+    cancel: CancelToken | None = None,
+) -> PairSet:
+    """Every pair of the store's files whose best score is >= ``min_similarity``: the
+    ``PairSet`` that ``similarity.find_pair_set`` finds for the same files without a cache.
+    Raises :class:`Cancelled`, :class:`StoreError`."""
+    check_current(store)
+    files = store.file_table()
+    ignored = params.ignored()
+    text = StoreSets(client, store, TEXT, ignored)
+    code = StoreSets(client, store, CODE, ignored) if params.code_view and has_code_view(store) else None
+    pa_ = pair_arrays_by_view(files, text, code, min_similarity=min_similarity, params=params, cancel=cancel,
+                              report=progress_reporter(progress), reference_roots=reference_roots)
+    return PairSet(files, pa_, floor=min_similarity)
+
+
+class StoreIndex:
+    """What ``similarity.engine.query_fingerprints`` reads of an index, from a store: the file
+    rows (read once, here), the stored sets of the candidates (their blobs), and the holders of
+    values (looked up in the partitions on the cluster).  As the local inverted index,
+    :meth:`files_with_fingerprints` finds the holders of the posted values only (the same
+    sample: ``index.postings``), and :meth:`holders` of every value (a short file's query)."""
+
+    def __init__(self, client: Any, store: Store) -> None:
+        check_current(store)
+        self.client = client
+        self.store = store
+        self._count = store.rows([]).num_rows  # (every live row: failed files too, as the index counts)
+        self._table = store.file_table()
+        self._live: Any = None  # the ids of the files read, sent to the workers at the first look-up
+
+    def stats(self) -> dict[str, int]:
+        return {"files": self._count}
+
+    def posted_mask(self, values: np.ndarray) -> np.ndarray:
+        return posted_mask(values)
+
+    def files_with_fingerprints(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        v = np.unique(np.asarray(values, np.uint64))
+        return self.holders(v[posted_mask(v)])
+
+    def holders(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values, file ids) of every live file holding one of ``values``, sorted by value then id."""
+        v = np.unique(np.asarray(values, np.uint64))
+        if v.size == 0:
+            return v, np.zeros(0, np.int64)
+        part = partition_of(v, self.store.manifest.partitions)
+        if self._live is None:
+            self._live = self.client.scatter(self._table.ids, broadcast=True, hash=False)
+        futures = []
+        for p in np.unique(part).tolist():
+            files = [str(f) for f in self.store.part_files(p)]
+            if files:
+                futures.append(self.client.submit(tasks.lookup, files, v[part == p], self._live, pure=False))
+        got = self.client.gather(futures)
+        vals = np.concatenate([g[0] for g in got]) if got else np.zeros(0, np.uint64)
+        fids = np.concatenate([g[1] for g in got]) if got else np.zeros(0, np.int64)
+        order = np.lexsort((fids, vals))
+        return vals[order], fids[order]
+
+    def fingerprints(self, file_ids: np.ndarray, kind: str = "all") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if kind != "all":
+            raise ValueError("a store keeps whole sets: kind must be 'all'")
+        return self.store.fingerprints(file_ids)
+
+    def files_by_ids(self, ids: np.ndarray) -> Any:
+        from simscan.similarity.core import subset_table
+
+        hit, at = tasks.positions(self._table.ids, np.unique(np.asarray(ids, np.int64)))
+        return subset_table(self._table, np.sort(at[hit]))
+
+    def bare_copies(self, content_hash: bytes, is_text: bool) -> np.ndarray:
+        t = self._table
+        rows = [k for k in np.flatnonzero((t.fp_count == 0) & (t.is_text == bool(is_text))).tolist()
+                if t.content_hash[k] == content_hash]
+        return t.ids[rows]
