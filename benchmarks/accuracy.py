@@ -95,7 +95,17 @@ def pair_scores(
         if (ka, kb) not in kind or float(p["best"]) > best[(ka, kb)]:
             kind[(ka, kb)] = p["kind"]
         best[(ka, kb)] = max(best[(ka, kb)], float(p["best"]))
+        if "longest_passage" in p:  # issue 16's contract, once the product reports it
+            LONGEST[(ka, kb)] = max(LONGEST.get((ka, kb), 0), int(p["longest_passage"] or 0))
     return best, {x: find(x) for x in parent}, kind
+
+
+#: Longest shared passage (characters) per (class, class), when the pairs carry ``longest_passage``.
+LONGEST: dict[tuple[str, str], int] = {}
+INF = 1 << 30
+#: Grids of the leave-one-source-out fit (from permissive to strict).
+THRESHOLDS = (5, 8, 10, 12, 13, 14, 15, 17, 20, 25, 30, 40)
+MIN_PASSAGES = (100, 125, 150, 175, 200, 250, 300, 400, 600, INF)
 
 
 def loso(
@@ -197,11 +207,14 @@ def main() -> None:
     scores: dict[str, list[float]] = defaultdict(list)
     kinds: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     top_neg: list[tuple[float, str, str]] = []
+    rows: list[tuple[set[str], str, float, int]] = []  # for the leave-one-source-out fit
     with open(corpus / "truth.csv", newline="") as f:
         for row in csv.DictReader(f):
             a, b = row["file_a"], row["file_b"]
             ca, cb = cls.get(a, a), cls.get(b, b)
             s = 100.0 if ca == cb else best.get(tuple(sorted((ca, cb))), 0.0)
+            longest = INF if ca == cb else LONGEST.get(tuple(sorted((ca, cb))), 0)
+            rows.append(({row["source"]}, row["label"], s, longest))
             scores[row["label"]].append(s)
             if s >= threshold:
                 k = "copy" if ca == cb else best_kind.get(tuple(sorted((ca, cb))), "?")
@@ -237,6 +250,31 @@ def main() -> None:
     print("\nhighest scores of unrelated pairs:", ", ".join(f"{s:.1f}" for s in top))
     for s, a, b in sorted(top_neg, reverse=True)[:6]:
         print(f"  {s:5.1f}  {a}  {b}")
+    print_loso_fit(rows, threshold)
+
+
+def print_loso_fit(rows: list[tuple[set[str], str, float, int]], threshold: float) -> None:
+    """False positives per source at ``threshold``, then the leave-one-source-out table of the
+    threshold (and of the shortest passage L, when the pairs carry ``longest_passage``): fitted on
+    all sources but one (most macro recall with <= 1 % false positives), measured on that one."""
+    score = np.array([r[2] for r in rows])
+    longest = np.array([r[3] for r in rows])
+    src = np.array([next(iter(r[0])) for r in rows])
+    lab = np.array([r[1] for r in rows])
+    print(f"\nfalse positives per source at {threshold:g} %: " + ", ".join(
+        f"{s} {int((score[(src == s) & (lab == 'unrelated')] >= threshold).sum())}/{int(((src == s) & (lab == 'unrelated')).sum())}"
+        for s in sorted(set(src))))
+    with_passages = bool((longest[longest < INF] > 0).any())
+    grid = [{"T": t, "L": ll} for ll in (MIN_PASSAGES if with_passages else (INF,)) for t in THRESHOLDS]
+
+    def decide(p: dict) -> np.ndarray:
+        return (score >= p["T"] - 1e-9) | (longest >= p["L"])
+
+    table = loso(rows, grid, decide, LABELS, ("unrelated",))
+    rule = "best >= T or longest passage >= L" if with_passages else "best >= T (the pairs carry no longest_passage)"
+    print(f"\nleave-one-source-out, rule {rule}; fitted: most macro recall with <= 1 % false positives:")
+    print_loso(table, LABELS, ("unrelated",),
+               fmt=lambda p: f"T={p['T']:g}" + (f" L={p['L']}" if p["L"] < INF else ""))
 
 
 if __name__ == "__main__":

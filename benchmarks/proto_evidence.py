@@ -133,7 +133,7 @@ def _select(prep: Prepared, scheme: Scheme, st: Stream, key: tuple, units: int |
     if scheme.kind == "today":
         return scheme.select(st)
     if key not in prep.dom:
-        prep.dom[key] = PW.dominance(st.x)
+        prep.dom[key] = PW.dominance(PW.order_key(st))
     d = prep.dom[key]
     level = DEFAULT_PARAMS.text_level(st.units)
     if scheme.kind == "winnow":
@@ -437,7 +437,7 @@ def selection_time(prep: Prepared, scheme: Scheme, limit: int = 200) -> float:
         if scheme.kind == "today":
             PW.today_positions(st, DEFAULT_PARAMS.text_level(st.units))
         else:
-            d = PW.dominance(st.x)
+            d = PW.dominance(PW.order_key(st))
             np.flatnonzero(d >= scheme.file_level(st.units))
     return (time.perf_counter() - t0) / max(1e-9, units / 1e6)
 

@@ -13,10 +13,14 @@ Only the *selection* differs:
   :func:`check_today`): rolling windows with ``g`` in the top 1/32 of the range, Manber's greedy
   no-overlap rule; nested anchored windows (after every 8-unit anchor of mixed hash below 2^31)
   kept when ``clz32(g) >= t(u)``, the file's level.
-* ``winnow``: Schleimer, Wilkerson and Aiken (2003), robust winnowing on ``x``: window ``i`` is
-  kept when it is the rightmost minimum of ``x`` over some ``w`` consecutive windows of the file.
+* ``winnow``: Schleimer, Wilkerson and Aiken (2003), robust winnowing on ``g``: window ``i`` is
+  kept when it is the rightmost minimum of ``g`` over some ``w`` consecutive windows of the file.
+  ``g`` is the selection hash the product already computes for every window (its top bits are
+  well mixed, and ties between different windows -- about w / 2^32 a window -- are broken by
+  position, which keeps the selection a function of the w windows' content); the 64-bit value
+  ``x`` is computed for the kept windows only, as today.
   Equivalently its *dominance span* ``D(i)`` -- the length of the longest stretch of windows
-  around ``i`` in which ``x(i)`` is the rightmost minimum (``next_le(i) - prev_lt(i) - 1``) -- is
+  around ``i`` in which ``g(i)`` is the rightmost minimum (``next_le(i) - prev_lt(i) - 1``) -- is
   at least ``w``.  So the windows kept at ``w'`` are a subset of those kept at ``w < w'``
   (nested), and a file keeps its windows with ``D >= w(u)`` for a window ``w(u)`` that grows with
   its length (a *schedule*, indexed by the product's level ``t(u)``).  A pair is compared at
@@ -157,6 +161,11 @@ def today_positions(st: Stream, level: int) -> tuple[np.ndarray, np.ndarray]:
     roll = cands[pick_indices(cands, 0, W)] if cands.size else cands
     anch = np.flatnonzero(st.anchored & (clz32(st.g) >= level))
     return roll, anch
+
+
+def order_key(st: Stream) -> np.ndarray:
+    """What winnowing minimises: the selection hash ``g`` of every window."""
+    return st.g.astype(np.uint64)
 
 
 def dominance(x: np.ndarray, cap: int = D_CAP, whole: bool = True) -> np.ndarray:
@@ -331,7 +340,7 @@ class Scheme:
             val = np.concatenate((rolling_value(st.x[roll], st.view), anchored_value(st.x[anch], st.g[anch], st.view)))
             lvl = np.concatenate((np.full(roll.size, ALWAYS), clz32(st.g[anch])))
             return _fp(st, pos, val, lvl)
-        d = dominance(st.x)
+        d = dominance(order_key(st))
         if self.kind == "winnow":
             w = self.file_level(st.units)
             keep = np.flatnonzero(d >= w)
