@@ -12,7 +12,11 @@ pairs with other files, with the same scores).
 
 Prints per label: recall at the threshold (default: simscan's DEFAULT_MIN_SIMILARITY), the
 false-positive rate on ``unrelated`` pairs at the same threshold, ROC AUC against the
-unrelated pairs, and a sweep of thresholds used to choose the default.
+unrelated pairs, and a sweep of thresholds used to choose the default.  Then the false positives
+per source, and the *leave-one-source-out* table (``loso``): for every source, the threshold (and
+the shortest passage L, once the pairs carry issue 16's ``longest_passage``) fitted on the other
+sources -- the most macro recall with <= 1 % false positives -- and the recall per label and
+false positives it gets on the source left out; then the fit on all sources.
 """
 
 from __future__ import annotations

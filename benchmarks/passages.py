@@ -57,7 +57,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -71,6 +70,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from accuracy import run_cli
 
 EDITS = ("verbatim", "light", "rewrap", "reorder", "words")
 ROWS = (*EDITS, "copies")  # "copies": two hosts holding (each edited) copies of one passage
@@ -441,14 +442,6 @@ class PairResult:
     view: str = "text"
 
 
-def run_cli(args: list[str]) -> str:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    res = subprocess.run([sys.executable, "-m", "simscan", *args], check=False, capture_output=True, text=True, env=env)
-    if res.returncode != 0:
-        sys.exit(f"simscan {' '.join(args)} failed ({res.returncode}):\n{res.stderr}")
-    return res.stdout
-
-
 def product_pairs(out: Path, extra: list[str]) -> tuple[dict, dict, float]:
     """(pairs reported with the given options, pairs at --min-similarity 0; both keyed by the
     sorted relative paths, seconds of the pair searches)."""
@@ -531,6 +524,8 @@ def main() -> None:
     ap.add_argument("--passage-df", type=int, default=50,
                     help="prototype rule: passages of values held by at most this many distinct contents")
     ap.add_argument("--chain", default="strict", help="prototype rule: how matches chain into passages (strict|chain)")
+    ap.add_argument("--code-view", default="today", choices=("today", "idf"), help="prototype: code-view scores")
+    ap.add_argument("--common-text", action="store_true", help="prototype: common text, not common values")
     args = ap.parse_args()
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
 
@@ -571,7 +566,7 @@ def main() -> None:
             import proto_evidence
 
             proto_evidence.passages_main(out, truth, files, label_of, args.proto, threshold, args.min_passage,
-                                         args.passage_df, args.chain)
+                                         args.passage_df, args.chain, args.code_view, args.common_text)
 
 
 if __name__ == "__main__":

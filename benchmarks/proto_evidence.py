@@ -78,8 +78,9 @@ FIXED_RULES = (
     {"T": 15, "L": 100, "k": 10, "chain": "strict"},
     {"T": 15, "L": 150, "k": 10, "chain": "strict"},
     {"T": 15, "L": 150, "k": 10, "chain": "chain"},
-    {"T": 15, "L": 200, "k": 10, "chain": "chain"},
-    {"T": 17, "L": 150, "k": 10, "chain": "chain"},
+    {"T": 15, "L": 100, "k": 10, "chain": "chain"},
+    {"T": 15, "L": 100, "k": 5, "chain": "chain"},
+    {"T": 20, "L": 100, "k": 10, "chain": "chain"},
 )
 
 
@@ -492,13 +493,51 @@ def run(schemes: list[str], seed: int, code_rule: str = "today", spread: bool = 
 def fixed(rows: list, decide: Decider) -> None:
     """Recall per label and false positives of ``FIXED_RULES`` on every row."""
     labs = np.array([r[1] for r in rows])
+    first = np.array([min(r[0]) if len(r[0]) == 1 else "mixed" for r in rows])
     names = [lab.replace("plagiarism_", "").replace("near_duplicate", "near") for lab in REPORT_LABELS]
-    print(f"  {'rule':<26}" + "".join(f"{n[:10]:>11}" for n in names) + f"{'FP unrel':>16}{'FP unrel_emb':>18}")
+    print(f"  {'rule':<26}" + "".join(f"{n[:10]:>11}" for n in names) + f"{'FP unrel':>16}{'FP unrel_emb':>18}"
+          + "   FP unrel by source")
     for p in FIXED_RULES:
         d = decide(p)
         cells = "".join(f"{d[labs == lab].mean():>11.3f}" if (labs == lab).any() else f"{'-':>11}" for lab in REPORT_LABELS)
         fp = [f"{100 * d[labs == n].mean():.2f}% ({int(d[labs == n].sum())})" for n in NEGATIVE]
-        print(f"  {_fmt(p):<26}" + cells + f"{fp[0]:>16}{fp[1]:>18}")
+        neg = labs == "unrelated"
+        by = " ".join(f"{s[:4]} {int(d[neg & (first == s)].sum())}/{int((neg & (first == s)).sum())}"
+                      for s in sorted(set(first[neg])))
+        print(f"  {_fmt(p):<26}" + cells + f"{fp[0]:>16}{fp[1]:>18}   {by}")
+
+
+def hash_spread(schemes: list[str], k_max: int, code_rule: str, spread: bool) -> None:
+    """Scores alone (no passages) of the labelled pairs over ``k_max`` equivalent hashes (every unit
+    shifted by k * 0x1000, ``proto_codeview.shifted_prep``): 1 pair moves a figure by ~1 point."""
+    import proto_codeview as PC
+    from fingerprint_tuning import load
+
+    names, data, pairs = load()
+    prep0 = prepare(names, data)
+    idx = {n: i for i, n in enumerate(names)}
+    res: dict[str, list] = defaultdict(list)
+    for k in range(k_max):
+        prep = prep0 if k == 0 else PC.shifted_prep(prep0, k)
+        for name in schemes:
+            scheme = SCHEMES[name]
+            ev = Evaluator(prep, scheme, select(prep, scheme), code_rule=code_rule, spread=spread)
+            best: dict[str, list] = defaultdict(list)
+            for a, b, lab in pairs:
+                f = ev.features(idx[a], idx[b], passages=False)
+                best[lab].append(100.0 if f.copy else f.best)
+            neg = np.array(best["unrelated"])
+            thr = np.sort(neg)[::-1][int(0.01 * neg.size)]
+            res[name].append([(neg >= 15).mean()] + [np.mean(np.array(best[lab]) >= 15) for lab in
+                             ("plagiarism_light", "plagiarism_heavy", "similar")]
+                             + [np.mean(np.array(best[lab]) > thr) for lab in ("plagiarism_light", "plagiarism_heavy")])
+    print(f"\nscores alone over {k_max} equivalent hashes (mean; FP min-max), code view {code_rule}, "
+          f"common {'text' if spread else 'values'}:")
+    print(f"  {'scheme':<14} {'FP at 15':>20} {'light':>7} {'heavy':>7} {'similar':>8}   at <= 1 % FP: light heavy")
+    for name, v in res.items():
+        a = np.array(v)
+        print(f"  {name:<14} {100 * a[:, 0].mean():6.2f}% ({100 * a[:, 0].min():.2f}-{100 * a[:, 0].max():.2f}) "
+              f"{a[:, 1].mean():7.3f} {a[:, 2].mean():7.3f} {a[:, 3].mean():8.3f}   {a[:, 4].mean():.3f} {a[:, 5].mean():.3f}")
 
 
 def _l(x: int) -> str:
@@ -510,7 +549,8 @@ def _fmt(p: dict) -> str:
             + (" chain" if p.get("chain", "strict") != "strict" else ""))
 
 
-def passages_main(out, truth, files, label_of, schemes, threshold, min_passage, k_passage=50, chain="strict") -> None:
+def passages_main(out, truth, files, label_of, schemes, threshold, min_passage, k_passage=50, chain="strict",
+                  code_rule="today", spread=False) -> None:
     """``passages.py --proto``: one scheme on the built corpus, with a fixed rule."""
     import passages as PS
 
@@ -518,14 +558,15 @@ def passages_main(out, truth, files, label_of, schemes, threshold, min_passage, 
     for name in schemes:
         scheme = SCHEMES[name]
         esets = select(emb, scheme)
-        eev = Evaluator(emb, scheme, esets)
+        eev = Evaluator(emb, scheme, esets, code_rule=code_rule, spread=spread)
         p = {"T": threshold, "L": min_passage if min_passage is not None else INF, "k": k_passage, "chain": chain}
         found = {}
         for i, j in eev.candidates() | {tuple(sorted((files.index(t["src"]), files.index(t["host"])))) for t in truth}:
             f = eev.features(i, j)
             if Decider([f])(p)[0]:
                 found[(files[i], files[j])] = PS.PairResult(f.best, f.longest_text, f.shared_text, f.view)
-        PS.report(truth, files, found, label_of, f"prototype {name} ({scheme.name}), T={threshold:g} L={_l(p['L'])}")
+        PS.report(truth, files, found, label_of, f"prototype {name} ({scheme.name}), {_fmt(p)}, code view {code_rule}, "
+                                                 f"common {'text' if spread else 'values'}")
 
 
 def main() -> None:
@@ -536,9 +577,12 @@ def main() -> None:
     ap.add_argument("--code-view", default="today", choices=("today", "idf"),
                     help="code-view scores as today, or weighted by rarity (proto_codeview's idf)")
     ap.add_argument("--common-text", action="store_true", help="common text (proto_winnow.common_text), not values")
+    ap.add_argument("--hashes", type=int, default=0, help="also the scores over this many equivalent hashes")
     args = ap.parse_args()
     names = args.schemes.split(",") if args.schemes else list(QUICK if args.quick else SCHEMES)
     run(names, args.seed, args.code_view, args.common_text)
+    if args.hashes:
+        hash_spread(names, args.hashes, args.code_view, args.common_text)
 
 
 if __name__ == "__main__":
