@@ -1,31 +1,34 @@
 """Which windows to keep, and passage evidence: prototypes measured on the evaluation corpus and
 the embedded-passage corpus (issue 16).
 
-Run: ``python3 benchmarks/proto_evidence.py [--quick] [--schemes NAME,...] [--seed 16]``
-(about 2-4 minutes on one core; ``--quick``: three schemes).
+Run: ``python3 benchmarks/proto_evidence.py [--quick | --schemes NAME,...] [--code-view today|idf]
+[--common-text] [--hashes N] [--seed 16]`` (about 20 s a scheme on one core; ``--quick``: three).
 
 For every scheme of ``SCHEMES`` (``proto_winnow``: today's selection, winnowing with a window
 that grows with the file's length, winnowing beside today's anchors), on the same 50-unit
 windows and values as the product:
 
-1. **cost**: stored fingerprints per KB of the corpus (per source), bytes per fingerprint with
-   the per-fingerprint data the passage evidence needs, and the selection's time in this numpy
-   prototype;
+1. **cost**: stored fingerprints per KB of the corpus (per source) and the selection's time in this
+   numpy prototype (not the native one's);
 2. **the guarantee**, measured on the embedded-passage corpus (``passages.build``, seed
    ``--seed``): of the planted verbatim passages of at least ``w_pair + 49`` units, how many
-   share a counted fingerprint (must be all), and of all planted passages, how many are
-   candidates;
-3. **pairs**: every labelled pair of ``truth.csv`` and every pair of the embedded corpus is
+   share a counted fingerprint (must be all);
+3. **what an edit does**: the share of each planted passage (>= 250 characters) that the pair's
+   passages cover, and the longest passage found against the planted length, per edit;
+4. **pairs**: every labelled pair of ``truth.csv`` and every pair of the embedded corpus is
    scored as the pair search would (exact set arithmetic at the pair's level, values held by
-   more than 50 distinct contents dropped, the code view counted with 5 shared values and the
-   better view kept) and gets its *passages*: shared fingerprints (first occurrences) chained on
-   one diagonal while at most ``gap`` units apart, mapped to character ranges of the decoded
-   texts.  The rule "best >= T or longest text passage >= L" is fitted by leave-one-source-out
-   (``accuracy.loso``: the most macro recall with false positives <= 1 % on the training
-   sources, overall and in each) and the table printed: chosen (T, L) per held-out source,
-   its recall per label and false positives there;
-4. **what an edit does**: the share of each planted passage that the evidence covers, and the
-   longest passage found against the planted length, per edit.
+   more than 50 distinct contents dropped -- or, ``--common-text``, every fingerprint inside
+   common text, ``proto_winnow.common_text`` --, the code view counted with 5 shared values and
+   the better view kept; ``--code-view idf``: code-view values weighted by rarity) and gets its
+   *passages*: shared fingerprints (first occurrences) chained on one diagonal while at most a gap
+   apart (or, "chain", across small edits), made only of values held by at most k distinct
+   contents, mapped to character ranges of the decoded texts.  Printed: recall per label and false
+   positives (per source) of ``FIXED_RULES``, then the leave-one-source-out table of the rule "best
+   >= T or longest passage >= L" (``accuracy.loso``: T, L, k and the chaining fitted on the
+   other sources -- the most macro recall with <= 1 % false positives --, measured on the source
+   left out);
+5. ``--hashes N``: the scores alone over N equivalent hashes (every unit shifted), since one pair
+   moves a figure by about a point.
 
 Figures are printed, not asserted; the product stays untouched.
 """
@@ -133,19 +136,9 @@ def _select(prep: Prepared, scheme: Scheme, st: Stream, key: tuple, units: int |
         st = Stream(units, st.x, st.g, st.anchored, st.c0, st.c1, st.view)
     if scheme.kind == "today":
         return scheme.select(st)
-    if key not in prep.dom:
+    if key not in prep.dom:  # the spans serve every winnowing scheme
         prep.dom[key] = PW.dominance(PW.order_key(st))
-    d = prep.dom[key]
-    level = DEFAULT_PARAMS.text_level(st.units)
-    if scheme.kind == "winnow":
-        keep = np.flatnonzero(d >= scheme.file_level(st.units))
-        return PW._fp(st, keep, PW.rolling_value(st.x[keep], st.view), d[keep])
-    keep = np.flatnonzero(d >= scheme.schedule[0])
-    _, anch = PW.today_positions(st, level)
-    pos = np.concatenate((keep, anch))
-    val = np.concatenate((PW.rolling_value(st.x[keep], st.view), PW.anchored_value(st.x[anch], st.g[anch], st.view)))
-    lvl = np.concatenate((np.full(keep.size, PW.ALWAYS), PW.clz32(st.g[anch])))
-    return PW._fp(st, pos, val, lvl)
+    return scheme.select(st, prep.dom[key])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -372,7 +365,7 @@ REPORT_LABELS = POSITIVE_OBJECTIVE + ("emb_rewrap", "emb_reorder", "emb_words", 
 # What an edit does
 
 
-def coverage(details: list, files_text: dict[str, str]) -> None:
+def coverage(details: list) -> None:
     """Per edit: share of the planted passage (host side) covered by the pair's text passages,
     and the longest passage found / planted length (medians), for passages >= 250 characters."""
     by = defaultdict(lambda: ([], [], []))
@@ -477,7 +470,7 @@ def run(schemes: list[str], seed: int, code_rule: str = "today", spread: bool = 
         print(f"  cost: {cost(prep, sets, scheme)}; embedded corpus {cost(emb, esets, scheme)}; "
               f"selection {selection_time(prep, scheme):.2f} s/MB (numpy prototype)")
         guarantee(eev, details)
-        coverage(details, {})
+        coverage(details)
         allrows = rows + erows
         decide = Decider([r[2] for r in allrows])
         fixed(allrows, decide)

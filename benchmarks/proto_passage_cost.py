@@ -40,8 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import proto_evidence as PE
 import proto_winnow as PW
 
-from simscan.fingerprint import views
-
 SCHEMES = ("today", "wL-150", "wL-match", "wL-100", "wL-64", "w100+anchors")
 
 
@@ -142,7 +140,7 @@ def synthetic(n: int, seed: int) -> tuple[SimpleNamespace, np.ndarray, np.ndarra
             made.append((v, p, c, h, s, u))
         else:
             made[int(rng.integers(5000))] = (v, p, c, h, s, u)
-        vals.append(views.tag_rolling(v, views.TEXT) if False else v)
+        vals.append(v)
         poss.append(p)
         counts.append(v.size)
         ck.append(c)

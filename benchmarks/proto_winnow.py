@@ -332,7 +332,9 @@ class Scheme:
             return self.schedule[min(t, len(self.schedule) - 1)]
         return t
 
-    def select(self, st: Stream) -> FP:
+    def select(self, st: Stream, d: np.ndarray | None = None) -> FP:
+        """The stored fingerprints of one stream; ``d``: its dominance spans, when already at hand
+        (they do not depend on the scheme's windows)."""
         level = DEFAULT_PARAMS.text_level(st.units)
         if self.kind == "today":
             roll, anch = today_positions(st, level)
@@ -340,7 +342,8 @@ class Scheme:
             val = np.concatenate((rolling_value(st.x[roll], st.view), anchored_value(st.x[anch], st.g[anch], st.view)))
             lvl = np.concatenate((np.full(roll.size, ALWAYS), clz32(st.g[anch])))
             return _fp(st, pos, val, lvl)
-        d = dominance(order_key(st))
+        if d is None:
+            d = dominance(order_key(st))
         if self.kind == "winnow":
             w = self.file_level(st.units)
             keep = np.flatnonzero(d >= w)
