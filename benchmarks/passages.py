@@ -3,7 +3,7 @@
 Usage::
 
     python3 benchmarks/passages.py [--corpus ../shared/evalcorpus] [--seed 16] [--out DIR]
-                                   [--product] [--proto SCHEME ...] [--threshold P] [--min-passage CHARS]
+                                   [--threshold P] [--min-passage CHARS]
 
 1. **Builds** (seeded, from the dev texts of the evaluation corpus) a corpus of long documents
    holding passages of other documents:
@@ -28,21 +28,14 @@ Usage::
    * hosts are written as UTF-8 (70 %), UTF-8 with CR LF (15 %) or UTF-16 with a BOM (15 %);
      ``truth.jsonl`` records each passage's character range in its source and its host.
 
-2. **Measures**, at the given settings, for the planted (source, host) pairs: recall by edit
-   and by passage length bucket (source characters: 200-249, 250-399, 400-699, 700-1199,
-   1200-2000), and the false-positive rate over every other pair of the corpus (which share no
-   planted text; "unrelated").  Either
-
-   * ``--product``: the real product -- ``simscan scan`` of the corpus into a temporary index,
-     then ``simscan pairs --format json`` at the default settings (or ``--threshold``), and
-     once more at ``--min-similarity 0`` for the score distribution.  When the product reports
-     ``longest_passage`` / ``shared_chars`` per pair (issue 16's contract), they are read and
-     compared with the truth; or
-   * ``--proto NAME``: a prototype scheme of ``proto_winnow`` (see ``SCHEMES``), its pair
-     evidence computed in memory, with ``--threshold`` and ``--min-passage`` as the rule "best
-     score >= threshold OR longest passage >= L"; it also prints what an edit does to the
-     passage found (share of the planted passage covered by the evidence) and the
-     leave-one-source-out table of (threshold, L) (``accuracy.loso``).
+2. **Measures** the product -- ``simscan scan`` of the corpus into a temporary index, then
+   ``simscan pairs --format json`` at the default settings (or ``--threshold`` /
+   ``--min-passage``), and once more at ``--min-similarity 0`` -- for the planted (source, host)
+   pairs: recall by edit and by passage length bucket (source characters: 200-249, 250-399,
+   400-699, 700-1199, 1200-2000), and the false-positive rate over every other pair of the corpus
+   (which share no planted text; "unrelated"); what share of each planted passage the reported
+   longest passage covers; and the leave-one-source-out table of (threshold, L) for the rule
+   "best >= T or longest passage >= L" (``accuracy.loso``).
 
 Nothing here is fitted to a file: the corpus is drawn by the seed, and the same code serves
 every scheme.
@@ -165,13 +158,13 @@ def distinct_docs(pool: list[Doc], shared_max: int = 100, rare: int = 3) -> list
     ``shared_max`` exact 50-unit windows held by at most ``rare`` documents (pages of one site
     in two feeds, one text filed under two groups).  Boilerplate held by more documents stays:
     it is what the false-positive count should meet."""
-    from proto_winnow import every_window_values
-
+    from simscan.fingerprint.rolling import window_values
     from simscan.fingerprint.text import normalize
 
     vals, owner = [], []
     for i, d in enumerate(pool):
-        v = np.unique(every_window_values(normalize(d.text)))
+        u = normalize(d.text)
+        v = np.unique(window_values(u, np.arange(max(0, u.size - 49)), 50))
         vals.append(v)
         owner.append(np.full(v.size, i))
     v, o = np.concatenate(vals), np.concatenate(owner)
@@ -512,24 +505,49 @@ def report(truth: list[dict], files: list[str], found: dict, label_of: dict[str,
     return out
 
 
+def loso_table(truth: list[dict], files: list[str], every: dict, label_of: dict[str, str]) -> None:
+    """Leave-one-source-out choice of (threshold T, shortest passage L) for the rule "best >= T or
+    longest passage >= L" (``accuracy.loso``), from the pairs the product reports at
+    ``--min-similarity 0``: per source label held out, the most macro recall over the edits with
+    <= 1 % false positives on the other labels' pairs, measured on the pairs touching that label."""
+    from accuracy import INF, MIN_PASSAGES, THRESHOLDS, loso, print_loso
+
+    rows: list[tuple[set[str], str, float, int]] = []
+    planted = set()
+    for t in truth:
+        key = tuple(sorted((t["src"], t["host"])))
+        planted.add(key)
+        p = every.get(key)
+        rows.append(({label_of[t["src"]], label_of[t["host"]]}, t["edit"], p.best if p else 0.0,
+                     (p.longest or 0) if p else 0))
+    for i, a in enumerate(files):
+        for b in files[i + 1 :]:
+            key = (a, b) if a < b else (b, a)
+            if key in planted:
+                continue
+            p = every.get(key)
+            rows.append(({label_of[a], label_of[b]}, "unrelated", p.best if p else 0.0, (p.longest or 0) if p else 0))
+    score = np.array([r[2] for r in rows])
+    longest = np.array([r[3] for r in rows])
+    grid = [{"T": t, "L": ll} for ll in MIN_PASSAGES for t in THRESHOLDS]
+
+    def decide(p: dict) -> np.ndarray:
+        return (score >= p["T"] - 1e-9) | (longest >= p["L"])
+
+    table = loso(rows, grid, decide, EDITS, ("unrelated",))
+    print("\nleave-one-source-out, rule best >= T or longest passage >= L (most macro recall over the edits "
+          "with <= 1 % false positives on unplanted pairs):")
+    print_loso(table, EDITS, ("unrelated",), fmt=lambda p: f"T={p['T']:g}" + (f" L={p['L']}" if p["L"] < INF else ""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default=str(REPO.parent / "shared" / "evalcorpus"))
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--out", default=None, help="build the corpus here (kept); default: a temporary folder")
-    ap.add_argument("--product", action="store_true", help="measure the product (scan + pairs)")
-    ap.add_argument("--proto", action="append", default=[], help="measure a prototype scheme (see proto_evidence.SCHEMES)")
     ap.add_argument("--threshold", type=float, default=None, help="minimum best score (default: the product's)")
-    ap.add_argument("--min-passage", type=int, default=None, help="prototype rule: longest passage >= this many characters")
-    ap.add_argument("--passage-df", type=int, default=50,
-                    help="prototype rule: passages of values held by at most this many distinct contents")
-    ap.add_argument("--chain", default="strict", help="prototype rule: how matches chain into passages (strict|chain)")
-    ap.add_argument("--code-view", default="today", choices=("today", "idf"), help="prototype: code-view scores")
-    ap.add_argument("--common-text", action="store_true", help="prototype: common text, not common values")
+    ap.add_argument("--min-passage", type=int, default=None, help="shortest passage reported (default: the product's)")
     args = ap.parse_args()
-    from simscan.similarity import DEFAULT_MIN_SIMILARITY
-
-    threshold = DEFAULT_MIN_SIMILARITY if args.threshold is None else args.threshold
     corpus = Path(args.corpus).resolve()
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "corpus"
@@ -549,24 +567,20 @@ def main() -> None:
         print("planted passages by source label and edit: " + ", ".join(
             f"{lab} " + "/".join(str(counts[(lab, e)]) for e in EDITS) for lab in sorted({t['label'] for t in truth}))
             + f"  ({'/'.join(EDITS)})")
-        if args.product or not args.proto:
-            extra = [] if args.threshold is None else ["--min-similarity", str(args.threshold)]
-            reported, every, secs = product_pairs(out, extra)
-            print(f"pairs: {secs:.1f} s")
-            report(truth, files, reported, label_of, f"product: simscan pairs {' '.join(extra) or '(defaults)'}")
-            scores = [every.get(tuple(sorted((t["src"], t["host"])))) for t in truth]
-            best = np.array([s.best if s else 0.0 for s in scores])
-            print(f"best scores of planted pairs at -m 0: median {np.median(best):.1f} %, "
-                  f"quartiles {np.percentile(best, 25):.1f} / {np.percentile(best, 75):.1f}; "
-                  f"not candidates at all: {int((best == 0).sum())} of {best.size}")
-            have = [s for s in scores if s is not None and s.longest is not None]
-            if have:
-                print(f"longest_passage reported for {len(have)} planted pairs")
-        if args.proto:
-            import proto_evidence
-
-            proto_evidence.passages_main(out, truth, files, label_of, args.proto, threshold, args.min_passage,
-                                         args.passage_df, args.chain, args.code_view, args.common_text)
+        extra = [] if args.threshold is None else ["--min-similarity", str(args.threshold)]
+        extra += [] if args.min_passage is None else ["--min-passage", str(args.min_passage)]
+        reported, every, secs = product_pairs(out, extra)
+        print(f"pairs: {secs:.1f} s")
+        report(truth, files, reported, label_of, f"product: simscan pairs {' '.join(extra) or '(defaults)'}")
+        scores = [every.get(tuple(sorted((t["src"], t["host"])))) for t in truth]
+        best = np.array([s.best if s else 0.0 for s in scores])
+        print(f"best scores of planted pairs at -m 0: median {np.median(best):.1f} %, "
+              f"quartiles {np.percentile(best, 25):.1f} / {np.percentile(best, 75):.1f}; "
+              f"not candidates at all: {int((best == 0).sum())} of {best.size}")
+        cover = [min(1.0, (s.longest or 0) / t["length"]) for s, t in zip(scores, truth) if s is not None]
+        print(f"longest passage found / planted length, planted pairs found at all: median {np.median(cover):.2f}, "
+              f"quartiles {np.percentile(cover, 25):.2f} / {np.percentile(cover, 75):.2f}")
+        loso_table(truth, files, every, label_of)
 
 
 if __name__ == "__main__":
