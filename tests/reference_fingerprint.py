@@ -32,7 +32,7 @@ TEXT_ANCHOR_DENSITY, BINARY_ANCHOR_DENSITY = 2, 4096
 ANCHOR_LENGTH = 8
 LEVEL_UNITS = (512, 1024, 2048, 4096, 4096, 8192, 16384)
 #: Text: the winnowing window per level (level 4 never occurs: its limit is the same as level 5's).
-WINNOW = (4, 6, 14, 26, 64, 64, 96, 100)
+WINNOW = (4, 6, 14, 26, 64, 64, 64, 64)
 #: Dominance spans are kept up to this (above the largest winnowing window); a file's rightmost
 #: minimum gets it whatever the file's length.
 D_CAP = 128

@@ -24,13 +24,13 @@ from simscan.fingerprint import fingerprint_bytes, fingerprint_many
 from simscan.model import ALGORITHM_VERSION
 
 DIGESTS = {
-    "ascii": "4d05cad3100e65da042e0109",
-    "utf8": "e3603ff8981786292420fd93",
-    "utf8-crlf": "27bb96eb81f95e9bf7d3d16b",
-    "utf16": "4f77037014be42564b8a6ea2",
+    "ascii": "82c0b65646f9a6cd0aaaffe5",
+    "utf8": "d2bddb06b11ad882c4f22f5c",
+    "utf8-crlf": "76559148698373015efcc176",
+    "utf16": "2fd32cdb5fcfe5adf1494efc",
     "cp1252": "c175a6b93323c92f81aba8bb",
     "gbk": "565222a1ba599f69488f032a",
-    "code": "6b0e88325b8b1b7e502f89d0",
+    "code": "e736d50ce839813625e633de",
     "binary": "9a0c0ff8b2143feb65829d2e",
     "empty": "c6df6004ef8409f62c10c458",
     "short": "fc5fea98549e705e8a85909c",

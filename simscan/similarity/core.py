@@ -774,6 +774,7 @@ def compute_pair_arrays(
         lv = np.maximum(flevel[ra], flevel[rb])
         r, ca, cb = _scores(c, kept_size[ra, lv], kept_size[rb, lv])
         shared = c.astype(np.int64)
+        full = np.zeros(k.size, dtype=bool)  # scored on the full sets (common values too)
         dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
         close = np.flatnonzero(dist <= params.simhash_k)
         if close.size:
@@ -795,20 +796,22 @@ def compute_pair_arrays(
             sel = close[better]
             r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]
             shared[sel] = full_inter[better]
+            full[sel] = True
         best = np.maximum(r, np.maximum(ca, cb))
         by_share = passes(best, min_similarity) & (best > 0) & (shared >= params.min_shared)
         # Pairs a passage may keep: two shared values at least (one window is under any useful length).
         keep = by_share | (want_passages and params.min_passage > 0) & (c >= max(2, params.min_shared))
-        parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], lv[keep], by_share[keep]))
+        parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], lv[keep], by_share[keep],
+                      full[keep]))
     if report and keys.size:
         report("score", int(keys.size), int(keys.size))
     if parts:
-        ra, rb, r, ca, cb, dist, lv, by_share = (np.concatenate(col) for col in zip(*parts))
+        ra, rb, r, ca, cb, dist, lv, by_share, full = (np.concatenate(col) for col in zip(*parts))
     else:
         e = np.empty(0, np.int64)
         ra, rb, dist, lv = e, e.copy(), e.copy(), e.copy()
         r, ca, cb = np.empty(0), np.empty(0), np.empty(0)
-        by_share = np.empty(0, bool)
+        by_share, full = np.empty(0, bool), np.empty(0, bool)
     longest = np.full(ra.size, -1, np.int32)
     shared_chars = np.full(ra.size, -1, np.int32)
     if want_passages and ra.size:
@@ -821,9 +824,19 @@ def compute_pair_arrays(
         row = np.full(nr, -1, np.int64)
         row[need] = row_of
         ok = (row[ra] >= 0) & (row[rb] >= 0)
-        ev = pair_evidence(sets, row[ra[ok]], row[rb[ok]], window_of_level(lv[ok]), view, common, frequent)
+        ev = pair_evidence(sets, row[ra[ok]], row[rb[ok]], window_of_level(lv[ok]), view, common, frequent,
+                           common_text=True)
         longest[ok] = ev.longest
         shared_chars[ok] = ev.shared
+        # The scores leave common text out too (``evidence``), except where the full sets scored.
+        re_ = ok.copy()
+        re_[ok] = ~full[ok]
+        ev_ok = ~full[ok]
+        nr_, nca, ncb = _scores(ev.inter[ev_ok].astype(np.int64), ev.na[ev_ok].astype(np.float64),
+                                ev.nb[ev_ok].astype(np.float64))
+        r[re_], ca[re_], cb[re_] = nr_, nca, ncb
+        best = np.maximum(r[re_], np.maximum(ca[re_], cb[re_]))
+        by_share[re_] = passes(best, min_similarity) & (best > 0) & (ev.inter[ev_ok] >= params.min_shared)
         if report:
             report("passages", int(ra.size), int(ra.size))
         keep = by_share | ((params.min_passage > 0) & (longest >= params.min_passage))

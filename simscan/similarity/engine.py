@@ -672,7 +672,7 @@ def _query(
     rows_b = np.array([csr_row[f] + 1 if f in csr_row else empty for f in found], np.int64)
     levels = [max(q_level, DEFAULT_PARAMS.text_level(meta[f][6]) if meta[f][2] else 0) for f in found]
     ev = pair_evidence(sets, np.zeros(len(found), np.int64), rows_b, window_of_level(np.array(levels, np.int64)),
-                       view, common, frequent)
+                       view, common, frequent, common_text=True)
     out: list[tuple[Pair, float]] = []
     for k, fid in enumerate(found):
         raw, size, is_text, ck, ch, sh = meta[fid][:6]

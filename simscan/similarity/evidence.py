@@ -43,6 +43,14 @@ DEFAULT_MIN_PASSAGE = 100
 
 _EMPTY_U64 = np.empty(0, np.uint64)
 
+#: Common text (``pair_evidence(common_text=True)``): the values of a file that start between two
+#: common values of span >= the coarsest window at most this many units apart (or between the text's
+#: start or end and one that near) are common too.  Every file holding a text keeps its windows of
+#: span >= 100 at least every 100 windows, so a text common to many files is marked in each of them
+#: with this margin (a few edits apart), while text of its own between two common blocks longer than
+#: this is not.
+COMMON_TEXT_SPAN = 150
+
 
 def frequent_cutoff(common_cutoff: int) -> int:
     """Most files a value may be held by and still start or extend a passage: a fifth of the
@@ -155,14 +163,19 @@ def pair_evidence(
     common: np.ndarray = _EMPTY_U64,
     frequent: np.ndarray = _EMPTY_U64,
     passages: bool = False,
+    common_text: bool = False,
 ) -> PairEvidence:
     """The evidence of each pair (rows of ``sets``) at its window ``w`` on ``view`` (0 text, 1 code);
-    ``common``: sorted values that count nowhere, ``frequent``: sorted values that make no passage."""
+    ``common``: sorted values that count nowhere, ``frequent``: sorted values that make no passage.
+    ``common_text``: the values inside common text count nowhere either (:data:`COMMON_TEXT_SPAN`):
+    a text many files share is left out of every file holding it, the files that keep finer windows of
+    it (short ones) too, so it counts everywhere or nowhere."""
     out = _native.pair_evidence(
         sets.offsets, sets.values, sets.d, sets.unit, sets.char, sets.chars, sets.is_text,
         np.asarray(rows_a, dtype=np.int64), np.asarray(rows_b, dtype=np.int64), np.asarray(w, dtype=np.uint8),
         view, np.asarray(common, dtype=np.uint64), np.asarray(frequent, dtype=np.uint64), GAP_PER_W, DRIFT,
         passages=passages, threads=_threads(len(rows_a)),
+        common_coarse=DEFAULT_PARAMS.winnow[-1] if common_text else 0, common_span=COMMON_TEXT_SPAN,
     )
     if not passages:
         return PairEvidence(*out)

@@ -41,6 +41,18 @@ pub struct Rule {
     pub drift: u32,
     /// Whether the passages themselves are wanted (else only their lengths).
     pub passages: bool,
+    /// Leave out common *text*, not only common values (see [`CommonText`]).
+    pub common_text: Option<CommonText>,
+}
+
+/// Common text: a value lies in it when it starts between two windows of span >= `coarse` that are
+/// common and at most `span` units apart (or between the text's start or end and such a window that
+/// near).  A short file keeps fine windows that files holding the same text at a coarse window do not
+/// keep, so their values look rare; the coarse ones they all keep say where the common text is.
+#[derive(Clone, Copy, Debug)]
+pub struct CommonText {
+    pub coarse: u8,
+    pub span: u32,
 }
 
 /// A shared passage: character ranges `[a0, a1)` of file a and `[b0, b1)` of file b, made of
@@ -96,9 +108,56 @@ fn holds(set: &[u64], v: u64) -> bool {
     !set.is_empty() && set.binary_search(&v).is_ok()
 }
 
-#[inline]
-fn counts(s: &StoredSet<'_>, i: usize, rule: &Rule, common: &[u64]) -> bool {
-    s.d[i] >= rule.w && view_of(s.values[i], s.is_text) == rule.view && !holds(common, s.values[i])
+/// Which values of `s` count under `rule`: their span reaches the window, they are of the view, not
+/// common, and (with [`Rule::common_text`]) not inside common text.
+fn counted(s: &StoredSet<'_>, rule: &Rule, common: &[u64]) -> Vec<bool> {
+    let of_view = |i: usize| view_of(s.values[i], s.is_text) == rule.view;
+    let mut m: Vec<bool> = (0..s.values.len())
+        .map(|i| s.d[i] >= rule.w && of_view(i) && !holds(common, s.values[i]))
+        .collect();
+    let Some(ct) = rule.common_text else { return m };
+    // Common text: the stretches between two common coarse windows at most `span` units apart (and
+    // from the text's start or end to a common coarse window that near).  Every file holding such a
+    // text keeps its coarse windows at least every `coarse` windows (the winnowing guarantee), so
+    // the stretch is known in each, whatever the file's own window; a value starting in one is
+    // common there.
+    let mut anchors: Vec<u32> = (0..s.values.len())
+        .filter(|&i| s.d[i] >= ct.coarse && of_view(i) && holds(common, s.values[i]))
+        .map(|i| s.unit[i])
+        .collect();
+    if anchors.is_empty() {
+        return m;
+    }
+    anchors.sort_unstable();
+    let end = (0..s.values.len())
+        .filter(|&i| of_view(i))
+        .map(|i| s.unit[i])
+        .max()
+        .unwrap_or(0);
+    let mut spans: Vec<(u32, u32)> = Vec::new();
+    if anchors[0] <= ct.span {
+        spans.push((0, anchors[0]));
+    }
+    for w in anchors.windows(2) {
+        if w[1] - w[0] <= ct.span {
+            spans.push((w[0], w[1]));
+        }
+    }
+    let last = anchors[anchors.len() - 1];
+    if end - last <= ct.span {
+        spans.push((last, end));
+    }
+    for (i, keep) in m.iter_mut().enumerate() {
+        if *keep {
+            let u = s.unit[i];
+            // The last stretch starting at or before u (stretches are sorted and may touch).
+            let k = spans.partition_point(|&(a, _)| a <= u);
+            if k > 0 && u <= spans[k - 1].1 {
+                *keep = false;
+            }
+        }
+    }
+    m
 }
 
 /// A matched value: its window in a and in b (unit offset, first character, end character).
@@ -122,14 +181,14 @@ pub fn evidence(
 ) -> Evidence {
     let mut ev = Evidence::default();
     let mut matches = Vec::new();
+    let (ma, mb) = (counted(a, rule, common), counted(b, rule, common));
+    ev.na = ma.iter().filter(|&&x| x).count() as u32;
+    ev.nb = mb.iter().filter(|&&x| x).count() as u32;
     let (mut i, mut j) = (0, 0);
-    let (na_all, nb_all) = (a.values.len(), b.values.len());
-    // A merge of the two sorted sets; each value is tested once.
-    let mut ca = i < na_all && counts(a, i, rule, common);
-    let mut cb = j < nb_all && counts(b, j, rule, common);
-    while i < na_all && j < nb_all {
+    // A merge of the two sorted sets.
+    while i < a.values.len() && j < b.values.len() {
         let (va, vb) = (a.values[i], b.values[j]);
-        if va == vb && ca && cb {
+        if va == vb && ma[i] && mb[j] {
             ev.inter += 1;
             if !holds(frequent, va) {
                 matches.push(Match {
@@ -142,19 +201,9 @@ pub fn evidence(
                 });
             }
         }
-        if va <= vb {
-            ev.na += ca as u32;
-            i += 1;
-            ca = i < na_all && counts(a, i, rule, common);
-        }
-        if vb <= va {
-            ev.nb += cb as u32;
-            j += 1;
-            cb = j < nb_all && counts(b, j, rule, common);
-        }
+        i += (va <= vb) as usize;
+        j += (vb <= va) as usize;
     }
-    ev.na += (i..na_all).filter(|&k| counts(a, k, rule, common)).count() as u32;
-    ev.nb += (j..nb_all).filter(|&k| counts(b, k, rule, common)).count() as u32;
     if !matches.is_empty() {
         chain(&mut matches, rule, &mut ev);
     }
@@ -277,28 +326,36 @@ pub struct PairJob {
     pub w: u8,
 }
 
-/// [`evidence`] of every pair, on up to `threads` threads (each takes a contiguous share); the gap
-/// of a pair is `gap_per_w` times its window.  `None` for a pair whose rows are out of range.
-#[allow(clippy::too_many_arguments)]
+/// How a batch of pairs is weighed: [`Rule`] less each pair's own window, the gap given per unit of
+/// that window.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchRule {
+    pub view: u8,
+    pub gap_per_w: u32,
+    pub drift: u32,
+    pub passages: bool,
+    pub common_text: Option<CommonText>,
+}
+
+/// [`evidence`] of every pair, on up to `threads` threads (each takes a contiguous share).  `None`
+/// for a pair whose rows are out of range.
 pub fn evidence_of_pairs(
     sets: &StoredSets<'_>,
     jobs: &[PairJob],
-    view: u8,
+    batch: &BatchRule,
     common: &[u64],
     frequent: &[u64],
-    gap_per_w: u32,
-    drift: u32,
-    passages: bool,
     threads: usize,
 ) -> Vec<Option<Evidence>> {
     let one = |job: &PairJob| {
         let (a, b) = (sets.row(job.a)?, sets.row(job.b)?);
         let rule = Rule {
             w: job.w,
-            view,
-            gap: gap_per_w * job.w as u32,
-            drift,
-            passages,
+            view: batch.view,
+            gap: batch.gap_per_w * job.w as u32,
+            drift: batch.drift,
+            passages: batch.passages,
+            common_text: batch.common_text,
         };
         Some(evidence(&a, &b, common, frequent, &rule))
     };
@@ -362,6 +419,7 @@ mod tests {
         gap: 100,
         drift: 0,
         passages: true,
+        common_text: None,
     };
 
     /// Counts by their definition: one value at a time, by search.
@@ -492,6 +550,32 @@ mod tests {
         let ev = evidence(&a.set(), &b.set(), &[], &[], &Rule { drift: 3, ..RULE });
         assert_eq!(ev.passages.len(), 1);
         assert_eq!(ev.longest, 130);
+    }
+
+    #[test]
+    fn common_text_takes_the_fine_values_between_common_coarse_ones() {
+        // a: a licence (units 0..400) with coarse common values at 0, 120, 240, 360 and fine values
+        // between them, then its own text from 1000 on (a coarse common value alone there, and fine
+        // values near it but more than `span` from any other common coarse one).
+        let mut items: Vec<(u64, u8, u32)> =
+            vec![(1, 120, 0), (2, 120, 120), (3, 120, 240), (4, 120, 360)];
+        items.extend((0..8).map(|k| (100 + k, 5, 10 + 45 * k as u32)));
+        items.extend([(9, 120, 1000), (200, 5, 1010), (201, 5, 1400)]);
+        let a = Owned::new(items);
+        let b = Owned::new(vec![(100, 5, 0), (101, 5, 45), (200, 5, 70), (201, 5, 500)]);
+        let common = [1u64, 2, 3, 4, 9];
+        let plain = evidence(&a.set(), &b.set(), &common, &[], &RULE);
+        assert_eq!((plain.inter, plain.na, plain.nb), (4, 10, 4));
+        let rule = Rule {
+            common_text: Some(CommonText {
+                coarse: 100,
+                span: 150,
+            }),
+            ..RULE
+        };
+        let ev = evidence(&a.set(), &b.set(), &common, &[], &rule);
+        // The 8 fine licence values of a are common text there; b has no common anchor, so its are not.
+        assert_eq!((ev.inter, ev.na, ev.nb), (2, 2, 4));
     }
 
     #[test]

@@ -39,7 +39,7 @@ impl Default for FpParams {
                 level_units: vec![512, 1024, 2048, 4096, 4096, 8192, 16384],
             },
             // Level 4 never occurs (its limit is level 5's); benchmarks/proto_evidence.py chose these.
-            winnow: vec![4, 6, 14, 26, 64, 64, 96, 100],
+            winnow: vec![4, 6, 14, 26, 64, 64, 64, 64],
             binary: Params {
                 window: 50,
                 density: 256,

@@ -715,7 +715,7 @@ fn anchored_levels<'py>(
 /// rest uint32).  See `simscan_core::evidence` and `simscan.similarity.evidence`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (offsets, values, d, unit, char, chars, is_text, rows_a, rows_b, w, view, common, frequent, gap_per_w, drift, passages=false, threads=1))]
+#[pyo3(signature = (offsets, values, d, unit, char, chars, is_text, rows_a, rows_b, w, view, common, frequent, gap_per_w, drift, passages=false, threads=1, common_coarse=0, common_span=0))]
 fn pair_evidence<'py>(
     py: Python<'py>,
     offsets: PyReadonlyArray1<'py, i64>,
@@ -735,6 +735,8 @@ fn pair_evidence<'py>(
     drift: u32,
     passages: bool,
     threads: usize,
+    common_coarse: u8,
+    common_span: u32,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let sets = evidence::StoredSets {
         offsets: offsets.as_slice()?,
@@ -762,10 +764,18 @@ fn pair_evidence<'py>(
     if !common.is_sorted() || !frequent.is_sorted() {
         return Err(PyValueError::new_err("common and frequent must be sorted"));
     }
+    let batch = evidence::BatchRule {
+        view,
+        gap_per_w,
+        drift,
+        passages,
+        common_text: (common_coarse > 0).then_some(evidence::CommonText {
+            coarse: common_coarse,
+            span: common_span,
+        }),
+    };
     let out = detached(py, || {
-        evidence::evidence_of_pairs(
-            &sets, &jobs, view, common, frequent, gap_per_w, drift, passages, threads,
-        )
+        evidence::evidence_of_pairs(&sets, &jobs, &batch, common, frequent, threads)
     })?;
     if out.iter().any(Option::is_none) {
         return Err(PyValueError::new_err(
