@@ -133,7 +133,7 @@ def test_query_and_compare(tree: tuple[Path, Path], tmp_path: Path, capsys: pyte
     assert text[a0:a1].strip() and a1 - a0 > 50
     assert main(["compare", str(q), str(root / "orig.txt")]) == 0
     out = capsys.readouterr().out
-    assert "1 matching passage\n" in out and "resemblance" in out
+    assert "1 matching passage (every shared window)\n" in out and "resemblance" in out
     # Missing files: a clear message and exit code 1, no traceback.
     assert main(["compare", str(q), str(tmp_path / "nope")]) == 1
     assert "nope" in capsys.readouterr().err

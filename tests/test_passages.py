@@ -174,3 +174,39 @@ def test_a_licence_many_files_hold_makes_no_pair(tmp_path: Path) -> None:
         pairs = find_pairs(ix)
     names = {frozenset((Path(p.a_path).name, Path(p.b_path).name)) for p in pairs}
     assert names == {frozenset(("f00.txt", "f02.txt"))}, sorted(tuple(sorted(n)) for n in names)[:10]
+
+
+def test_compare_with_an_index_reports_the_number_pairs_reports(tmp_path: Path, capsys) -> None:
+    """Two files sharing a licence many indexed files hold and a paragraph of their own: `compare`
+    with the index gives the scores and passage `pairs` gives, says what the index left out, and shows
+    the two files alone beside it; with --no-index only the two files alone."""
+    import json
+
+    from simscan.cli import main
+
+    licence = "Permission is hereby granted, free of charge: " + words(4242, 140)
+    root = tmp_path / "d"
+    root.mkdir()
+    for k in range(60):
+        (root / f"f{k:02d}.txt").write_text(licence + "\n\n" + words(1000 + k, 300))
+    shared = words(5000, 90)
+    (root / "x.txt").write_text(licence + "\n\n" + words(3000, 500) + "\n\n" + shared + "\n\n" + words(3001, 500))
+    (root / "y.txt").write_text(licence + "\n\n" + words(3002, 400) + "\n\n" + shared + "\n\n" + words(3003, 400))
+    idx = tmp_path / "i.db"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
+    (listed,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert {Path(listed["a"]).name, Path(listed["b"]).name} == {"x.txt", "y.txt"} and listed["best"] < 15
+    x, y = str(root / "x.txt"), str(root / "y.txt")
+    assert main(["compare", x, y, "--index", str(idx), "--format", "json"]) == 0
+    c = json.loads(capsys.readouterr().out)
+    assert (c["best"], c["longest_passage"], c["shared_chars"]) == (listed["best"], listed["longest_passage"],
+                                                                   listed["shared_chars"])
+    assert c["left_out"]["fingerprints_a"] > 0 and c["left_out"]["common_cutoff"] == 50
+    assert c["alone"]["best"] > 2 * c["best"] and c["alone"]["longest_passage"] > len(licence) - 2 * 64 - W
+    assert main(["compare", x, y, "--index", str(idx)]) == 0
+    text = capsys.readouterr().out
+    assert "as `pairs` scores it: best" in text and "the index leaves out" in text and "the two files alone" in text
+    assert main(["compare", x, y, "--index", str(idx), "--no-index", "--format", "json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert "left_out" not in alone and alone["best"] == c["alone"]["best"]

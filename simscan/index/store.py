@@ -1086,6 +1086,11 @@ class Index:
         from the arrays just written (saves reading the blobs back); None reads them from the index."""
         return PostingJob(self, list(ids), slice_rows, pairs)
 
+    @_sql_errors
+    def ids_for_paths(self, paths: Sequence[bytes]) -> dict[bytes, int]:
+        """path -> file id of those of ``paths`` (raw bytes) that are indexed."""
+        return self._ids_for_paths(paths)
+
     def _ids_for_paths(self, paths: Sequence[bytes]) -> dict[bytes, int]:
         return {p: v[0] for p, v in self._rows_for_paths(paths).items()}
 

@@ -579,9 +579,11 @@ def query_fingerprints(
     *,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    explain: dict[tuple[int, int], LeftOut] | None = None,
 ) -> list[Pair]:
     """Indexed files similar to a fingerprinted file (``qpath``: its absolute path, for display
-    and to leave the file itself out).
+    and to leave the file itself out).  ``explain``: receives, per (file id, view), what the
+    index left out of the pair's sets (:class:`LeftOut`).
 
     The fingerprints are looked up in the inverted index (which holds a consistent sample of
     every file's fingerprints, see simscan.index.postings), and every file found is scored
@@ -594,11 +596,11 @@ def query_fingerprints(
     """
     with _snapshot(index):
         # Each view is scored apart and a file keeps its better pair (``views``).
-        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT)
+        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT, explain)
         if params.code_view and has_code_view(fp):
             # The higher unrounded best score wins, as in the pair search (``views.merge_best``).
             best = {p.b_id: (p, raw) for p, raw in found}
-            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE):
+            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE, explain):
                 if p.b_id not in best or raw > best[p.b_id][1]:
                     best[p.b_id] = (p, raw)
             found = list(best.values())
@@ -606,8 +608,38 @@ def query_fingerprints(
         return sorted((p for p, _ in found), key=lambda p: (-p.best, KIND_CODE.get(p.kind, 9), p.b_path))
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What the index leaves out of a pair's two sets (at the pair's window, one view): how many of
+    each file's fingerprints count in it alone and how many once the values held by more than
+    ``cutoff`` indexed contents, and the text they share, are left out."""
+
+    alone_a: int
+    alone_b: int
+    counted_a: int
+    counted_b: int
+    cutoff: int
+
+
+def pair_in_index(
+    index: Any, fp: Fingerprints, path: str, other_id: int, params: SimilarityParams = DEFAULT_SIM_PARAMS,
+) -> tuple[Pair | None, LeftOut | None]:
+    """The pair of a fingerprinted file (``path``) with the indexed file ``other_id`` as the pair
+    search and ``query`` score it (values common in the index and common text left out), and what
+    the index left out of their sets (None when the index holds nothing of them it counts); the pair
+    is None when they share nothing the index counts."""
+    explain: dict[tuple[int, int], LeftOut] = {}
+    got = [p for p in query_fingerprints(index, fp, path, min_similarity=0, params=params, explain=explain)
+           if p.b_id == other_id]
+    if not got:
+        return None, explain.get((other_id, TEXT))
+    view = CODE if got[0].view == "code" else TEXT
+    return got[0], explain.get((other_id, view))
+
+
 def _query(
-    index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT
+    index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT,
+    explain: dict[tuple[int, int], LeftOut] | None = None,
 ) -> list[tuple[Pair, float]]:
     """Files similar to ``fp`` (the values of one ``view``, its meta aligned), scored on that view of
     theirs by their evidence (``evidence``: exact counts at each pair's window, and passages): (pair,
@@ -671,8 +703,12 @@ def _query(
     found = [fid for fid in cand.tolist() if fid in meta]
     rows_b = np.array([csr_row[f] + 1 if f in csr_row else empty for f in found], np.int64)
     levels = [max(q_level, DEFAULT_PARAMS.text_level(meta[f][6]) if meta[f][2] else 0) for f in found]
-    ev = pair_evidence(sets, np.zeros(len(found), np.int64), rows_b, window_of_level(np.array(levels, np.int64)),
-                       view, common, frequent, common_text=True)
+    windows = window_of_level(np.array(levels, np.int64))
+    ev = pair_evidence(sets, np.zeros(len(found), np.int64), rows_b, windows, view, common, frequent, common_text=True)
+    if explain is not None:
+        alone = pair_evidence(sets, np.zeros(len(found), np.int64), rows_b, windows, view)
+        for k, fid in enumerate(found):
+            explain[(fid, view)] = LeftOut(int(alone.na[k]), int(alone.nb[k]), int(ev.na[k]), int(ev.nb[k]), cutoff)
     out: list[tuple[Pair, float]] = []
     for k, fid in enumerate(found):
         raw, size, is_text, ck, ch, sh = meta[fid][:6]
