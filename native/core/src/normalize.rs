@@ -176,6 +176,8 @@ pub struct Pair {
     /// Characters consumed so far (the source index of the next one).
     chars: usize,
     swar: bool,
+    /// Bit c: the ASCII byte c is dropped (a control character), as the SWAR classes say.
+    drop: u128,
 }
 
 /// What [`Pair`] writes: heavy units, the source character of each, the light form as UTF-8.
@@ -246,6 +248,9 @@ impl Pair {
             gaps: Gaps::default(),
             chars: 0,
             swar: swar_matches(t),
+            drop: (0..128u8)
+                .filter(|&c| classes(c as u64).0 & 0x80 != 0)
+                .fold(0, |m, c| m | 1u128 << c),
         }
     }
 
@@ -348,6 +353,26 @@ impl Pair {
             }
             return;
         }
+        // Between dropped bytes (the CR of every CR LF line end), eight bytes at a time; each dropped
+        // byte alone.  (Handling a word holding one by a byte-wise fallback re-sized the outputs for
+        // the rest of the run each time: quadratic in a long run of CR LF lines.)
+        while !run.is_empty() {
+            let seg = run
+                .iter()
+                .position(|&c| (self.drop >> c) & 1 != 0)
+                .unwrap_or(run.len());
+            self.ascii_words(&run[..seg], out);
+            if seg == run.len() {
+                break;
+            }
+            self.general(run[seg] as u32, out);
+            run = &run[seg + 1..];
+        }
+    }
+
+    /// An ASCII run with no dropped byte (a word holding one, should the classes ever disagree with
+    /// `drop`, goes byte by byte): the SWAR path.
+    fn ascii_words(&mut self, run: &[u8], out: &mut PairOut) {
         let mut words = run.chunks_exact(8);
         let (mut ua, mut la) = (out.units.len(), out.light.len());
         slack(&mut out.units, run.len() + 8);

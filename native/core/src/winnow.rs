@@ -152,15 +152,15 @@ impl Winnower {
         if t == u32::MAX {
             cands.extend(lo..hi); // small windows: every window is a candidate
         } else {
-            for (c, chunk) in g.chunks(32).enumerate() {
-                if chunk.iter().fold(0u32, |a, &x| a | (x < t) as u32) != 0 {
-                    for (k, &x) in chunk.iter().enumerate() {
-                        if x < t {
-                            cands.push(lo + 32 * c + k);
-                        }
-                    }
-                }
+            // Branch-free compaction: every index is written, the count advances on candidates (a
+            // candidate in 8 windows at the largest window: a branch per window mispredicts often).
+            cands.resize(g.len(), 0);
+            let mut n = 0;
+            for (k, &x) in g.iter().enumerate() {
+                cands[n] = lo + k;
+                n += (x < t) as usize;
             }
+            cands.truncate(n);
         }
         for (k, &i) in cands.iter().enumerate() {
             if i < self.done || i >= limit {
@@ -206,12 +206,16 @@ impl Winnower {
         self.done = limit;
         // Keep D_CAP windows behind the next undecided one (spans look that far back), and their
         // units from the next undecided window on.
+        // (Dropped once the dead part is as long as the live one: each value moves a bounded number of
+        // times, not once per fed chunk.)
         let keep_g = self.done.saturating_sub(cap).max(self.gbase);
-        self.gs.drain(..keep_g - self.gbase);
-        self.gbase = keep_g;
+        if keep_g - self.gbase >= self.gs.len() / 2 {
+            self.gs.drain(..keep_g - self.gbase);
+            self.gbase = keep_g;
+        }
         let keep_u = self.done.max(self.base);
         let drop = keep_u - self.base;
-        if drop > 0 {
+        if drop > 0 && drop >= self.buf.len() / 2 {
             self.buf.drain(..drop);
             self.src.drain(..drop);
             self.base = keep_u;
@@ -274,7 +278,20 @@ impl Winnower {
         let keep = self.window_for(self.units).min(D_CAP as usize) as u8;
         let mut kept = std::mem::take(&mut self.kept);
         kept.retain(|k| k.d >= keep);
-        kept.sort_unstable_by_key(|k| (k.value, std::cmp::Reverse(k.d), k.unit));
+        // By value; of equal values (a repeated window) the one of largest span, then the first.
+        // Sorted by value alone first (cheap), ties set in order after: they are rare.
+        kept.sort_unstable_by_key(|k| k.value);
+        let mut i = 0;
+        while i < kept.len() {
+            let mut j = i + 1;
+            while j < kept.len() && kept[j].value == kept[i].value {
+                j += 1;
+            }
+            if j - i > 1 {
+                kept[i..j].sort_unstable_by_key(|k| (std::cmp::Reverse(k.d), k.unit));
+            }
+            i = j;
+        }
         kept.dedup_by_key(|k| k.value);
         kept
     }
