@@ -1379,16 +1379,25 @@ class Index:
 
     @_sql_errors
     def fingerprints(
-        self, file_ids: np.ndarray | Sequence[int] | None = None, kind: str = "rolling"
+        self, file_ids: np.ndarray | Sequence[int] | None = None, kind: str = "rolling",
+        spans: list[np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CSR of fingerprints: ``(ids int64[n], offsets int64[n+1], values uint64[m])``.
 
         ``ids`` ascending (files without stored fingerprints are left out); file i's sorted distinct
         values are ``values[offsets[i]:offsets[i+1]]``.  ``kind``: "rolling", "anchored" or "all".
+        ``spans`` (kind "all"): receives each value's dominance span (uint8, aligned with the values),
+        read in the same pass (as :meth:`spans`).
         """
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
+        with_spans = spans is not None and self.version >= _SPANS_VERSION
+        if spans is not None and kind != "all":
+            raise ValueError("spans come with kind 'all'")
         base, key = (_CHECKED_FINGERPRINT_ROWS, "files.id") if self.checked else (_FINGERPRINT_ROWS, "f.file_id")
+        if with_spans:
+            base = base.replace(" FROM ", ", CAST(f.spans AS BLOB), f.schk FROM ", 1)
+        span_parts: list[bytes] = []
         if file_ids is None:
             cursors: Iterable[sqlite3.Cursor] = [self._conn.execute(f"{base} ORDER BY {key}", (ALGORITHM_VERSION,))]
         else:
@@ -1419,6 +1428,14 @@ class Index:
             while batch := cur.fetchmany(4096):
                 if self.checked:
                     _verify_blobs(batch)
+                if with_spans:
+                    # (file id, spans, check, values) after the row's own columns.
+                    rows = [(r[0], r[-2], r[-1], len(r[2]) // 8 if r[2] is not None else -1) for r in batch]
+                    if self.checked:
+                        _verify_meta(rows, _checks.SPANS)
+                    elif any(r[1] is None or len(r[1]) != r[3] for r in rows):
+                        raise Mismatch(_blobs_fail(1), [r[0] for r in rows if r[1] is None][:1])
+                    span_parts.append(b"".join(r[1] for r in rows))
                 parts = _kind_parts(batch, kind)
                 id_parts.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
                 len_parts.append(np.fromiter((len(p) // 8 for p in parts), np.int64, len(batch)))
@@ -1444,6 +1461,9 @@ class Index:
                 pos += len(blob)
             del blobs, full_b
             values = full
+        if spans is not None:
+            spans[:] = [np.frombuffer(b"".join(span_parts), np.uint8) if with_spans
+                        else np.full(values.size, 255, np.uint8)]
         return ids, offsets, values.astype(np.uint64, copy=False)
 
     @_sql_errors
@@ -1482,36 +1502,40 @@ class Index:
         """For a pair's evidence (``similarity.evidence``): ``(ids, offsets, values, meta)`` of the given
         files' current stored sets (kind "all"; ids ascending, files without fingerprints left out), the
         meta aligned with the values.  Checked like :meth:`fingerprints`."""
-        ids, offsets, values = self.fingerprints(file_ids, kind="all")
+        d: list[np.ndarray] = []
+        ids, offsets, values = self.fingerprints(file_ids, kind="all", spans=d)
         n = int(offsets[-1]) if offsets.size else 0
-        d = self.spans(ids, offsets)
         if self.version < _SPANS_VERSION:  # (an older index read as it is: no places)
             z = np.zeros(n, np.uint32)
-            return ids, offsets, values, FingerprintMeta(d, z, z.copy(), np.zeros(n, np.uint16))
-        places = np.empty(10 * n, np.uint8)
-        at = {int(f): k for k, f in enumerate(ids.tolist())}
+            return ids, offsets, values, FingerprintMeta(d[0], z, z.copy(), np.zeros(n, np.uint16))
+        counts = np.diff(offsets)
+        blobs: list[bytes] = []
+        seen = 0
         for chunk in _chunks(ids.tolist()):
             rows = self._conn.execute(
-                f"SELECT file_id, CAST(places AS BLOB), pchk FROM fingerprints WHERE file_id IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f"SELECT file_id, CAST(places AS BLOB), pchk FROM fingerprints WHERE file_id IN ({','.join('?' * len(chunk))})"
+                " ORDER BY file_id", chunk,
             ).fetchall()
-            rows = [(fid, blob, chk, int(offsets[at[fid] + 1] - offsets[at[fid]])) for fid, blob, chk in rows]
+            if len(rows) != len(chunk):
+                raise Mismatch(_blobs_fail(len(chunk) - len(rows)), sorted(set(chunk) - {r[0] for r in rows}))
+            rows = [(fid, blob, chk, int(counts[seen + k])) for k, (fid, blob, chk) in enumerate(rows)]
             if self.checked:
                 _verify_meta(rows, _checks.PLACES)
             for fid, blob, _chk, m in rows:
                 if blob is None or len(blob) != 10 * m:
                     raise Mismatch(_blobs_fail(1), [fid])
-                k = at[fid]
-                places[10 * offsets[k] : 10 * offsets[k + 1]] = np.frombuffer(blob, np.uint8)
+            blobs.extend(r[1] for r in rows)
+            seen += len(rows)
+        places = np.frombuffer(b"".join(blobs), np.uint8)
         # Each file's places are its columns (unit, char, chars); gather them column by column.
-        counts = np.diff(offsets)
         start = np.repeat(10 * offsets[:-1], counts)
         rank = np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts)
         m = np.repeat(counts, counts)
         unit = _gather(places, start + 4 * rank, 4).view("<u4")
         char = _gather(places, start + 4 * m + 4 * rank, 4).view("<u4")
         chars = _gather(places, start + 8 * m + 2 * rank, 2).view("<u2")
-        return ids, offsets, values, FingerprintMeta(d, unit.astype(np.uint32), char.astype(np.uint32), chars.astype(np.uint16))
+        return ids, offsets, values, FingerprintMeta(d[0], unit.astype(np.uint32), char.astype(np.uint32),
+                                                     chars.astype(np.uint16))
 
     @_sql_errors
     def iter_fingerprints(self, kind: str = "all", rows: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:

@@ -508,8 +508,12 @@ def shared_counts(
         v = vals[at]
         # ``at`` ascends: each CSR row's values are a slice of it (one search per row, not per value).
         own = np.repeat(pos_of_row, np.diff(np.searchsorted(at, offsets)))
-        lv = value_lv[at] if value_lv is not None else value_levels(v, row_text[own])
-        del at
+        if value_lv is not None:
+            lv = value_lv[at]
+            del at
+        else:
+            del at  # (before the levels' temporaries: the partition's peak of memory)
+            lv = value_levels(v, row_text[own])
         order = argsort_hashes(v)  # (ties are equal values: any order of them gives the same pairs)
         return v[order], own[order], lv[order]
 

@@ -268,8 +268,10 @@ def find_pair_set(
                 stored = bool(can_cache and gen is not None and _store(index, key, gen, previous.floor, files, derived))
                 return PairSet(files, _filter(derived, min_similarity, params.min_passage), stored=stored, derived=True, key=key,
                                floor=min_similarity)
-        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
-        spans = index.spans(ids, offsets) if hasattr(index, "stored_sets") else None
+        got: list[np.ndarray] = []
+        with_spans = hasattr(index, "stored_sets")
+        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND, **({"spans": got} if with_spans else {}))
+        spans = got[0] if with_spans else None
         identity = _identity(index, files)
         if gen is None and hasattr(index, "generation"):
             gen = index.generation()
