@@ -14,7 +14,9 @@ Prints:
 The synthetic collection (seeded): text-like files of 20-80 fingerprints; 15% are edited
 versions of another file (10-40% of their fingerprints replaced), 5% exact copies, 2%
 re-encodings (same content hash, other bytes), 1% empty files; 3% carry a 12-fingerprint
-"licence header" (a common block above the cut-off).  Indexes are written under /tmp and
+"licence header" (a common block above the cut-off).  As ALGORITHM_VERSION 12 stores them:
+text values (view bit clear), each with its span (at least its file's winnowing window) and place
+(a unit offset in the file, its characters), the values an edited version keeps keeping theirs.  Indexes are written under /tmp and
 reused by later runs (``--keep``) since writing 1M files takes a while.
 """
 
@@ -32,15 +34,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simscan.fingerprint import views
+from simscan.fingerprint import DEFAULT_PARAMS
 from simscan.fingerprint.simhash import simhash
 from simscan.index import FileRecord, Index
-from simscan.model import ALGORITHM_VERSION
+from simscan.model import ALGORITHM_VERSION, FingerprintMeta
 from simscan.similarity import find_pairs, group_pairs, query
 from simscan.similarity.core import DEFAULT_MIN_SIMILARITY, expand_copy_pairs
+from simscan.similarity.evidence import window_of_level
 from simscan.similarity.simhash_tables import simhash_pairs
 
-TOP = np.uint64(1 << 63)
 # Text values carry the view bit of the text view (``simscan.fingerprint.views``): bit 62 clear in
 # rolling values, the pre-image bit in anchored ones, as every text file without a code view.
 LOW = np.uint64((1 << 62) - 1)
@@ -50,48 +52,68 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _meta(rng: np.random.Generator, n: int, units: int) -> tuple[np.ndarray, ...]:
+    """Spans and places of ``n`` new values of a file of ``units`` units: spans from the file's window
+    up, as random hashes give them (a window's span is at least k with probability ~2 / (k + 1), so
+    given that it reaches the window w: (w + 1) / (k + 1)), places spread over the file."""
+    w = int(window_of_level(DEFAULT_PARAMS.text_level(units)))
+    d = np.minimum((w + 1) / rng.uniform(1e-9, 1.0, n) - 1, 128).astype(np.uint8)
+    unit = np.sort(rng.integers(0, max(1, units - 50), n)).astype(np.uint32)
+    chars = rng.integers(50, 70, n).astype(np.uint16)
+    return d, unit, (unit * 1.1).astype(np.uint32), chars
+
+
 def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False):
     """Yield batches of FileRecord for files start..start+n (deterministic)."""
     rng = np.random.default_rng(seed)
     licence = rng.integers(0, 1 << 62, 12, dtype=np.uint64)
+    licence_meta = _meta(rng, 12, 800)
     batch: list[FileRecord] = []
-    made: list[tuple[np.ndarray, int, bytes, bytes, int, int]] = []  # recent files to copy from
+    made: list[tuple[np.ndarray, bytes, bytes, bytes, int, int]] = []  # recent files to copy from
     for i in range(start, start + n):
         r = rng.random()
         if made and r < 0.05:  # exact copy
-            fps, nroll, ck, ch, size, sh = made[int(rng.integers(len(made)))]
+            fps, meta, ck, ch, size, sh = made[int(rng.integers(len(made)))]
         elif made and r < 0.07:  # re-encoded: same content hash and fingerprints, other bytes
-            fps, nroll, _, ch, size, sh = made[int(rng.integers(len(made)))]
+            fps, meta, _, ch, size, sh = made[int(rng.integers(len(made)))]
             ck = rng.bytes(16)
             size += 2
         elif r < 0.08:  # empty
-            fps, nroll, ck, ch, size, sh = np.zeros(0, np.uint64), 0, b"\0" * 16, b"\1" * 16, 0, 0
+            fps, meta, ck, ch, size, sh = np.zeros(0, np.uint64), b"", b"\0" * 16, b"\1" * 16, 0, 0
         else:
             if made and r < 0.23:  # edited version
-                base = made[int(rng.integers(len(made)))][0]
+                base, base_meta = made[int(rng.integers(len(made)))][:2]
                 keep = rng.random(base.size) >= rng.uniform(0.1, 0.4)
-                roll = base[keep & (base < TOP)]
-                extra = rng.integers(0, 1 << 63, int((~keep).sum()), dtype=np.uint64)
-                roll = np.concatenate((roll, extra))
+                bm = FingerprintMeta.from_blob(base_meta, base.size)
+                kept = [base[keep]] + [np.asarray(getattr(bm, c))[keep] for c in ("d", "unit", "char", "chars")]
+                extra = rng.integers(0, 1 << 62, int((~keep).sum()), dtype=np.uint64)
+                size = int(max(base.size, 20) * 66)
+                parts = [kept, [extra, *_meta(rng, extra.size, size)]]
             else:
-                roll = rng.integers(0, 1 << 63, int(rng.integers(15, 60)), dtype=np.uint64)
+                k = int(rng.integers(20, 80))  # (version 11: 15-60 rolling values and a third as many anchored)
+                size = k * 66
+                parts = [[rng.integers(0, 1 << 62, k, dtype=np.uint64), *_meta(rng, k, size)]]
             if rng.random() < 0.03:
-                roll = np.concatenate((roll, licence))
-            roll = np.unique(roll & LOW)
-            anch = views.tag_anchored(rng.integers(0, 1 << 63, max(1, roll.size // 3), dtype=np.uint64) | TOP, views.TEXT)
-            fps = np.concatenate((roll, anch))
-            nroll = int(roll.size)
+                parts.append([licence, *licence_meta])
+            vals = np.concatenate([p[0] for p in parts]) & LOW
+            order = np.argsort(vals, kind="stable")
+            vals = vals[order]
+            first = np.ones(vals.size, bool)
+            first[1:] = vals[1:] != vals[:-1]
+            fps = vals[first]
+            cols = [np.concatenate([p[c] for p in parts])[order][first] for c in range(1, 5)]
+            meta = FingerprintMeta(*cols).blob()
             ck, ch = rng.bytes(16), rng.bytes(16)
-            size = int(roll.size * 66)
             sh = int(rng.integers(0, 1 << 63)) * 2 if fast_simhash else simhash(fps)
         if len(made) < 5000:
-            made.append((fps, nroll, ck, ch, size, sh))
+            made.append((fps, meta, ck, ch, size, sh))
         else:
-            made[int(rng.integers(5000))] = (fps, nroll, ck, ch, size, sh)
+            made[int(rng.integers(5000))] = (fps, meta, ck, ch, size, sh)
         path = f"/synthetic/d{i % 997:03d}/file{i:07d}.txt".encode()
         batch.append(FileRecord(path=path, device=1, inode=i + 1, size=size, mtime_ns=1_600_000_000_000_000_000 + i,
                                 is_text=True, encoding="utf-8", checksum=ck, partial=int(i % 1000),
-                                content_hash=ch, simhash=sh, units=size, fps=fps, n_rolling=nroll))
+                                content_hash=ch, simhash=sh, units=size, fps=fps, n_rolling=int(fps.size),
+                                meta=meta))
         if len(batch) == 20_000:
             yield batch
             batch = []
@@ -252,10 +274,10 @@ def main() -> None:
         ltimes = []
         nq = args.query_files
         for fid in (nq // 7, nq // 2, nq - 1000):
-            _ids, _offsets, values = ix.fingerprints([fid], kind="all")
+            _ids, _offsets, values, meta = ix.stored_sets([fid])
             fp = Fingerprints(size=1, checksum=b"q" * 16, partial=0, is_text=True, encoding="utf-8",
-                              content_hash=b"q" * 16, rolling=values[values < TOP], anchored=values[values >= TOP],
-                              simhash=0, units=1)
+                              content_hash=b"q" * 16, rolling=values, anchored=values[:0],
+                              simhash=0, units=int(ix.files_by_ids([fid]).units[0]), meta=meta)
             t = time.perf_counter()
             res2 = query_fingerprints(ix, fp, "/query/file.txt", min_similarity=DEFAULT_MIN_SIMILARITY)
             ltimes.append(time.perf_counter() - t)

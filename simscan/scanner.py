@@ -204,9 +204,10 @@ def _payload(fp: Any) -> tuple[Any, ...]:
     else:
         fps = np.concatenate((fp.rolling, fp.anchored)).astype("<u8", copy=False).tobytes()
         n_roll = int(fp.rolling.size)
+    meta = b"" if note else fp.meta.blob()
     return (
         fp.is_text, fp.encoding, fp.checksum, fp.partial, fp.content_hash, fp.simhash, fp.units,
-        fps, n_roll, fp.size, note,
+        fps, n_roll, fp.size, note, meta,
     )  # fmt: skip
 
 
@@ -668,8 +669,8 @@ def document_outcomes(done: list[tuple[Any, Any, str | None]]) -> list[Outcome]:
             outcomes.append((slot, None, reason))
             continue
         payload = _payload(read.fingerprints)
-        note = "; ".join(n for n in (read.note, payload[-1]) if n) or None
-        outcomes.append((slot, read.key, (*payload[:-1], note, read.source)))
+        note = "; ".join(n for n in (read.note, payload[10]) if n) or None
+        outcomes.append((slot, read.key, (*payload[:10], note, payload[11], read.source)))
     return outcomes
 
 
@@ -900,7 +901,7 @@ class _Reader:
                 else:
                     writer.add(FileRecord(path, dev, ino, size, mtime, error=payload, ctime_ns=ctime))
                 continue
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, *doc = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, meta, *doc = payload
             source = doc[0] if doc else (None, None, PLAIN_VERSION)  # a document: (format, extractor, version)
             self.read_ok += 1
             if note:
@@ -910,7 +911,7 @@ class _Reader:
                 FileRecord(
                     path, key[0], key[1], key[2], key[3], bool(is_text), enc, checksum, partial, chash, simh, units,
                     np.frombuffer(fps, "<u8"), n_roll, ctime_ns=key[4], format=source[0], extractor=source[1],
-                    extractor_version=source[2],
+                    extractor_version=source[2], meta=bytes(meta) if fps else b"",
                 )
             )  # fmt: skip
         counts["files_read"] = self.read_ok

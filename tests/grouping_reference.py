@@ -488,4 +488,6 @@ def random_pair_arrays(rng: random.Random, t: FileTable, m: int) -> PairArrays:
     star = kind <= 1
     sc[star] = 100.0
     return PairArrays(a, b, sc[:, 0], sc[:, 1], sc[:, 2], np.array([rng.randrange(8) for _ in range(m)], np.int64),
-                      kind == 0, kind, np.where(star, 0, np.array([rng.randrange(2) for _ in range(m)])).astype(np.int8))
+                      kind == 0, kind, np.where(star, 0, np.array([rng.randrange(2) for _ in range(m)])).astype(np.int8),
+                      np.where(star, -1, np.array([rng.randrange(300) for _ in range(m)])).astype(np.int32),
+                      np.where(star, -1, np.array([rng.randrange(900) for _ in range(m)])).astype(np.int32))

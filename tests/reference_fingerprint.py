@@ -4,7 +4,7 @@ Everything the native core computes for one file, restated from the definitions 
 one window at a time, with Python integers and the standard library only (chardet aside): detection,
 decoding, normalisation, the Manber fingerprints (rolling, nested and sparse anchors), the view
 bits, the code view, simhash, checksums.  The definitions are those of ``simscan/fingerprint``'s
-docstrings (``rolling``, ``text``, ``code``, ``views``) for ALGORITHM_VERSION 11.  Quadratic in
+docstrings (``rolling``, ``text``, ``code``, ``views``) for ALGORITHM_VERSION 12.  Quadratic in
 places: meant for inputs of a few thousand units.
 
 ``map_char`` is *the* definition of normalisation: ``native/tools/gen_tables.py`` builds the native
@@ -31,6 +31,11 @@ TEXT_DENSITY, BINARY_DENSITY = 32, 256
 TEXT_ANCHOR_DENSITY, BINARY_ANCHOR_DENSITY = 2, 4096
 ANCHOR_LENGTH = 8
 LEVEL_UNITS = (512, 1024, 2048, 4096, 4096, 8192, 16384)
+#: Text: the winnowing window per level (level 4 never occurs: its limit is the same as level 5's).
+WINNOW = (4, 6, 14, 26, 64, 64, 64, 64)
+#: Dominance spans are kept up to this (above the largest winnowing window); a file's rightmost
+#: minimum gets it whatever the file's length.
+D_CAP = 128
 MAX_CODE_CHARS, MIN_CODE_CHARS, SAMPLE_CHARS = 1 << 20, 450, 1 << 14
 PLACEHOLDER, FILLER = "\ue000", "\u200b"
 
@@ -62,19 +67,36 @@ def map_char(ch: str, heavy: bool) -> str:
     return "".join(out)
 
 
+#: Scripts written without spaces between words (Han, kana, CJK punctuation, full-width forms): white
+#: space between two of their characters is a line break inside a sentence, and counts as nothing.
+_UNSPACED = "\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_GAP = re.compile(rf"(?<=[{_UNSPACED}])\s+(?=[{_UNSPACED}])")
+
+
+def close_gaps(text: str) -> str:
+    """``text`` less the white space between two characters of unspaced scripts."""
+    return _GAP.sub("", text)
+
+
 def normalize(text: str, heavy: bool = True) -> str:
-    """Every character mapped, runs of spaces as one space, none at either end."""
-    mapped = "".join(map_char(c, heavy) for c in text)
+    """White space between unspaced-script characters dropped, every character mapped, runs of
+    spaces as one space, none at either end."""
+    mapped = "".join(map_char(c, heavy) for c in close_gaps(text))
     return re.sub(" +", " ", mapped).strip(" ")
 
 
 def normalize_with_offsets(text: str, heavy: bool = True) -> tuple[list[int], list[int]]:
     """The units and, per unit, the index of the character it came from (a space: the first
     character of the run it stands for)."""
+    gone = set()
+    for m in _GAP.finditer(text):
+        gone.update(range(*m.span()))
     units: list[int] = []
     src: list[int] = []
     pending = None
     for i, c in enumerate(text):
+        if i in gone:
+            continue
         for m in map_char(c, heavy):
             if m == " ":
                 if units and pending is None:
@@ -273,6 +295,56 @@ def tag(v: int, view: int) -> int:
     return (1 << 63) | perm63((unperm63(v) & ~1) | view)
 
 
+def dominance(g: list[int]) -> list[int]:
+    """D(i): the length of the longest stretch of windows containing i in which g(i) is the
+    rightmost minimum (robust winnowing with window w keeps i iff D(i) >= w), capped at D_CAP; the
+    file's rightmost minimum (a stretch of every window) gets D_CAP."""
+    n = len(g)
+    out = []
+    for i in range(n):
+        lo = i
+        while lo > 0 and g[lo - 1] >= g[i]:
+            lo -= 1
+        hi = i
+        while hi + 1 < n and g[hi + 1] > g[i]:
+            hi += 1
+        d = hi - lo + 1
+        out.append(D_CAP if d >= n else min(d, D_CAP))
+    return out
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A stored text fingerprint: its value, dominance span, and where its window is (unit offset of
+    its start; first character and length in characters of the decoded text)."""
+
+    value: int
+    d: int
+    unit: int
+    char: int
+    chars: int
+
+
+def winnow(units: list[int], src: list[int], w: int, view: int) -> list[Kept]:
+    """The windows of ``units`` (``src``: each unit's character) kept by robust winnowing on their
+    selection hash ``g`` with window ``w``; one per distinct value: the occurrence with the largest
+    span (the first of those)."""
+    n = len(units) - WINDOW + 1
+    if n <= 0:
+        return []
+    g = [mixed(units[i : i + WINDOW]) for i in range(n)]
+    d = dominance(g)
+    best: dict[int, Kept] = {}
+    for i in range(n):
+        if d[i] < w:
+            continue
+        v = tag(value(units[i : i + WINDOW], False) & M63, view)
+        k = Kept(v, d[i], i, src[i], min(src[i + WINDOW - 1] - src[i] + 1, 0xFFFF))
+        if v not in best or k.d > best[v].d:
+            best[v] = k
+    return [best[v] for v in sorted(best)]
+
+
 def simhash(values: list[int]) -> int:
     out = 0
     for b in range(64):
@@ -369,9 +441,15 @@ def code_form(text: str) -> str:
 
 def code_units(text: str) -> list[int]:
     """The code form, normalised, less a space between two placeholders."""
-    u = [ord(c) for c in normalize(code_form(text))]
+    return code_units_with_offsets(text)[0]
+
+
+def code_units_with_offsets(text: str) -> tuple[list[int], list[int]]:
+    """:func:`code_units` and each unit's character in ``text`` (the code form keeps offsets)."""
+    u, src = normalize_with_offsets(code_form(text))
     ph = ord(PLACEHOLDER)
-    return [x for k, x in enumerate(u) if not (x == 32 and 0 < k < len(u) - 1 and u[k - 1] == ph and u[k + 1] == ph)]
+    keep = [not (x == 32 and 0 < k < len(u) - 1 and u[k - 1] == ph and u[k + 1] == ph) for k, x in enumerate(u)]
+    return [x for x, k in zip(u, keep) if k], [c for c, k in zip(src, keep) if k]
 
 
 # --------------------------------------------------------------------------- one file
@@ -389,6 +467,8 @@ class Reference:
     anchored: list[int]
     simhash: int
     units: int
+    #: Per value of rolling + anchored: (dominance span, unit offset, first character, characters).
+    meta: list[tuple[int, int, int, int]]
 
 
 def partial(data: bytes) -> int:
@@ -399,6 +479,16 @@ def partial(data: bytes) -> int:
     return h - (1 << 64) if h >= 1 << 63 else h
 
 
+def binary_meta(units: list[int], values: list[int], anchored: bool) -> list[tuple[int, int, int, int]]:
+    """A binary fingerprint counts at every level; its place is the first window with its value."""
+    first: dict[int, int] = {}
+    for i in range(len(units) - WINDOW + 1):
+        v = value(units[i : i + WINDOW], True)
+        v = v | (1 << 63) if anchored else v & M63
+        first.setdefault(v, i)
+    return [(D_CAP, first[v], first[v], WINDOW) for v in values]
+
+
 def fingerprints(data: bytes) -> Reference:
     """Everything simscan stores about the content of a file holding ``data``."""
     checksum = xxhash.xxh3_128_digest(data)
@@ -406,18 +496,18 @@ def fingerprints(data: bytes) -> Reference:
     if text is None:
         units = list(data)
         rolling, anchored = hash_units(units, WINDOW, BINARY_DENSITY, BINARY_ANCHOR_DENSITY, True)
+        meta = binary_meta(units, rolling, False) + binary_meta(units, anchored, True)
         return Reference(len(data), checksum, partial(data), False, None, checksum, rolling, anchored,
-                         simhash(rolling + anchored), len(units))  # fmt: skip
-    units = [ord(c) for c in normalize(text)]
-    level = level_of(len(units))
-    r, a = hash_units(units, WINDOW, TEXT_DENSITY, TEXT_ANCHOR_DENSITY, False, ANCHOR_LENGTH, level)
-    rolling = sorted({tag(v, 0) for v in r})
-    anchored = sorted({tag(v, 0) for v in a})
-    sim = simhash(rolling + anchored)
+                         simhash(rolling + anchored), len(units), meta)  # fmt: skip
+    units, src = normalize_with_offsets(text)
+    w = WINNOW[level_of(len(units))]
+    kept = winnow(units, src, w, 0)
+    sim = simhash([k.value for k in kept])
     if looks_like_code(text):
-        # The code view: its windows that the text view lacks, tagged CODE (view bit 1).
-        cr, ca = hash_units(code_units(text), WINDOW, TEXT_DENSITY, TEXT_ANCHOR_DENSITY, False, ANCHOR_LENGTH, level)
-        rolling = sorted(set(rolling) | {tag(v, 1) for v in cr if tag(v, 0) not in set(rolling)})
-        anchored = sorted(set(anchored) | {tag(v, 1) for v in ca if tag(v, 0) not in set(anchored)})
+        # The code view, at the text's window: its values that the text view lacks, tagged CODE.
+        cu, csrc = code_units_with_offsets(text)
+        have = {k.value for k in kept}
+        kept = sorted(kept + [k for k in winnow(cu, csrc, w, 1) if tag(k.value, 0) not in have], key=lambda k: k.value)
     content = xxhash.xxh3_128_digest(normalize(text, heavy=False).encode("utf-8", "surrogatepass"))
-    return Reference(len(data), checksum, partial(data), True, enc, content, rolling, anchored, sim, len(units))
+    return Reference(len(data), checksum, partial(data), True, enc, content, [k.value for k in kept], [], sim,
+                     len(units), [(k.d, k.unit, k.char, k.chars) for k in kept])  # fmt: skip

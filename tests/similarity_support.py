@@ -41,3 +41,27 @@ def lengths_cutoff(lengths, cutoff: int, budget: int) -> int:
     """``core.budget_cutoff`` of posting lists given by their lengths."""
     lengths = np.asarray(lengths, dtype=np.int64)
     return budget_cutoff(np.bincount(np.clip(lengths, 0, cutoff + 1), minlength=cutoff + 2), cutoff, budget)
+
+
+def span_sets(ix: Index, file_ids=None) -> dict[int, dict[int, int]]:
+    """file id -> {value: dominance span} of the stored sets (ALGORITHM_VERSION 12)."""
+    ids, offsets, values = ix.fingerprints(file_ids, kind="all")
+    spans = ix.spans(ids, offsets)
+    return {int(i): dict(zip(values[offsets[k] : offsets[k + 1]].tolist(), spans[offsets[k] : offsets[k + 1]].tolist(),
+                             strict=True))
+            for k, i in enumerate(ids.tolist())}
+
+
+def fp_spans(fp) -> dict[int, int]:
+    """{value: dominance span} of a fingerprinted file's stored set."""
+    values = np.concatenate((fp.rolling, fp.anchored)).tolist()
+    return dict(zip(values, fp.meta.d.tolist(), strict=True))
+
+
+def at_window(values: dict[int, int], level: int) -> set[int]:
+    """The values that count at a pair of ``level``: those whose span reaches that level's winnowing
+    window (the reference rule of ``simscan.similarity.evidence``)."""
+    from simscan.fingerprint import DEFAULT_PARAMS
+
+    w = DEFAULT_PARAMS.winnow[level]
+    return {v for v, d in values.items() if d >= w}

@@ -68,9 +68,16 @@ def test_pairs_json_lines_schema(tree: tuple[Path, Path], capsys: pytest.Capture
 
 def test_pairs_threshold_and_text(tree: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     _, idx = tree
-    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "90"]) == 0
+    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "90", "--min-passage", "0"]) == 0
     recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert recs and all(r["best"] >= 90 for r in recs)
+    # By default a pair under the threshold is listed too when it shares a passage of 100 characters.
+    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "90"]) == 0
+    more = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(more) > len(recs)
+    assert all(r["best"] >= 90 or r["longest_passage"] >= 100 for r in more)
+    assert all(r["longest_passage"] is None and r["shared_chars"] is None for r in more if r["kind"] in ("exact", "content"))
+    assert all(0 < r["longest_passage"] <= r["shared_chars"] for r in more if r["kind"] in ("near", "contained"))
     assert main(["pairs", "--index", str(idx)]) == 0
     out = capsys.readouterr().out
     assert "<->" in out and "%" in out
@@ -126,7 +133,7 @@ def test_query_and_compare(tree: tuple[Path, Path], tmp_path: Path, capsys: pyte
     assert text[a0:a1].strip() and a1 - a0 > 50
     assert main(["compare", str(q), str(root / "orig.txt")]) == 0
     out = capsys.readouterr().out
-    assert "1 matching passage\n" in out and "resemblance" in out
+    assert "1 matching passage (every shared window)\n" in out and "resemblance" in out
     # Missing files: a clear message and exit code 1, no traceback.
     assert main(["compare", str(q), str(tmp_path / "nope")]) == 1
     assert "nope" in capsys.readouterr().err

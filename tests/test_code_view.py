@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import reference_fingerprint as R
-from similarity_support import index_tree, words
+from similarity_support import at_window, index_tree, span_sets, words
 
 from simscan.fingerprint import (
     DEFAULT_PARAMS,
@@ -24,7 +24,6 @@ from simscan.fingerprint import (
 from simscan.fingerprint import text as T
 from simscan.index import Index
 from simscan.similarity import compare, find_pairs, query
-from simscan.similarity.compare import SCORE_KIND
 from simscan.similarity.views import CODE_MIN_SHARED
 
 _NAMES = ["weight", "height", "total", "count", "index", "value", "radius", "length", "area", "result"]
@@ -151,7 +150,10 @@ def test_looks_like_code() -> None:
 
 def test_view_bits_round_trip_and_keep_levels() -> None:
     fp = fingerprint_bytes(java_program(2, _NAMES).encode())
+    assert fp.rolling.size and views.value_views(fp.rolling, True).any()
     for arr in (fp.rolling, fp.anchored):
+        if not arr.size:  # text files have no anchored values since ALGORITHM_VERSION 12
+            continue
         for view in (views.TEXT, views.CODE):
             t = views.tag(arr, view)
             assert (views.value_views(t, True) == view).all()
@@ -169,27 +171,18 @@ def test_view_bits_round_trip_and_keep_levels() -> None:
 
 
 def test_code_view_fingerprints_equal_reference(tmp_path: Path) -> None:
+    """The code view of a program: the slow reference's (``reference_fingerprint``: its code form,
+    winnowed like the text, code windows the text view already has left out), through every entry
+    point, in another encoding and streamed in small chunks."""
+    import reference_fingerprint as R
+
     src = java_program(3, _NAMES)
     data = src.encode()
     fp = fingerprint_bytes(data)
-    level = DEFAULT_PARAMS.text_level(fp.units)
-
-    def hashed(units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        h = rolling.ManberHasher(replace(DEFAULT_PARAMS.manber(True, level), level_units=()))
-        h.feed(units)
-        return h.finish()
-
-    tr, ta = hashed(T.normalize(src))
-    cr, ca = hashed(np.array(code_units_reference(src), dtype=np.uint32))
-    text_r, text_a = set(views.tag(tr, views.TEXT).tolist()), set(views.tag(ta, views.TEXT).tolist())
-    # Code windows the text view already has (no identifier in them) are left out of the code view.
-    code_r = {int(views.tag(np.array([v]), views.CODE)[0]) for v in cr.tolist()
-              if int(views.tag(np.array([v]), views.TEXT)[0]) not in text_r}
-    code_a = {int(views.tag(np.array([v]), views.CODE)[0]) for v in ca.tolist()
-              if int(views.tag(np.array([v]), views.TEXT)[0]) not in text_a}
-    want_r, want_a = sorted(text_r | code_r), sorted(text_a | code_a)
-    assert len(code_r) + len(code_a) > 40 and len(code_r) + len(code_a) < cr.size + ca.size
-    assert fp.rolling.tolist() == want_r and fp.anchored.tolist() == want_a
+    ref = R.fingerprints(data)
+    assert fp.rolling.tolist() == ref.rolling and fp.anchored.tolist() == ref.anchored
+    code_values = views.value_views(fp.rolling, True) == views.CODE
+    assert 40 < int(code_values.sum()) < fp.rolling.size
     # The same through every entry point and in another encoding with CRLF.
     (tmp_path / "a.java").write_bytes(src.replace("\n", "\r\n").encode("utf-16"))
     for other in (fingerprint_many([data, b"x"])[0], fingerprint_file(tmp_path / "a.java")):
@@ -215,32 +208,28 @@ def test_long_texts_get_no_code_view() -> None:
 # ----------------------------------------------------------------------------- scores per view
 
 
-def _view_sets(ix: Index) -> tuple[dict[int, dict[int, set[int]]], dict[int, int]]:
-    ids, offsets, values = ix.fingerprints(None, kind=SCORE_KIND)
+def _view_sets(ix: Index) -> tuple[dict[int, dict[int, dict[int, int]]], dict[int, int]]:
+    """file id -> view -> {value: span} of the stored sets, and each file's level."""
+    spans = span_sets(ix)
     files = ix.files()
     text = {int(i): bool(t) for i, t in zip(files.ids, files.is_text)}
     level = {int(i): DEFAULT_PARAMS.text_level(int(u)) if text[int(i)] else 0 for i, u in zip(files.ids, files.units)}
-    out: dict[int, dict[int, set[int]]] = {}
-    for k, i in enumerate(ids.tolist()):
-        v = values[offsets[k] : offsets[k + 1]]
-        vw = views.value_views(v, text[i])
-        out[i] = {w: set(v[vw == w].tolist()) for w in (views.TEXT, views.CODE)}
+    out: dict[int, dict[int, dict[int, int]]] = {}
+    for i, s in spans.items():
+        v = np.array(list(s), dtype=np.uint64)
+        vw = views.value_views(v, text[i]).tolist()
+        out[i] = {w: {x: d for (x, d), xw in zip(s.items(), vw) if xw == w} for w in (views.TEXT, views.CODE)}
     return out, level
-
-
-def _at_level(s: set[int], level: int) -> set[int]:
-    anch = np.array(sorted(x for x in s if x >> 63), dtype=np.uint64)
-    keep = anch[rolling.anchored_levels(anch) >= level].tolist() if anch.size else []
-    return {x for x in s if not x >> 63} | set(keep)
 
 
 def _brute(sets: dict, level: dict, a: int, b: int, code_view: bool = True) -> tuple[float, float, float, str] | None:
     """Scores of the view with the higher best score (ties: text) and that view's name, by plain
-    set arithmetic; the code view needs ``CODE_MIN_SHARED`` shared values (and ``code_view``)."""
+    set arithmetic at the pair's window; the code view needs ``CODE_MIN_SHARED`` shared values (and
+    ``code_view``)."""
     best = None
     for w in (views.TEXT, views.CODE) if code_view else (views.TEXT,):
         t = max(level[a], level[b])
-        A, B = _at_level(sets[a][w], t), _at_level(sets[b][w], t)
+        A, B = at_window(sets[a][w], t), at_window(sets[b][w], t)
         inter = len(A & B)
         if not inter or (w == views.CODE and inter < CODE_MIN_SHARED):
             continue
@@ -292,7 +281,7 @@ def test_renamed_copy_scores_on_the_code_view(tmp_path: Path) -> None:
     _check_against_brute(idx, pairs)
     ren = next(p for p in pairs if {Path(p.a_path).name, Path(p.b_path).name} == {"Original.java", "Renamed.java"})
     oid, rid = ren.a_id, ren.b_id
-    text_only = max(100 * len(sets[oid][0] & sets[rid][0]) / len(s) for s in (sets[oid][0], sets[rid][0]))
+    text_only = max(100 * len(sets[oid][0].keys() & sets[rid][0].keys()) / len(s) for s in (sets[oid][0], sets[rid][0]))
     assert ren.best >= 90 > text_only + 30  # renaming hides the copy from the text view only
     assert ren.view == "code"
     # Query (the renamed file as an outside file) and compare give the same scores.
@@ -500,7 +489,7 @@ def test_the_code_pass_reports_its_own_progress(tmp_path: Path) -> None:
     with Index.open(idx, readonly=True) as ix:
         find_pairs(ix, min_similarity=0, cache=False, progress=lambda p: seen.append((p.phase, p.files_done, p.files_total)))
     phases = list(dict.fromkeys(ph for ph, _, _ in seen))
-    assert phases == ["exact", "pairs", "score", "code:pairs", "code:score"]
-    for ph in ("exact", "score", "code:score"):
+    assert phases == ["exact", "pairs", "score", "passages", "code:pairs", "code:score", "code:passages"]
+    for ph in ("exact", "score", "passages", "code:score", "code:passages"):
         done, total = max((d, t) for p, d, t in seen if p == ph)
         assert total and done == total, (ph, done, total)

@@ -141,9 +141,10 @@ def test_a_log_of_one_repeated_line_gives_passages_not_a_runaway(tmp_path: Path)
 
 def test_scores_at_the_pair_level(tmp_path: Path) -> None:
     """A short text and a long one containing it: the scores are set arithmetic with both sets
-    taken at the long text's (coarser) level, where the short text is wholly contained."""
+    taken at the long text's (coarser) winnowing window, where the short text is wholly contained:
+    a value counts in a file where its dominance span reaches the window, and in both where it does
+    in both (the reference here: dictionaries of value -> span)."""
     from simscan.fingerprint import DEFAULT_PARAMS
-    from simscan.fingerprint.rolling import anchored_levels
 
     short = words(7, 150)
     long = words(8, 1500) + "\n" + short + "\n" + words(9, 1500)
@@ -152,20 +153,22 @@ def test_scores_at_the_pair_level(tmp_path: Path) -> None:
     fs, fl = fingerprint_file(tmp_path / "s.txt"), fingerprint_file(tmp_path / "l.txt")
     ts, tl = DEFAULT_PARAMS.text_level(fs.units), DEFAULT_PARAMS.text_level(fl.units)
     assert ts < tl
+    w_s, w_l = DEFAULT_PARAMS.winnow[ts], DEFAULT_PARAMS.winnow[tl]
 
-    def at(fp, level: int) -> set[int]:
-        keep = fp.anchored[anchored_levels(fp.anchored) >= level]
-        return set(fp.rolling.tolist()) | set(keep.tolist())
+    def at(fp, w: int) -> set[int]:
+        vals = np.concatenate((fp.rolling, fp.anchored)).tolist()
+        return {v for v, d in zip(vals, fp.meta.d.tolist(), strict=True) if d >= w}
 
-    a, b = at(fs, tl), at(fl, tl)
-    assert set(fingerprint_set(fs).tolist()) & set(fingerprint_set(fl).tolist()) == a & b
+    a, b = at(fs, w_l), at(fl, w_l)
     c = compare(tmp_path / "s.txt", tmp_path / "l.txt")
     assert c.pair.containment_a == pytest.approx(100 * len(a & b) / len(a), abs=1e-3)
     assert c.pair.containment_b == pytest.approx(100 * len(a & b) / len(b), abs=1e-3)
     assert c.pair.resemblance == pytest.approx(100 * len(a & b) / len(a | b), abs=1e-3)
+    # The whole short text is one passage of the long one (its first window to its last).
+    assert c.pair.longest_passage >= len(short) - 100
     # At its own finer level the short text would look barely contained: that is what the
     # pair level avoids.
-    assert c.pair.containment_a > 80 > 100 * len(a & b) / len(at(fs, ts))
+    assert c.pair.containment_a > 80 > 100 * len(a & b) / len(at(fs, w_s))
 
 
 def test_compare_and_query_leave_access_times_alone(tmp_path: Path) -> None:

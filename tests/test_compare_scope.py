@@ -1,5 +1,6 @@
-"""`compare` scores two files alone; `pairs` discounts fingerprints common to many indexed files.
-The difference is real and the command says so."""
+"""`compare` with the index scores a pair as `pairs` does (fingerprints and text common to many
+indexed files left out) and says what was left out; without one it scores the two files alone, and says
+so."""
 
 from __future__ import annotations
 
@@ -27,12 +28,19 @@ def test_compare_explains_its_scores(tmp_path: Path, capsys: pytest.CaptureFixtu
     recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     listed = [r for r in recs if {r["a"], r["b"]} == {str(a), str(b)}]
     in_pairs = listed[0]["best"] if listed else 0.0
-    assert main(["compare", str(a), str(b), "--format", "json"]) == 0
+    assert main(["compare", str(a), str(b), "--format", "json", "--no-index"]) == 0
     alone = json.loads(capsys.readouterr().out)["best"]
-    assert alone > 25 and in_pairs < 5  # the shared template counts only in compare
-    assert main(["compare", str(a), str(b)]) == 0
+    assert alone > 25 and in_pairs < 5  # the shared template counts only for the two files alone
+    assert main(["compare", str(a), str(b), "--no-index"]) == 0
     out = capsys.readouterr().out
-    assert "scores of these two files alone" in out and "discount fingerprints common to many indexed files" in out
+    assert "scores of these two files alone" in out and "leave out text common to many indexed files" in out
+    # With the index: the number `pairs` gives, what was left out, and the two files alone beside it.
+    assert main(["compare", str(a), str(b), "--index", str(idx), "--format", "json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["best"] == in_pairs and rec["alone"]["best"] == alone and rec["left_out"]["fingerprints_a"] > 0
+    assert main(["compare", str(a), str(b), "--index", str(idx)]) == 0
+    out = capsys.readouterr().out
+    assert "the index leaves out" in out and "the two files alone: best" in out
     # Two files that share nothing are not "near" at 0 %, and the note (about partial scores) is left out.
     assert main(["compare", str(a), str(root / "z_extra.txt")]) == 0
     out = capsys.readouterr().out
@@ -40,7 +48,7 @@ def test_compare_explains_its_scores(tmp_path: Path, capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main(["compare", "--help"])
     helptext = capsys.readouterr().out
-    assert "computed from the two files alone" in helptext and "more than 50 distinct files" in helptext
+    assert "the two files alone" in helptext and "more than 50" in helptext and "--no-index" in helptext
 
 
 def test_a_shared_passage_is_never_called_nothing_shared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,7 +66,7 @@ def test_a_shared_passage_is_never_called_nothing_shared(tmp_path: Path, capsys:
         best = json.loads(capsys.readouterr().out)["best"]
         assert main(["compare", str(a), str(b)]) == 0
         out = capsys.readouterr().out
-        shown = "\n1 matching passage\n" in out
+        shown = "\n1 matching passage (every shared window)\n" in out
         assert ("nothing shared" in out) == (best == 0 and not shown)
         zero_with_passage += best == 0 and shown
     assert zero_with_passage  # the case this is about occurs among these texts

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simscan.index import Index, IndexDamaged, checks
+from simscan.index import SCHEMA_VERSION, Index, IndexDamaged, checks
 from tests.fault_campaign import (
     checkpoint,
     cli,
@@ -150,24 +150,29 @@ def test_an_older_index_gets_its_checks_without_blessing_damaged_blobs(tmp_path:
     assert scan(root, idx)[0] == 0
     with sqlite3.connect(idx) as c:  # back to schema 6, with one blob damaged
         for table, column in (("files", "row_check"), ("fingerprints", "chk"), ("runs", "chk"), ("problems", "chk"),
-                              ("meta", "chk")):
+                              ("meta", "chk"), ("fingerprints", "spans"), ("fingerprints", "schk"),
+                              ("fingerprints", "places"), ("fingerprints", "pchk")):
             c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         c.execute("DELETE FROM meta WHERE key IN ('schema_version', 'files_digest', 'check_scans', 'check_next')")
         fid, blob = c.execute("SELECT file_id, fps FROM fingerprints WHERE length(fps) > 80 LIMIT 1").fetchone()
         v = np.frombuffer(blob, "<u8").copy()
         v[3] = v[7]  # no longer strictly increasing
         c.execute("UPDATE fingerprints SET fps = ? WHERE file_id = ?", (v.tobytes(), fid))
+        # (rows an older simscan wrote: of the fingerprint algorithm before spans and places)
+        c.execute("UPDATE files SET algorithm_version = 11")
         c.execute("PRAGMA user_version = 6")
     code, err = scan(root, idx)
     assert code == 0, err
     with Index.open(idx, readonly=True) as ix:
-        assert ix.version == 7 and ix.checked
+        assert ix.version == SCHEMA_VERSION and ix.checked
         assert len(ix.files()) == len([p for p in root.rglob("*") if p.is_file()])
         ix.fingerprints(kind="all")  # every blob passes its check
     assert cli(["check", "--index", str(idx)])[0] == 0
     with sqlite3.connect(idx) as c:
         runs = c.execute("SELECT files_read FROM runs ORDER BY id").fetchall()
-    assert runs[-1] == (1,)  # the damaged blob's file, read again; the others kept
+    # Every file is read again: its rows are of an older fingerprint algorithm (version 11, before
+    # spans and places); before that change, only the damaged blob's file was.
+    assert runs[-1] == (len([p for p in root.rglob("*") if p.is_file()]),)
 
 
 def test_every_check_catches_a_changed_value(tmp_path: Path):
@@ -190,6 +195,8 @@ def test_every_check_catches_a_changed_value(tmp_path: Path):
     )] + [
         "UPDATE fingerprints SET fps = substr(fps, 1, 8) || x'0000000000000001' || substr(fps, 17) WHERE file_id = 2",
         "UPDATE fingerprints SET n_rolling = n_rolling - 1 WHERE file_id = 2",
+        "UPDATE fingerprints SET spans = x'01' || substr(spans, 2) WHERE file_id = 2",  # schema 8
+        "UPDATE fingerprints SET places = substr(places, 1, 4) || x'ffffffff' || substr(places, 9) WHERE file_id = 2",
         "UPDATE fingerprints SET file_id = 999 WHERE file_id = 2",
         "DELETE FROM files WHERE id = 3",
         "UPDATE meta SET value = '9' WHERE key = 'posting_shift'",

@@ -126,10 +126,13 @@ def test_no_room_to_upgrade_an_older_index(tree, tmp_path: Path):
         assert scan(root, idx)[0] == 0
         with contextlib.closing(sqlite3.connect(idx, isolation_level=None)) as c:  # as simscan of schema 6 left it
             for table, column in (("files", "row_check"), ("fingerprints", "chk"), ("runs", "chk"),
-                                  ("problems", "chk"), ("meta", "chk")):
+                                  ("problems", "chk"), ("meta", "chk"), ("fingerprints", "spans"), ("fingerprints", "schk"),
+                              ("fingerprints", "places"), ("fingerprints", "pchk")):
                 c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
             c.execute("DELETE FROM meta WHERE key IN ('schema_version', 'files_digest', 'check_scans', 'check_next',"
                       " 'runs_digest', 'problems_digest')")
+            # (rows an older simscan wrote: of the fingerprint algorithm before spans and places)
+            c.execute("UPDATE files SET algorithm_version = 11")
             c.execute("PRAGMA user_version = 6")
             c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         filler = fill(disk)

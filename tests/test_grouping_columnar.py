@@ -261,7 +261,8 @@ def test_copy_sets_are_nested_wherever_they_sit_and_their_extras_do_not_depend_o
     pa = PairArrays(*(np.asarray(x) for x in (
         [p.a_id - 1 for p in pairs], [p.b_id - 1 for p in pairs], [p.resemblance for p in pairs],
         [p.containment_a for p in pairs], [p.containment_b for p in pairs], [0] * len(pairs),
-        [p.exact for p in pairs], [KIND_CODE[p.kind] for p in pairs], [0] * len(pairs))))
+        [p.exact for p in pairs], [KIND_CODE[p.kind] for p in pairs], [0] * len(pairs), [-1] * len(pairs),
+        [-1] * len(pairs))))
     totals = set()
     for threshold in (15.0, 47.5, 60.0):
         ga = group_pair_arrays(pa, t, min_similarity=threshold)

@@ -15,6 +15,7 @@ from simscan.index import Index
 from simscan.similarity import SimilarityParams
 from simscan.similarity.core import PairArrays
 from simscan.similarity.engine import PairSet, find_pair_set
+from simscan.similarity.evidence import DEFAULT_MIN_PASSAGE
 
 
 def _tree(root: Path, seed: int) -> None:
@@ -103,7 +104,7 @@ def test_pairs_after_removal_equal_a_new_search(tmp_path: Path, seed: int, code_
 
 
 def _at(pa: PairArrays, p: float) -> PairArrays:
-    keep = (pa.best >= p) | (pa.kind <= 1)
+    keep = (pa.best >= p) | (pa.kind <= 1) | (pa.longest >= DEFAULT_MIN_PASSAGE)
     return PairArrays(*(getattr(pa, f)[keep] for f in PairArrays.__slots__))
 
 
@@ -148,6 +149,7 @@ def test_derivation_checks_the_new_representatives_fingerprints(
 
     from simscan.fingerprint import fingerprint_file
     from simscan.index import FileRecord
+    from simscan.model import FingerprintMeta
 
     root = tmp_path / "t"
     root.mkdir()
@@ -164,7 +166,9 @@ def test_derivation_checks_the_new_representatives_fingerprints(
         st = os.stat(p)
         fp = fingerprint_file(p)
         if name == "u16.txt" and twin_differs:
-            fp = replace(fp, rolling=fp.rolling[: fp.rolling.size // 2])
+            half = fp.rolling.size // 2
+            fp = replace(fp, rolling=fp.rolling[:half], meta=FingerprintMeta(
+                *(getattr(fp.meta, c)[:half] for c in ("d", "unit", "char", "chars"))))
         recs.append(FileRecord.from_fingerprints(os.fsencode(p), st.st_dev, st.st_ino, st.st_mtime_ns, fp))
     idx = tmp_path / "i.sqlite3"
     with Index.open(idx) as ix:

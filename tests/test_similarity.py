@@ -9,15 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from similarity_support import index_tree, lengths_cutoff, words
+from similarity_support import at_window, fp_spans, index_tree, lengths_cutoff, span_sets, words
 
-from simscan.fingerprint import DEFAULT_PARAMS, rolling
+from simscan.fingerprint import DEFAULT_PARAMS
 from simscan.index import Index
 from simscan.index.store import BARE_COPIES_SQL
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, Pair, find_groups, find_pairs, group_pairs, query
 from simscan.similarity.arrays import intersect_counts, pairs_in_runs, popcount64, run_bounds
 from simscan.similarity.compare import SCORE_KIND, fingerprint_set
 from simscan.similarity.core import SimilarityParams, compute_pair_arrays, to_pairs
+from simscan.similarity.evidence import DEFAULT_MIN_PASSAGE
 from simscan.similarity.memory import table_from_paths
 
 
@@ -43,9 +44,8 @@ def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
     index_tree(idx, root)
     with Index.open(idx, readonly=True) as ix:
         pairs = find_pairs(ix, min_similarity=0)
-        ids, offsets, values = ix.fingerprints(None, kind=SCORE_KIND)
+        spans = span_sets(ix)
         files = ix.files()
-    sets = {int(i): set(values[offsets[k] : offsets[k + 1]].tolist()) for k, i in enumerate(ids)}
     level = {int(i): DEFAULT_PARAMS.text_level(int(u)) for i, u in zip(files.ids, files.units)}
     levels_seen = set()
     by_key = {(p.a_id, p.b_id): p for p in pairs}
@@ -54,7 +54,10 @@ def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
     assert len(copies) == 2
     reps = [int(i) for i in files.ids if int(i) not in copy_members]
     for a, b in itertools.combinations(reps, 2):
-        A, B = sets[a], sets[b]
+        # Both sets at the pair's level (the coarser of the two files' levels): a value counts where
+        # its span reaches that level's winnowing window, in the intersection where it does in both.
+        t = max(level[a], level[b])
+        A, B = at_window(spans[a], t), at_window(spans[b], t)
         inter = len(A & B)
         p = by_key.get((a, b)) or by_key.get((b, a))
         if inter == 0:
@@ -63,11 +66,7 @@ def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
         assert p is not None, (a, b)
         if p.a_id != a:
             A, B = B, A
-        # Both sets at the pair's level: the coarser of the two files' levels.
-        t = max(level[a], level[b])
         levels_seen.add(level[a] != level[b])
-        A, B = at_level(A, t), at_level(B, t)
-        assert len(A & B) == inter
         assert p.resemblance == pytest.approx(100 * inter / len(A | B), abs=1e-3)
         assert p.containment_a == pytest.approx(100 * inter / len(A), abs=1e-3)
         assert p.containment_b == pytest.approx(100 * inter / len(B), abs=1e-3)
@@ -78,22 +77,18 @@ def test_scores_equal_set_arithmetic(tmp_path: Path) -> None:
     kinds = sorted(p.kind for p in pairs if (p.a_id, p.b_id) in copies)
     assert kinds == ["content", "exact"]
     assert all(p.best == 100 for p in pairs if (p.a_id, p.b_id) in copies)
-    # A threshold only filters.
+    # A threshold only filters: what stays scores at least that, or shares a passage long enough;
+    # in memory (the same fingerprints, no index) the same pairs as from the index.
     high = find_pairs_mem(root, 40)
-    assert all(p.best >= 40 for p in high)
-
-
-def at_level(values: set[int], level: int) -> set[int]:
-    """A text file's stored set as a file at ``level`` would store it: rolling values (top bit
-    clear) and the anchored values whose level is at least ``level``."""
-    anchored = np.array(sorted(v for v in values if v >> 63), dtype=np.uint64)
-    keep = anchored[rolling.anchored_levels(anchored) >= level].tolist() if anchored.size else []
-    return {v for v in values if not v >> 63} | set(keep)
+    assert all(p.best >= 40 or p.longest_passage >= DEFAULT_MIN_PASSAGE for p in high)
+    from_index = {(p.a_path, p.b_path): p for p in pairs if p.best >= 40 or (p.longest_passage or 0) >= DEFAULT_MIN_PASSAGE}
+    assert {(p.a_path, p.b_path): p for p in high} == from_index
+    assert any(p.best < 40 for p in high)  # a passage kept a pair under the threshold
 
 
 def find_pairs_mem(root: Path, threshold: float) -> list[Pair]:
-    t, ids, off, vals = table_from_paths(sorted(p for p in root.iterdir()))
-    return to_pairs(compute_pair_arrays(t, ids, off, vals, min_similarity=threshold), t)
+    m = table_from_paths(sorted(p for p in root.iterdir()))
+    return to_pairs(compute_pair_arrays(*m, min_similarity=threshold, **m.evidence()), m.table)
 
 
 def test_scores_symmetric_under_reordering(tmp_path: Path) -> None:
@@ -240,15 +235,11 @@ def test_query_file_outside_the_index(tmp_path: Path) -> None:
         assert top.containment_b > 50 and top.kind == "contained"
         # Scores equal set arithmetic on the stored fingerprints (no common values here).
         from simscan.fingerprint import fingerprint_file
-        from simscan.similarity.compare import fingerprint_set
 
         qfp = fingerprint_file(q)
-        qs = set(fingerprint_set(qfp).tolist())
-        _ids, _off, vals = ix.fingerprints([top.b_id], kind=SCORE_KIND)
-        bs = set(vals.tolist())
         b_units = int(ix.files_by_ids([top.b_id]).units[0])
         t = max(DEFAULT_PARAMS.text_level(qfp.units), DEFAULT_PARAMS.text_level(b_units))
-        qs, bs = at_level(qs, t), at_level(bs, t)
+        qs, bs = at_window(fp_spans(qfp), t), at_window(span_sets(ix, [top.b_id])[top.b_id], t)
         assert top.containment_a == pytest.approx(100 * len(qs & bs) / len(qs), abs=1e-3)
         assert top.resemblance == pytest.approx(100 * len(qs & bs) / len(qs | bs), abs=1e-3)
         # Querying an indexed file: itself is left out, its copy is found as exact.

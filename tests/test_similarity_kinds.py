@@ -26,8 +26,8 @@ def test_classify_rule() -> None:
 
 
 def _pairs(paths: list[Path]) -> dict[tuple[str, str], object]:
-    files, ids, offsets, values = table_from_paths(paths)
-    pairs = to_pairs(compute_pair_arrays(files, ids, offsets, values, min_similarity=0), files)
+    m = table_from_paths(paths)
+    pairs = to_pairs(compute_pair_arrays(*m, min_similarity=0, **m.evidence()), m.table)
     return {tuple(sorted((Path(p.a_path).name, Path(p.b_path).name))): p for p in pairs}
 
 

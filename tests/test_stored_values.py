@@ -6,8 +6,11 @@ bumping that version would silently mix old and new values in one index.  The ot
 fast paths with slow references of the *same* code; this one compares with the values computed by
 version 10 as first released (checked again against that release, commit 1700fc7, when this test
 was written), and for version 11 (the code view: primitive types as names, names glued) the one
-digest that version meant to change, "code"; the other nine are version 10's, unchanged.  If a
-change is meant to alter them: bump ALGORITHM_VERSION and update the digests.
+digest that version meant to change, "code"; the other nine were version 10's.  Version 12
+(winnowing, each value's meta in the digest) changed every one; its digests were checked against
+the slow reference (``tests/reference_fingerprint.py``: values, meta and simhash equal for each of
+these inputs, the binary one on its first 60,000 bytes) when they were written here.  If a change
+is meant to alter them: bump ALGORITHM_VERSION and update the digests.
 """
 
 from __future__ import annotations
@@ -21,16 +24,16 @@ from simscan.fingerprint import fingerprint_bytes, fingerprint_many
 from simscan.model import ALGORITHM_VERSION
 
 DIGESTS = {
-    "ascii": "2b897316b1a68a055bd9e740",
-    "utf8": "a5f2e98efc458be61689f829",
-    "utf8-crlf": "b3b0014560a54923c200656c",
-    "utf16": "4014c41726c8746707f2eda5",
-    "cp1252": "6e2a049e42210a8e1de39425",
-    "gbk": "9ef328c7d49ab2d2169df71c",
-    "code": "f9a90ab1e750f8c8c37fb373",  # version 10: 8a8d8c602b682571cf875a00
-    "binary": "6684ad857ac0aaca068be9dc",
-    "empty": "baf5d37dcf02d71c238941ca",
-    "short": "8ceb2e56ec133023e02510f5",
+    "ascii": "82c0b65646f9a6cd0aaaffe5",
+    "utf8": "d2bddb06b11ad882c4f22f5c",
+    "utf8-crlf": "76559148698373015efcc176",
+    "utf16": "2fd32cdb5fcfe5adf1494efc",
+    "cp1252": "c175a6b93323c92f81aba8bb",
+    "gbk": "565222a1ba599f69488f032a",
+    "code": "e736d50ce839813625e633de",
+    "binary": "9a0c0ff8b2143feb65829d2e",
+    "empty": "c6df6004ef8409f62c10c458",
+    "short": "fc5fea98549e705e8a85909c",
 }
 
 
@@ -59,14 +62,14 @@ def _digest(fp) -> str:
     for part in (fp.rolling.astype("<u8").tobytes(), fp.anchored.astype("<u8").tobytes(),
                  fp.checksum, fp.content_hash, int(fp.partial).to_bytes(8, "little", signed=True),
                  int(fp.simhash).to_bytes(8, "little"), int(fp.units).to_bytes(8, "little"),
-                 str(fp.encoding).encode(), bytes([fp.is_text])):
+                 str(fp.encoding).encode(), bytes([fp.is_text]), fp.meta.blob()):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h.hexdigest()[:24]
 
 
 #: The version whose values ``DIGESTS`` holds.
-DIGESTS_VERSION = 11
+DIGESTS_VERSION = 12
 
 
 def test_stored_values_of_this_algorithm_version() -> None:

@@ -25,6 +25,7 @@ from simscan.similarity.types import shown_pct
 
 _PAIR_FIELDS = (
     "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind", "view",
+    "longest_passage", "shared_chars",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -84,12 +85,21 @@ def pair_record(p: Any, unambiguous: bool = False) -> dict[str, Any]:
         "exact": bool(p.exact),
         "kind": p.kind,
         "view": p.view,
+        "longest_passage": p.longest_passage,
+        "shared_chars": p.shared_chars,
     }
     for key, path in (("a_raw", p.a_path), ("b_raw", p.b_path)):
         raw = raw_b64(path)
         if raw is not None:
             rec[key] = raw
     return rec
+
+
+def _passage_mark(p: Any) -> str:
+    """The longest shared passage in text output: its characters, "all" for a copy, "-" unknown."""
+    if p.kind in ("exact", "content"):
+        return "  all"
+    return f"{p.longest_passage:5d}" if p.longest_passage is not None else "    -"
 
 
 def _view_mark(view: str) -> str:
@@ -104,7 +114,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
         w.writerow(_PAIR_FIELDS)
         for p in pairs:
             rec = pair_record(p, unambiguous=True)
-            w.writerow([csv_cell(rec[k]) for k in _PAIR_FIELDS])
+            w.writerow([csv_cell("" if rec[k] is None else rec[k]) for k in _PAIR_FIELDS])
             n += 1
     elif fmt == "json":
         for p in pairs:
@@ -115,7 +125,7 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
             out.write(
                 f"{shown_pct(p.best):6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {shown_pct(p.resemblance):5.1f}  "
                 f"A {shown_pct(p.containment_a):5.1f}  B {shown_pct(p.containment_b):5.1f}  d {p.simhash_distance:2d}  "
-                f"{_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
+                f"L {_passage_mark(p)}  {_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
             )
             n += 1
     return n
@@ -140,6 +150,8 @@ def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
         rec["containment_reference"] = _num(m.pair.containment_a)
         rec["containment_member"] = _num(m.pair.containment_b)
         rec["view"] = m.pair.view
+        rec["longest_passage"] = m.pair.longest_passage
+        rec["shared_chars"] = m.pair.shared_chars
     raw = raw_b64(m.path)
     if raw is not None:
         rec["path_raw"] = raw
@@ -148,8 +160,12 @@ def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
 
 _GROUP_CSV = (
     "group", "group_kind", "is_reference", "similarity", "kind", "path", "size", "mtime_ns", "encoding", "view",
-    "copy_set", "kept",
+    "copy_set", "kept", "longest_passage", "shared_chars",
 )
+
+
+def _blank(x: Any) -> Any:
+    return "" if x is None else x
 
 
 def _copy_mark(m: Any, ref_set: int) -> str:
@@ -185,10 +201,11 @@ def write_groups(groups: Sequence[Any], fmt: str, out: TextIO, empty: Sequence[s
                 w.writerow([csv_cell(x) for x in (n, g.kind, r["is_reference"], r["similarity"], r["kind"],
                                                   r["path"], r["size"], r["mtime_ns"], r["encoding"] or "",
                                                   r.get("view", ""), r.get("copy_set", ""),
-                                                  r.get("kept", ""))])
+                                                  r.get("kept", ""), _blank(r.get("longest_passage")),
+                                                  _blank(r.get("shared_chars")))])
         for p in empty or ():
             w.writerow([csv_cell(x) for x in ("empty", "empty", False, "", "empty",
-                                              display_path(p, unambiguous=True), 0, "", "", "", "", "")])
+                                              display_path(p, unambiguous=True), 0, "", "", "", "", "", "", "")])
     else:
         for n, g in enumerate(groups, 1):
             total = sum(m.size for m in g.members)
@@ -277,6 +294,7 @@ def _add_common(
 ) -> None:
     from simscan.cli.common import add_index_option
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
+    from simscan.similarity.evidence import DEFAULT_MIN_PASSAGE
 
     if index:
         add_index_option(p)
@@ -284,6 +302,11 @@ def _add_common(
         "--min-similarity", "-m", type=_min_sim, default=DEFAULT_MIN_SIMILARITY, metavar="P",
         help=f"report pairs whose best score (max of resemblance and both containments) is at least P "
         f"percent (default {DEFAULT_MIN_SIMILARITY:g})",
+    )
+    p.add_argument(
+        "--min-passage", type=_count, default=DEFAULT_MIN_PASSAGE, metavar="CHARS",
+        help=f"also report pairs that share a passage at least CHARS characters long, whatever their score "
+        f"(default {DEFAULT_MIN_PASSAGE}; 0: by score only). Text common to many indexed files makes no passage",
     )
     p.add_argument("--format", choices=formats, default="text", help="output format (default: text)")
 
@@ -316,6 +339,7 @@ def _add_ignore_option(p: argparse.ArgumentParser) -> None:
 def params_from_args(args: argparse.Namespace) -> Any:
     from simscan.similarity import SimilarityParams
     from simscan.similarity.engine import ignore_texts
+    from simscan.similarity.evidence import DEFAULT_MIN_PASSAGE
 
     for f in args.ignore_text:
         if not os.path.isfile(f):
@@ -325,7 +349,8 @@ def params_from_args(args: argparse.Namespace) -> Any:
     except OSError as e:
         name = _shown(e.filename) if isinstance(e.filename, str) else "a text to ignore"
         raise FileProblem(f"cannot read {name}: {e.strerror or e}", "Check the --ignore-text path.") from e
-    return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored)
+    return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored,
+                            min_passage=getattr(args, "min_passage", DEFAULT_MIN_PASSAGE))
 
 
 def _progress_bar() -> Any:
@@ -541,6 +566,58 @@ def _snippet(text: str, start: int, end: int, width: int = 70) -> str:
     return s if len(s) <= width else s[: width // 2 - 2] + " … " + s[-(width // 2 - 2):]
 
 
+def _index_pair(args: argparse.Namespace, c: Any) -> tuple[Any, Any] | None:
+    """(pair, LeftOut) of the two files as the index scores them (``engine.pair_in_index``), with the
+    containments in compare's order; None without an index holding one of them (``--no-index``, no index
+    file, or neither file indexed)."""
+    from pathlib import Path
+
+    from simscan.extract.document import fingerprint_path
+    from simscan.index import Index
+    from simscan.index.errors import IndexError_
+    from simscan.index.store import default_index_path
+    from simscan.similarity.engine import pair_in_index
+
+    if args.no_index:
+        return None
+    path = Path(args.index) if args.index is not None else default_index_path()
+    if not path.is_file():
+        return None
+    a, b = os.path.abspath(args.file_a), os.path.abspath(args.file_b)
+    try:
+        with Index.open(path, readonly=True) as ix:
+            ids = ix.ids_for_paths([os.fsencode(a), os.fsencode(b)])
+            if os.fsencode(b) in ids:
+                query_path, other, swap = a, ids[os.fsencode(b)], False
+            elif os.fsencode(a) in ids:
+                query_path, other, swap = b, ids[os.fsencode(a)], True
+            else:
+                return None
+            pair, left = pair_in_index(ix, fingerprint_path(query_path), query_path, other, params_from_args(args))
+    except (IndexError_, OSError):
+        return None
+    if swap and left is not None:
+        left = dataclasses.replace(left, alone_a=left.alone_b, alone_b=left.alone_a, counted_a=left.counted_b,
+                                   counted_b=left.counted_a)
+    if pair is None:
+        return None, left
+    if swap:
+        pair = dataclasses.replace(pair, a_path=c.pair.a_path, b_path=c.pair.b_path, a_id=pair.b_id, b_id=pair.a_id,
+                       containment_a=pair.containment_b, containment_b=pair.containment_a)
+    return pair, left
+
+
+def _scores_line(p: Any) -> str:
+    return (f"best {shown_pct(p.best):.1f}%  resemblance {shown_pct(p.resemblance):.1f}%  "
+            f"a in b {shown_pct(p.containment_a):.1f}%  b in a {shown_pct(p.containment_b):.1f}%")
+
+
+def _left_out_text(left: Any) -> str:
+    return (f"the index leaves out {left.alone_a - left.counted_a:,} of a's {left.alone_a:,} fingerprints and "
+            f"{left.alone_b - left.counted_b:,} of b's {left.alone_b:,}: held by more than {left.cutoff} indexed "
+            "files, or inside text that many share (licences, templates, boilerplate)")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from simscan.similarity import compare
 
@@ -551,30 +628,56 @@ def cmd_compare(args: argparse.Namespace) -> int:
         c = compare(args.file_a, args.file_b, code_view=not args.no_code_view, ignore=args.ignore_text)
     except OSError as e:
         raise FileProblem(f"cannot read {_shown(e.filename or '')}: {e.strerror or e}") from None
+    indexed = _index_pair(args, c) if c.pair.kind not in ("exact", "content") else None
     out = _out()
     if args.format == "json":
-        out.write(json.dumps(_comparison_record(c), ensure_ascii=False) + "\n")
+        rec = _comparison_record(c)
+        if indexed is not None:
+            # The pair as ``pairs`` scores it, and the two files alone beside it.
+            pair, left = indexed
+            rec["alone"] = {k: rec[k] for k in ("best", "resemblance", "containment_a", "containment_b", "kind",
+                                                "view", "longest_passage", "shared_chars")}
+            if pair is None:
+                rec.update(best=0.0, resemblance=0.0, containment_a=0.0, containment_b=0.0, kind="near",
+                           longest_passage=0, shared_chars=0)
+            else:
+                rec.update({k: v for k, v in pair_record(pair).items() if k in rec["alone"]})
+            rec["left_out"] = None if left is None else {
+                "fingerprints_a": left.alone_a - left.counted_a, "fingerprints_b": left.alone_b - left.counted_b,
+                "of_a": left.alone_a, "of_b": left.alone_b, "common_cutoff": left.cutoff}
+        out.write(json.dumps(rec, ensure_ascii=False) + "\n")
         return 0
     p = c.pair
     # A document says where its text came from ("PDF, 2 pages, text layer; left out: ...").
     out.write(f"a: {_shown(p.a_path)}  ({terminal_text(c.source_a or c.encoding_a or 'binary')})\n")
     out.write(f"b: {_shown(p.b_path)}  ({terminal_text(c.source_b or c.encoding_b or 'binary')})\n")
-    # A "near" pair at 0 % reads as a finding -- unless a passage is shared (scores sample windows,
-    # passages read every one).
-    kind = p.kind if p.best > 0 or c.ranges_a else "nothing shared"
-    out.write(
-        f"{kind}{' (code view: names and literals ignored)' if p.view == 'code' else ''}: "
-        f"best {shown_pct(p.best):.1f}%  resemblance {shown_pct(p.resemblance):.1f}%  "
-        f"a in b {shown_pct(p.containment_a):.1f}%  b in a {shown_pct(p.containment_b):.1f}%  "
-        f"simhash distance {p.simhash_distance}\n"
-    )
-    if 0 < p.best < 100:  # (the scope only matters for a partial match)
-        out.write(f"({COMPARE_SCOPE_NOTE})\n")
+    view = " (code view: names and literals ignored)"
+    if indexed is not None:
+        pair, left = indexed
+        if pair is None:
+            out.write("in the index: nothing shared that the index counts (as `pairs` scores them)\n")
+        else:
+            out.write(f"{pair.kind}{view if pair.view == 'code' else ''}, as `pairs` scores it: {_scores_line(pair)}"
+                      f"  simhash distance {pair.simhash_distance}\n")
+            if pair.longest_passage:
+                out.write(f"longest shared passage {pair.longest_passage:,} characters, {pair.shared_chars:,} in all\n")
+        if left is not None and (left.alone_a != left.counted_a or left.alone_b != left.counted_b):
+            out.write(f"({_left_out_text(left)})\n")
+        out.write(f"the two files alone: {_scores_line(p)}\n")
+    else:
+        # A "near" pair at 0 % reads as a finding -- unless a passage is shared (scores sample windows,
+        # passages read every one).
+        kind = p.kind if p.best > 0 or c.ranges_a else "nothing shared"
+        out.write(f"{kind}{view if p.view == 'code' else ''}: {_scores_line(p)}  simhash distance {p.simhash_distance}\n")
+        if p.longest_passage:
+            out.write(f"longest shared passage {p.longest_passage:,} characters, {p.shared_chars:,} in all\n")
+        if 0 < p.best < 100:  # (the scope only matters for a partial match)
+            out.write(f"({COMPARE_SCOPE_NOTE})\n")
     if c.text_a is None or c.text_b is None:
         out.write("(binary: no passages shown)\n")
         return 0
     n = len(c.ranges_a)
-    out.write(f"{n} matching passage{'' if n == 1 else 's'}\n")
+    out.write(f"{n} matching passage{'' if n == 1 else 's'} (every shared window)\n")
     order = sorted(range(len(c.ranges_a)), key=lambda i: c.ranges_a[i][0])
     for shown, i in enumerate(order, 1):
         (a0, a1), (b0, b1) = c.ranges_a[i], c.ranges_b[i]
@@ -606,8 +709,15 @@ scores (percent, 0-100):
                   program under other names -- or two programs of the same shape;
                   --no-code-view scores on the text only)
   simhash_distance  bits that differ between the files' 64-bit simhashes (0-64)
+  longest_passage the longest passage the two share, in characters of the original text
+                  (the shorter side); a pair sharing one of at least --min-passage
+                  characters (default 100) is listed whatever its score: a paragraph
+                  copied into a long essay is 3% of it
+  shared_chars    characters the shared passages cover (on the side with fewer)
+                  (both empty/null for copies: all of the file is shared)
 Text output, a line a pair: best, kind, "code" for the code view, J resemblance,
-A containment_a, B containment_b, d simhash_distance, then a <-> b.
+A containment_a, B containment_b, d simhash_distance, L longest_passage ("all" for
+copies), then a <-> b.
 
 Copies (exact/content) of one file are listed as pairs against one of them (the oldest),
 not as every pair among them (n copies: n-1 pairs).  Every other pair is listed for each
@@ -625,19 +735,24 @@ _QUERY_EPILOG = _SCORES_EPILOG[: _SCORES_EPILOG.index("Copies (exact/content)")]
 )
 
 
-#: Why ``compare`` and ``pairs`` / ``query`` can show different percentages for one pair.
+#: Why ``compare`` without an index and ``pairs`` / ``query`` can show different percentages for one pair.
 COMPARE_SCOPE_NOTE = (
-    "scores of these two files alone; `pairs` and `query` discount fingerprints common to many indexed "
-    "files (boilerplate), so they can show other percentages for the same pair"
+    "scores of these two files alone: no index holds them; `pairs` and `query` leave out text common to "
+    "many indexed files (boilerplate), so they can show other percentages for the same pair"
 )
 
 _COMPARE_EPILOG = """\
-scores (percent, 0-100): resemblance (Jaccard), a in b, b in a and best, as for `pairs`,
-but computed from the two files alone: every shared fingerprint counts.  `pairs` and
-`query` leave out fingerprints held by many indexed files (more than 50 distinct files,
-or 0.1% of the index: licence headers, templates, boilerplate), so two files that share
-such text score lower there than here.  The matching passages always include it.
---format json prints one JSON object with the scores and the character ranges."""
+scores (percent, 0-100): resemblance (Jaccard), a in b, b in a and best, as for `pairs`.
+When the index (--index, or the default one) holds one of the files, the pair is scored as
+`pairs` and `query` score it -- fingerprints held by many indexed files (more than 50
+distinct files, or 0.1% of the index) and the text they mark (licences, templates,
+boilerplate) are left out -- and compare says how much the index left out, with the scores
+of the two files alone beside them (every shared fingerprint counts).  --no-index: the
+two files alone only.  The matching passages shown are every shared 50-unit window of the
+two texts, boilerplate included; the longest shared passage is the fingerprints' evidence,
+the number `pairs` lists.
+--format json prints one JSON object with the scores and the character ranges ("alone"
+and "left_out" too when an index holds the files)."""
 
 
 def add_options(p: argparse.ArgumentParser, command: str, index: bool = True) -> None:
@@ -701,6 +816,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("file_a", metavar="FILE_A")
     p.add_argument("file_b", metavar="FILE_B")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    from simscan.cli.common import add_index_option
+
+    add_index_option(p)
+    p.add_argument("--no-index", action="store_true",
+                   help="score the two files alone, even when the index holds them")
     _add_view_option(p)
     _add_ignore_option(p)
     p.set_defaults(func=cmd_compare)

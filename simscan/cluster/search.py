@@ -68,6 +68,9 @@ class StoreSets:
     """``core.FingerprintSets`` of one view of a store, counted on a cluster.  A set's handle is
     its file id."""
 
+    #: The store keeps no spans yet: every value counts at every window (ALGORITHM_VERSION 12 needs them).
+    spans = None
+
     def __init__(self, client: Any, store: Store, view: int, ignored: np.ndarray) -> None:
         self.client = client
         self.store = store
@@ -81,8 +84,11 @@ class StoreSets:
 
     def shared_counts(
         self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
-        cancel: CancelToken | None, report: Any,
+        cancel: CancelToken | None, report: Any, row_level: np.ndarray | None = None,
+        rare: list[np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if rare is not None:
+            rare[:] = [np.zeros(0, np.uint64), np.zeros(0, np.uint64)]
         client, parts_n = self.client, self.store.manifest.partitions
         self._ids, self._text = np.asarray(csr_row, np.int64), np.asarray(row_text, bool)
         n = self._ids.size
@@ -140,7 +146,7 @@ class StoreSets:
         key, cnt = tasks.merge_counts(keys, counts)
         return full.astype(np.float64), kept.astype(np.float64), key, cnt
 
-    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
+    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray, *_level_view: Any) -> np.ndarray:
         """Read here from the files' stored sets (a few files: simhash neighbours), this view of
         them less the texts to ignore, as the local search's CSR holds them."""
         from simscan.similarity.arrays import intersect_counts

@@ -26,7 +26,7 @@ from simscan import _native
 from simscan.fingerprint import text as _text
 from simscan.fingerprint.checksum import PARTIAL_SAMPLE, tail_offset
 from simscan.fingerprint.rolling import ManberParams, nested_level, nested_levels
-from simscan.model import Fingerprints
+from simscan.model import FingerprintMeta, Fingerprints
 
 __all__ = [
     "DEFAULT_PARAMS",
@@ -78,6 +78,17 @@ class FingerprintParams:
     text_anchor_length: units per text anchor (the *nested* rule of ``rolling``: every
     occurrence, the following window kept by level); binary files use the *sparse* rule
     (W-unit anchors just below the rolling range, no-overlap rule).
+    winnow: text files (ALGORITHM_VERSION 12): the winnowing window per level ``t(u)`` (see
+    ``rolling``); level 4 never occurs (its limit is level 5's).  Short texts get small windows (a
+    2 KB answer keeps about one window in 4), texts from 4,096 units one in 32.5.  The research
+    prototype (issue 16) chose 96 and 100 for the two top levels (as many fingerprints as version 11);
+    measured on the product with ``benchmarks/passages.py`` (embedded passages of >= 250 characters in
+    10-40 KB documents, at the default threshold and --min-passage 100), the top window decides
+    whether a lightly edited passage keeps a fingerprint on each side of an edit: 96/100 found 0.835
+    of the lightly edited passages, 64 0.917, 48 0.936 (verbatim 1.000 with each); fingerprints per
+    1,000 units of texts over 8,192 units 19.9, 30.7, 40.7 (below it 36.5 with each).  64 meets the
+    target (0.90) at 1.5x the fingerprints of long texts; the evaluation corpus' labels do not move
+    (``benchmarks/accuracy.py``: light 0.869, heavy 0.434 either way).
     chunk_size / binary_chunk_size: bytes of a text / binary file read and hashed at once (memory
     per file is a few chunks; any size gives the same values).
     level_units: a text of u normalised units has level ``t(u)`` = the number of these limits
@@ -152,6 +163,7 @@ class FingerprintParams:
     binary_anchor_density: int = 4096
     text_anchor_length: int = 8
     level_units: tuple[int, ...] = (512, 1024, 2048, 4096, 4096, 8192, 16384)
+    winnow: tuple[int, ...] = (4, 6, 14, 26, 64, 64, 64, 64)
     chunk_size: int = 1 << 18
     binary_chunk_size: int = 1 << 20
 
@@ -194,13 +206,14 @@ DEFAULT_PARAMS = FingerprintParams()
 def _native_params(p: FingerprintParams) -> _native.NativeParams:
     return _native.NativeParams(
         p.window, p.text_density, p.binary_density, p.text_anchor_density, p.binary_anchor_density,
-        p.text_anchor_length, list(p.level_units), p.chunk_size, p.binary_chunk_size,
+        p.text_anchor_length, list(p.level_units), list(p.winnow), p.chunk_size, p.binary_chunk_size,
     )  # fmt: skip
 
 
 def _from_native(t: tuple[Any, ...]) -> Fingerprints:
-    size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, sim, units = t
-    return Fingerprints(size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, sim, units)
+    size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, sim, units, meta = t
+    return Fingerprints(size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, sim, units,
+                        meta=FingerprintMeta(*meta))  # fmt: skip
 
 
 #: A call of the native fingerprinter with (encoding, after_iso2022): a fingerprints' tuple, or

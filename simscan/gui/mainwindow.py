@@ -136,6 +136,8 @@ PHASES = {
     "score": "Scoring pairs",
     "code:pairs": "Comparing program code",
     "code:score": "Scoring program code",
+    "passages": "Finding shared passages",
+    "code:passages": "Finding shared passages of code",
     "groups": "Grouping",
     "trash": "Moving to the trash",
     "verify": "Checking the copies",

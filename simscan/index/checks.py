@@ -150,6 +150,17 @@ def fingerprint_check(file_id: int, n_rolling: int, blob: Any) -> int:
     return to_signed64(xxhash.xxh3_64_intdigest(blob, seed))
 
 
+#: ``part`` of :func:`meta_check`: the spans blob, the places blob.
+SPANS, PLACES = 1, 2
+
+
+def meta_check(file_id: int, part: int, blob: Any) -> int:
+    """``fingerprints.schk`` / ``pchk`` (schema 8) of a file's spans or places blob: XXH3-64 seeded
+    with the file id and the part, signed (a blob moved to another row or column fails)."""
+    seed = (int(file_id) * 0x9E3779B97F4A7C15 + 0x5350_414E_0000 + int(part)) & ((1 << 64) - 1)
+    return to_signed64(xxhash.xxh3_64_intdigest(blob, seed))
+
+
 def _canon(v: Any) -> bytes | None:
     """A value as ``CAST(value AS BLOB)`` gives it (the form checks of small tables hash): text as
     its UTF-8 bytes, an integer as its decimal digits.  (REAL values are only ever hashed as SQLite

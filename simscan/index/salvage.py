@@ -102,25 +102,27 @@ def _verified(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> tuple[li
     out = []
     for r in current:
         blob = blobs.get(r[0])
-        if blob is None or len(blob[1]) != 8 * r[_POS["fp_count"]]:
+        if blob is None or len(blob[1]) != 8 * r[_POS["fp_count"]] or len(blob[2]) != 11 * r[_POS["fp_count"]]:
             bad += 1
             continue
-        n_roll, data = blob
+        n_roll, data, meta = blob
         out.append(FileRecord(
             path=r[1], device=r[_POS["device"]] & _U64, inode=r[_POS["inode"]] & _U64, size=r[_POS["size"]],
             mtime_ns=r[_POS["mtime_ns"]], is_text=bool(r[_POS["is_text"]]),
             encoding=None if r[_POS["encoding"]] is None else r[_POS["encoding"]].decode("utf-8", "replace"),
             checksum=r[_POS["checksum"]], partial=r[_POS["partial"]], content_hash=r[_POS["content_hash"]],
             simhash=r[_POS["simhash"]] & _U64, units=r[_POS["units"]], fps=np.frombuffer(data, "<u8").copy(),
-            n_rolling=n_roll, ctime_ns=r[_POS["ctime_ns"]],
+            n_rolling=n_roll, ctime_ns=r[_POS["ctime_ns"]], meta=meta,
         ))  # fmt: skip
     return out, bad
 
 
-def _blobs(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[int, bytes]]:
-    """file id -> (rolling count, blob) of those of ``ids`` whose blob reads and passes its check."""
-    out: dict[int, tuple[int, bytes]] = {}
-    q = "SELECT file_id, n_rolling, CAST(fps AS BLOB), chk FROM fingerprints WHERE file_id IN ({})"
+def _blobs(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[int, bytes, bytes]]:
+    """file id -> (rolling count, blob, meta: spans then places) of those of ``ids`` whose blobs read
+    and pass their checks."""
+    out: dict[int, tuple[int, bytes, bytes]] = {}
+    q = ("SELECT file_id, n_rolling, CAST(fps AS BLOB), chk, CAST(spans AS BLOB), schk, CAST(places AS BLOB), pchk"
+         " FROM fingerprints WHERE file_id IN ({})")
     for s in range(0, len(ids), 500):
         chunk = ids[s : s + 500]
         try:
@@ -130,7 +132,9 @@ def _blobs(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[int, byt
             for fid in chunk:  # one at a time: keep those that can be read
                 with contextlib.suppress(sqlite3.Error, UnicodeDecodeError):
                     rows += conn.execute(q.format("?"), (fid,)).fetchall()
-        for fid, n_roll, blob, chk in rows:
-            if blob is not None and isinstance(n_roll, int) and chk == _checks.fingerprint_check(fid, n_roll, blob):
-                out[fid] = (n_roll, blob)
+        for fid, n_roll, blob, chk, spans, schk, places, pchk in rows:
+            if (blob is not None and isinstance(n_roll, int) and chk == _checks.fingerprint_check(fid, n_roll, blob)
+                    and spans is not None and schk == _checks.meta_check(fid, _checks.SPANS, spans)
+                    and places is not None and pchk == _checks.meta_check(fid, _checks.PLACES, places)):
+                out[fid] = (n_roll, blob, spans + places)
     return out

@@ -86,6 +86,17 @@ each fingerprint blob's byte layout (sorted distinct values, as many as ``fp_cou
 that fails it was damaged before checksums existed, and its file is read again by the next scan.
 Costs 8 bytes per row; the migration reads and rewrites the index once (a 1,000,000-file index:
 measured in ``Index._seal``).
+
+Version 8 (passages, ALGORITHM_VERSION 12)
+---------
+``fingerprints`` gains ``spans`` (one byte a value, in the order of ``fps``: its dominance span, which
+says at which winnowing windows it counts, :mod:`simscan.similarity.evidence`) and ``places`` (ten
+bytes a value, column by column: the unit offset of its window (uint32), its first character (uint32)
+and its length in characters (uint16), little-endian: where a shared passage lies), each with its
+check (``schk``, ``pchk``: :func:`simscan.index.checks.meta_check`).  Apart from ``fps`` so that what
+reads only values (the posting lists, a query) reads no more than before, and the pair search reads
+the spans without the places.  Rows of an older algorithm version have NULL there (they are read
+again by the next scan).
 """
 
 from __future__ import annotations
@@ -93,7 +104,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: The first version whose rows carry checksums (``simscan.index.checks``); older ones opened
 #: read-only are read without them.
 CHECKED_VERSION = 7
@@ -185,6 +196,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE runs ADD COLUMN chk INTEGER",
         "ALTER TABLE problems ADD COLUMN chk INTEGER",
         "ALTER TABLE meta ADD COLUMN chk INTEGER",
+    ),
+    8: (
+        "ALTER TABLE fingerprints ADD COLUMN spans BLOB",
+        "ALTER TABLE fingerprints ADD COLUMN schk INTEGER",
+        "ALTER TABLE fingerprints ADD COLUMN places BLOB",
+        "ALTER TABLE fingerprints ADD COLUMN pchk INTEGER",
     ),
 }
 

@@ -80,7 +80,7 @@ from simscan.index.schema import (
     actual_schema,
     expected_schema,
 )
-from simscan.model import ALGORITHM_VERSION, Fingerprints
+from simscan.model import ALGORITHM_VERSION, FingerprintMeta, Fingerprints
 
 BUSY_TIMEOUT_MS = 10_000
 #: Page size of new index files (bytes); see Index._setup for the measurement.
@@ -167,6 +167,9 @@ class FileRecord:
     format: str | None = None
     extractor: str | None = None
     extractor_version: str = PLAIN_VERSION
+    #: Where each value comes from (``FingerprintMeta.blob``: 11 bytes a value, in ``fps`` order; schema
+    #: 8 stores its first byte a value as ``spans``, the rest as ``places``); empty: none.
+    meta: bytes = field(default=b"", repr=False)
 
     @staticmethod
     def from_fingerprints(path: bytes, device: int, inode: int, mtime_ns: int, fp: Fingerprints) -> FileRecord:
@@ -186,6 +189,7 @@ class FileRecord:
             units=fp.units,
             fps=np.concatenate((fp.rolling, fp.anchored)).astype(np.uint64, copy=False),
             n_rolling=int(fp.rolling.size),
+            meta=fp.meta.blob() if fp.meta is not None else b"",
         )
 
 
@@ -885,23 +889,28 @@ class Index:
                 arrays = [np.ascontiguousarray(records[i].fps, dtype="<u8") for i in ok]
                 ok_ids = ids[ok].tolist()
                 flat: list[Any] = []
-                big: list[tuple[int, int, memoryview, int]] = []
-                fp_check = _checks.fingerprint_check
+                big: list[tuple[Any, ...]] = []
+                fp_check, m_check = _checks.fingerprint_check, _checks.meta_check
                 for fid, i, a in zip(ok_ids, ok, arrays):
                     n_roll = int(records[i].n_rolling)
                     blob = memoryview(a)
-                    row = (fid, n_roll, blob, fp_check(fid, n_roll, blob))
+                    spans, places = _split_meta(records[i].meta, a.size)
+                    row = (
+                        fid, n_roll, blob, fp_check(fid, n_roll, blob),
+                        spans, None if spans is None else m_check(fid, _checks.SPANS, spans),
+                        places, None if places is None else m_check(fid, _checks.PLACES, places),
+                    )  # fmt: skip
                     if a.nbytes > _BIG_BLOB:
                         big.append(row)
                     else:
                         flat += row
                 # Fewer rows a statement for blobs: a cached statement keeps copies of its last bound ones.
-                self._insert_rows("INSERT OR REPLACE INTO fingerprints(file_id, n_rolling, fps, chk)", 4, flat,
+                self._insert_rows(f"INSERT OR REPLACE INTO fingerprints({_FP_COLUMNS})", 8, flat,
                                   _BLOB_ROWS_PER_INSERT)
                 # One at a time: SQLite copies each bound blob and a cached statement keeps its last
                 # bindings, so a 500-row statement of large files' blobs held them all after the commit
                 # (few-large scan: +90 MB peak RSS of the writer).
-                c.executemany("INSERT OR REPLACE INTO fingerprints(file_id, n_rolling, fps, chk) VALUES (?,?,?,?)", big)
+                c.executemany(f"INSERT OR REPLACE INTO fingerprints({_FP_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", big)
                 if defer_postings:
                     self._insert_rows("INSERT OR IGNORE INTO unposted(file_id)", 1, ok_ids)
                 else:
@@ -1076,6 +1085,11 @@ class Index:
         see :class:`PostingJob`.  ``pairs``: these files' posted pairs as :meth:`posted_pairs` made them
         from the arrays just written (saves reading the blobs back); None reads them from the index."""
         return PostingJob(self, list(ids), slice_rows, pairs)
+
+    @_sql_errors
+    def ids_for_paths(self, paths: Sequence[bytes]) -> dict[bytes, int]:
+        """path -> file id of those of ``paths`` (raw bytes) that are indexed."""
+        return self._ids_for_paths(paths)
 
     def _ids_for_paths(self, paths: Sequence[bytes]) -> dict[bytes, int]:
         return {p: v[0] for p, v in self._rows_for_paths(paths).items()}
@@ -1365,16 +1379,25 @@ class Index:
 
     @_sql_errors
     def fingerprints(
-        self, file_ids: np.ndarray | Sequence[int] | None = None, kind: str = "rolling"
+        self, file_ids: np.ndarray | Sequence[int] | None = None, kind: str = "rolling",
+        spans: list[np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CSR of fingerprints: ``(ids int64[n], offsets int64[n+1], values uint64[m])``.
 
         ``ids`` ascending (files without stored fingerprints are left out); file i's sorted distinct
         values are ``values[offsets[i]:offsets[i+1]]``.  ``kind``: "rolling", "anchored" or "all".
+        ``spans`` (kind "all"): receives each value's dominance span (uint8, aligned with the values),
+        read in the same pass (as :meth:`spans`).
         """
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
+        with_spans = spans is not None and self.version >= _SPANS_VERSION
+        if spans is not None and kind != "all":
+            raise ValueError("spans come with kind 'all'")
         base, key = (_CHECKED_FINGERPRINT_ROWS, "files.id") if self.checked else (_FINGERPRINT_ROWS, "f.file_id")
+        if with_spans:
+            base = base.replace(" FROM ", ", CAST(f.spans AS BLOB), f.schk FROM ", 1)
+        span_parts: list[bytes] = []
         if file_ids is None:
             cursors: Iterable[sqlite3.Cursor] = [self._conn.execute(f"{base} ORDER BY {key}", (ALGORITHM_VERSION,))]
         else:
@@ -1405,6 +1428,14 @@ class Index:
             while batch := cur.fetchmany(4096):
                 if self.checked:
                     _verify_blobs(batch)
+                if with_spans:
+                    # (file id, spans, check, values) after the row's own columns.
+                    rows = [(r[0], r[-2], r[-1], len(r[2]) // 8 if r[2] is not None else -1) for r in batch]
+                    if self.checked:
+                        _verify_meta(rows, _checks.SPANS)
+                    elif any(r[1] is None or len(r[1]) != r[3] for r in rows):
+                        raise Mismatch(_blobs_fail(1), [r[0] for r in rows if r[1] is None][:1])
+                    span_parts.append(b"".join(r[1] for r in rows))
                 parts = _kind_parts(batch, kind)
                 id_parts.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
                 len_parts.append(np.fromiter((len(p) // 8 for p in parts), np.int64, len(batch)))
@@ -1430,7 +1461,81 @@ class Index:
                 pos += len(blob)
             del blobs, full_b
             values = full
+        if spans is not None:
+            spans[:] = [np.frombuffer(b"".join(span_parts), np.uint8) if with_spans
+                        else np.full(values.size, 255, np.uint8)]
         return ids, offsets, values.astype(np.uint64, copy=False)
+
+    @_sql_errors
+    def spans(self, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """The dominance span (uint8) of every value of a CSR :meth:`fingerprints` gave with kind "all"
+        (``ids``, ``offsets``), aligned with its values.  Raises :class:`Mismatch` (damage) when a file's
+        spans are missing, of the wrong length or fail their check."""
+        ids = np.asarray(ids, np.int64)
+        offsets = np.asarray(offsets, np.int64)
+        if self.version < _SPANS_VERSION:  # an older index read as it is: its values count at every window
+            return np.full(int(offsets[-1]) if offsets.size else 0, 255, np.uint8)
+        out = np.empty(int(offsets[-1]) if offsets.size else 0, np.uint8)
+        at = {int(f): k for k, f in enumerate(ids.tolist())}
+        seen: set[int] = set()
+        for chunk in _chunks(ids.tolist()):
+            rows = self._conn.execute(
+                f"SELECT file_id, CAST(spans AS BLOB), schk FROM fingerprints WHERE file_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            rows = [(fid, blob, chk, int(offsets[at[fid] + 1] - offsets[at[fid]])) for fid, blob, chk in rows]
+            if self.checked:
+                _verify_meta(rows, _checks.SPANS)
+            for fid, blob, _chk, n in rows:
+                if blob is None or len(blob) != n:
+                    raise Mismatch(_blobs_fail(1), [fid])
+                k = at[fid]
+                out[offsets[k] : offsets[k + 1]] = np.frombuffer(blob, np.uint8)
+                seen.add(fid)
+        if len(seen) != ids.size:
+            missing = sorted(set(at) - seen)
+            raise Mismatch(_blobs_fail(len(missing)), missing)
+        return out
+
+    @_sql_errors
+    def stored_sets(self, file_ids: np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, FingerprintMeta]:
+        """For a pair's evidence (``similarity.evidence``): ``(ids, offsets, values, meta)`` of the given
+        files' current stored sets (kind "all"; ids ascending, files without fingerprints left out), the
+        meta aligned with the values.  Checked like :meth:`fingerprints`."""
+        d: list[np.ndarray] = []
+        ids, offsets, values = self.fingerprints(file_ids, kind="all", spans=d)
+        n = int(offsets[-1]) if offsets.size else 0
+        if self.version < _SPANS_VERSION:  # (an older index read as it is: no places)
+            z = np.zeros(n, np.uint32)
+            return ids, offsets, values, FingerprintMeta(d[0], z, z.copy(), np.zeros(n, np.uint16))
+        counts = np.diff(offsets)
+        blobs: list[bytes] = []
+        seen = 0
+        for chunk in _chunks(ids.tolist()):
+            rows = self._conn.execute(
+                f"SELECT file_id, CAST(places AS BLOB), pchk FROM fingerprints WHERE file_id IN ({','.join('?' * len(chunk))})"
+                " ORDER BY file_id", chunk,
+            ).fetchall()
+            if len(rows) != len(chunk):
+                raise Mismatch(_blobs_fail(len(chunk) - len(rows)), sorted(set(chunk) - {r[0] for r in rows}))
+            rows = [(fid, blob, chk, int(counts[seen + k])) for k, (fid, blob, chk) in enumerate(rows)]
+            if self.checked:
+                _verify_meta(rows, _checks.PLACES)
+            for fid, blob, _chk, m in rows:
+                if blob is None or len(blob) != 10 * m:
+                    raise Mismatch(_blobs_fail(1), [fid])
+            blobs.extend(r[1] for r in rows)
+            seen += len(rows)
+        places = np.frombuffer(b"".join(blobs), np.uint8)
+        # Each file's places are its columns (unit, char, chars); gather them column by column.
+        start = np.repeat(10 * offsets[:-1], counts)
+        rank = np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts)
+        m = np.repeat(counts, counts)
+        unit = _gather(places, start + 4 * rank, 4).view("<u4")
+        char = _gather(places, start + 4 * m + 4 * rank, 4).view("<u4")
+        chars = _gather(places, start + 8 * m + 2 * rank, 2).view("<u2")
+        return ids, offsets, values, FingerprintMeta(d[0], unit.astype(np.uint32), char.astype(np.uint32),
+                                                     chars.astype(np.uint16))
 
     @_sql_errors
     def iter_fingerprints(self, kind: str = "all", rows: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -1770,6 +1875,40 @@ _CHECKED_POS = tuple(_checks.FILE_COLUMNS.index(c) for c in (
     "id", "path", "size", "mtime_ns", "is_text", "encoding", "checksum", "partial", "content_hash", "simhash",
     "fp_count", "units", "device", "inode"))
 _K64 = np.uint64(0x9E3779B97F4A7C15)
+
+
+#: The schema that stores spans and places.
+_SPANS_VERSION = 8
+#: The columns a fingerprint row is written with (schema 8).
+_FP_COLUMNS = "file_id, n_rolling, fps, chk, spans, schk, places, pchk"
+
+
+def _gather(buf: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """The ``width``-byte items of ``buf`` (uint8) at byte offsets ``starts``, as one byte array."""
+    idx = (starts[:, None] + np.arange(width, dtype=np.int64)[None, :]).ravel()
+    return np.ascontiguousarray(buf[idx])
+
+
+def _split_meta(meta: bytes, n: int) -> tuple[memoryview | None, memoryview | None]:
+    """(spans, places) of a record's meta blob for ``n`` values; (None, None) without one."""
+    if n == 0:
+        return memoryview(b""), memoryview(b"")
+    if not meta:
+        return None, None
+    if len(meta) != FingerprintMeta.BYTES * n:
+        raise ValueError(f"a meta blob of {n} values has {FingerprintMeta.BYTES * n} bytes, not {len(meta)}")
+    m = memoryview(meta)
+    return m[:n], m[n:]
+
+
+def _verify_meta(rows: Sequence[tuple[Any, ...]], part: int) -> None:
+    """Raise :class:`Mismatch` unless every (file id, blob, check, values) row has its blob, as long as
+    its values need (1 or 10 bytes each), with its check."""
+    per = 1 if part == _checks.SPANS else FingerprintMeta.BYTES - 1
+    bad = [r[0] for r in rows if r[1] is None or r[2] is None or len(r[1]) != per * r[3]
+           or _checks.meta_check(r[0], part, r[1]) != r[2]]
+    if bad:
+        raise Mismatch(_blobs_fail(len(bad)), bad)
 
 
 def _verify_blobs(batch: Sequence[tuple[Any, ...]]) -> None:

@@ -162,7 +162,7 @@ def check(index: Any, *, start: int = 0, limit: int | None = None, structure: bo
 def _check_rows(c: Any, start: int, limit: int | None, rep: CheckReport) -> None:
     """Verify ``limit`` rows of files from id ``start`` on (all: None) and the fingerprints in their id
     range (each current file's blob there, as long as its row says; blobs of no file are orphans)."""
-    from simscan.index.store import _verify_blobs
+    from simscan.index.store import _verify_blobs, _verify_meta
 
     q = (f"SELECT {_checks.FILE_COLUMNS_SQL}, ifnull(row_check, 0), error IS NULL AND algorithm_version = ?"
          " FROM files WHERE id >= ? ORDER BY id" + ("" if limit is None else " LIMIT ?"))
@@ -186,8 +186,8 @@ def _check_rows(c: Any, start: int, limit: int | None, rep: CheckReport) -> None
         return
     has_blob = np.zeros(all_ids.size, bool)
     bad: list[int] = []
-    cur = c.execute("SELECT file_id, n_rolling, CAST(fps AS BLOB), chk FROM fingerprints WHERE file_id BETWEEN ? AND ?"
-                    " ORDER BY file_id", (start, int(all_ids[-1])))
+    cur = c.execute("SELECT file_id, n_rolling, CAST(fps AS BLOB), chk, CAST(spans AS BLOB), schk, CAST(places AS BLOB),"
+                    " pchk FROM fingerprints WHERE file_id BETWEEN ? AND ? ORDER BY file_id", (start, int(all_ids[-1])))
     while batch := cur.fetchmany(4096):
         fids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
         pos = np.minimum(np.searchsorted(all_ids, fids), all_ids.size - 1)
@@ -198,14 +198,20 @@ def _check_rows(c: Any, start: int, limit: int | None, rep: CheckReport) -> None
             if not k:
                 if r[0] not in rep.orphans:
                     rep.orphans.append(r[0])
-            elif fp_count[p] >= 0 and (r[2] is None or len(r[2]) != 8 * fp_count[p]):
-                bad.append(r[0])
+            elif fp_count[p] >= 0 and (r[2] is None or len(r[2]) != 8 * fp_count[p] or r[4] is None or r[6] is None):
+                bad.append(r[0])  # (a current file's fingerprints come with their spans and places)
             else:
                 mine.append(r)
         try:
-            _verify_blobs(mine)
+            _verify_blobs([r[:4] for r in mine])
         except Mismatch as e:
             bad += e.file_ids
+        # Spans and places (schema 8; rows of an older algorithm version have none).
+        for part, col in ((_checks.SPANS, 4), (_checks.PLACES, 6)):
+            try:
+                _verify_meta([(r[0], r[col], r[col + 1], len(r[2]) // 8) for r in mine if r[4] is not None], part)
+            except Mismatch as e:
+                bad += [f for f in e.file_ids if f not in bad]
     bad += all_ids[(fp_count >= 0) & ~has_blob].tolist()  # current files without their blob
     for fid in bad:
         if fid not in rep.damaged:

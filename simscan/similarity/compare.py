@@ -41,9 +41,9 @@ from simscan.fingerprint.text import normalize, normalize_with_offsets
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.similarity.core import value_union
-from simscan.similarity.levels import size_at
+from simscan.similarity.evidence import PairEvidence, StoredSets, pair_evidence, window_of_level
 from simscan.similarity.types import SCORE_DECIMALS, Comparison, Pair
-from simscan.similarity.views import CODE_MIN_SHARED, has_code_view, view_fingerprints
+from simscan.similarity.views import CODE_MIN_SHARED, has_code_view
 
 MAX_BYTES = 16 << 20
 MAX_UNITS = 2_000_000
@@ -109,53 +109,56 @@ def pair_from_fingerprints(
 _NONE = np.empty(0, np.uint64)
 
 
+def pair_window(fa: Fingerprints, fb: Fingerprints) -> int:
+    """The winnowing window two files are compared at (``evidence``): the coarser of their levels'."""
+    return int(window_of_level(max(fingerprint_level(fa), fingerprint_level(fb))))
+
+
 def _pair_by_view(
     fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1,
-    code_view: bool = True, ignored: np.ndarray = _NONE,
+    code_view: bool = True, ignored: np.ndarray = _NONE, frequent: np.ndarray = _NONE,
 ) -> tuple[Pair, int]:
     """(pair, the view it was scored on): the view with the higher unrounded best score, as the
-    pair search chooses (``views.merge_best``).  ``ignored``: sorted values that count nowhere."""
-    pair, best = _pair_one_view(view_fingerprints(fa, TEXT), view_fingerprints(fb, TEXT), path_a, path_b, a_id, b_id,
-                                ignored)
+    pair search chooses (``views.merge_best``).  ``ignored``: sorted values that count nowhere;
+    ``frequent``: sorted values that make no passage (``evidence``)."""
+    sets = StoredSets.of([fa, fb])
+    w = np.array([pair_window(fa, fb)], np.uint8)
+    views = [TEXT]
     if code_view and has_code_view(fa) and has_code_view(fb):
-        ca, cb = view_fingerprints(fa, CODE), view_fingerprints(fb, CODE)
-        shared = np.intersect1d(fingerprint_set(ca), fingerprint_set(cb), assume_unique=True)
-        if ignored.size:  # the gate counts what the scores count, as the pair search applies it
-            shared = np.setdiff1d(shared, ignored, assume_unique=True)
-        if shared.size >= CODE_MIN_SHARED:
-            other, other_best = _pair_one_view(ca, cb, path_a, path_b, a_id, b_id, ignored)
-            if other_best > best:
-                return replace(other, view="code"), CODE
-    return pair, TEXT
+        views.append(CODE)
+    best: tuple[Pair, int] | None = None
+    best_score = -1.0
+    for view in views:
+        ev = pair_evidence(sets, [0], [1], w, view, ignored, frequent)
+        if view == CODE and int(ev.inter[0]) < CODE_MIN_SHARED:
+            continue
+        pair, score = _pair_of(fa, fb, path_a, path_b, a_id, b_id, ev)
+        if score > best_score:  # ties: the text view
+            best, best_score = (replace(pair, view="code") if view == CODE else pair, view), score
+    assert best is not None
+    return best
 
 
-def _pair_one_view(
-    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int = -1, b_id: int = -1,
-    ignored: np.ndarray = _NONE,
+def _pair_of(
+    fa: Fingerprints, fb: Fingerprints, path_a: str, path_b: str, a_id: int, b_id: int, ev: PairEvidence,
 ) -> tuple[Pair, float]:
-    """(the pair's scores on these sets, rounded as ``Pair`` carries them; its unrounded best)."""
-    sa, sb = fingerprint_set(fa), fingerprint_set(fb)
-    if ignored.size:
-        sa, sb = np.setdiff1d(sa, ignored, assume_unique=True), np.setdiff1d(sb, ignored, assume_unique=True)
-    inter = int(np.intersect1d(sa, sb, assume_unique=True).size)
-    # Sizes at the pair's level (the coarser of the two, see ``levels``).
-    lv = max(fingerprint_level(fa), fingerprint_level(fb))
-    na, nb = size_at(sa, fa.is_text, lv), size_at(sb, fb.is_text, lv)
+    """(the pair's scores from one view's evidence, rounded as ``Pair`` carries them; its unrounded best)."""
+    inter, na, nb = int(ev.inter[0]), int(ev.na[0]), int(ev.nb[0])
     union = na + nb - inter
     r = 100.0 * inter / union if union else 0.0
     ca = 100.0 * inter / na if na else 0.0
     cb = 100.0 * inter / nb if nb else 0.0
+    longest, shared = int(ev.longest[0]), int(ev.shared[0])
     exact = fa.size == fb.size and fa.checksum == fb.checksum
-    if exact:
-        kind = "exact"
+    if exact or (fa.is_text == fb.is_text and fa.content_hash == fb.content_hash):
+        kind = "exact" if exact else "content"
         r = ca = cb = 100.0
-    elif fa.is_text == fb.is_text and fa.content_hash == fb.content_hash:
-        kind = "content"
-        r = ca = cb = 100.0
+        longest = shared = None  # type: ignore[assignment]
     else:
         kind = classify(r, ca, cb)
     carried = (round(x, SCORE_DECIMALS) for x in (r, ca, cb))
-    pair = Pair(a_id, b_id, path_a, path_b, *carried, hamming(fa.simhash, fb.simhash), exact, kind)
+    pair = Pair(a_id, b_id, path_a, path_b, *carried, hamming(fa.simhash, fb.simhash), exact, kind,
+                longest_passage=longest, shared_chars=shared)
     return pair, max(r, ca, cb)
 
 
@@ -328,6 +331,22 @@ def _read(path: str) -> tuple[Fingerprints, bytes, str | None]:
     return fingerprint_file(path), data[:MAX_BYTES], None
 
 
+#: Fingerprint parameters that keep every window of a text (winnowing window 1 at every level): the
+#: values of a text to ignore, so that every window of it, wherever another file's winnowing kept one,
+#: is known.
+EVERY_WINDOW = replace(DEFAULT_PARAMS, winnow=(1,) * len(DEFAULT_PARAMS.winnow))
+
+
+def template_values(path: str | os.PathLike[str]) -> np.ndarray:
+    """Every window value (sorted, distinct; both views of program source) of a text to ignore: its
+    first ``MAX_BYTES`` bytes, a document by its text.  A stored set samples a text by winnowing
+    (which windows it keeps depends on the text around them), so a text to ignore is known by all of
+    its windows, not by its own sample.  Raises OSError when the file cannot be read."""
+    _fp, data, _src = _read(os.fspath(path))
+    fp = fingerprint_bytes(data, EVERY_WINDOW)
+    return fingerprint_set(fp)
+
+
 def compare(
     path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], code_view: bool = True,
     ignore: Sequence[str | os.PathLike[str]] = (),
@@ -343,7 +362,7 @@ def compare(
     pa, pb = os.fspath(path_a), os.fspath(path_b)
     (fa, raw_a, src_a), (fb, raw_b, src_b) = _read(pa), _read(pb)
     templates = [_read(os.fspath(t))[:2] for t in ignore]
-    ignored = value_union([fingerprint_set(f) for f, _ in templates])
+    ignored = value_union([template_values(t) for t in ignore])
     pair, view = _pair_by_view(fa, fb, os.path.abspath(pa), os.path.abspath(pb), code_view=code_view,
                                ignored=ignored)
     if not (fa.is_text and fb.is_text):

@@ -53,13 +53,22 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from simscan.fingerprint import DEFAULT_PARAMS as _FP_PARAMS
 from simscan.progress import Cancelled, CancelToken
 from simscan.similarity.arrays import argsort_hashes, intersect_counts, pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.evidence import (
+    DEFAULT_MIN_PASSAGE,
+    LEVEL_OF_SPAN,
+    PlacesLoader,
+    frequent_cutoff,
+    pair_evidence,
+    sets_of_rows,
+    window_of_level,
+)
 from simscan.similarity.levels import file_levels, level_counts, value_levels
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
 from simscan.similarity.types import SCORE_DECIMALS, FileTableLike, Pair, passes
@@ -126,6 +135,7 @@ class SimilarityParams:
     pair_budget: int = 1 << 23
     code_view: bool = True
     ignore_values: bytes = b""
+    min_passage: int = DEFAULT_MIN_PASSAGE
 
     def common_cutoff(self, n: int) -> int:
         return max(self.common_min_df, math.ceil(self.common_fraction * n))
@@ -367,6 +377,8 @@ class PairArrays:
     exact: np.ndarray
     kind: np.ndarray  # int8 index into KINDS
     view: np.ndarray  # int8 index into VIEWS: the fingerprint view that scored the pair (0 text, 1 code)
+    longest: np.ndarray  # int32: characters of the longest shared passage (-1: a copy, or not weighed)
+    shared: np.ndarray  # int32: characters the shared passages cover (-1 likewise)
 
     @property
     def best(self) -> np.ndarray:
@@ -400,6 +412,8 @@ def star_pairs(cls: Classes, sim: np.ndarray) -> PairArrays:
         s_exact,
         np.where(s_exact, 0, 1).astype(np.int8),
         np.zeros(members.size, dtype=np.int8),
+        np.full(members.size, -1, np.int32),
+        np.full(members.size, -1, np.int32),
     )
 
 
@@ -449,6 +463,9 @@ def shared_counts(
     params: SimilarityParams,
     cancel: CancelToken | None = None,
     report: Callable[[str, int, int], None] | None = None,
+    value_lv: np.ndarray | None = None,
+    row_level: np.ndarray | None = None,
+    rare: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The inverted-index half of the pair search over the files ``csr_row`` (CSR rows;
     ``row_text``: each is a text file): (full_size, kept_size, keys, counts).
@@ -458,6 +475,12 @@ def shared_counts(
     pairs of positions in ``csr_row`` that share a non-common value; counts: how many they share.
     A value is common when more than the cut-off of files hold it (``common_cutoff``, lowered by
     ``budget_cutoff`` when the posting lists under it would make more than ``pair_budget`` pairs).
+
+    value_lv: each value's level (int8, aligned with ``values``; ALGORITHM_VERSION 12: from its span,
+    ``evidence.level_of_d``), else from the values themselves (``levels.value_levels``).  row_level:
+    each file's level (per position in ``csr_row``): a shared value then counts for a pair only where
+    its level reaches the pair's in both files.  rare: when given, receives the sorted values held by
+    more files than ``evidence.frequent_cutoff`` allows a passage (common ones first, then frequent).
 
     The values are sorted and paired by partition (:data:`PARTITION_VALUES`); the cut-off needs
     the run lengths of every partition, so it is first assumed not lowered; when the lists exceed
@@ -485,26 +508,37 @@ def shared_counts(
         v = vals[at]
         # ``at`` ascends: each CSR row's values are a slice of it (one search per row, not per value).
         own = np.repeat(pos_of_row, np.diff(np.searchsorted(at, offsets)))
-        del at
-        lv = value_levels(v, row_text[own])
+        if value_lv is not None:
+            lv = value_lv[at]
+            del at
+        else:
+            del at  # (before the levels' temporaries: the partition's peak of memory)
+            lv = value_levels(v, row_text[own])
         order = argsort_hashes(v)  # (ties are equal values: any order of them gives the same pairs)
         return v[order], own[order], lv[order]
 
     full_size = np.zeros((nr, width), np.int64)
     hist = np.zeros(cutoff + 2, np.int64)  # run lengths, clipped above the cut-off (common anyway)
 
-    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool]:
+    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool, list, list]:
         """kept_size, key and count batches, and whether the pairs fit the budget at ``cut`` (the
-        first pass also sums ``full_size`` and ``hist``, and goes on counting when they do not)."""
+        first pass also sums ``full_size`` and ``hist``, and goes on counting when they do not), and
+        the common and frequent values when ``rare`` is asked for."""
         kept_size = np.zeros((nr, width), np.int64)
         key_parts: list[np.ndarray] = []
         cnt_parts: list[np.ndarray] = []
+        common_parts: list[np.ndarray] = []
+        frequent_parts: list[np.ndarray] = []
+        fcut = frequent_cutoff(cut)
         made = 0
         fits = True
         for p in range(parts):
             _check(cancel)
             v, own, lv = partition(p)
             starts, lengths = run_bounds(v)
+            if rare is not None:
+                common_parts.append(v[starts[lengths > cut]])
+                frequent_parts.append(v[starts[(lengths > fcut) & (lengths <= cut)]])
             del v
             if first:
                 full_size[:] += level_counts(lv, own, nr)
@@ -523,17 +557,26 @@ def shared_counts(
                 for pi, pj in pairs_in_runs(starts[usable], ul):
                     _check(cancel)
                     oa, ob = own[pi].astype(np.int64), own[pj].astype(np.int64)
+                    if row_level is not None:
+                        # A value counts for a pair where its level reaches the pair's in both files.
+                        ok = np.minimum(lv[pi], lv[pj]) >= np.maximum(row_level[oa], row_level[ob])
+                        if not ok.all():
+                            oa, ob = oa[ok], ob[ok]
                     lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
                     k, c = np.unique(lo * nr + hi, return_counts=True)
                     key_parts.append(k)
                     cnt_parts.append(c.astype(np.int32))
             if report:
                 report("pairs", p + 1, parts)
-        return kept_size, key_parts, cnt_parts, fits
+        return kept_size, key_parts, cnt_parts, fits, common_parts, frequent_parts
 
-    kept_size, key_parts, cnt_parts, fits = one_pass(cutoff, True)
+    kept_size, key_parts, cnt_parts, fits, com, freq = one_pass(cutoff, True)
     if not fits:
-        kept_size, key_parts, cnt_parts, _ = one_pass(budget_cutoff(hist, cutoff, params.pair_budget), False)
+        kept_size, key_parts, cnt_parts, _, com, freq = one_pass(budget_cutoff(hist, cutoff, params.pair_budget), False)
+    if rare is not None:
+        rare[:] = [np.unique(np.concatenate(com)) if com else np.empty(0, np.uint64),
+                   np.unique(np.concatenate(freq)) if freq else np.empty(0, np.uint64)]
+    del com, freq
     vals = pid = None  # (the closures' arrays: free them before the merge, the peak of memory)
     if key_parts:
         # Merge the per-batch counts: sort the keys once, sum the counts of equal keys.  Each
@@ -564,7 +607,12 @@ def shared_counts(
 
 class FingerprintSets(Protocol):
     """Where :func:`compute_pair_arrays` finds the files' fingerprint sets (one view, common
-    values included, texts to ignore left out): the three reads a pair search makes of them."""
+    values included, texts to ignore left out): the reads a pair search makes of them.
+
+    ``spans``: not None when the sets carry each value's dominance span (ALGORITHM_VERSION 12): a
+    value then counts for a pair where its span reaches the pair's window in both files."""
+
+    spans: Any
 
     def rows(self, files: FileTableLike) -> np.ndarray:
         """Per file row, a handle of its set for the two methods below (int64; -1: no set)."""
@@ -573,23 +621,31 @@ class FingerprintSets(Protocol):
     def shared_counts(
         self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
         cancel: CancelToken | None, report: Callable[[str, int, int], None] | None,
+        row_level: np.ndarray | None = None, rare: list[np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """:func:`shared_counts` of the sets ``csr_row`` (handles)."""
         ...
 
-    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
-        """|a ∩ b| of the full sets of each pair of handles (``arrays.intersect_counts``)."""
+    def intersect(
+        self, rows_a: np.ndarray, rows_b: np.ndarray, text_a: np.ndarray, text_b: np.ndarray, level: np.ndarray,
+        view: int, ignored: np.ndarray,
+    ) -> np.ndarray:
+        """|a ∩ b| of the full sets of each pair of handles (common values too, ``ignored`` ones not;
+        ``text_a`` / ``text_b``: whether each is a text file), at each pair's ``level``."""
         ...
 
 
 class CsrSets:
     """The fingerprint sets held in memory as a CSR: ``csr_ids`` (file ids), ``offsets``,
-    ``values`` (sorted distinct values per row); handles are CSR rows."""
+    ``values`` (sorted distinct values per row), ``spans`` (aligned with the values, or None);
+    handles are CSR rows."""
 
-    def __init__(self, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+    def __init__(self, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,
+                 spans: np.ndarray | None = None) -> None:
         self.ids = csr_ids
         self.offsets = np.asarray(offsets, dtype=np.int64)
         self.values = np.asarray(values, dtype=np.uint64)
+        self.spans = None if spans is None else np.asarray(spans, dtype=np.uint8)
 
     def rows(self, files: FileTableLike) -> np.ndarray:
         return align_csr(files, self.ids, self.offsets)
@@ -597,11 +653,24 @@ class CsrSets:
     def shared_counts(
         self, csr_row: np.ndarray, row_text: np.ndarray, params: SimilarityParams,
         cancel: CancelToken | None, report: Callable[[str, int, int], None] | None,
+        row_level: np.ndarray | None = None, rare: list[np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return shared_counts(self.offsets, self.values, csr_row, row_text, params, cancel, report)
+        value_lv = None if self.spans is None else LEVEL_OF_SPAN[self.spans]
+        return shared_counts(self.offsets, self.values, csr_row, row_text, params, cancel, report, value_lv,
+                             row_level, rare)
 
-    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
-        return intersect_counts(self.offsets, self.values, rows_a, rows_b)
+    def intersect(
+        self, rows_a: np.ndarray, rows_b: np.ndarray, text_a: np.ndarray, text_b: np.ndarray, level: np.ndarray,
+        view: int, ignored: np.ndarray,
+    ) -> np.ndarray:
+        if self.spans is None:
+            return intersect_counts(self.offsets, self.values, rows_a, rows_b)
+        handles, inv = np.unique(np.concatenate((rows_a, rows_b)), return_inverse=True)
+        text = np.zeros(handles.size, bool)
+        text[inv] = np.concatenate((text_a, text_b))
+        sets = sets_of_rows(self.offsets, self.values, self.spans, handles, text)
+        ev = pair_evidence(sets, inv[: rows_a.size], inv[rows_a.size :], window_of_level(level), view, ignored)
+        return ev.inter.astype(np.int64)
 
 
 def compute_pair_arrays(
@@ -616,9 +685,13 @@ def compute_pair_arrays(
     report: Callable[[str, int, int], None] | None = None,
     identity: tuple[np.ndarray, np.ndarray] | None = None,
     reference_roots: Sequence[str] = (),
+    spans: np.ndarray | None = None,
+    places: PlacesLoader | None = None,
+    view: int = 0,
     sets: FingerprintSets | None = None,
 ) -> PairArrays:
-    """Every pair with best score >= ``min_similarity`` (and something shared), as arrays.
+    """Every pair with best score >= ``min_similarity`` (and something shared), or sharing a passage
+    of at least ``params.min_passage`` characters, as arrays.
 
     files: the file table; (csr_ids, offsets, values): sorted distinct fingerprints per file
     id -- or ``sets``, the same sets held elsewhere (:class:`FingerprintSets`, e.g. a store
@@ -627,17 +700,24 @@ def compute_pair_arrays(
     are between representatives (a file identical to X shares X's pairs).
     Rows with the same (device, inode) (``identity``, default: the table's columns) are one
     file: only the preferred of them takes part (see ``distinct_file_rows``; files under
-    ``reference_roots`` preferred first, as in groups), so no pair ever joins a file with itself.  Raises :class:`Cancelled` when ``cancel`` is set.
+    ``reference_roots`` preferred first, as in groups), so no pair ever joins a file with itself.
+    spans: each value's dominance span (uint8, aligned with ``values``; ALGORITHM_VERSION 12): a value
+    then counts where its span reaches the pair's window (``evidence``), else by its own level.
+    places: reads the stored sets with their places for some CSR rows (``evidence.PlacesLoader``): the
+    pairs then carry their passages' evidence (``longest`` / ``shared``), and a pair sharing a passage
+    of ``params.min_passage`` characters is kept whatever its share; without it both are -1.
+    view: the view these values are of (0 text, 1 code: ``views``).
+    Raises :class:`Cancelled` when ``cancel`` is set.
     """
     if sets is None:
-        sets = CsrSets(csr_ids, offsets, values)
+        sets = CsrSets(csr_ids, offsets, values, spans)
     # The path kept of a file reached by several paths follows the groups' reference rules.
     keep = distinct_file_rows(files, identity, reference_roots)
     if keep is not None:
         sub = compute_pair_arrays(
             subset_table(files, keep), None, None, None, min_similarity=min_similarity, params=params,
             cancel=cancel, report=report, identity=(np.zeros(keep.size, np.int64), np.zeros(keep.size, np.int64)),
-            sets=sets,
+            places=places, view=view, sets=sets,
         )
         return dataclasses.replace(sub, a=keep[sub.a], b=keep[sub.b])
     n = len(files.paths)
@@ -660,7 +740,14 @@ def compute_pair_arrays(
     # Set sizes per level (see ``levels``): a pair is sized at the coarser level of the two.
     rep_text = np.asarray(files.is_text, dtype=bool)[rep_rows]
     flevel = file_levels(np.asarray(files.units)[rep_rows], rep_text)
-    full_size, kept_size, keys, cnts = sets.shared_counts(csr_row, rep_text, params, cancel, report)
+    rare: list[np.ndarray] = []
+    full_size, kept_size, keys, cnts = sets.shared_counts(
+        csr_row, rep_text, params, cancel, report, flevel if sets.spans is not None else None, rare,
+    )
+    common, frequent = rare
+    ignored = params.ignored()
+    if ignored.size:
+        common = np.union1d(common, ignored)
 
     # --- simhash candidates among representatives that have fingerprints
     with_fp = np.flatnonzero(full_size[:, 0] > 0)
@@ -679,6 +766,7 @@ def compute_pair_arrays(
 
     # Score in chunks, keeping only what passes: memory stays proportional to the chunk and
     # the survivors, not to every candidate.
+    want_passages = places is not None and sets.spans is not None
     parts: list[tuple[np.ndarray, ...]] = []
     for c0 in range(0, keys.size, _SCORE_CHUNK):
         _check(cancel)
@@ -690,6 +778,7 @@ def compute_pair_arrays(
         lv = np.maximum(flevel[ra], flevel[rb])
         r, ca, cb = _scores(c, kept_size[ra, lv], kept_size[rb, lv])
         shared = c.astype(np.int64)
+        full = np.zeros(k.size, dtype=bool)  # scored on the full sets (common values too)
         dist = popcount64(sim[rep_rows[ra]] ^ sim[rep_rows[rb]])
         close = np.flatnonzero(dist <= params.simhash_k)
         if close.size:
@@ -703,24 +792,61 @@ def compute_pair_arrays(
             kept_best = np.maximum(r[close], np.maximum(ca[close], cb[close]))
             close = close[np.maximum(ur, np.maximum(uca, ucb)) > kept_best]
         if close.size:
-            full_inter = sets.intersect(csr_row[ra[close]], csr_row[rb[close]])
+            full_inter = sets.intersect(csr_row[ra[close]], csr_row[rb[close]], rep_text[ra[close]],
+                                        rep_text[rb[close]], lv[close], view, ignored)
             lc = lv[close]
             fr, fca, fcb = _scores(full_inter, full_size[ra[close], lc], full_size[rb[close], lc])
             better = np.maximum(fr, np.maximum(fca, fcb)) > np.maximum(r[close], np.maximum(ca[close], cb[close]))
             sel = close[better]
             r[sel], ca[sel], cb[sel] = fr[better], fca[better], fcb[better]
             shared[sel] = full_inter[better]
+            full[sel] = True
         best = np.maximum(r, np.maximum(ca, cb))
-        keep = passes(best, min_similarity) & (best > 0) & (shared >= params.min_shared)
-        parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep]))
+        by_share = passes(best, min_similarity) & (best > 0) & (shared >= params.min_shared)
+        # Pairs a passage may keep: two shared values at least (one window is under any useful length).
+        keep = by_share | (want_passages and params.min_passage > 0) & (c >= max(2, params.min_shared))
+        parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], lv[keep], by_share[keep],
+                      full[keep]))
     if report and keys.size:
         report("score", int(keys.size), int(keys.size))
     if parts:
-        ra, rb, r, ca, cb, dist = (np.concatenate(col) for col in zip(*parts))
+        ra, rb, r, ca, cb, dist, lv, by_share, full = (np.concatenate(col) for col in zip(*parts))
     else:
         e = np.empty(0, np.int64)
-        ra, rb, dist = e, e.copy(), e.copy()
+        ra, rb, dist, lv = e, e.copy(), e.copy(), e.copy()
         r, ca, cb = np.empty(0), np.empty(0), np.empty(0)
+        by_share, full = np.empty(0, bool), np.empty(0, bool)
+    longest = np.full(ra.size, -1, np.int32)
+    shared_chars = np.full(ra.size, -1, np.int32)
+    if want_passages and ra.size:
+        assert places is not None
+        _check(cancel)
+        if report:
+            report("passages", 0, int(ra.size))
+        need = np.union1d(ra, rb)
+        sets, row_of = places(csr_row[need])
+        row = np.full(nr, -1, np.int64)
+        row[need] = row_of
+        ok = (row[ra] >= 0) & (row[rb] >= 0)
+        ev = pair_evidence(sets, row[ra[ok]], row[rb[ok]], window_of_level(lv[ok]), view, common, frequent,
+                           common_text=True)
+        longest[ok] = ev.longest
+        shared_chars[ok] = ev.shared
+        # The scores leave common text out too (``evidence``), except where the full sets scored.
+        re_ = ok.copy()
+        re_[ok] = ~full[ok]
+        ev_ok = ~full[ok]
+        nr_, nca, ncb = _scores(ev.inter[ev_ok].astype(np.int64), ev.na[ev_ok].astype(np.float64),
+                                ev.nb[ev_ok].astype(np.float64))
+        r[re_], ca[re_], cb[re_] = nr_, nca, ncb
+        best = np.maximum(r[re_], np.maximum(ca[re_], cb[re_]))
+        by_share[re_] = passes(best, min_similarity) & (best > 0) & (ev.inter[ev_ok] >= params.min_shared)
+        if report:
+            report("passages", int(ra.size), int(ra.size))
+        keep = by_share | ((params.min_passage > 0) & (longest >= params.min_passage))
+        ra, rb, r, ca, cb, dist, longest, shared_chars = (
+            x[keep] for x in (ra, rb, r, ca, cb, dist, longest, shared_chars)
+        )
     fa, fb = rep_rows[ra], rep_rows[rb]
     # a = the preferred file of the two (older), so output reads "original -> copy".
     swap = cls.priority[fa] > cls.priority[fb]
@@ -739,6 +865,8 @@ def compute_pair_arrays(
         np.zeros(fa.size, dtype=bool),
         np.where(contained, 3, 2).astype(np.int8),
         np.zeros(fa.size, dtype=np.int8),
+        longest,
+        shared_chars,
     )
     return concat_pairs(star, near)
 
@@ -763,7 +891,14 @@ def sorted_rounded(pa: PairArrays) -> PairArrays:
         pa.exact[order],
         pa.kind[order],
         pa.view[order],
+        pa.longest[order],
+        pa.shared[order],
     )
+
+
+def passage_value(x: int) -> int | None:
+    """A ``longest`` / ``shared`` column value as ``Pair`` carries it (None for -1: not weighed)."""
+    return None if x < 0 else x
 
 
 def pairs_from_rounded(pa: PairArrays, files: FileTableLike) -> list[Pair]:
@@ -773,11 +908,12 @@ def pairs_from_rounded(pa: PairArrays, files: FileTableLike) -> list[Pair]:
     ids = np.asarray(files.ids).tolist()
     paths = files.paths
     return [
-        Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd], VIEWS[vw])
-        for ia, ib, r, ca, cb, d, ex, kd, vw in zip(
+        Pair(ids[ia], ids[ib], paths[ia], paths[ib], r, ca, cb, d, ex, KINDS[kd], VIEWS[vw],
+             None if lp < 0 else lp, None if sc < 0 else sc)
+        for ia, ib, r, ca, cb, d, ex, kd, vw, lp, sc in zip(
             pa.a.tolist(), pa.b.tolist(), pa.resemblance.tolist(), pa.containment_a.tolist(),
             pa.containment_b.tolist(), pa.distance.tolist(), pa.exact.tolist(), pa.kind.tolist(),
-            pa.view.tolist(),
+            pa.view.tolist(), pa.longest.tolist(), pa.shared.tolist(),
         )
     ]
 

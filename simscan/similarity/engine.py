@@ -22,7 +22,7 @@ from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.similarity.arrays import popcount64
-from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_level, fingerprint_set
+from simscan.similarity.compare import SCORE_KIND, classify, fingerprint_level, template_values
 from simscan.similarity.core import (
     DEFAULT_MIN_SIMILARITY,
     DEFAULT_SIM_PARAMS,
@@ -30,21 +30,21 @@ from simscan.similarity.core import (
     SimilarityParams,
     expand_copy_pairs,
     ignore_values,
+    passage_value,
     sorted_rounded,
     to_pairs,
 )
+from simscan.similarity.evidence import PlacesLoader, StoredSets, frequent_cutoff, pair_evidence, window_of_level
 from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_from_arrays
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
-from simscan.similarity.levels import level_counts, value_levels
 from simscan.similarity.removal import pairs_after_removal
 from simscan.similarity.types import KIND_CODE, KINDS, SCORE_DECIMALS, Group, Pair, passes
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
     compute_pair_arrays_by_view,
-    drop_values,
+    drop_values_with,
     has_code_view,
     view_fingerprints,
-    view_values,
 )
 
 
@@ -102,7 +102,7 @@ def _identity(index: Any, files: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 #: Version of what the similarity layer caches (bump when the pair arrays' meaning changes).
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage)
 
 
 def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> str:
@@ -132,7 +132,7 @@ _CODE_MODULES = (
     "simscan.fingerprint", "simscan.fingerprint.rolling", "simscan.fingerprint.views", "simscan.index.results",
     "simscan.index.store", "simscan.similarity.arrays", "simscan.similarity.core", "simscan.similarity.engine",
     "simscan.similarity.levels", "simscan.similarity.removal", "simscan.similarity.simhash_tables",
-    "simscan.similarity.views",
+    "simscan.similarity.views", "simscan.similarity.evidence",
 )
 
 
@@ -177,10 +177,12 @@ class PairSet:
     floor: float = DEFAULT_MIN_SIMILARITY
 
 
-def _filter(pa: PairArrays, min_similarity: float) -> PairArrays:
+def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArrays:
     """The pairs ``compute_pair_arrays`` keeps at ``min_similarity`` from a set computed at a lower
-    floor: copies always, other pairs by their best score (``passes``)."""
+    floor: copies always, other pairs by their best score (``passes``) or their longest passage."""
     keep = passes(pa.best, min_similarity) | (pa.kind <= 1)
+    if min_passage > 0:
+        keep |= pa.longest >= min_passage
     if keep.all():
         return pa
     return PairArrays(*(getattr(pa, f)[keep] for f in PairArrays.__slots__))
@@ -217,7 +219,7 @@ def ignore_texts(paths: Sequence[str | os.PathLike[str]]) -> bytes:
     template every answer repeats, a licence text (a teacher's "base file", as in MOSS).  Their
     fingerprints are left out of every set, so a passage of them in two files is not shared, and a
     file that is all template has nothing left.  Raises OSError when a file cannot be read."""
-    return ignore_values([fingerprint_set(fingerprint_path(p), SCORE_KIND) for p in paths])
+    return ignore_values([template_values(p) for p in paths])
 
 
 def find_pair_set(
@@ -257,26 +259,56 @@ def find_pair_set(
             hit = index.cached_results(key, gen, min_similarity)
             got = _unpack_pairs(hit) if hit is not None else None
             if got is not None:
-                return PairSet(got[0], _filter(got[1], min_similarity), cached=True, key=key, floor=min_similarity)
+                return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key, floor=min_similarity)
         files = index.files()
         if previous is not None and previous.key == key and previous.floor <= min_similarity:
             derived = pairs_after_removal(previous.files, previous.pairs, files,
                                           lambda a, b: _same_fingerprints(index, a, b))
             if derived is not None:
                 stored = bool(can_cache and gen is not None and _store(index, key, gen, previous.floor, files, derived))
-                return PairSet(files, _filter(derived, min_similarity), stored=stored, derived=True, key=key,
+                return PairSet(files, _filter(derived, min_similarity, params.min_passage), stored=stored, derived=True, key=key,
                                floor=min_similarity)
-        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+        got: list[np.ndarray] = []
+        with_spans = hasattr(index, "stored_sets")
+        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND, **({"spans": got} if with_spans else {}))
+        spans = got[0] if with_spans else None
         identity = _identity(index, files)
+        if gen is None and hasattr(index, "generation"):
+            gen = index.generation()
     if params.ignore_values:  # texts to ignore: their fingerprints count nowhere
-        offsets, values = drop_values(offsets, values, params.ignored(), consume=True)
+        offsets, values, spans = drop_values_with(offsets, values, spans, params.ignored(), consume=True)
+    places = _places_loader(index, files, ids, gen) if spans is not None else None
     pa = compute_pair_arrays_by_view(
         files, ids, offsets, values, consume=True, min_similarity=floor if can_cache else min_similarity, params=params,
         cancel=cancel, report=progress_reporter(progress), identity=identity, reference_roots=reference_roots,
+        spans=spans, places=places,
     )
-    del ids, offsets, values
+    del ids, offsets, values, spans
     stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa))
-    return PairSet(files, _filter(pa, min_similarity), stored=stored, key=key, floor=min_similarity)
+    return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity)
+
+
+def _places_loader(index: Any, files: Any, ids: np.ndarray, gen: int | None) -> PlacesLoader:
+    """Reads the stored sets with their places of some CSR rows (``ids``: the CSR's file ids) for
+    their pairs' passages, in a read snapshot of its own: when the files changed since the CSR was
+    read (another generation), none are given and those pairs carry no passage evidence."""
+    file_ids = np.asarray(files.ids, np.int64)
+    is_text = np.asarray(files.is_text, dtype=bool)
+
+    def load(rows: np.ndarray) -> tuple[StoredSets, np.ndarray]:
+        want = np.asarray(ids, np.int64)[rows]
+        with _snapshot(index):
+            if gen is not None and index.generation() != gen:
+                return StoredSets.of([]), np.full(rows.size, -1, np.int64)
+            got, offsets, values, meta = index.stored_sets(want)
+        pos = np.minimum(np.searchsorted(file_ids, got), max(file_ids.size - 1, 0))
+        sets = StoredSets(offsets, values, meta.d, meta.unit, meta.char, meta.chars, is_text[pos] if got.size else
+                          np.zeros(0, bool))
+        row = np.minimum(np.searchsorted(got, want), max(got.size - 1, 0))
+        row = np.where((got.size > 0) & (got[row] == want), row, -1) if got.size else np.full(want.size, -1)
+        return sets, row.astype(np.int64)
+
+    return load
 
 
 def _store(index: Any, key: str, gen: int, floor: float, files: Any, pa: PairArrays) -> bool:
@@ -400,7 +432,8 @@ def _pair_at(t: PairArrays, files: Any, k: int) -> Pair:
     a, b = int(t.a[k]), int(t.b[k])
     return Pair(int(files.ids[a]), int(files.ids[b]), files.paths[a], files.paths[b], float(t.resemblance[k]),
                 float(t.containment_a[k]), float(t.containment_b[k]), int(t.distance[k]), bool(t.exact[k]),
-                KINDS[int(t.kind[k])], VIEWS[int(t.view[k])])
+                KINDS[int(t.kind[k])], VIEWS[int(t.view[k])], passage_value(int(t.longest[k])),
+                passage_value(int(t.shared[k])))
 
 
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"
@@ -455,12 +488,13 @@ MIN_POSTED_FOR_LOOKUP = 4
 
 
 def coarse_values(fp: Fingerprints, qset: np.ndarray) -> np.ndarray:
-    """The values of ``qset`` (``fp``'s set) that every indexed file could share with it: rolling
-    values and anchored ones of the coarsest level (a long file keeps only those, see
-    ``levels``).  Their posted count decides whether the inverted index can find long files
-    that contain the query."""
-    lv = value_levels(qset, np.full(qset.size, fp.is_text))
-    return qset[lv >= DEFAULT_PARAMS.max_level]
+    """The values of ``qset`` (``fp``'s set, its meta aligned) that every indexed file could share
+    with it: those whose span reaches the coarsest winnowing window (a long file keeps only those,
+    see ``evidence``; all of a binary file's).  Their posted count decides whether the inverted
+    index can find long files that contain the query."""
+    if fp.meta is None:
+        return qset
+    return qset[fp.meta.d >= DEFAULT_PARAMS.winnow[-1]]
 
 
 #: Files whose stored fingerprints are read at once by the full scan of a short query.
@@ -547,9 +581,11 @@ def query_fingerprints(
     *,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    explain: dict[tuple[int, int], LeftOut] | None = None,
 ) -> list[Pair]:
     """Indexed files similar to a fingerprinted file (``qpath``: its absolute path, for display
-    and to leave the file itself out).
+    and to leave the file itself out).  ``explain``: receives, per (file id, view), what the
+    index left out of the pair's sets (:class:`LeftOut`).
 
     The fingerprints are looked up in the inverted index (which holds a consistent sample of
     every file's fingerprints, see simscan.index.postings), and every file found is scored
@@ -562,11 +598,11 @@ def query_fingerprints(
     """
     with _snapshot(index):
         # Each view is scored apart and a file keeps its better pair (``views``).
-        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT)
+        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT, explain)
         if params.code_view and has_code_view(fp):
             # The higher unrounded best score wins, as in the pair search (``views.merge_best``).
             best = {p.b_id: (p, raw) for p, raw in found}
-            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE):
+            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE, explain):
                 if p.b_id not in best or raw > best[p.b_id][1]:
                     best[p.b_id] = (p, raw)
             found = list(best.values())
@@ -574,23 +610,55 @@ def query_fingerprints(
         return sorted((p for p, _ in found), key=lambda p: (-p.best, KIND_CODE.get(p.kind, 9), p.b_path))
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What the index leaves out of a pair's two sets (at the pair's window, one view): how many of
+    each file's fingerprints count in it alone and how many once the values held by more than
+    ``cutoff`` indexed contents, and the text they share, are left out."""
+
+    alone_a: int
+    alone_b: int
+    counted_a: int
+    counted_b: int
+    cutoff: int
+
+
+def pair_in_index(
+    index: Any, fp: Fingerprints, path: str, other_id: int, params: SimilarityParams = DEFAULT_SIM_PARAMS,
+) -> tuple[Pair | None, LeftOut | None]:
+    """The pair of a fingerprinted file (``path``) with the indexed file ``other_id`` as the pair
+    search and ``query`` score it (values common in the index and common text left out), and what
+    the index left out of their sets (None when the index holds nothing of them it counts); the pair
+    is None when they share nothing the index counts."""
+    explain: dict[tuple[int, int], LeftOut] = {}
+    got = [p for p in query_fingerprints(index, fp, path, min_similarity=0, params=params, explain=explain)
+           if p.b_id == other_id]
+    if not got:
+        return None, explain.get((other_id, TEXT))
+    view = CODE if got[0].view == "code" else TEXT
+    return got[0], explain.get((other_id, view))
+
+
 def _query(
-    index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT
+    index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT,
+    explain: dict[tuple[int, int], LeftOut] | None = None,
 ) -> list[tuple[Pair, float]]:
-    """Files similar to ``fp`` (the values of one ``view``), scored on that view of theirs: (pair,
+    """Files similar to ``fp`` (the values of one ``view``, its meta aligned), scored on that view of
+    theirs by their evidence (``evidence``: exact counts at each pair's window, and passages): (pair,
     its unrounded best score)."""
-    qset = fingerprint_set(fp, SCORE_KIND)
+    qset = np.concatenate((fp.rolling, fp.anchored))
     copies = np.empty(0, np.int64)
     coarse = coarse_values(fp, qset)
     posted = int(np.count_nonzero(index.posted_mask(coarse))) if hasattr(index, "posted_mask") else coarse.size
+    qsorted = np.unique(qset)
     if posted < MIN_POSTED_FOR_LOOKUP:
         # A short file has few or no posted values, so the sampled inverted index would miss
         # most files sharing its few fingerprints: scan every stored set instead, and look up
         # copies too short to have fingerprints by their content hash.
-        _, fids = _scan_holders(index, qset)
+        _, fids = _scan_holders(index, qsorted)
         copies = _copies(index, fp)
     else:
-        _, fids = index.files_with_fingerprints(qset)
+        _, fids = index.files_with_fingerprints(qsorted)
     if fids.size == 0 and copies.size == 0:
         return []
     qraw = os.fsencode(qpath)
@@ -603,7 +671,7 @@ def _query(
     self_ids |= _aliases(meta, qpath)
     # Every file found (the queried file's own rows too: they count in the document frequency, as
     # in find_pairs) with its whole stored set.
-    ids, offsets, values = index.fingerprints(cand, kind=SCORE_KIND)
+    ids, offsets, values, places = index.stored_sets(cand)
     cutoff = params.common_cutoff(_file_count_bound(index))
     # Document frequency over distinct contents (copies of one file count once), of the query's
     # values, from these sets: every file holding a posted value is found, so a posted value's
@@ -611,56 +679,63 @@ def _query(
     # (boilerplate) has posted values too, which bring in the files that hold the rest of it.
     # (Counting only the looked-up values left 7 of every 8 values of a boilerplate passage in.)
     owner = np.repeat(np.arange(ids.size), np.diff(offsets))
-    inq = np.flatnonzero(np.isin(values, qset))
+    inq = np.flatnonzero(np.isin(values, qsorted))
     row_content = np.array([hash(meta[f][4]) if f in meta else f for f in ids.tolist()], np.int64)
     pairs_vc = np.unique(np.stack((values[inq].view(np.int64), row_content[owner[inq]]), axis=1), axis=0)
     uv, dfc = np.unique(pairs_vc[:, 0].view(np.uint64), return_counts=True)
     common = uv[dfc > cutoff]
+    frequent = uv[(dfc > frequent_cutoff(cutoff)) & (dfc <= cutoff)]
     if params.ignore_values:  # texts to ignore count nowhere, as common values
         common = np.union1d(common, params.ignored())
-    keep_q = qset[~np.isin(qset, common)]
     cand = np.array(sorted(set(cand.tolist()) - self_ids), np.int64)
     if cand.size == 0:
         return []
     q_level = fingerprint_level(fp)
     csr_row = {fid: k for k, fid in enumerate(ids.tolist())}
+    # Row 0: the query; row k + 1: stored set k; one empty row last (a copy too short to have any).
+    q = StoredSets.of([fp])
     row_text = np.array([bool(meta[f][2]) if f in meta else False for f in ids.tolist()], dtype=bool)
-    offsets, values = view_values(offsets, values, row_text, view)
-    # Set sizes per level of every candidate at once (see ``levels``), common values left out.
-    owner = np.repeat(np.arange(ids.size), np.diff(offsets))
-    usable = ~np.isin(values, common) if common.size else np.ones(values.size, dtype=bool)
-    b_counts = level_counts(value_levels(values, row_text[owner])[usable], owner[usable], ids.size)
-    q_counts = level_counts(value_levels(keep_q, np.full(keep_q.size, fp.is_text)), np.zeros(keep_q.size, np.int64), 1)[0]
+    sets = StoredSets(
+        np.concatenate((q.offsets, q.offsets[-1] + offsets[1:], [q.offsets[-1] + offsets[-1]])),
+        np.concatenate((q.values, values)), np.concatenate((q.d, places.d)), np.concatenate((q.unit, places.unit)),
+        np.concatenate((q.char, places.char)), np.concatenate((q.chars, places.chars)),
+        np.concatenate((q.is_text, row_text, [False])),
+    )
+    empty = ids.size + 1
+    found = [fid for fid in cand.tolist() if fid in meta]
+    rows_b = np.array([csr_row[f] + 1 if f in csr_row else empty for f in found], np.int64)
+    levels = [max(q_level, DEFAULT_PARAMS.text_level(meta[f][6]) if meta[f][2] else 0) for f in found]
+    windows = window_of_level(np.array(levels, np.int64))
+    ev = pair_evidence(sets, np.zeros(len(found), np.int64), rows_b, windows, view, common, frequent, common_text=True)
+    if explain is not None:
+        alone = pair_evidence(sets, np.zeros(len(found), np.int64), rows_b, windows, view)
+        for k, fid in enumerate(found):
+            explain[(fid, view)] = LeftOut(int(alone.na[k]), int(alone.nb[k]), int(ev.na[k]), int(ev.nb[k]), cutoff)
     out: list[tuple[Pair, float]] = []
-    for fid in cand.tolist():
-        k = csr_row.get(fid)
-        m = meta.get(fid)
-        if m is None:
-            continue
-        raw, size, is_text, ck, ch, sh, units = m[:7]
-        a, b = (int(offsets[k]), int(offsets[k + 1])) if k is not None else (0, 0)
-        bset = values[a:b][usable[a:b]]  # none for a copy too short to have fingerprints
-        inter = int(np.intersect1d(keep_q, bset, assume_unique=True).size)
+    for k, fid in enumerate(found):
+        raw, size, is_text, ck, ch, sh = meta[fid][:6]
+        inter, na, nb = int(ev.inter[k]), int(ev.na[k]), int(ev.nb[k])
         if view == CODE and inter < CODE_MIN_SHARED:
             continue  # structure alone: too little shared code (``views.CODE_MIN_SHARED``)
-        # Sizes at the pair's level, as in find_pairs.
-        lv = max(q_level, DEFAULT_PARAMS.text_level(units) if is_text else 0)
-        na, nb = int(q_counts[lv]), int(b_counts[k, lv]) if k is not None else 0
         union = na + nb - inter
         r = 100.0 * inter / union if union else 0.0
         ca = 100.0 * inter / na if na else 0.0
         cb = 100.0 * inter / nb if nb else 0.0
+        longest, shared = int(ev.longest[k]), int(ev.shared[k])
         exact = size == fp.size and ck == fp.checksum
         if exact or (is_text == fp.is_text and ch == fp.content_hash):
             r = ca = cb = 100.0
             kind = "exact" if exact else "content"
+            lp, sc = None, None
         else:
             kind = classify(r, ca, cb, params.contained_ratio, params.contained_min)
+            lp, sc = longest, shared
         best = max(r, ca, cb)
-        if not passes(best, min_similarity) or best <= 0:
+        by_passage = kind in ("near", "contained") and params.min_passage > 0 and longest >= params.min_passage
+        if not ((passes(best, min_similarity) and best > 0) or by_passage):
             continue
         dist = int(popcount64(np.array([sh ^ fp.simhash], np.uint64))[0])
         r, ca, cb = (round(x, SCORE_DECIMALS) for x in (r, ca, cb))
         out.append((Pair(a_id, fid, qpath, os.fsdecode(raw), r, ca, cb, dist, exact,
-                         kind, "code" if view == CODE and not (exact or kind == "content") else "text"), best))
+                         kind, "code" if view == CODE and not (exact or kind == "content") else "text", lp, sc), best))
     return out

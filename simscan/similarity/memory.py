@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from simscan.extract.document import fingerprint_path
 from simscan.index import FileTable
 from simscan.model import Fingerprints
 from simscan.similarity.compare import SCORE_KIND, fingerprint_set
+from simscan.similarity.evidence import StoredSets
 
 #: The index's own columnar file table: the in-memory one has exactly the same shape.
 MemoryFileTable = FileTable
@@ -22,14 +24,41 @@ MemoryFileTable = FileTable
 _HAS_IDENTITY = {"device", "inode"} <= {f.name for f in dataclasses.fields(FileTable)}
 
 
+@dataclasses.dataclass(frozen=True)
+class MemoryCsr:
+    """The arrays a pair search reads, built in memory: unpacks as ``(table, csr_ids, offsets,
+    values)``; ``spans`` (aligned with ``values``, None for a kind other than "all") and the
+    fingerprints themselves give :meth:`evidence`."""
+
+    table: MemoryFileTable
+    ids: np.ndarray
+    offsets: np.ndarray
+    values: np.ndarray
+    spans: np.ndarray | None
+    fps: Sequence[Fingerprints]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.table, self.ids, self.offsets, self.values))
+
+    def evidence(self) -> dict[str, Any]:
+        """``compute_pair_arrays``' ``spans`` and ``places`` for these files (as an index gives them)."""
+        sets = StoredSets.of(list(self.fps))
+
+        def places(rows: np.ndarray) -> tuple[StoredSets, np.ndarray]:
+            return sets, np.asarray(rows, np.int64)  # CSR row r is file r here
+
+        return {"spans": self.spans, "places": places}
+
+
 def table_from_fingerprints(
     paths: Sequence[str],
     fps: Sequence[Fingerprints],
     mtimes: Sequence[int] | None = None,
     kind: str = SCORE_KIND,
     identity: tuple[Sequence[int], Sequence[int]] | None = None,
-) -> tuple[MemoryFileTable, np.ndarray, np.ndarray, np.ndarray]:
-    """(table, csr_ids, offsets, values) for files with ids 1..n in the given order.
+) -> MemoryCsr:
+    """(table, csr_ids, offsets, values) for files with ids 1..n in the given order (a
+    :class:`MemoryCsr`, which also carries their spans and evidence).
 
     identity: (devices, inodes) of the files; default: unique values (device 0, inode = id), so
     that every path counts as a file of its own."""
@@ -57,12 +86,13 @@ def table_from_fingerprints(
         units=np.array([f.units for f in fps], np.int64),
         **extra,
     )
-    return table, ids, offsets, values.astype(np.uint64)
+    spans = None
+    if kind == "all" and all(f.meta is not None for f in fps):
+        spans = np.concatenate([f.meta.d for f in fps]).astype(np.uint8) if fps else np.empty(0, np.uint8)  # type: ignore[union-attr]
+    return MemoryCsr(table, ids, offsets, values.astype(np.uint64), spans, list(fps))
 
 
-def table_from_paths(
-    paths: Sequence[str | os.PathLike[str]], kind: str = SCORE_KIND
-) -> tuple[MemoryFileTable, np.ndarray, np.ndarray, np.ndarray]:
+def table_from_paths(paths: Sequence[str | os.PathLike[str]], kind: str = SCORE_KIND) -> MemoryCsr:
     """Fingerprint files now and build the table (mtimes, devices and inodes from the files)."""
     ps = [os.path.abspath(os.fspath(p)) for p in paths]
     fps = [fingerprint_path(p) for p in ps]

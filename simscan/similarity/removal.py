@@ -168,6 +168,8 @@ def pairs_after_removal(
         old_pairs.exact[near],
         old_pairs.kind[near],
         old_pairs.view[near],
+        old_pairs.longest[near],
+        old_pairs.shared[near],
     )
     star = star_pairs(cls_new, sim)
     return concat_pairs(star, between)

@@ -87,6 +87,10 @@ class Pair:
     view: the fingerprint view the scores come from, one of ``VIEWS``: "code" when both files
     are program source and their code forms (names and literals ignored) score higher than
     their text; such a score says the two have the same structure, not the same words.
+    longest_passage / shared_chars: the longest passage the two share, and the characters their
+    shared passages cover (on the side where fewer are), in characters of the original texts, as
+    the stored fingerprints show them (``similarity.evidence``); None for copies ("exact",
+    "content": the whole file) and for a pair weighed without them.
     """
 
     a_id: int
@@ -100,6 +104,8 @@ class Pair:
     exact: bool
     kind: str
     view: str = "text"
+    longest_passage: int | None = None
+    shared_chars: int | None = None
 
     @property
     def best(self) -> float:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from simscan.fingerprint import views as _fv
-from simscan.model import Fingerprints
+from simscan.model import FingerprintMeta, Fingerprints
 from simscan.similarity.core import (
     DEFAULT_SIM_PARAMS,
     CsrSets,
@@ -50,12 +50,12 @@ CODE_VIEW = 1
 
 def split_csr(
     files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray, consume: bool = False,
-    keep_code: bool = True,
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray] | None]:
-    """((offsets, values) of the text view, (offsets, values) of the code view or None when no
-    file has one, or without ``keep_code``), same CSR rows as the input.  ``consume``: ``values``
-    may be overwritten (the text view's values are then compacted in place: no second copy of
-    every fingerprint)."""
+    keep_code: bool = True, spans: np.ndarray | None = None,
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray | None], tuple[np.ndarray, np.ndarray, np.ndarray | None] | None]:
+    """((offsets, values, spans) of the text view, the same of the code view or None when no file
+    has one, or without ``keep_code``), same CSR rows as the input; ``spans`` (aligned with
+    ``values``, or None) split alike.  ``consume``: ``values`` may be overwritten (the text view's
+    values are then compacted in place: no second copy of every fingerprint)."""
     offsets = np.asarray(offsets, dtype=np.int64)
     values = np.asarray(values, dtype=np.uint64)
     counts = np.diff(offsets)
@@ -66,14 +66,18 @@ def split_csr(
     n = int(offsets[-1]) if offsets.size else 0
     code = _fv.value_views(values[:n], np.repeat(row_text, counts)) == _fv.CODE
     if not code.any():
-        return (offsets, values), None
+        return (offsets, values, spans), None
     code_rows = row_counts(code, offsets)
     code_offsets = np.concatenate(([0], np.cumsum(code_rows))).astype(np.int64)
     text_offsets = np.concatenate(([0], np.cumsum(counts - code_rows))).astype(np.int64)
     code_values = values[:n][code] if keep_code else None
+    code_spans = spans[:n][code] if keep_code and spans is not None else None
     np.logical_not(code, out=code)
     text_values = _kept(values[:n], code, consume)
-    return (text_offsets, text_values), ((code_offsets, code_values) if code_values is not None else None)
+    text_spans = spans[:n][code] if spans is not None else None
+    return (text_offsets, text_values, text_spans), (
+        (code_offsets, code_values, code_spans) if code_values is not None else None
+    )
 
 
 def drop_values(
@@ -82,11 +86,19 @@ def drop_values(
     """A CSR of sorted sets (``offsets``, ``values``) without the values in ``drop`` (sorted,
     distinct): the texts to ignore.  ``consume``: ``values`` may be overwritten (compacted in
     place).  Slice by slice: beyond a byte per value, its temporaries are one slice's."""
+    off, val, _ = drop_values_with(offsets, values, None, drop, consume)
+    return off, val
+
+
+def drop_values_with(
+    offsets: np.ndarray, values: np.ndarray, spans: np.ndarray | None, drop: np.ndarray, consume: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`drop_values`, with the values' ``spans`` (aligned with them, or None) dropped alike."""
     offsets = np.asarray(offsets, dtype=np.int64)
     n = int(offsets[-1])
     values = np.asarray(values, dtype=np.uint64)[:n]
     if drop.size == 0 or n == 0:
-        return offsets, values
+        return offsets, values, spans
     keep = np.empty(n, dtype=bool)
     for lo in range(0, n, _COMPACT_SLICE):
         v = values[lo : lo + _COMPACT_SLICE]
@@ -104,7 +116,7 @@ def drop_values(
     del dropped, gone
     kept_offsets = offsets.copy()
     kept_offsets[1:] -= np.cumsum(lost)
-    return kept_offsets, _kept(values, keep, consume)
+    return kept_offsets, _kept(values, keep, consume), (None if spans is None else spans[:n][keep])
 
 
 def _kept(values: np.ndarray, keep: np.ndarray, consume: bool) -> np.ndarray:
@@ -164,9 +176,12 @@ def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.nda
     Same arguments; each pair's ``view`` says which view scored it.  ``consume``: ``values`` may
     be overwritten (see :func:`split_csr`)."""
     params = kwargs.get("params", DEFAULT_SIM_PARAMS)
-    (t_off, t_val), code = split_csr(files, csr_ids, offsets, values, consume=consume, keep_code=params.code_view)
-    code_sets = None if code is None else CsrSets(csr_ids, code[0], code[1])
-    return pair_arrays_by_view(files, CsrSets(csr_ids, t_off, t_val), code_sets, **kwargs)
+    spans = kwargs.pop("spans", None)
+    (t_off, t_val, t_spans), code = split_csr(files, csr_ids, offsets, values, consume=consume,
+                                              keep_code=params.code_view, spans=spans)
+    del spans
+    code_sets = None if code is None else CsrSets(csr_ids, code[0], code[1], code[2])
+    return pair_arrays_by_view(files, CsrSets(csr_ids, t_off, t_val, t_spans), code_sets, **kwargs)
 
 
 def pair_arrays_by_view(files: Any, text_sets: FingerprintSets, code_sets: FingerprintSets | None,
@@ -175,7 +190,7 @@ def pair_arrays_by_view(files: Any, text_sets: FingerprintSets, code_sets: Finge
     for each view (``code_sets`` None: no file has a code view, or ``params.code_view`` is off).
     The keyword arguments of :func:`core.compute_pair_arrays`."""
     params = kwargs.get("params", DEFAULT_SIM_PARAMS)
-    text = compute_pair_arrays(files, None, None, None, sets=text_sets, **kwargs)
+    text = compute_pair_arrays(files, None, None, None, sets=text_sets, view=_fv.TEXT, **kwargs)
     if code_sets is None:
         return text
     report = kwargs.get("report")
@@ -186,7 +201,7 @@ def pair_arrays_by_view(files: Any, text_sets: FingerprintSets, code_sets: Finge
             report(f"code:{phase}", done, total)
 
     kwargs = dict(kwargs, report=code_report, params=replace(params, min_shared=max(params.min_shared, CODE_MIN_SHARED)))
-    by_code = compute_pair_arrays(files, None, None, None, sets=code_sets, **kwargs)
+    by_code = compute_pair_arrays(files, None, None, None, sets=code_sets, view=_fv.CODE, **kwargs)
     by_code.view[:] = CODE_VIEW
     return merge_best(text, by_code)
 
@@ -205,12 +220,19 @@ def view_values(
 
 
 def view_fingerprints(fp: Fingerprints, view: int) -> Fingerprints:
-    """``fp`` with only the values of one view (binary files: everything is the text view)."""
+    """``fp`` with only the values of one view (binary files: everything is the text view), its meta
+    kept aligned."""
     if not fp.is_text:
-        return fp if view == _fv.TEXT else replace(fp, rolling=fp.rolling[:0], anchored=fp.anchored[:0])
-    r = fp.rolling[_fv.value_views(fp.rolling, True) == view]
-    a = fp.anchored[_fv.value_views(fp.anchored, True) == view]
-    return replace(fp, rolling=r, anchored=a)
+        if view == _fv.TEXT:
+            return fp
+        keep = np.zeros(fp.rolling.size + fp.anchored.size, dtype=bool)
+    else:
+        keep = np.concatenate((_fv.value_views(fp.rolling, True), _fv.value_views(fp.anchored, True))) == view
+    nr = fp.rolling.size
+    meta = fp.meta
+    if meta is not None:
+        meta = FingerprintMeta(meta.d[keep], meta.unit[keep], meta.char[keep], meta.chars[keep])
+    return replace(fp, rolling=fp.rolling[keep[:nr]], anchored=fp.anchored[keep[nr:]], meta=meta)
 
 
 def has_code_view(fp: Fingerprints) -> bool:

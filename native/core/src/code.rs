@@ -346,6 +346,28 @@ pub fn glue_mask(units: &[u32]) -> Vec<bool> {
     keep
 }
 
+/// The code view's units and each one's character in `text` (the code form keeps offsets):
+/// the code form, normalised, glued.
+pub fn code_units_with_offsets(text: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let t = tables();
+    let mut norm = Normalizer::new(&t.heavy);
+    let (mut units, mut src) = (
+        Vec::with_capacity(text.len()),
+        Vec::with_capacity(text.len()),
+    );
+    norm.feed_offsets(&code_form(text), &mut units, &mut src);
+    let keep = glue_mask(&units);
+    let mut out_u = Vec::with_capacity(units.len());
+    let mut out_s = Vec::with_capacity(units.len());
+    for ((u, s), k) in units.into_iter().zip(src).zip(keep) {
+        if k {
+            out_u.push(u);
+            out_s.push(s.min(u32::MAX as usize) as u32);
+        }
+    }
+    (out_u, out_s)
+}
+
 /// The code view's units: the code form, normalised, glued.
 pub fn code_units(text: &[u32]) -> Vec<u32> {
     let t = tables();

@@ -6,8 +6,9 @@ use crate::code;
 use crate::decode::{utf8_cut, Codec, Decoder, Invalid, REPLACEMENT};
 use crate::detect::{self, Detected, SAMPLE};
 use crate::manber::{self, Hasher, Params};
-use crate::normalize::Pair;
+use crate::normalize::{Pair, PairOut};
 use crate::tables::tables;
+use crate::winnow::{Kept, Winnower, D_CAP};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use xxhash_rust::xxh3::Xxh3;
@@ -15,7 +16,10 @@ use xxhash_rust::xxh3::Xxh3;
 /// The fingerprint parameters of text and binary files (`FingerprintParams` in Python).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FpParams {
+    /// Text: the window, and the levels' unit counts (`level_units`); the rest is version 11's.
     pub text: Params,
+    /// Text: the winnowing window per level (version 12).
+    pub winnow: Vec<usize>,
     pub binary: Params,
     /// Bytes of a text file read, decoded and hashed at once (any size gives the same values).
     pub text_chunk: usize,
@@ -34,6 +38,8 @@ impl Default for FpParams {
                 anchor_level: 0,
                 level_units: vec![512, 1024, 2048, 4096, 4096, 8192, 16384],
             },
+            // Level 4 never occurs (its limit is level 5's); benchmarks/proto_evidence.py chose these.
+            winnow: vec![4, 6, 14, 26, 64, 64, 64, 64],
             binary: Params {
                 window: 50,
                 density: 256,
@@ -59,16 +65,47 @@ pub struct Fingerprints {
     pub content_hash: [u8; 16],
     /// Sorted, distinct; top bit clear.
     pub rolling: Vec<u64>,
-    /// Sorted, distinct; top bit set.
+    /// Sorted, distinct; top bit set (binary files only since version 12).
     pub anchored: Vec<u64>,
     pub simhash: u64,
     pub units: u64,
+    /// Per value of `rolling` then `anchored`: where it comes from (see [`Meta`]).
+    pub meta: Meta,
+}
+
+/// Where each stored value comes from, in the order of `rolling` then `anchored`: its dominance
+/// span (text: a pair counts the value where the span reaches the pair's window; binary: always,
+/// `D_CAP`), the unit offset of its window in its view's units, and the window's first character
+/// and length in characters of the decoded text (binary: bytes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    pub d: Vec<u8>,
+    pub unit: Vec<u32>,
+    pub char: Vec<u32>,
+    pub chars: Vec<u16>,
+}
+
+impl Meta {
+    fn push_kept(&mut self, k: &Kept) {
+        self.d.push(k.d);
+        self.unit.push(k.unit);
+        self.char.push(k.char);
+        self.chars.push(k.chars);
+    }
+
+    fn push_binary(&mut self, at: u64, w: usize) {
+        let at = at.min(u32::MAX as u64) as u32;
+        self.d.push(D_CAP as u8);
+        self.unit.push(at);
+        self.char.push(at);
+        self.chars.push(w as u16);
+    }
 }
 
 /// What fingerprinting a file came to.
 #[derive(Debug)]
 pub enum Verdict {
-    Done(Fingerprints),
+    Done(Box<Fingerprints>),
     /// Text in a legacy encoding: the caller's detector (chardet) names it, then asks again.
     Legacy {
         iso2022: bool,
@@ -199,11 +236,17 @@ pub fn fingerprint_until(
             })?
             .expect("binary never fails to decode");
             let units = h.units;
-            let (rolling, anchored) = h.finish();
+            let (r, a) = h.finish_with_positions();
+            let mut meta = Meta::default();
+            for &(_, at) in r.iter().chain(&a) {
+                meta.push_binary(at, p.binary.window);
+            }
+            let rolling: Vec<u64> = r.into_iter().map(|x| x.0).collect();
+            let anchored: Vec<u64> = a.into_iter().map(|x| x.0).collect();
             let digest = full.digest128().to_be_bytes();
             let mut all = rolling.clone();
             all.extend_from_slice(&anchored);
-            Ok(Verdict::Done(Fingerprints {
+            Ok(Verdict::Done(Box::new(Fingerprints {
                 size: read,
                 checksum: digest,
                 partial: partial(read),
@@ -214,7 +257,8 @@ pub fn fingerprint_until(
                 rolling,
                 anchored,
                 units,
-            }))
+                meta,
+            })))
         }
         Detected::Text { encoding, bom } => {
             let Some(codec) = Codec::for_name(encoding) else {
@@ -240,7 +284,7 @@ pub fn fingerprint_until(
                 } else {
                     encoding.to_string()
                 };
-                return Ok(Verdict::Done(t.finish(read, partial(read), enc)));
+                return Ok(Verdict::Done(Box::new(t.finish(read, partial(read), enc))));
             }
             unreachable!("decoding with replacement never fails")
         }
@@ -273,10 +317,9 @@ pub struct TextFingerprinter<'p> {
     full: Xxh3,
     content: Xxh3,
     pair: Pair,
-    hasher: Hasher<u32>,
+    winnower: Winnower,
     cps: Vec<u32>,
-    units: Vec<u32>,
-    light_buf: Vec<u8>,
+    out: PairOut,
     code_text: CodeText,
 }
 
@@ -311,10 +354,9 @@ impl<'p> TextFingerprinter<'p> {
             full: Xxh3::new(),
             content: Xxh3::new(),
             pair: Pair::new(tables()),
-            hasher: Hasher::new(&p.text, false),
+            winnower: Winnower::new(p.text.window, &p.winnow, &p.text.level_units, 0),
             cps: Vec::new(),
-            units: Vec::with_capacity(2 * FLUSH),
-            light_buf: Vec::with_capacity(2 * FLUSH),
+            out: PairOut::default(),
         }
     }
 
@@ -382,7 +424,7 @@ impl<'p> TextFingerprinter<'p> {
     }
 
     fn str_piece(&mut self, s: &str) {
-        self.pair.str(s, &mut self.units, &mut self.light_buf);
+        self.pair.str(s, &mut self.out);
         match &mut self.code_text {
             CodeText::Utf8(b, chars) => {
                 *chars += s.len() - s.bytes().filter(|&c| c & 0xC0 == 0x80).count();
@@ -401,8 +443,7 @@ impl<'p> TextFingerprinter<'p> {
     /// The next decoded code points.
     pub fn code_points(&mut self, cps: &[u32]) {
         for piece in cps.chunks(FLUSH) {
-            self.pair
-                .code_points(piece, &mut self.units, &mut self.light_buf);
+            self.pair.code_points(piece, &mut self.out);
             match &mut self.code_text {
                 CodeText::Cps(t) => {
                     if t.len() + piece.len() > 2 * code::MAX_CODE_CHARS {
@@ -434,21 +475,24 @@ impl<'p> TextFingerprinter<'p> {
     /// Hands the units and light bytes gathered so far on (`all`: the text is over).  A final
     /// space is held back until more text follows it, and dropped at the end (see [`Pair`]).
     fn flush(&mut self, all: bool) {
-        let (hs, ls) = Pair::trailing_space(&self.units, &self.light_buf);
-        if all || self.units.len() >= FLUSH {
-            let n = self.units.len() - hs as usize;
-            self.hasher.feed(&self.units[..n]);
-            self.units.drain(..n);
+        let out = &mut self.out;
+        let (hs, ls) = Pair::trailing_space(&out.units, &out.light);
+        if all || out.units.len() >= FLUSH {
+            let n = out.units.len() - hs as usize;
+            self.winnower.feed(&out.units[..n], &out.src[..n]);
+            out.units.drain(..n);
+            out.src.drain(..n);
             if all {
-                self.units.clear();
+                out.units.clear();
+                out.src.clear();
             }
         }
-        if all || self.light_buf.len() >= FLUSH {
-            let n = self.light_buf.len() - ls as usize;
-            self.content.update(&self.light_buf[..n]);
-            self.light_buf.drain(..n);
+        if all || out.light.len() >= FLUSH {
+            let n = out.light.len() - ls as usize;
+            self.content.update(&out.light[..n]);
+            out.light.drain(..n);
             if all {
-                self.light_buf.clear();
+                out.light.clear();
             }
         }
     }
@@ -456,13 +500,11 @@ impl<'p> TextFingerprinter<'p> {
     /// The fingerprints, once every piece is in.
     pub fn finish(mut self, size: u64, partial: i64, encoding: String) -> Fingerprints {
         self.flush(true);
-        let units = self.hasher.units;
-        let (rolling, anchored) = self.hasher.finish();
-        let rolling = tagged(&rolling, 0);
-        let anchored = tagged(&anchored, 0);
-        let mut all = rolling.clone();
-        all.extend_from_slice(&anchored);
-        let sim = manber::simhash(&all);
+        let units = self.winnower.units;
+        let w = self.winnower.window_for(units);
+        let mut kept = self.winnower.finish();
+        let text_values: Vec<u64> = kept.iter().map(|k| k.value).collect();
+        let sim = manber::simhash(&text_values);
         let text = match self.code_text {
             // Prose almost never has a brace among its first characters: no decoding then.
             CodeText::Utf8(b, _)
@@ -476,14 +518,22 @@ impl<'p> TextFingerprinter<'p> {
             CodeText::Cps(t) => Some(t),
             _ => None,
         };
-        let (rolling, anchored) = match text {
-            Some(text) if code::looks_like_code(&text) => {
-                let level = manber::nested_level(units, &self.p.text.level_units)
-                    .max(self.p.text.anchor_level);
-                with_code_view(&text, rolling, anchored, level, &self.p.text)
-            }
-            _ => (rolling, anchored),
-        };
+        if let Some(text) = text.filter(|t| code::looks_like_code(t)) {
+            // The code view, at the text's window: its values that the text view lacks, tagged CODE.
+            let (cu, csrc) = code::code_units_with_offsets(&text);
+            let mut h = Winnower::new(self.p.text.window, &[w], &[], 1);
+            h.feed(&cu, &csrc);
+            kept.extend(
+                h.finish()
+                    .into_iter()
+                    .filter(|k| text_values.binary_search(&manber::tag(k.value, 0)).is_err()),
+            );
+            kept.sort_unstable_by_key(|k| k.value);
+        }
+        let mut meta = Meta::default();
+        for k in &kept {
+            meta.push_kept(k);
+        }
         Fingerprints {
             size,
             checksum: self.full.digest128().to_be_bytes(),
@@ -491,50 +541,13 @@ impl<'p> TextFingerprinter<'p> {
             is_text: true,
             encoding: Some(encoding),
             content_hash: self.content.digest128().to_be_bytes(),
-            rolling,
-            anchored,
+            rolling: kept.iter().map(|k| k.value).collect(),
+            anchored: Vec::new(),
             simhash: sim,
             units,
+            meta,
         }
     }
-}
-
-/// Values with their view bit set to `view`, sorted and distinct.
-fn tagged(values: &[u64], view: u64) -> Vec<u64> {
-    let mut v: Vec<u64> = values.iter().map(|&x| manber::tag(x, view)).collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// The text view's values plus those of the code view that the text view lacks, tagged CODE.
-fn with_code_view(
-    text: &[u32],
-    rolling: Vec<u64>,
-    anchored: Vec<u64>,
-    level: u32,
-    p: &Params,
-) -> (Vec<u64>, Vec<u64>) {
-    let cp = Params {
-        anchor_level: level,
-        level_units: vec![],
-        ..p.clone()
-    };
-    let mut h = Hasher::<u32>::new(&cp, false);
-    h.feed(&code::code_units(text));
-    let (cr, ca) = h.finish();
-    let add = |text_view: Vec<u64>, code_view: Vec<u64>| {
-        let fresh: Vec<u64> = tagged(&code_view, 0)
-            .into_iter()
-            .filter(|v| text_view.binary_search(v).is_err())
-            .collect();
-        let mut out = text_view;
-        out.extend(tagged(&fresh, 1));
-        out.sort_unstable();
-        out.dedup();
-        out
-    };
-    (add(rolling, cr), add(anchored, ca))
 }
 
 /// Fingerprints of bytes in memory (`fingerprint_bytes`).
@@ -562,7 +575,7 @@ mod tests {
 
     fn done(v: Verdict) -> Fingerprints {
         match v {
-            Verdict::Done(f) => f,
+            Verdict::Done(f) => *f,
             other => panic!("not done: {other:?}"),
         }
     }
@@ -583,10 +596,11 @@ mod tests {
             Verdict::Legacy { .. }
         ));
         let l1 = done(fingerprint_bytes(&latin, &p, Some("cp1252"), false));
-        assert!(!utf8.rolling.is_empty() && !utf8.anchored.is_empty());
+        assert!(!utf8.rolling.is_empty() && utf8.anchored.is_empty());
+        assert_eq!(utf8.meta.d.len(), utf8.rolling.len());
         for other in [&u16, &l1] {
             assert_eq!(other.rolling, utf8.rolling);
-            assert_eq!(other.anchored, utf8.anchored);
+            assert_eq!(other.meta, utf8.meta);
             assert_eq!(other.content_hash, utf8.content_hash);
             assert_eq!(other.simhash, utf8.simhash);
         }

@@ -268,8 +268,9 @@ pub struct Hasher<U: Unit> {
     next_anchor: usize,
     /// Sparse rule: kept anchored windows whose units have not all arrived.
     pending: Vec<usize>,
-    rolling: Vec<u64>,
-    anchored: Vec<u64>,
+    /// Kept values with the unit offset of their window.
+    rolling: Vec<(u64, u64)>,
+    anchored: Vec<(u64, u64)>,
     /// Nested rule: the `g` of each anchored value (its level), to raise the level later.
     anchored_g: Vec<u32>,
     dedup_at: [usize; 2],
@@ -383,33 +384,21 @@ impl<U: Unit> Hasher<U> {
     }
 
     /// `self.g[..nb]`: the selection hash of the windows starting at `buf[at..at + nb]`.
-    /// Three passes: the products `u[m]·P^-m` (independent), their prefix sum (one add per unit),
-    /// and per window one subtraction and one multiply (independent).
     fn select_block(&mut self, at: usize, nb: usize) {
-        let w = self.w;
-        let t = powers();
-        let n = nb + w - 1;
+        let n = nb + self.w - 1;
         if self.g.len() < nb {
+            // Grown to the first block's size on demand: a small file must not pay for a 64 KiB
+            // block's scratch (zeroed: ~20 us a file).
             self.g.resize(nb, 0);
             self.s.resize(n + 2, 0);
         }
-        let u = &self.buf[at..at + n];
-        let lanes = if self.lanes { 2 } else { 1 };
-        prefix_sums(&mut self.s[..n + lanes], u, &t.pinv[..n], lanes);
-        let s = &self.s;
-        let g = &mut self.g[..nb];
-        if self.lanes {
-            // Only the low 19 bits of each window's sum count.
-            let mix = &t.pwmix[w - 2..w - 2 + nb];
-            for (((o, &hi), &lo), &m) in g.iter_mut().zip(&s[w..w + nb]).zip(&s[..nb]).zip(mix) {
-                *o = (hi.wrapping_sub(lo).wrapping_mul(m) & MASK19) << 13;
-            }
-        } else {
-            let mix = &t.pwmix[w - 1..w - 1 + nb];
-            for (((o, &hi), &lo), &m) in g.iter_mut().zip(&s[w..w + nb]).zip(&s[..nb]).zip(mix) {
-                *o = hi.wrapping_sub(lo).wrapping_mul(m);
-            }
-        }
+        select(
+            &self.buf[at..at + nb + self.w - 1],
+            self.w,
+            self.lanes,
+            &mut self.s,
+            &mut self.g[..nb],
+        );
     }
 
     fn scan_block(&mut self, first: usize, nb: usize) {
@@ -445,7 +434,7 @@ impl<U: Unit> Hasher<U> {
                         if hk < self.nest_thr {
                             let x = window_value(&self.buf, start - self.base, w, Some(gi as u32));
                             let y = ((gi << 31) | (x >> 33)) & LOW63;
-                            self.anchored.push(TOP | perm63(y));
+                            self.anchored.push((TOP | perm63(y), start as u64));
                             self.anchored_g.push(gi as u32);
                         }
                     }
@@ -481,7 +470,7 @@ impl<U: Unit> Hasher<U> {
     fn keep_rolling(&mut self, start: usize, g: u32) {
         let g = if self.binary { None } else { Some(g) };
         let v = window_value(&self.buf, start - self.base, self.w, g);
-        self.rolling.push(v & LOW63);
+        self.rolling.push((v & LOW63, start as u64));
     }
 
     /// Values of the pending anchored windows that have arrived (up to `end`).
@@ -496,7 +485,7 @@ impl<U: Unit> Hasher<U> {
                 Some(selection(&self.buf, start - self.base, w))
             };
             let v = window_value(&self.buf, start - self.base, w, g);
-            self.anchored.push(v | TOP);
+            self.anchored.push((v | TOP, start as u64));
             k += 1;
         }
         self.pending.drain(..k);
@@ -506,27 +495,72 @@ impl<U: Unit> Hasher<U> {
     /// by its distinct windows, not by its length).
     fn maybe_dedup(&mut self) {
         if self.rolling.len() > self.dedup_at[0] {
-            self.rolling.sort_unstable();
-            self.rolling.dedup();
+            first_of_each(&mut self.rolling);
             self.dedup_at[0] = (2 * self.rolling.len()).max(1 << 16);
         }
         if !self.nested && self.anchored.len() > self.dedup_at[1] {
-            self.anchored.sort_unstable();
-            self.anchored.dedup();
+            first_of_each(&mut self.anchored);
             self.dedup_at[1] = (2 * self.anchored.len()).max(1 << 16);
         }
     }
 
     /// (rolling, anchored): sorted, distinct values.  Pending anchored windows that the stream
     /// ended before are dropped.
-    pub fn finish(mut self) -> (Vec<u64>, Vec<u64>) {
-        self.rolling.sort_unstable();
-        self.rolling.dedup();
-        self.anchored.sort_unstable();
-        self.anchored.dedup();
+    pub fn finish(self) -> (Vec<u64>, Vec<u64>) {
+        let (r, a) = self.finish_with_positions();
+        (
+            r.into_iter().map(|x| x.0).collect(),
+            a.into_iter().map(|x| x.0).collect(),
+        )
+    }
+
+    /// [`Hasher::finish`], each value with the unit offset of its first window.
+    pub fn finish_with_positions(mut self) -> (Placed, Placed) {
+        first_of_each(&mut self.rolling);
+        first_of_each(&mut self.anchored);
         (self.rolling, self.anchored)
     }
 }
+
+/// Values, each with the unit offset of its window.
+pub type Placed = Vec<(u64, u64)>;
+
+/// Sorted by value, one entry per value: the one with the lowest position.
+fn first_of_each(v: &mut Vec<(u64, u64)>) {
+    v.sort_unstable();
+    v.dedup_by_key(|x| x.0);
+}
+
+/// `g[i]`: the selection hash of the window of `u` starting at `i`, for every window start whose
+/// window fits (`g.len()` of them).  Three steps: the products `u[m]·P^-m` (independent), their
+/// prefix sum (one add per unit), and per window one subtraction and one multiply (independent).
+/// `lanes`: the two-lane binary rule (even-offset bytes, modulo 2^19).  `s`: scratch, at least
+/// `u.len() + 2` long.
+pub fn select<U: Unit>(u: &[U], w: usize, lanes: bool, s: &mut [u32], g: &mut [u32]) {
+    let t = powers();
+    let n = u.len();
+    let nb = g.len();
+    debug_assert_eq!(n, nb + w - 1);
+    let lanes_n = if lanes { 2 } else { 1 };
+    prefix_sums(&mut s[..n + lanes_n], u, &t.pinv[..n], lanes_n);
+    if lanes {
+        // Only the low 19 bits of each window's sum count.
+        let mix = &t.pwmix[w - 2..w - 2 + nb];
+        for (((o, &hi), &lo), &m) in g.iter_mut().zip(&s[w..w + nb]).zip(&s[..nb]).zip(mix) {
+            *o = (hi.wrapping_sub(lo).wrapping_mul(m) & MASK19) << 13;
+        }
+    } else {
+        let mix = &t.pwmix[w - 1..w - 1 + nb];
+        for (((o, &hi), &lo), &m) in g.iter_mut().zip(&s[w..w + nb]).zip(&s[..nb]).zip(mix) {
+            *o = hi.wrapping_sub(lo).wrapping_mul(m);
+        }
+    }
+}
+
+/// Window starts examined per block by [`select`] (its scratch arrays' sizes).
+pub const SELECT_BLOCK: usize = BLOCK;
+/// Scratch length for [`select`] over [`SELECT_BLOCK`] windows.
+pub const SELECT_SCRATCH: usize = BLOCK + MAX_SPAN + 2;
 
 /// `s[lanes + j]` = the sum of `u[m]·pinv[m]` over m <= j of j's lane (`lanes` interleaved sums:
 /// 1, or 2 for even and odd units), `s[..lanes]` = 0, all modulo 2^32.  The running sums stay in

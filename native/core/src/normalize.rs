@@ -2,9 +2,12 @@
 //!
 //! Every code point goes through a [`CharMap`] (the heavy map gives the fingerprint units, the light
 //! map the form whose hash decides "same text, other encoding"); then runs of spaces become one
-//! space, and none is kept at either end of the whole text.  Feeding a text in pieces gives the same
-//! units as feeding it whole.  [`Pair`] makes both forms in one pass, with a byte fast path for
-//! ASCII (most text is ASCII or nearly so).
+//! space, and none is kept at either end of the whole text.  Before mapping, white space between two
+//! characters of scripts written without spaces (Han, kana, CJK punctuation, full-width forms) is
+//! dropped ([`Gaps`]): a line break inside a Chinese or Japanese sentence is no word break, and a
+//! re-wrapped text keeps its windows.  Feeding a text in pieces gives the same units as feeding it
+//! whole.  [`Pair`] makes both forms in one pass, with a byte fast path for ASCII (most text is ASCII
+//! or nearly so), and the source character of each unit.
 
 use crate::tables::{CharMap, Mapped, Tables};
 
@@ -51,10 +54,52 @@ impl Collapse {
     }
 }
 
+/// Whether `cp` belongs to a script written without spaces between words.
+#[inline]
+pub fn unspaced(cp: u32) -> bool {
+    matches!(cp, 0x3000..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF)
+}
+
+/// Drops white space between two characters of unspaced scripts, across pieces: white space after
+/// such a character is held until the next other character says whether it stays (as one space,
+/// which is what any run of white space becomes anyway).
+#[derive(Default, Clone, Copy)]
+pub struct Gaps {
+    last_unspaced: bool,
+    /// The source index of the first held white space character.
+    held: Option<usize>,
+}
+
+impl Gaps {
+    /// For the code point `cp` (source index `src`): the source of a held space to write before it,
+    /// and whether `cp` itself is to be mapped (white space being held is not).
+    #[inline(always)]
+    fn step(&mut self, t: &Tables, cp: u32, src: usize) -> (Option<usize>, bool) {
+        if t.is_space(cp) {
+            if self.last_unspaced {
+                self.held.get_or_insert(src);
+                return (None, false);
+            }
+            return (None, true);
+        }
+        let u = unspaced(cp);
+        let held = self.held.take().filter(|_| !u);
+        self.last_unspaced = u;
+        (held, true)
+    }
+
+    /// Nothing is held and no white space would be: ASCII can go the fast way.
+    #[inline(always)]
+    fn idle(&self) -> bool {
+        !self.last_unspaced && self.held.is_none()
+    }
+}
+
 /// A streaming normaliser of one form.
 pub struct Normalizer<'a> {
     map: &'a CharMap,
     state: Collapse,
+    gaps: Gaps,
     consumed: usize,
 }
 
@@ -63,6 +108,7 @@ impl<'a> Normalizer<'a> {
         Normalizer {
             map,
             state: Collapse::default(),
+            gaps: Gaps::default(),
             consumed: 0,
         }
     }
@@ -73,7 +119,15 @@ impl<'a> Normalizer<'a> {
     #[inline]
     fn run(&mut self, cps: &[u32], mut emit: impl FnMut(u32, usize)) {
         let base = self.consumed;
+        let t = crate::tables::tables();
         for (k, &cp) in cps.iter().enumerate() {
+            let (held, map) = self.gaps.step(t, cp, base + k);
+            if let Some(h) = held {
+                self.state.unit(SPACE, h, &mut emit);
+            }
+            if !map {
+                continue;
+            }
             let m = if cp < 128 {
                 match self.map.ascii[cp as usize] {
                     0 => Mapped::Drop,
@@ -103,7 +157,8 @@ impl<'a> Normalizer<'a> {
     }
 }
 
-/// The heavy units and the light form (as UTF-8) of one text, made in one pass.
+/// The heavy units (with the source character of each) and the light form (as UTF-8) of one text,
+/// made in one pass.
 ///
 /// Spaces are written *eagerly*: a space when the last unit written is not one (nor at the start),
 /// so both outputs may end with one space that belongs to no text yet: the caller holds a final
@@ -113,14 +168,30 @@ impl<'a> Normalizer<'a> {
 pub struct Pair {
     heavy: &'static CharMap,
     light: &'static CharMap,
+    tables: &'static Tables,
     /// The last unit written to each form is a space, or nothing was written yet.
     hs: bool,
     ls: bool,
+    gaps: Gaps,
+    /// Characters consumed so far (the source index of the next one).
+    chars: usize,
     swar: bool,
+    /// Bit c: the ASCII byte c is dropped (a control character), as the SWAR classes say.
+    drop: u128,
+}
+
+/// What [`Pair`] writes: heavy units, the source character of each, the light form as UTF-8.
+#[derive(Default)]
+pub struct PairOut {
+    pub units: Vec<u32>,
+    pub src: Vec<u32>,
+    pub light: Vec<u8>,
 }
 
 const L8: u64 = 0x0101_0101_0101_0101;
 const H8: u64 = 0x8080_8080_8080_8080;
+/// Byte k of this word is k: compacted like a word of units, it gives each unit's byte offset.
+const OFFSETS: u64 = 0x0706_0504_0302_0100;
 
 /// High bit of each byte of `x` (all below 0x80) that is at least `n` (1..=128).
 #[inline(always)]
@@ -151,10 +222,9 @@ fn classes(x: u64) -> (u64, u64, u64, u64) {
     (drop, lsp, hsp, hb)
 }
 
-/// Writes the bytes of `w` whose flag in `remove` is clear to `out[at..]` (eight slots of slack);
-/// returns how many.
+/// `w` less its bytes flagged in `remove`, the rest moved down; and how many are left.
 #[inline(always)]
-fn compact<T: From<u8> + Copy>(mut w: u64, mut remove: u64, out: &mut [T], at: usize) -> usize {
+fn squeeze(mut w: u64, mut remove: u64) -> (u64, usize) {
     let mut n = 8;
     while remove != 0 {
         // Highest flagged byte first: removing it does not move the lower ones.
@@ -164,10 +234,7 @@ fn compact<T: From<u8> + Copy>(mut w: u64, mut remove: u64, out: &mut [T], at: u
         remove &= !(0xFFu64 << (8 * k));
         n -= 1;
     }
-    for (k, o) in out[at..at + 8].iter_mut().enumerate() {
-        *o = T::from((w >> (8 * k)) as u8);
-    }
-    n
+    (w, n)
 }
 
 impl Pair {
@@ -175,9 +242,15 @@ impl Pair {
         Pair {
             heavy: &t.heavy,
             light: &t.light,
+            tables: t,
             hs: true,
             ls: true,
+            gaps: Gaps::default(),
+            chars: 0,
             swar: swar_matches(t),
+            drop: (0..128u8)
+                .filter(|&c| classes(c as u64).0 & 0x80 != 0)
+                .fold(0, |m, c| m | 1u128 << c),
         }
     }
 
@@ -187,132 +260,177 @@ impl Pair {
     }
 
     #[inline(always)]
-    fn unit_h(&mut self, u: u32, units: &mut Vec<u32>) {
+    fn unit_h(&mut self, u: u32, src: usize, out: &mut PairOut) {
         if u == SPACE {
             if !self.hs {
-                units.push(SPACE);
+                out.units.push(SPACE);
+                out.src.push(src as u32);
                 self.hs = true;
             }
         } else {
-            units.push(u);
+            out.units.push(u);
+            out.src.push(src as u32);
             self.hs = false;
         }
     }
 
     #[inline(always)]
-    fn unit_l(&mut self, u: u32, light: &mut Vec<u8>) {
+    fn unit_l(&mut self, u: u32, out: &mut PairOut) {
         if u == SPACE {
             if !self.ls {
-                light.push(b' ');
+                out.light.push(b' ');
                 self.ls = true;
             }
         } else {
-            push_utf8(u, light);
+            push_utf8(u, &mut out.light);
             self.ls = false;
         }
     }
 
+    /// One code point (not through the ASCII fast path), at source index `self.chars`.
     #[inline]
-    fn general(&mut self, cp: u32, units: &mut Vec<u32>, light: &mut Vec<u8>) {
-        match self.heavy.get(cp) {
+    fn general(&mut self, cp: u32, out: &mut PairOut) {
+        let src = self.chars;
+        self.chars += 1;
+        let (held, map) = self.gaps.step(self.tables, cp, src);
+        if let Some(h) = held {
+            self.unit_h(SPACE, h, out);
+            self.unit_l(SPACE, out);
+        }
+        if !map {
+            return;
+        }
+        let (hm, lm) = if cp < 128 {
+            let (h, l) = ascii_table()[cp as usize];
+            (ascii_mapped(h), ascii_mapped(l))
+        } else {
+            (self.heavy.get(cp), self.light.get(cp))
+        };
+        match hm {
             Mapped::Drop => {}
-            Mapped::Space => self.unit_h(SPACE, units),
-            Mapped::One(c) => self.unit_h(c, units),
+            Mapped::Space => self.unit_h(SPACE, src, out),
+            Mapped::One(c) => self.unit_h(c, src, out),
             Mapped::Many(s) => {
                 for &c in s {
-                    self.unit_h(c, units);
+                    self.unit_h(c, src, out);
                 }
             }
         }
-        match self.light.get(cp) {
+        match lm {
             Mapped::Drop => {}
-            Mapped::Space => self.unit_l(SPACE, light),
-            Mapped::One(c) => self.unit_l(c, light),
+            Mapped::Space => self.unit_l(SPACE, out),
+            Mapped::One(c) => self.unit_l(c, out),
             Mapped::Many(s) => {
                 for &c in s {
-                    self.unit_l(c, light);
+                    self.unit_l(c, out);
                 }
             }
         }
     }
 
-    #[inline(always)]
-    fn ascii(&mut self, c: u8, units: &mut Vec<u32>, light: &mut Vec<u8>) {
-        let (h, l) = ascii_table()[(c & 0x7F) as usize];
-        if h != 0 {
-            self.unit_h(h as u32, units);
-        }
-        if l != 0 {
-            self.unit_l(l as u32, light);
-        }
-    }
-
-    /// The next code points: heavy units onto `units`, the light form onto `light`.
-    pub fn code_points(&mut self, cps: &[u32], units: &mut Vec<u32>, light: &mut Vec<u8>) {
-        units.reserve(cps.len());
-        light.reserve(cps.len());
+    /// The next code points.
+    pub fn code_points(&mut self, cps: &[u32], out: &mut PairOut) {
+        out.units.reserve(cps.len());
+        out.src.reserve(cps.len());
+        out.light.reserve(cps.len());
         for &cp in cps {
-            if cp < 128 {
-                self.ascii(cp as u8, units, light);
-            } else {
-                self.general(cp, units, light);
-            }
+            self.general(cp, out);
         }
     }
 
     /// A run of ASCII bytes: eight at a time (see [`Pair`]), the rest one by one.
-    fn ascii_run(&mut self, run: &[u8], units: &mut Vec<u32>, light: &mut Vec<u8>) {
+    fn ascii_run(&mut self, mut run: &[u8], out: &mut PairOut) {
+        // White space right after an unspaced-script character waits for the next character, and
+        // the run's first other byte decides: one by one until then.
+        while !self.gaps.idle() && !run.is_empty() {
+            self.general(run[0] as u32, out);
+            run = &run[1..];
+        }
         if !self.swar {
             // (not reached with the generated tables; exact for any ASCII map)
             for &c in run {
-                self.ascii(c, units, light);
+                self.general(c as u32, out);
             }
             return;
         }
+        // Between dropped bytes (the CR of every CR LF line end), eight bytes at a time; each dropped
+        // byte alone.  (Handling a word holding one by a byte-wise fallback re-sized the outputs for
+        // the rest of the run each time: quadratic in a long run of CR LF lines.)
+        while !run.is_empty() {
+            let seg = run
+                .iter()
+                .position(|&c| (self.drop >> c) & 1 != 0)
+                .unwrap_or(run.len());
+            self.ascii_words(&run[..seg], out);
+            if seg == run.len() {
+                break;
+            }
+            self.general(run[seg] as u32, out);
+            run = &run[seg + 1..];
+        }
+    }
+
+    /// An ASCII run with no dropped byte (a word holding one, should the classes ever disagree with
+    /// `drop`, goes byte by byte): the SWAR path.
+    fn ascii_words(&mut self, run: &[u8], out: &mut PairOut) {
         let mut words = run.chunks_exact(8);
-        let (mut ua, mut la) = (units.len(), light.len());
-        slack(units, run.len() + 8);
-        slack(light, run.len() + 8);
+        let (mut ua, mut la) = (out.units.len(), out.light.len());
+        slack(&mut out.units, run.len() + 8);
+        slack(&mut out.src, run.len() + 8);
+        slack(&mut out.light, run.len() + 8);
         for word in &mut words {
             let x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
             let (drop, lsp, hsp, hb) = classes(x);
             if drop != 0 {
                 // A dropped byte (a control character): this word one byte at a time.
-                units.truncate(ua);
-                light.truncate(la);
+                out.units.truncate(ua);
+                out.src.truncate(ua);
+                out.light.truncate(la);
                 for &c in word {
-                    self.ascii(c, units, light);
+                    self.general(c as u32, out);
                 }
-                ua = units.len();
-                la = light.len();
-                slack(units, run.len() + 8);
-                slack(light, run.len() + 8);
+                ua = out.units.len();
+                la = out.light.len();
+                slack(&mut out.units, run.len() + 8);
+                slack(&mut out.src, run.len() + 8);
+                slack(&mut out.light, run.len() + 8);
                 continue;
             }
             // A space right after a space (or at the start) is not written.
             let hrem = hsp & ((hsp << 8) | if self.hs { 0x80 } else { 0 });
             let lrem = lsp & ((lsp << 8) | if self.ls { 0x80 } else { 0 });
             let lb = (x & !bytes_of(lsp)) | ((0x20 * L8) & bytes_of(lsp));
-            ua += compact(hb, hrem, units, ua);
-            la += compact(lb, lrem, light, la);
+            let (h, n) = squeeze(hb, hrem);
+            let (offs, _) = squeeze(OFFSETS, hrem);
+            let base = self.chars as u32;
+            for k in 0..8 {
+                out.units[ua + k] = ((h >> (8 * k)) & 0xFF) as u32;
+                out.src[ua + k] = base + ((offs >> (8 * k)) & 0xFF) as u32;
+            }
+            ua += n;
+            let (l, m) = squeeze(lb, lrem);
+            out.light[la..la + 8].copy_from_slice(&l.to_le_bytes());
+            la += m;
             self.hs = hsp >> 63 != 0;
             self.ls = lsp >> 63 != 0;
+            self.chars += 8;
         }
-        units.truncate(ua);
-        light.truncate(la);
+        out.units.truncate(ua);
+        out.src.truncate(ua);
+        out.light.truncate(la);
         for &c in words.remainder() {
-            self.ascii(c, units, light);
+            self.general(c as u32, out);
         }
     }
 
     /// The next piece of text (valid UTF-8): as [`Pair::code_points`], read from its bytes.
-    pub fn str(&mut self, s: &str, units: &mut Vec<u32>, light: &mut Vec<u8>) {
+    pub fn str(&mut self, s: &str, out: &mut PairOut) {
         let b = s.as_bytes();
         let mut i = 0;
         while i < b.len() {
             let run = ascii_prefix(&b[i..]);
             if run > 0 {
-                self.ascii_run(&b[i..i + run], units, light);
+                self.ascii_run(&b[i..i + run], out);
                 i += run;
                 continue;
             }
@@ -326,15 +444,23 @@ impl Pair {
                 4
             };
             let ch = s[i..i + n].chars().next().map_or(0xFFFD, |c| c as u32);
-            self.general(ch, units, light);
+            self.general(ch, out);
             i += n;
         }
     }
 }
 
+#[inline(always)]
+fn ascii_mapped(m: u8) -> Mapped<'static> {
+    match m {
+        0 => Mapped::Drop,
+        b' ' => Mapped::Space,
+        c => Mapped::One(c as u32),
+    }
+}
+
 /// Makes `v` at least `n` elements longer (zeros), for writes past its end that [`Vec::truncate`]
-/// then cuts to what was written.  The capacity is grown geometrically and the new elements come
-/// from `resize` (no unsafe code: they are written once before use).
+/// then cuts to what was written.
 #[inline]
 fn slack<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
     let len = v.len();
@@ -469,44 +595,77 @@ mod tests {
         }
     }
 
+    /// The Pair's outputs, the final space dropped: (units, sources, light).
+    fn pair_of(pieces: &[&[u32]]) -> (Vec<u32>, Vec<u32>, Vec<u8>) {
+        let mut p = Pair::new(tables());
+        let mut out = PairOut::default();
+        for piece in pieces {
+            p.code_points(piece, &mut out);
+        }
+        finish(out)
+    }
+
+    fn pair_of_str(pieces: &[&str]) -> (Vec<u32>, Vec<u32>, Vec<u8>) {
+        let mut p = Pair::new(tables());
+        let mut out = PairOut::default();
+        for piece in pieces {
+            p.str(piece, &mut out);
+        }
+        finish(out)
+    }
+
+    fn finish(mut out: PairOut) -> (Vec<u32>, Vec<u32>, Vec<u8>) {
+        let (a, b) = Pair::trailing_space(&out.units, &out.light);
+        if a {
+            out.units.pop();
+            out.src.pop();
+        }
+        if b {
+            out.light.pop();
+        }
+        (out.units, out.src, out.light)
+    }
+
+    /// Each form alone, through the single-form normaliser (with offsets).
+    fn expected(c: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<u8>) {
+        let t = tables();
+        let (mut u, mut src) = (Vec::new(), Vec::new());
+        Normalizer::new(&t.heavy).feed_offsets(c, &mut u, &mut src);
+        let light = text(&normalize(&t.light, c)).into_bytes();
+        (u, src.into_iter().map(|x| x as u32).collect(), light)
+    }
+
     #[test]
     fn the_pair_equals_each_form_alone() {
-        let t = tables();
-        let s = " Ça va, l'ÉTÉ?\r\n\tﬁn — 東京 ①  \u{200b}x ";
-        let c = cps(s);
-        let heavy = normalize(&t.heavy, &c);
-        let light: Vec<u8> = text(&normalize(&t.light, &c)).into_bytes();
-        for cut in 0..=c.len() {
-            let (mut u1, mut l1, mut u2, mut l2) = (vec![], vec![], vec![], vec![]);
-            let mut p = Pair::new(t);
-            p.code_points(&c[..cut], &mut u1, &mut l1);
-            p.code_points(&c[cut..], &mut u1, &mut l1);
-            strip(&mut u1, &mut l1);
-            assert_eq!((&u1, &l1), (&heavy, &light), "cut at {cut}");
-            let split: String = s.chars().take(cut).collect();
-            let rest: String = s.chars().skip(cut).collect();
-            let mut p = Pair::new(t);
-            p.str(&split, &mut u2, &mut l2);
-            p.str(&rest, &mut u2, &mut l2);
-            strip(&mut u2, &mut l2);
-            assert_eq!((&u2, &l2), (&heavy, &light), "str cut at {cut}");
+        for s in [
+            " Ça va, l'ÉTÉ?\r\n\tﬁn — 東京 ①  \u{200b}x ",
+            "漢字\n漢字 abc\r\n漢\u{3000} 字。\n字 x\n  東",
+        ] {
+            let c = cps(s);
+            let want = expected(&c);
+            for cut in 0..=c.len() {
+                assert_eq!(pair_of(&[&c[..cut], &c[cut..]]), want, "cut at {cut}");
+                let split: String = s.chars().take(cut).collect();
+                let rest: String = s.chars().skip(cut).collect();
+                assert_eq!(pair_of_str(&[&split, &rest]), want, "str cut at {cut}");
+            }
         }
     }
 
-    fn strip(u: &mut Vec<u32>, l: &mut Vec<u8>) {
-        let (a, b) = Pair::trailing_space(u, l);
-        if a {
-            u.pop();
-        }
-        if b {
-            l.pop();
-        }
+    #[test]
+    fn white_space_between_unspaced_characters_is_dropped() {
+        let t = tables();
+        let n = |s: &str| text(&normalize(&t.heavy, &cps(s)));
+        assert_eq!(n("漢字\n漢字"), "漢字漢字");
+        assert_eq!(n("漢。\n字"), "漢 字"); // the full stop is still a word break
+        assert_eq!(n("漢\nx"), "漢 x");
+        assert_eq!(n("a\u{3000}字"), "a 字");
+        assert_eq!(n("word\nword"), "word word");
     }
 
     #[test]
     fn the_swar_path_equals_the_tables_on_ascii_texts() {
-        let t = tables();
-        assert!(Pair::new(t).swar);
+        assert!(Pair::new(tables()).swar);
         let mut rng = 99u64;
         for n in 0..600usize {
             let s: String = (0..n)
@@ -515,23 +674,18 @@ mod tests {
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(1442695040888963407);
                     let r = (rng >> 33) as u8;
-                    // Mostly letters, spaces and punctuation, any ASCII byte now and then.
+                    // Mostly letters, spaces and punctuation, any ASCII byte now and then, and
+                    // unspaced-script characters around white space.
                     if r < 200 {
-                        b"aB ,.\r\n\t1z-"[r as usize % 11]
+                        b"aB ,.\r\n\t1z-"[r as usize % 11] as char
+                    } else if r < 220 {
+                        '漢'
                     } else {
-                        r & 0x7F
+                        (r & 0x7F) as char
                     }
                 })
-                .map(|b| b as char)
                 .collect();
-            let c = cps(&s);
-            let heavy = normalize(&t.heavy, &c);
-            let light: Vec<u8> = text(&normalize(&t.light, &c)).into_bytes();
-            let (mut u, mut l) = (vec![], vec![]);
-            let mut p = Pair::new(t);
-            p.str(&s, &mut u, &mut l);
-            strip(&mut u, &mut l);
-            assert_eq!((&u, &l), (&heavy, &light), "{s:?}");
+            assert_eq!(pair_of_str(&[&s]), expected(&cps(&s)), "{s:?}");
         }
     }
 

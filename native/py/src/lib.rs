@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use simscan_core::code;
 use simscan_core::decode::{Codec, Decoder};
 use simscan_core::detect::{self as det, Detected};
+use simscan_core::evidence;
 use simscan_core::fingerprint::{self, Fingerprints, FpParams, TextFingerprinter, Verdict};
 use simscan_core::manber::{self, Params};
 use simscan_core::normalize::Normalizer;
@@ -28,7 +29,7 @@ struct NativeParams {
 impl NativeParams {
     #[new]
     #[pyo3(signature = (window, text_density, binary_density, text_anchor_density, binary_anchor_density,
-                        text_anchor_length, level_units, text_chunk=1 << 18, binary_chunk=1 << 20))]
+                        text_anchor_length, level_units, winnow, text_chunk=1 << 18, binary_chunk=1 << 20))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         window: usize,
@@ -38,9 +39,17 @@ impl NativeParams {
         binary_anchor_density: u32,
         text_anchor_length: usize,
         level_units: Vec<u64>,
+        winnow: Vec<usize>,
         text_chunk: usize,
         binary_chunk: usize,
     ) -> PyResult<Self> {
+        if winnow.is_empty()
+            || winnow
+                .iter()
+                .any(|&w| w < 1 || w > simscan_core::winnow::D_CAP as usize)
+        {
+            return Err(PyValueError::new_err("winnowing windows must be 1..=128"));
+        }
         let p = FpParams {
             text: Params {
                 window,
@@ -50,6 +59,7 @@ impl NativeParams {
                 anchor_level: 0,
                 level_units,
             },
+            winnow,
             binary: Params {
                 window,
                 density: binary_density,
@@ -93,8 +103,10 @@ fn u64s<'py>(py: Python<'py>, v: Vec<u64>) -> Bound<'py, PyArray1<u64>> {
     PyArray1::from_vec(py, v)
 }
 
-/// (size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, simhash, units)
+/// (size, checksum, partial, is_text, encoding, content_hash, rolling, anchored, simhash, units,
+/// (d, unit, char, chars)): the meta arrays uint8, uint32, uint32, uint16, in the values' order.
 fn fingerprints_tuple<'py>(py: Python<'py>, f: Fingerprints) -> PyResult<Bound<'py, PyTuple>> {
+    let m = f.meta;
     (
         f.size,
         PyBytes::new(py, &f.checksum),
@@ -106,14 +118,37 @@ fn fingerprints_tuple<'py>(py: Python<'py>, f: Fingerprints) -> PyResult<Bound<'
         u64s(py, f.anchored),
         f.simhash,
         f.units,
+        (
+            PyArray1::from_vec(py, m.d),
+            PyArray1::from_vec(py, m.unit),
+            PyArray1::from_vec(py, m.char),
+            PyArray1::from_vec(py, m.chars),
+        ),
     )
         .into_pyobject(py)
+}
+
+/// The meta arrays as one little-endian blob, column by column (d, unit, char, chars: 11 bytes a
+/// value), as the index stores them.
+fn meta_blob(m: &simscan_core::fingerprint::Meta) -> Vec<u8> {
+    let mut b = Vec::with_capacity(11 * m.d.len());
+    b.extend_from_slice(&m.d);
+    for x in &m.unit {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    for x in &m.char {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    for x in &m.chars {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    b
 }
 
 /// A verdict as Python sees it: the fingerprints' tuple, `("legacy", iso2022)` or `("foreign", encoding)`.
 fn verdict_object<'py>(py: Python<'py>, v: Verdict) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
-        Verdict::Done(f) => fingerprints_tuple(py, f)?.into_any(),
+        Verdict::Done(f) => fingerprints_tuple(py, *f)?.into_any(),
         Verdict::Legacy { iso2022 } => ("legacy", iso2022).into_pyobject(py)?.into_any(),
         Verdict::Foreign { encoding } => ("foreign", encoding).into_pyobject(py)?.into_any(),
     })
@@ -219,8 +254,8 @@ impl StopFlag {
 /// released.  Returns `[(slot, key, payload), ...]`: `key` the (device, inode, size, mtime_ns,
 /// ctime_ns) read; `payload` the scanner's tuple (is_text, encoding, checksum, partial,
 /// content_hash, simhash, units, fingerprints as little-endian uint64 bytes, rolling count, bytes
-/// read, note), for a legacy text `("legacy", data or None, iso2022)`, for a file whose first
-/// bytes may be a document's `("maybe-document", data or None)`; with `key` None,
+/// read, note, meta blob (see `meta_blob`)), for a legacy text `("legacy", data or None, iso2022)`,
+/// for a file whose first bytes may be a document's `("maybe-document", data or None)`; with `key` None,
 /// `payload` is the problem: a sentence, or an errno for the caller to word.
 #[pyfunction]
 #[pyo3(signature = (items, follow, params, max_fingerprints, stop=None))]
@@ -282,7 +317,7 @@ fn read_task<'py>(
                 (slot, key, ("maybe-document", d)).into_pyobject(py)?
             }
             Ok(Ok((key, Read::Done(Verdict::Done(f)), _))) => {
-                (slot, key, payload(py, f, max_fingerprints)?).into_pyobject(py)?
+                (slot, key, payload(py, *f, max_fingerprints)?).into_pyobject(py)?
             }
             Ok(Ok((key, Read::Done(Verdict::Legacy { iso2022 }), data))) => {
                 let d = data.map(|d| PyBytes::new(py, &d));
@@ -306,8 +341,9 @@ fn payload<'py>(
     max_fingerprints: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let n = f.rolling.len() + f.anchored.len();
-    let (blob, n_roll, note) = if n > max_fingerprints {
+    let (blob, meta, n_roll, note) = if n > max_fingerprints {
         (
+            Vec::new(),
             Vec::new(),
             0,
             Some(format!(
@@ -321,7 +357,7 @@ fn payload<'py>(
         for v in f.rolling.iter().chain(&f.anchored) {
             b.extend_from_slice(&v.to_le_bytes());
         }
-        (b, f.rolling.len(), None)
+        (b, meta_blob(&f.meta), f.rolling.len(), None)
     };
     (
         f.is_text,
@@ -335,6 +371,7 @@ fn payload<'py>(
         n_roll,
         f.size,
         note,
+        PyBytes::new(py, &meta),
     )
         .into_pyobject(py)
 }
@@ -673,6 +710,106 @@ fn anchored_levels<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
+/// Per pair: (inter, na, nb, longest, shared) as uint32 arrays, and with `passages` also
+/// (pair, a0, a1, b0, b1, fingerprints) of every passage (pair: int64 index into the pairs; the
+/// rest uint32).  See `simscan_core::evidence` and `simscan.similarity.evidence`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (offsets, values, d, unit, char, chars, is_text, rows_a, rows_b, w, view, common, frequent, gap_per_w, drift, passages=false, threads=1, common_coarse=0, common_span=0))]
+fn pair_evidence<'py>(
+    py: Python<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    values: PyReadonlyArray1<'py, u64>,
+    d: PyReadonlyArray1<'py, u8>,
+    unit: PyReadonlyArray1<'py, u32>,
+    char: PyReadonlyArray1<'py, u32>,
+    chars: PyReadonlyArray1<'py, u16>,
+    is_text: PyReadonlyArray1<'py, bool>,
+    rows_a: PyReadonlyArray1<'py, i64>,
+    rows_b: PyReadonlyArray1<'py, i64>,
+    w: PyReadonlyArray1<'py, u8>,
+    view: u8,
+    common: PyReadonlyArray1<'py, u64>,
+    frequent: PyReadonlyArray1<'py, u64>,
+    gap_per_w: u32,
+    drift: u32,
+    passages: bool,
+    threads: usize,
+    common_coarse: u8,
+    common_span: u32,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let sets = evidence::StoredSets {
+        offsets: offsets.as_slice()?,
+        values: values.as_slice()?,
+        d: d.as_slice()?,
+        unit: unit.as_slice()?,
+        char: char.as_slice()?,
+        chars: chars.as_slice()?,
+        is_text: is_text.as_slice()?,
+    };
+    let (ra, rb, w) = (rows_a.as_slice()?, rows_b.as_slice()?, w.as_slice()?);
+    if ra.len() != rb.len() || ra.len() != w.len() || ra.iter().chain(rb).any(|&r| r < 0) {
+        return Err(PyValueError::new_err(
+            "rows_a, rows_b and w must be as long, rows not negative",
+        ));
+    }
+    let jobs: Vec<evidence::PairJob> = (0..ra.len())
+        .map(|k| evidence::PairJob {
+            a: ra[k] as usize,
+            b: rb[k] as usize,
+            w: w[k],
+        })
+        .collect();
+    let (common, frequent) = (common.as_slice()?, frequent.as_slice()?);
+    if !common.is_sorted() || !frequent.is_sorted() {
+        return Err(PyValueError::new_err("common and frequent must be sorted"));
+    }
+    let batch = evidence::BatchRule {
+        view,
+        gap_per_w,
+        drift,
+        passages,
+        common_text: (common_coarse > 0).then_some(evidence::CommonText {
+            coarse: common_coarse,
+            span: common_span,
+        }),
+    };
+    let out = detached(py, || {
+        evidence::evidence_of_pairs(&sets, &jobs, &batch, common, frequent, threads)
+    })?;
+    if out.iter().any(Option::is_none) {
+        return Err(PyValueError::new_err(
+            "a pair's row is out of range of the stored sets",
+        ));
+    }
+    let n = out.len();
+    let mut cols: [Vec<u32>; 5] = std::array::from_fn(|_| Vec::with_capacity(n));
+    let mut pc: [Vec<u32>; 5] = Default::default();
+    let mut pair = Vec::new();
+    for (k, e) in out.into_iter().flatten().enumerate() {
+        for (c, x) in cols
+            .iter_mut()
+            .zip([e.inter, e.na, e.nb, e.longest, e.shared])
+        {
+            c.push(x);
+        }
+        for p in e.passages {
+            pair.push(k as i64);
+            for (c, x) in pc.iter_mut().zip([p.a0, p.a1, p.b0, p.b1, p.fingerprints]) {
+                c.push(x);
+            }
+        }
+    }
+    let [inter, na, nb, longest, shared] = cols.map(|c| PyArray1::from_vec(py, c));
+    let scores = (inter, na, nb, longest, shared).into_pyobject(py)?;
+    if !passages {
+        return Ok(scores);
+    }
+    let [a0, a1, b0, b1, fps] = pc.map(|c| PyArray1::from_vec(py, c));
+    let p = (PyArray1::from_vec(py, pair), a0, a1, b0, b1, fps).into_pyobject(py)?;
+    (scores, p).into_pyobject(py)
+}
+
 /// The Unicode version the tables were generated from, and a code point's heavy and light forms
 /// (for the tests that check the tables against this interpreter).
 #[pyfunction]
@@ -698,6 +835,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(code_units, m)?)?;
     m.add_function(wrap_pyfunction!(window_values, m)?)?;
     m.add_function(wrap_pyfunction!(anchored_levels, m)?)?;
+    m.add_function(wrap_pyfunction!(pair_evidence, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_version, m)?)?;
     m.add("LARGE_FILE", read::LARGE_FILE)?;
     m.add("SAMPLE", det::SAMPLE)?;
