@@ -300,27 +300,25 @@ class Store:
     def fingerprints(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The stored sets of the live files ``ids`` as a CSR ``(ids ascending, offsets, values)``,
         as :meth:`simscan.index.Index.fingerprints` gives them (files that failed left out)."""
-        got, offsets, values, _ = self._sets(ids, False)
-        return got, offsets, values
+        t, offsets, values = self._sets(ids, [])
+        return t.column("id").to_numpy(), offsets, values
 
     def stored_sets(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, FingerprintMeta]:
         """:meth:`fingerprints` with each value's meta aligned (span and place), as
         :meth:`simscan.index.Index.stored_sets` gives them."""
-        got, offsets, values, meta = self._sets(ids, True)
-        assert meta is not None
-        return got, offsets, values, meta
+        t, offsets, values = self._sets(ids, ["meta"])
+        meta = meta_columns(b"".join(t.column("meta").to_pylist()), offsets)
+        return t.column("id").to_numpy(), offsets, values, meta
 
-    def _sets(self, ids: np.ndarray, with_meta: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
-        t = self.rows(["fps", "error", *(["meta"] if with_meta else [])], np.unique(np.asarray(ids, np.int64)))
+    def _sets(self, ids: np.ndarray, columns: list[str]) -> tuple[Any, np.ndarray, np.ndarray]:
+        """(rows of ``columns`` of the live files ``ids`` read without error, offsets, values)."""
+        t = self.rows(["fps", "error", *columns], np.unique(np.asarray(ids, np.int64)))
         t = t.filter(pc.is_null(t.column("error")))
-        got = t.column("id").to_numpy()
         blobs = t.column("fps").to_pylist()
         lens = np.fromiter((len(b) // 8 for b in blobs), np.int64, len(blobs))
-        offsets = np.zeros(got.size + 1, np.int64)
+        offsets = np.zeros(lens.size + 1, np.int64)
         np.cumsum(lens, out=offsets[1:])
-        values = np.frombuffer(b"".join(blobs), "<u8").astype(np.uint64)
-        meta = meta_columns(b"".join(t.column("meta").to_pylist()), offsets) if with_meta else None
-        return got, offsets, values, meta
+        return t, offsets, np.frombuffer(b"".join(blobs), "<u8").astype(np.uint64)
 
     def part_files(self, p: int) -> list[Path]:
         """The files holding partition ``p`` (one per segment that has values there)."""
@@ -374,18 +372,14 @@ def meta_columns(blob: bytes, offsets: np.ndarray) -> FingerprintMeta:
     if buf.size != FingerprintMeta.BYTES * n:
         raise ValueError(f"the meta of {n} values has {FingerprintMeta.BYTES * n} bytes, not {buf.size}")
     counts = np.diff(offsets)
-    rank = np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts)  # each value's place in its set
-    base = np.repeat(FingerprintMeta.BYTES * offsets[:-1], counts)  # its set's blob
-    size = np.repeat(counts, counts)
+    # Which column each byte is of: per set, n bytes of d, 4n of unit, 4n of char, 2n of chars.
+    column = np.repeat(np.tile(np.arange(4, dtype=np.uint8), counts.size), (counts[:, None] * _META_WIDTHS).ravel())
+    d, unit, char, chars = (buf[column == k].view(dt) for k, dt in enumerate(("u1", "<u4", "<u4", "<u2")))
+    return FingerprintMeta(d, unit.astype(np.uint32), char.astype(np.uint32), chars.astype(np.uint16))
 
-    def column(start: np.ndarray, width: int, dtype: str) -> np.ndarray:
-        at = (start + width * rank)[:, None] + np.arange(width)
-        return buf[at].reshape(-1).view(dtype)
 
-    return FingerprintMeta(
-        column(base, 1, "u1").copy(), column(base + size, 4, "<u4").astype(np.uint32),
-        column(base + 5 * size, 4, "<u4").astype(np.uint32), column(base + 9 * size, 2, "<u2").astype(np.uint16),
-    )
+#: Bytes a value of each column of a ``FingerprintMeta`` blob.
+_META_WIDTHS = np.array([1, 4, 4, 2], np.int64)
 
 
 def table_from_rows(t: Any) -> FileTable:
