@@ -204,7 +204,8 @@ def test_stored_sets_and_their_evidence_are_the_index_ones(tmp_path, client):
     rng = np.random.default_rng(5)
     ra, rb = np.triu_indices(ids.size, 1)  # every pair
     level = rng.integers(0, 8, ra.size)
-    text = np.array([dict(zip(files.ids.tolist(), files.is_text.tolist()))[f] for f in ids.tolist()], bool)
+    text_of = dict(zip(files.ids.tolist(), files.is_text.tolist()))
+    text = np.array([text_of[f] for f in ids.tolist()], bool)
     off, val, spans = drop_values_with(offsets, values.copy(), meta.d, ignored)
     for view, local in enumerate(split_csr(files, ids, off, val, spans=spans)):
         assert local is not None  # both views hold values
