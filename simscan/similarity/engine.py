@@ -102,7 +102,7 @@ def _identity(index: Any, files: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 #: Version of what the similarity layer caches (bump when the pair arrays' meaning changes).
-_CACHE_VERSION = 2  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage)
+_CACHE_VERSION = 3  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage); 3: a pair both views find keeps the longer passage of the two
 
 
 def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> str:
@@ -246,8 +246,10 @@ def find_pair_set(
     parameters down to at most ``min_similarity``, they are read (milliseconds) instead of
     computed; otherwise the pairs are computed down to min(``min_similarity``,
     ``DEFAULT_MIN_SIMILARITY``), so the result serves every request at the default threshold
-    and above, and written to the cache best-effort.  The result is the same either way
-    (tested).  Raises :class:`Cancelled` when cancelled.
+    and above, and written to the cache best-effort.  Without the cache they are computed down
+    to the same floor and filtered alike: a pair both views find is scored by the view with the
+    higher score, which a search at a higher threshold could miss.  The result is the same
+    either way (tested).  Raises :class:`Cancelled` when cancelled.
     """
     key = cache_key(params, reference_roots)
     can_cache = cache and hasattr(index, "generation") and hasattr(index, "cached_results")
@@ -279,7 +281,7 @@ def find_pair_set(
         offsets, values, spans = drop_values_with(offsets, values, spans, params.ignored(), consume=True)
     places = _places_loader(index, files, ids, gen) if spans is not None else None
     pa = compute_pair_arrays_by_view(
-        files, ids, offsets, values, consume=True, min_similarity=floor if can_cache else min_similarity, params=params,
+        files, ids, offsets, values, consume=True, min_similarity=floor, params=params,
         cancel=cancel, report=progress_reporter(progress), identity=identity, reference_roots=reference_roots,
         spans=spans, places=places,
     )
