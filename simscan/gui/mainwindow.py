@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QSlider,
     QSplitter,
     QStyle,
+    QTabWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -67,6 +68,7 @@ from simscan.gui.widgets import MessageBar, ResultsView, SimilarityBarDelegate
 from simscan.gui.window_actions import ActionsMixin
 from simscan.gui.window_folders import FoldersMixin
 from simscan.gui.window_preview import PreviewMixin
+from simscan.gui.window_review import ReviewMixin
 from simscan.gui.workers import JobRunner
 from simscan.index import IndexCorrupt, IndexDamaged, IndexError_, IndexLocked, NotAnIndex, default_index_path
 from simscan.index import rebuild as rebuild_index
@@ -169,10 +171,11 @@ def describe_progress(p: Progress, tr: Any = lambda s: s) -> str:
     return " · ".join(parts)
 
 
-class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
+class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWindow):
     """The simscan window.  Signals let tests (and the screenshot script) wait for work."""
 
     resultsLoaded = Signal()  # a snapshot was swapped in
+    pairsLoaded = Signal()  # the pairs of the review list were swapped in
     scanFinished = Signal(object)  # ScanResult, or None when cancelled
     previewShown = Signal()
     trashFinished = Signal(object)  # jobs.TrashOutcome
@@ -292,6 +295,10 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
                                        tr("Bring back the files hidden from the results"))
         self.act_next_diff = self._action(tr("&Next Difference"), lambda: self.preview.next_difference(), "F8", None,
                                           tr("Scroll the preview to the next passage the two files do not share"))
+        self.act_next_passage = self._action(tr("Next &Passage"), self.next_passage, "F7", None,
+                                             tr("Scroll both files of the preview to the next passage they share"))
+        self.act_prev_passage = self._action(tr("P&revious Passage"), self.previous_passage, "Shift+F7", None,
+                                             tr("Scroll both files of the preview to the previous passage they share"))
         self.act_beside = self._action(tr("Preview &Beside the List"), self.toggle_preview_beside, None, None,
                                        tr("Show the preview to the right of the list, which then has the window's "
                                           "whole height"))
@@ -346,7 +353,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         for a in (self.act_open, self.act_reveal, self.act_copy):
             m.addAction(a)
         m = mb.addMenu(tr("&View"))
-        for a in (self.act_next_diff, self.act_beside, None, self.act_code_view, None, self.act_ignore, self.act_ignore_stop, None,
+        for a in (self.act_next_passage, self.act_prev_passage, self.act_next_diff, self.act_beside, None,
+                  self.act_code_view, None, self.act_ignore, self.act_ignore_stop, None,
                   self.act_empty):
             m.addSeparator() if a is None else m.addAction(a)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
@@ -411,6 +419,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         bar.addWidget(QLabel(tr("Similarity:")))
         bar.addWidget(self.threshold_slider, 1)
         bar.addWidget(self.threshold_label)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel(tr("or passage ≥")))
+        bar.addWidget(self._build_min_passage())
         rl.addLayout(bar)
 
         self.message = MessageBar()
@@ -472,8 +483,17 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         rbl.setContentsMargins(0, 0, 0, 0)
         rbl.addWidget(self.view, 1)
         rbl.addWidget(self.summary_label)
+        # Groups (cleaning up) and pairs ranked by evidence (reviewing plagiarism), one preview below.
+        self.results_tabs = QTabWidget()
+        self.results_tabs.setDocumentMode(True)
+        self.results_tabs.addTab(results_box, tr("Groups"))
+        self.results_tabs.addTab(self._build_review_tab(), tr("Pairs"))
+        self.results_tabs.setTabToolTip(0, tr("Groups of similar files, each file with its reference: to clean up"))
+        self.results_tabs.setTabToolTip(1, tr("Every pair of similar files ranked by evidence (the longest passage "
+                                              "they share first): to review plagiarism"))
+        self.results_tabs.currentChanged.connect(self._on_results_tab_changed)
         self.right_split = QSplitter(Qt.Orientation.Vertical)
-        self.right_split.addWidget(results_box)
+        self.right_split.addWidget(self.results_tabs)
         self.right_split.addWidget(self.preview)
         # The list takes most of the height (it showed ~19 rows at 1280 × 820): the preview needs a few
         # lines of each file, and View > Preview Beside the List gives the list the whole height.
@@ -522,6 +542,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
             self.ignored_texts = []
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
+        self._restore_review_settings()
         if s.value("window/preview_beside", False, bool):
             self.act_beside.setChecked(True)
             self.right_split.setOrientation(Qt.Orientation.Horizontal)
@@ -549,6 +570,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         s.setValue("results/threshold", self.threshold_slider.value())
         s.setValue("results/kind", self.kind_combo.currentData())
         s.setValue("results/code_view", self.code_view)
+        s.setValue("results/min_passage", self.min_passage)
+        s.setValue("window/results_tab", self.results_tabs.currentIndex())
         s.setValue("index/last", str(self.index_path))
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/main_split", self.main_split.saveState())
@@ -616,12 +639,13 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
-        keep, scope = self.keep_rules, self.scope()
+        keep, scope, min_passage = self.keep_rules, self.scope(), self.min_passage
         self.runner.cancel("load")
         self.runner.start(
             "scan",
             lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
-                                                        remembered=remembered, keep=keep, scope=scope),
+                                                        remembered=remembered, keep=keep, scope=scope,
+                                                        min_passage=min_passage),
             finished=self._on_scan_finished,
             failed=self._on_load_failed,
             cancelled=self._on_scan_cancelled,
@@ -713,11 +737,12 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
-        keep, scope = self.keep_rules, self.scope()
+        keep, scope, min_passage = self.keep_rules, self.scope(), self.min_passage
         self.runner.start(
             "load",
             lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
-                                               remembered=remembered, keep=keep, scope=scope),
+                                               remembered=remembered, keep=keep, scope=scope,
+                                               min_passage=min_passage),
             finished=self._on_loaded,
             failed=self._on_load_failed,
             cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
@@ -744,6 +769,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
         if results.preferred and not self.preferred_refs:  # references remembered from an earlier session
             self.preferred_refs = list(results.preferred)
+        self._set_review(results.review)  # (before the snapshot, whose signal says the results are in)
         self._set_snapshot(results.snapshot)
         self.message.recheck()  # (an error of an earlier load is out of date)
 
@@ -776,7 +802,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self._update_summary()
         self._update_actions()
         self._reveal(current, jump=False)
-        if not self.view.currentIndex().isValid():
+        if not self.view.currentIndex().isValid() and not self.reviewing:
             self._previewed = None
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
         self.resultsLoaded.emit()
@@ -801,13 +827,15 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
                 self._set_snapshot(snap)
 
         self.runner.start("group", lambda _p, _c: jobs.group(*args), finished=finished, failed=self._on_job_failed)
+        self._review_rebuild()
 
     def _apply_filters(self) -> None:
         current = self._current_file_id()
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_summary()
         self._reveal(current)
-        if not self.view.currentIndex().isValid():
+        self._filter_pairs()
+        if not self.view.currentIndex().isValid() and not self.reviewing:
             # The filter hid the file previewed: the preview must not go on showing it.
             self._previewed = None
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
@@ -887,6 +915,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self.act_empty.setEnabled(bool(self.model.snapshot.empty_files))
         self.act_ignore.setEnabled(not busy)
         self.act_ignore_stop.setEnabled(not busy and bool(self.ignored_texts))
+        self._update_review_actions()
 
     # ------------------------------------------------------------------ selection and preview
     def _current_file_id(self) -> int | None:
@@ -1000,6 +1029,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
     def export_dialog(self) -> None:
         what = self._export_filter().describe()
         title = self.tr("Export the shown results ({0})").format(what) if what else self.tr("Export results")
+        if self.reviewing:
+            title = (self.tr("Export the shown pairs ({0})").format(what) if what
+                     else self.tr("Export the pairs ranked by evidence"))
         path, chosen = QFileDialog.getSaveFileName(
             self, title, os.path.expanduser("~/simscan-results.csv"),
             self.tr("CSV (*.csv);;JSON (*.json);;HTML (*.html)"),
@@ -1012,7 +1044,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self.export(path)
 
     def export(self, path: str, fmt: str | None = None) -> int:
-        """Write the shown groups (filters applied, in the shown order) to ``path``."""
+        """Write the shown groups (filters applied, in the shown order) to ``path``; with the Pairs tab
+        shown, the shown pairs (``export_pairs``)."""
         fmt = fmt or Path(path).suffix.lower().lstrip(".") or "csv"
         if fmt == "htm":
             fmt = "html"
@@ -1020,6 +1053,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         if writer is None:
             self.show_message(self.tr("Unknown export format {0!r}: use .csv, .json or .html.").format(fmt), "warning")
             return 0
+        if self.reviewing:
+            return self.export_pairs(path, fmt)
         order = self.model.shown_order()
         shown = self._export_filter()
         try:
@@ -1070,6 +1105,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self.results = None
         self._load_error = ""
         self._set_snapshot(Snapshot.empty(self.threshold))
+        self._set_review(None)
 
     def about(self) -> None:
         from PySide6.QtWidgets import QMessageBox
@@ -1205,6 +1241,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self._regroup_timer.stop()
         self._search_timer.stop()
         self._preview_timer.stop()
+        self._pair_timer.stop()
+        self._min_passage_timer.stop()
         # Jobs stop at their next check; a compare of a huge file may take a few seconds more.
         self.hide()
         if not self.runner.shutdown(60_000):
