@@ -84,7 +84,8 @@ def copy_classes(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def expand_copies(
-    a: np.ndarray, b: np.ndarray, copy: np.ndarray, n: int, limit: int = MAX_COPY_PAIRS
+    a: np.ndarray, b: np.ndarray, copy: np.ndarray, n: int, limit: int = MAX_COPY_PAIRS,
+    labels: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Every pair of files, copies included: ``(a, b, source, left_out)``.
 
@@ -95,10 +96,11 @@ def expand_copies(
     copy pair (exact / content); ``n``: rows of the file table.  ``source[k]``: the index of the
     listed pair output pair ``k`` comes from (its scores); each block follows its pair, so the
     order is kept.  At most ``limit`` pairs are added, in the pairs' order; ``left_out`` counts
-    the rest (their blocks are left out whole)."""
+    the rest (their blocks are left out whole).  ``labels``: :func:`copy_classes` of these copy
+    pairs, when at hand."""
     a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
     copy = np.asarray(copy, bool)
-    lab = copy_classes(n, a[copy], b[copy])
+    lab = copy_classes(n, a[copy], b[copy]) if labels is None else labels
     size = np.bincount(lab, minlength=n)
     if not (size > 1).any():
         return a, b, np.arange(a.size, dtype=np.int64), 0
@@ -123,40 +125,22 @@ def expand_copies(
     return x, y, src, left_out
 
 
-def recentred_copies(files: Any, pairs: Any, scope: np.ndarray) -> PairArrays | None:
-    """Copy pairs for the files in ``scope`` (bool per row) of each set of copies whose listed centre
-    lies outside it: the pair search lists a set of copies as a star around one file (its
-    representative), so without these two copies in the listed folders whose older copy lies
-    elsewhere would not be paired.  The new centre is the first in scope by the representative's rules
-    (oldest, shortest path, path); a pair is "exact" for the same bytes, else "content".  None when
-    no set needs one."""
+def recentred_copies(files: Any, labels: np.ndarray, rows: np.ndarray) -> PairArrays:
+    """The copy pairs of ``rows``, the files in the scope of the sets of copies that lie partly outside
+    it (``labels``: :func:`copy_classes`): the pair search lists a set of copies as a star around one
+    file, so two copies in the listed folders whose star centre lies elsewhere would not be paired.
+    A star again, around the first of them by the representative's rules (oldest, shortest path,
+    path); "exact" for the same bytes, else "content"."""
     from simscan.gui.snapshot import digest_columns
 
     n = len(files.paths)
-    a, b = np.asarray(pairs.a, np.int64), np.asarray(pairs.b, np.int64)
-    copy = np.asarray(pairs.kind) <= 1
-    ca, cb = a[copy], b[copy]
-    if ca.size == 0:
-        return None
-    lab = copy_classes(n, ca, cb)
-    lost = np.zeros(n, dtype=bool)  # classes (by label) whose centre is out of scope
-    lost[lab[ca[~scope[ca]]]] = True
-    if not lost.any():
-        return None
-    member = np.zeros(n, dtype=bool)
-    member[ca] = member[cb] = True
-    rows = np.flatnonzero(member & scope & lost[lab])
-    if rows.size < 2:
-        return None
     rank = np.empty(n, np.int64)
     rank[priority_order(files)] = np.arange(n)
-    rows = rows[np.lexsort((rank[rows], lab[rows]))]
+    rows = rows[np.lexsort((rank[rows], labels[rows]))]
     first = np.ones(rows.size, dtype=bool)
-    first[1:] = lab[rows[1:]] != lab[rows[:-1]]
+    first[1:] = labels[rows[1:]] != labels[rows[:-1]]
     centre = rows[first][np.cumsum(first) - 1]
     x, y = centre[~first], rows[~first]
-    if x.size == 0:
-        return None
     digests, size = digest_columns(files), np.asarray(files.size, np.int64)
     exact = (digests[x] == digests[y]).all(axis=1) & (size[x] == size[y])
     sim = np.asarray(files.simhash, np.uint64)
@@ -171,8 +155,8 @@ class ReviewRows:
     """The listed pairs at one threshold, ranked by evidence (row ``k`` of every column is the
     ``k``-th best).  ``a`` / ``b``: rows of ``files``; scores in percent as the pairs carry them;
     ``longest`` / ``shared``: characters (-1 for a copy: the whole text, or for a pair not weighed);
-    ``evidence``: what the ranking reads (``longest``, a copy's whole text in normalised characters);
-    ``source``: the index of the pair in the listed pair columns its scores come from.  ``prefix``: the
+    ``evidence``: what the ranking reads (``longest``, a copy's whole text in normalised characters).
+    ``prefix``: the
     folder every listed file lies in, which the list leaves out of the paths it shows."""
 
     threshold: float
@@ -190,18 +174,9 @@ class ReviewRows:
     longest: np.ndarray = field(repr=False)
     shared: np.ndarray = field(repr=False)
     evidence: np.ndarray = field(repr=False)
-    source: np.ndarray = field(repr=False)
     by_passage: int = 0  # pairs listed for a passage alone (their share is under the threshold)
     left_out: int = 0  # pairs of copies with other files left out (more than MAX_COPY_PAIRS)
     prefix: str = ""
-    # Python lists of the columns, for data() (list indexing beats numpy scalars).
-    l_a: list[int] = field(default_factory=list, repr=False)
-    l_b: list[int] = field(default_factory=list, repr=False)
-    l_best: list[float] = field(default_factory=list, repr=False)
-    l_kind: list[int] = field(default_factory=list, repr=False)
-    l_view: list[int] = field(default_factory=list, repr=False)
-    l_longest: list[int] = field(default_factory=list, repr=False)
-    l_shared: list[int] = field(default_factory=list, repr=False)
     # Per row of ``files``: the path casefolded (the search), and its rank in path order (sorting by path).
     folded: list[str] = field(default_factory=list, repr=False)
     path_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
@@ -212,27 +187,27 @@ class ReviewRows:
         return int(self.a.size)
 
     def path_a(self, k: int) -> str:
-        return self.files.paths[self.l_a[k]]
+        return self.files.paths[int(self.a[k])]
 
     def path_b(self, k: int) -> str:
-        return self.files.paths[self.l_b[k]]
+        return self.files.paths[int(self.b[k])]
 
     def shown_path(self, path: str) -> str:
         """A path as the list shows it: below :attr:`prefix`."""
         return path[len(self.prefix):] if self.prefix and path.startswith(self.prefix) else path
 
     def is_copy(self, k: int) -> bool:
-        return self.l_kind[k] <= 1
+        return bool(self.kind[k] <= 1)
 
     def pair(self, k: int) -> Pair:
         """Row ``k`` as the similarity layer's ``Pair`` (a, b), with its evidence."""
         f = self.files
-        ra, rb = self.l_a[k], self.l_b[k]
-        longest, shared = self.l_longest[k], self.l_shared[k]
+        ra, rb = int(self.a[k]), int(self.b[k])
+        longest, shared, kind = int(self.longest[k]), int(self.shared[k]), int(self.kind[k])
         return Pair(
             int(f.ids[ra]), int(f.ids[rb]), f.paths[ra], f.paths[rb], float(self.resemblance[k]),
             float(self.containment_a[k]), float(self.containment_b[k]), int(self.distance[k]),
-            self.l_kind[k] == 0, KINDS[self.l_kind[k]], VIEWS[self.l_view[k]],
+            kind == 0, KINDS[kind], VIEWS[int(self.view[k])],
             None if longest < 0 else longest, None if shared < 0 else shared,
         )
 
@@ -240,18 +215,18 @@ class ReviewRows:
         """The detailed scores of row ``k``, for a tooltip."""
         text = _tr("Resemblance {0:.1f} % · {1:.1f} % of A is in B · {2:.1f} % of B is in A").format(
             shown_pct(self.resemblance[k]), shown_pct(self.containment_a[k]), shown_pct(self.containment_b[k]))
-        if self.l_view[k] == 1:
+        if self.view[k] == 1:
             text += " · " + _tr("compared as program code (names and literals ignored)")
-        if not passes(self.l_best[k], self.threshold) and not self.is_copy(k):
+        if not passes(self.best[k], self.threshold) and not self.is_copy(k):
             text += "\n" + _tr("Listed for its shared passage of {0:,} characters, under the similarity "
-                               "threshold ({1:.0f} %).").format(self.l_longest[k], self.threshold)
+                               "threshold ({1:.0f} %).").format(int(self.longest[k]), self.threshold)
         return text
 
     @staticmethod
     def empty(threshold: float = 0.0, min_passage: int = 0) -> ReviewRows:
         e = np.zeros(0, np.int64)
         return ReviewRows(threshold, min_passage, None, e, e, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), e,
-                          np.zeros(0, np.int8), np.zeros(0, np.int8), e, e, e, e)
+                          np.zeros(0, np.int8), np.zeros(0, np.int8), e, e, e)
 
 
 _FOLDED: list[tuple[Any, list[str], np.ndarray]] = []
@@ -300,25 +275,36 @@ def review_rows(
     if files is None or pairs is None or len(files.paths) == 0:
         return ReviewRows.empty(threshold, min_passage)
     n = len(files.paths)
-    if scope is not None:
-        extra = recentred_copies(files, pairs, scope)
-        if extra is not None:
-            pairs = concat_pairs(pairs, extra)
+    pa, pb = np.asarray(pairs.a, np.int64), np.asarray(pairs.b, np.int64)
     kind = np.asarray(pairs.kind, np.int8)
     copy = kind <= 1
-    longest_all = np.asarray(pairs.longest, np.int64)
+    labels = copy_classes(n, pa[copy], pb[copy])
     by_share = passes(pairs.best, threshold)
-    by_passage = (longest_all >= min_passage) & ~by_share & ~copy if min_passage > 0 else np.zeros(kind.size, bool)
+    by_passage = ((np.asarray(pairs.longest) >= min_passage) & ~by_share & ~copy if min_passage > 0
+                  else np.zeros(kind.size, bool))
     keep = np.flatnonzero(by_share | copy | by_passage)
-    a, b, src, left_out = expand_copies(np.asarray(pairs.a)[keep], np.asarray(pairs.b)[keep], copy[keep], n, limit)
+    a, b, src, left_out = expand_copies(pa[keep], pb[keep], copy[keep], n, limit, labels)
     src = keep[src]
     size = np.asarray(files.size, np.int64)
     ok = (size[a] > 0) & (size[b] > 0)  # (empty files are all alike: never listed, as never grouped)
     if scope is not None:
+        member = np.zeros(n, dtype=bool)
+        member[pa[copy]] = member[pb[copy]] = True
+        if (member & ~scope).any():
+            # Sets of copies partly outside the scope: their pairs in it as a star of their own.
+            partial = np.zeros(n, dtype=bool)  # (by label)
+            partial[labels[member & ~scope]] = True
+            extra = recentred_copies(files, labels, np.flatnonzero(member & scope & partial[labels]))
+            ok &= ~(copy[src] & partial[labels[a]])
+            src = np.concatenate((src, kind.size + np.arange(extra.a.size)))
+            a, b, ok = np.concatenate((a, extra.a)), np.concatenate((b, extra.b)), np.concatenate(
+                (ok, np.ones(extra.a.size, bool)))
+            pairs = concat_pairs(pairs, extra)
+            by_passage = np.concatenate((by_passage, np.zeros(extra.a.size, bool)))
         ok &= scope[a] & scope[b]
     a, b, src = a[ok], b[ok], src[ok]
-    kind = kind[src]
-    longest = longest_all[src]
+    kind = np.asarray(pairs.kind, np.int8)[src]
+    longest = np.asarray(pairs.longest, np.int64)[src]
     shared = np.asarray(pairs.shared, np.int64)[src]
     best = np.asarray(pairs.best, np.float64)[src]
     # A copy's evidence is its whole text (normalised characters; bytes of a binary file).
@@ -348,17 +334,9 @@ def review_rows(
         longest=longest,
         shared=shared,
         evidence=evidence,
-        source=src,
         by_passage=int(by_passage[src].sum()),
         left_out=left_out,
         prefix=common_folder(files.paths[r] for r in listed.tolist()),
-        l_a=a.tolist(),
-        l_b=b.tolist(),
-        l_best=best.tolist(),
-        l_kind=kind.tolist(),
-        l_view=view.tolist(),
-        l_longest=longest.tolist(),
-        l_shared=shared.tolist(),
         folded=folded,
         path_rank=rank,
         key=key,
@@ -535,25 +513,25 @@ class PairsModel(QAbstractTableModel):
             if col == COL_B:
                 return r.shown_path(r.path_b(k))
             if col == COL_LONGEST:
-                return chars_text(r.l_longest[k], r.is_copy(k))
+                return chars_text(int(r.longest[k]), r.is_copy(k))
             if col == COL_SHARED:
-                return chars_text(r.l_shared[k], r.is_copy(k))
+                return chars_text(int(r.shared[k]), r.is_copy(k))
             if col == COL_SIMILARITY:
-                return percent_text(r.l_best[k])
+                return percent_text(float(r.best[k]))
             if col == COL_KIND:
-                return _tr(KINDS[r.l_kind[k]])
+                return _tr(KINDS[int(r.kind[k])])
             if col == COL_VIEW:
-                return _tr(VIEWS[r.l_view[k]])
+                return _tr(VIEWS[int(r.view[k])])
             return no_data()
         if role == SimilarityRole and col == COL_SIMILARITY:
-            v = r.l_best[k]
+            v = float(r.best[k])
             return no_data() if math.isnan(v) else v
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_A:
                 return r.path_a(k)
             if col == COL_B:
                 return r.path_b(k)
-            if col == COL_KIND and r.l_kind[k] == 3:
+            if col == COL_KIND and r.kind[k] == 3:
                 ca, cb = r.containment_a[k], r.containment_b[k]
                 return _tr("A lies in B ({0:.1f} % of A)").format(shown_pct(ca)) if ca >= cb else _tr(
                     "B lies in A ({0:.1f} % of B)").format(shown_pct(cb))

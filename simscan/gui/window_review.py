@@ -244,7 +244,7 @@ class ReviewMixin:
         if k < 0:
             return None
         rows = self.pairs_model.rows
-        return int(rows.files.ids[rows.l_a[k]]), int(rows.files.ids[rows.l_b[k]])
+        return int(rows.files.ids[rows.a[k]]), int(rows.files.ids[rows.b[k]])
 
     def select_pair(self, a_id: int, b_id: int) -> bool:
         """Make the pair of these two file ids current (either order); False when not shown."""
@@ -284,12 +284,12 @@ class ReviewMixin:
             return
         rows = self.pairs_model.rows
         pair = rows.pair(k)
-        key = ("pair", pair.a_path, pair.b_path, rows.l_best[k], rows.l_longest[k])
+        key = ("pair", pair.a_path, pair.b_path, pair.best, pair.longest_passage)
         if key == self._previewed and self.preview.currentIndex() == 1:
             return  # (the same pair, e.g. after a regroup: the preview stays where the person left it)
         self._previewed = key
         req = jobs.PreviewRequest(
-            pair.a_path, pair.b_path, self._file_info(rows.l_a[k], "a"), self._file_info(rows.l_b[k], "b"), pair,
+            pair.a_path, pair.b_path, self._file_info(int(rows.a[k]), "a"), self._file_info(int(rows.b[k]), "b"), pair,
             pair.best, self.results.code_view if self.results is not None else self.code_view,
             self.results.ignore if self.results is not None else (), pair_mode=True,
         )

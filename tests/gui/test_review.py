@@ -97,11 +97,11 @@ def test_a_shared_paragraph_is_ranked_first_and_next_passage_scrolls_both_files_
     assert set(_names(win, first)) == {"source.txt", "student.txt"}
     assert set(_names(win, second)) == {"notes_a.txt", "notes_b.txt"}
     rows = model.rows
-    assert rows.l_longest[first] > rows.l_longest[second] >= 100
-    assert rows.l_best[first] < 15 < rows.l_best[second]
+    assert rows.longest[first] > rows.longest[second] >= 100
+    assert rows.best[first] < 15 < rows.best[second]
     assert rows.by_passage == 1
-    assert model.index(0, COL_SIMILARITY).data() == f"{int(rows.l_best[first] * 10) / 10:.1f} %"
-    assert model.index(0, COL_LONGEST).data() == f"{rows.l_longest[first]:,}"
+    assert model.index(0, COL_SIMILARITY).data() == f"{int(rows.best[first] * 10) / 10:.1f} %"
+    assert model.index(0, COL_LONGEST).data() == f"{rows.longest[first]:,}"
     assert model.index(0, COL_A).data() in ("source.txt", "student.txt")  # (below the folder the summary names)
     assert essays["root"] in win.pairs_summary.text() and "2 pairs" in win.pairs_summary.text()
 
@@ -270,7 +270,7 @@ def test_pairs_export_carries_the_evidence(qtbot, window, essays, tmp_path):
     assert doc["min_passage"] == 100 and doc["threshold"] == 15.0
     top = doc["pairs"][0]
     assert {os.path.basename(top["a"]), os.path.basename(top["b"])} == {"source.txt", "student.txt"}
-    assert top["longest_passage"] == rows.l_longest[first] and top["shared_chars"] == rows.l_shared[first]
+    assert top["longest_passage"] == rows.longest[first] and top["shared_chars"] == rows.shared[first]
     assert top["kind"] == "near" and top["view"] == "text" and top["best"] < 15
     out = tmp_path / "pairs.csv"
     assert win.export(str(out)) == 2
@@ -279,7 +279,7 @@ def test_pairs_export_carries_the_evidence(qtbot, window, essays, tmp_path):
     assert [int(r["longest_passage"]) for r in got] == [p["longest_passage"] for p in doc["pairs"]]
     out = tmp_path / "pairs.html"
     assert win.export(str(out)) == 2
-    assert f"{rows.l_longest[first]:,}" in out.read_text()
+    assert f"{rows.longest[first]:,}" in out.read_text()
     # The groups' export carries each member's evidence with its reference.
     win.results_tabs.setCurrentIndex(0)
     out = tmp_path / "groups.json"
@@ -330,7 +330,7 @@ def test_review_rows_leave_out_files_outside_the_scope_and_empty_files(tmp_path)
     res = jobs.load(index, 15.0, [], [], lambda p: None, jobs.CancelToken())
 
     def listed(rows):
-        return {(os.path.basename(rows.path_a(k)), os.path.basename(rows.path_b(k)), KINDS[rows.l_kind[k]])
+        return {(os.path.basename(rows.path_a(k)), os.path.basename(rows.path_b(k)), KINDS[rows.kind[k]])
                 for k in range(rows.n)}
 
     # Copies are listed as a star around the oldest, as the command line lists them; no empty file.
