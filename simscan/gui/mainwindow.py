@@ -386,7 +386,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self._search_timer.timeout.connect(self._apply_filters)
         self.kind_combo = QComboBox()
         for key, label in (
-            ("all", tr("All groups")),
+            ("all", tr("All")),
             ("exact", tr("Exact copies")),
             ("similar", tr("Similar")),
             ("contained", tr("Contained")),

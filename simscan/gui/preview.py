@@ -327,7 +327,6 @@ class PreviewWidget(QStackedWidget):
         self._syncing = False
         self.current_difference: tuple[int, int] | None = None
         self.current_passage: int | None = None  # index into the panes' ranges of the passage gone to
-        self.passage_chars: list[int] = []  # each passage's length (characters of its shorter side)
         self.left.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.left, self.right, True))
         self.right.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.right, self.left, False))
         self.show_message(self.tr("Select a file to compare it with its group's reference."))
@@ -405,14 +404,14 @@ class PreviewWidget(QStackedWidget):
         self.note.setVisible(bool(notes))
         self.current_difference = None
         self.current_passage = None
-        self.passage_chars = [min(a1 - a0, b1 - b0) for (a0, a1), (b0, b1) in zip(comp.ranges_a, comp.ranges_b)]
         for pane in (self.left, self.right):
             pane.set_differences(self.differences.isChecked())
         self.setCurrentIndex(1)
         self.scroll_to_first_match()
-        longest = max(self.passages(), key=lambda i: (self.passage_chars[i], -i), default=None)
-        if pair_mode and longest is not None:
-            self.go_to_passage(longest)
+        if pair_mode and self.passages():
+            # The strongest evidence first: the passage whose shorter side is the longest.
+            ra, rb = comp.ranges_a, comp.ranges_b
+            self.go_to_passage(max(self.passages(), key=lambda i: (min(ra[i][1] - ra[i][0], rb[i][1] - rb[i][0]), -i)))
         self._update_passage_label()
 
     def set_differences(self, on: bool) -> None:
@@ -502,8 +501,10 @@ class PreviewWidget(QStackedWidget):
         if not shown:
             self.passage_label.setText(self.tr("No shared passage") if self.currentIndex() == 1 else "")
         elif self.current_passage in shown:
-            self.passage_label.setText(self.tr("Passage {0} of {1}: {2:,} characters").format(
-                shown.index(self.current_passage) + 1, len(shown), self.passage_chars[self.current_passage]))
+            # (No length here: the highlight spans every matching window, the list's "longest passage" the
+            # stored fingerprints' reach; two numbers for one passage would read as a contradiction.)
+            self.passage_label.setText(self.tr("Passage {0} of {1}").format(shown.index(self.current_passage) + 1,
+                                                                            len(shown)))
         else:
             self.passage_label.setText(self.tr("{0} shared passages").format(len(shown)) if len(shown) > 1
                                        else self.tr("1 shared passage"))
