@@ -172,13 +172,17 @@ def to_json(snap: Snapshot, groups: Iterable[int], marked: frozenset[int], shown
     return {"threshold": snap.threshold, "shown": {"show": shown.show, "search": shown.search}, "groups": out}
 
 
+def _dump_json(path: str | os.PathLike[str], doc: dict[str, Any]) -> None:
+    with open(path, "w", encoding="ascii") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=True)
+        f.write("\n")
+
+
 def write_json(
     path: str | os.PathLike[str], snap: Snapshot, groups: Iterable[int], marked: frozenset[int], shown: Shown = ALL
 ) -> int:
     doc = to_json(snap, groups, marked, shown)
-    with open(path, "w", encoding="ascii") as f:
-        json.dump(doc, f, indent=1, ensure_ascii=True)
-        f.write("\n")
+    _dump_json(path, doc)
     return len(doc["groups"])
 
 
@@ -195,9 +199,16 @@ tr.ref td.path {{ font-weight: bold; }}
 </style></head><body>
 <h1>{title}</h1>
 <p>{summary}</p>
-<table><thead><tr><th>Path</th><th>Similarity</th><th>Kind</th><th>Longest passage (characters)</th><th>Copies</th>
-<th>Size (bytes)</th><th>Modified (UTC)</th><th>Encoding</th><th>Marked</th></tr></thead><tbody>
+<table><thead><tr>{headers}</tr></thead><tbody>
 """
+_GROUP_HEADERS = ("Path", "Similarity", "Kind", "Longest passage (characters)", "Copies", "Size (bytes)",
+                  "Modified (UTC)", "Encoding", "Marked")
+
+
+def _html_head(title: str, summary: str, headers: Iterable[str]) -> str:
+    """The page up to the table's body: ``title``, ``summary`` and ``headers`` escaped."""
+    e = html.escape
+    return _HTML_HEAD.format(title=e(title), summary=e(summary), headers="".join(f"<th>{e(h)}</th>" for h in headers))
 
 
 def write_html(
@@ -212,7 +223,7 @@ def write_html(
                "the extra copies (every copy but the one kept of each set).")
     if shown.describe():
         summary += f" Filtered as shown in the window ({shown.describe()}): {files:,} files besides the references."
-    parts = [_HTML_HEAD.format(title=e("simscan results"), summary=e(summary))]
+    parts = [_html_head("simscan results", summary, _GROUP_HEADERS)]
     for r in listed:
         if r["role"] == "reference":
             parts.append(f'<tr class="group"><td colspan="9">Group {r["group"]} — {e(r["group_kind"])}</td></tr>\n')
@@ -281,26 +292,12 @@ def pairs_to_json(review: ReviewRows, order: Iterable[int], shown: Shown = ALL) 
 
 def write_pairs_json(path: str | os.PathLike[str], review: ReviewRows, order: Iterable[int], shown: Shown = ALL) -> int:
     doc = pairs_to_json(review, order, shown)
-    with open(path, "w", encoding="ascii") as f:
-        json.dump(doc, f, indent=1, ensure_ascii=True)
-        f.write("\n")
+    _dump_json(path, doc)
     return len(doc["pairs"])
 
 
-_PAIRS_HTML_HEAD = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-:root {{ color-scheme: light dark; }}
-body {{ font-family: system-ui, sans-serif; margin: 2em; }}
-table {{ border-collapse: collapse; width: 100%; }}
-th, td {{ text-align: left; padding: .25em .6em; border-bottom: 1px solid #8884; }}
-td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
-</style></head><body>
-<h1>{title}</h1>
-<p>{summary}</p>
-<table><thead><tr><th>File A</th><th>File B</th><th>Longest passage (characters)</th><th>Shared (characters)</th>
-<th>Similarity</th><th>Kind</th><th>View</th></tr></thead><tbody>
-"""
+_PAIR_HEADERS = ("File A", "File B", "Longest passage (characters)", "Shared (characters)", "Similarity", "Kind",
+                 "View")
 
 
 def write_pairs_html(path: str | os.PathLike[str], review: ReviewRows, order: Iterable[int], shown: Shown = ALL) -> int:
@@ -311,7 +308,7 @@ def write_pairs_html(path: str | os.PathLike[str], review: ReviewRows, order: It
                + ", ranked by evidence: the longest shared passage, then the characters shared, then the share.")
     if shown.describe():
         summary += f" Filtered as shown in the window ({shown.describe()})."
-    parts = [_PAIRS_HTML_HEAD.format(title=e("simscan pairs"), summary=e(summary))]
+    parts = [_html_head("simscan pairs", summary, _PAIR_HEADERS)]
     for r in listed:
         copy = r["kind"] in ("exact", "content")
 

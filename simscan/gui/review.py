@@ -25,7 +25,14 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from simscan.gui.results_model import FETCH_BATCH, KIND_FILTERS, SimilarityRole, no_data, percent_text
+from simscan.gui.results_model import (
+    FETCH_BATCH,
+    KIND_FILTERS,
+    BatchedRows,
+    SimilarityRole,
+    no_data,
+    percent_text,
+)
 from simscan.similarity.arrays import popcount64
 from simscan.similarity.core import MAX_COPY_PAIRS, PairArrays, concat_pairs, priority_order
 from simscan.similarity.types import KINDS, VIEWS, Pair, passes, shown_pct
@@ -350,7 +357,7 @@ def chars_text(n: int, copy: bool) -> str:
     return "–" if n < 0 else f"{n:,}"
 
 
-class PairsModel(QAbstractTableModel):
+class PairsModel(BatchedRows, QAbstractTableModel):
     """The listed pairs, one row each, in the order of the ranking or of a column the person chose;
     filtered by kind (the Show box) and by a path search on either file."""
 
@@ -467,21 +474,6 @@ class PairsModel(QAbstractTableModel):
         ia, ib = ids[r.a], ids[r.b]
         hits = np.flatnonzero(((ia == a_id) & (ib == b_id)) | ((ia == b_id) & (ib == a_id)))
         return int(hits[0]) if hits.size else -1
-
-    # -- fetching ---------------------------------------------------------------------------
-    def canFetchMore(self, parent: ModelIndex) -> bool:
-        return not parent.isValid() and self._loaded < len(self._order)
-
-    def fetchMore(self, parent: ModelIndex) -> None:
-        if not parent.isValid():
-            self.ensure_loaded(self._loaded + FETCH_BATCH - 1)
-
-    def ensure_loaded(self, row: int) -> None:
-        new = min(len(self._order), row + 1)
-        if new > self._loaded:
-            self.beginInsertRows(QModelIndex(), self._loaded, new - 1)
-            self._loaded = new
-            self.endInsertRows()
 
     # -- structure --------------------------------------------------------------------------
     def rowCount(self, parent: ModelIndex = _ROOT) -> int:
