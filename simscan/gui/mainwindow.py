@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
 
 from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
-from simscan.gui.export import WRITERS, Shown
+from simscan.gui.export import PAIR_WRITERS, WRITERS, Shown
 from simscan.gui.folders import Folder
 from simscan.gui.preview import PreviewWidget
 from simscan.gui.results_model import (
@@ -295,9 +295,10 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
                                        tr("Bring back the files hidden from the results"))
         self.act_next_diff = self._action(tr("&Next Difference"), lambda: self.preview.next_difference(), "F8", None,
                                           tr("Scroll the preview to the next passage the two files do not share"))
-        self.act_next_passage = self._action(tr("Next &Passage"), self.next_passage, "F7", None,
+        self.act_next_passage = self._action(tr("Next &Passage"), lambda: self.preview.next_passage(1), "F7", None,
                                              tr("Scroll both files of the preview to the next passage they share"))
-        self.act_prev_passage = self._action(tr("P&revious Passage"), self.previous_passage, "Shift+F7", None,
+        self.act_prev_passage = self._action(tr("P&revious Passage"), lambda: self.preview.next_passage(-1), "Shift+F7",
+                                             None,
                                              tr("Scroll both files of the preview to the previous passage they share"))
         self.act_beside = self._action(tr("Preview &Beside the List"), self.toggle_preview_beside, None, None,
                                        tr("Show the preview to the right of the list, which then has the window's "
@@ -904,18 +905,18 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self.act_trash.setEnabled(not busy and self.model.has_marks)
         self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
         self.act_unmark_all.setEnabled(self.model.has_marks)
-        self.act_export.setEnabled(self.model.snapshot.n_groups > 0)
+        self.act_export.setEnabled(self.pairs_model.rows.n > 0 if self.reviewing else self.model.snapshot.n_groups > 0)
         for a in (self.act_open, self.act_reveal, self.act_copy, self.act_mark, self.act_make_ref):
             a.setEnabled(has_sel)
         self.b_remove.setEnabled(not scanning)
         self.act_code_view.setEnabled(not busy)
+        self.min_passage_spin.setEnabled(not busy)
         self.act_invert.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
         self.act_hide.setEnabled(has_sel)
         self.act_unhide.setEnabled(bool(self.hidden))
         self.act_empty.setEnabled(bool(self.model.snapshot.empty_files))
         self.act_ignore.setEnabled(not busy)
         self.act_ignore_stop.setEnabled(not busy and bool(self.ignored_texts))
-        self._update_review_actions()
 
     # ------------------------------------------------------------------ selection and preview
     def _current_file_id(self) -> int | None:
@@ -979,12 +980,14 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def open_current(self) -> None:
         p = self._current_path()
-        if p is None:
-            return
+        if p is not None:
+            self.open_path(p)
+
+    def open_path(self, p: str) -> None:
+        """Open ``p`` with the desktop's default program, or say why not."""
         if not os.path.exists(p):
             self.show_message(self._gone(p), "warning")
-            return
-        if not open_url(QUrl.fromLocalFile(p)):
+        elif not open_url(QUrl.fromLocalFile(p)):
             self.show_message(self.tr("No program is set up to open {0}.").format(p), "warning")
 
     def reveal_current(self) -> None:
@@ -1053,27 +1056,32 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         if writer is None:
             self.show_message(self.tr("Unknown export format {0!r}: use .csv, .json or .html.").format(fmt), "warning")
             return 0
+        shown = self._export_filter(groups=not self.reviewing)
         if self.reviewing:
-            return self.export_pairs(path, fmt)
-        order = self.model.shown_order()
-        shown = self._export_filter()
+            rows = self.pairs_model.shown_rows().tolist()
+            what = self.tr("{0:,} pairs").format(len(rows)) if len(rows) != 1 else self.tr("1 pair")
+            write = lambda: PAIR_WRITERS[fmt](path, self.pairs_model.rows, rows, shown)
+        else:
+            order = self.model.shown_order()
+            what = self._count(len(order), "group")
+            write = lambda: writer(path, self.model.snapshot, order, self.model.marked, shown)
         try:
-            n = writer(path, self.model.snapshot, order, self.model.marked, shown)
+            n = write()
         except OSError as e:
             self.show_message(self.tr("Could not write {0}: {1}").format(path, e.strerror or e), "error")
             return 0
-        what = self._count(len(order), "group")
         if shown.describe():
             what = self.tr("{0} as shown ({1})").format(what, shown.describe())
         self.status_label.setText(self.tr("Exported {0} to {1}").format(what, path))
         return n
 
 
-    def _export_filter(self) -> Shown:
-        """What the list shows, for an export: the rows the Show filter and the search leave."""
+    def _export_filter(self, groups: bool = True) -> Shown:
+        """What the list shows, for an export: the rows the Show filter and the search leave (with
+        ``groups``, the members they leave; the pairs model filters its own rows)."""
         kind = self.kind_combo.currentData()
         return Shown(
-            self.proxy.shown_members() if self.proxy.active else None,
+            self.proxy.shown_members() if groups and self.proxy.active else None,
             self.kind_combo.currentText() if kind != "all" else "",
             self.search_edit.text().strip(),
         )

@@ -303,7 +303,7 @@ class PreviewWidget(QStackedWidget):
         self.next_button.setToolTip(self.tr("Scroll both files to the next passage they do not share (F8)"))
         self.next_button.clicked.connect(self.next_difference)
         # Shared passages one by one (the review of a pair): both sides scroll to the next one, which is
-        # highlighted more strongly; the label says which one of how many, and how long.
+        # highlighted more strongly; the label says which one of how many.
         self.passage_label = QLabel()
         self.passage_label.setTextFormat(Qt.TextFormat.PlainText)
         self.prev_passage_button = QToolButton()

@@ -458,12 +458,9 @@ class PairsModel(BatchedRows, QAbstractTableModel):
         return self._order[view_row] if 0 <= view_row < len(self._order) else -1
 
     def view_row_of(self, k: int) -> int:
-        """The view row showing ReviewRows row ``k``, -1 when the filter hides it (fetching up to it)."""
+        """The view row showing ReviewRows row ``k`` (fetched or not), -1 when the filter hides it."""
         hits = np.flatnonzero(self._order_a == k)
-        if hits.size == 0:
-            return -1
-        self.ensure_loaded(int(hits[0]))
-        return int(hits[0])
+        return int(hits[0]) if hits.size else -1
 
     def find(self, a_id: int, b_id: int) -> int:
         """The ReviewRows row of the pair of these two file ids (either order), -1 when not listed."""

@@ -8,16 +8,15 @@ runner, and runs nothing slow itself (the core is called from ``jobs`` in worker
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QMenu, QSpinBox, QTreeView, QVBoxLayout, QWidget
 
 from simscan.gui import jobs
-from simscan.gui.export import PAIR_WRITERS, Shown
 from simscan.gui.preview import FileInfo
+from simscan.gui.results_model import KIND_FILTERS
 from simscan.gui.review import (
     COL_A,
     COL_B,
@@ -110,7 +109,6 @@ class ReviewMixin:
         # the longest passage, descending.
         view.sortByColumn(COL_LONGEST, Qt.SortOrder.DescendingOrder)
         view.selectionModel().currentRowChanged.connect(lambda _cur, _prev: self._on_pair_changed())
-        view.setToolTip("")
         self.pairs_view = view
         self._pair_timer = QTimer(self)
         self._pair_timer.setSingleShot(True)
@@ -153,9 +151,13 @@ class ReviewMixin:
         self.pairs_model.set_rows(rows if rows is not None else ReviewRows.empty(self.threshold, self.min_passage))
         self._update_pairs_summary()
         if not (current is not None and self.select_pair(*current)) and self.reviewing:
-            self._previewed = None
-            self.preview.show_message(self.tr("Select a pair to see its shared passages."))
+            self._prompt_for_pair()
         self.pairsLoaded.emit()
+
+    def _prompt_for_pair(self) -> None:
+        """The preview of the Pairs tab with no pair selected."""
+        self._previewed = None
+        self.preview.show_message(self.tr("Select a pair to see its shared passages."))
 
     def _review_rebuild(self) -> None:
         """The pairs at the threshold and scope now, from the results in memory (a worker), unless
@@ -178,14 +180,11 @@ class ReviewMixin:
 
     def _filter_pairs(self) -> None:
         """The Show box and the search apply to the pairs too (either file's path)."""
-        from simscan.gui.results_model import KIND_FILTERS
-
         current = self._current_pair_ids()
         self.pairs_model.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_pairs_summary()
         if (current is None or not self.select_pair(*current)) and self.reviewing:
-            self._previewed = None
-            self.preview.show_message(self.tr("Select a pair to see its shared passages."))
+            self._prompt_for_pair()
 
     def _update_pairs_summary(self) -> None:
         rows = self.pairs_model.rows
@@ -214,24 +213,17 @@ class ReviewMixin:
     def _on_results_tab_changed(self, _index: int) -> None:
         """Each tab previews its own selection: the selected file beside its reference, or the
         selected pair."""
-        self.settings.setValue("window/results_tab", self.results_tabs.currentIndex())
         self._update_actions()
         self._previewed = None
         if self.reviewing:
             if self.pairs_view.currentIndex().isValid():
                 self._preview_pair()
             else:
-                self.preview.show_message(self.tr("Select a pair to see its shared passages."))
+                self._prompt_for_pair()
         elif self.view.currentIndex().isValid():
             self._preview_current()
         else:
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
-
-    def _update_review_actions(self) -> None:
-        """The actions whose meaning follows the tab shown (called by ``_update_actions``)."""
-        if self.reviewing:
-            self.act_export.setEnabled(self.pairs_model.rows.n > 0)
-        self.min_passage_spin.setEnabled(not self._working(("scan", "trash", "verify")))
 
     # ------------------------------------------------------------------ selection and preview
     def _current_row(self) -> int:
@@ -249,14 +241,7 @@ class ReviewMixin:
     def select_pair(self, a_id: int, b_id: int) -> bool:
         """Make the pair of these two file ids current (either order); False when not shown."""
         k = self.pairs_model.find(a_id, b_id)
-        row = self.pairs_model.view_row_of(k) if k >= 0 else -1
-        if row < 0:
-            return False
-        idx = self.pairs_model.index(row, 0)
-        self.pairs_view.selectionModel().setCurrentIndex(
-            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-        self.pairs_view.scrollTo(idx)
-        return True
+        return k >= 0 and self.select_pair_row(self.pairs_model.view_row_of(k))
 
     def select_pair_row(self, row: int) -> bool:
         """Make view row ``row`` of the pairs list current (fetching up to it)."""
@@ -297,12 +282,6 @@ class ReviewMixin:
         self.runner.start("preview", lambda p, c: jobs.compare_files(req, p, c), finished=self._on_preview,
                           failed=self._on_preview_failed)
 
-    def next_passage(self) -> None:
-        self.preview.next_passage(1)
-
-    def previous_passage(self) -> None:
-        self.preview.next_passage(-1)
-
     # ------------------------------------------------------------------ actions on a pair
     def _pairs_context_menu(self, pos: Any) -> None:
         idx = self.pairs_view.indexAt(pos)
@@ -312,36 +291,11 @@ class ReviewMixin:
         rows = self.pairs_model.rows
         a, b = rows.path_a(k), rows.path_b(k)
         menu = QMenu(self)
-        menu.addAction(self.tr("Open A: {0}").format(os.path.basename(a)), lambda: self._open_path(a))
-        menu.addAction(self.tr("Open B: {0}").format(os.path.basename(b)), lambda: self._open_path(b))
+        menu.addAction(self.tr("Open A: {0}").format(os.path.basename(a)), lambda: self.open_path(a))
+        menu.addAction(self.tr("Open B: {0}").format(os.path.basename(b)), lambda: self.open_path(b))
         menu.addSeparator()
         menu.addAction(self.tr("Copy Both Paths"), lambda: QGuiApplication.clipboard().setText(f"{a}\n{b}"))
         menu.exec(self.pairs_view.viewport().mapToGlobal(pos))
-
-    def _open_path(self, path: str) -> None:
-        from simscan.gui.mainwindow import open_url
-
-        if not os.path.exists(path):
-            self.show_message(self._gone(path), "warning")
-        elif not open_url(QUrl.fromLocalFile(path)):
-            self.show_message(self.tr("No program is set up to open {0}.").format(path), "warning")
-
-    def export_pairs(self, path: str, fmt: str) -> int:
-        """Write the shown pairs (filters applied, in the shown order) to ``path`` as ``fmt``."""
-        writer = PAIR_WRITERS[fmt]
-        kind = self.kind_combo.currentData()
-        shown = Shown(None, self.kind_combo.currentText() if kind != "all" else "", self.search_edit.text().strip())
-        order = self.pairs_model.shown_rows().tolist()
-        try:
-            n = writer(path, self.pairs_model.rows, order, shown)
-        except OSError as e:
-            self.show_message(self.tr("Could not write {0}: {1}").format(path, e.strerror or e), "error")
-            return 0
-        what = self.tr("{0:,} pairs").format(len(order))
-        if shown.describe():
-            what = self.tr("{0} as shown ({1})").format(what, shown.describe())
-        self.status_label.setText(self.tr("Exported {0} to {1}").format(what, Path(path)))
-        return n
 
     def _restore_review_settings(self) -> None:
         s = self.settings

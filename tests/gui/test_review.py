@@ -67,6 +67,8 @@ def _names(win, k: int) -> tuple[str, str]:
 def _show_pair(qtbot, win, row: int):
     with qtbot.waitSignal(win.previewShown, timeout=WAIT):
         assert win.select_pair_row(row)
+        win._pair_timer.stop()  # (compared now: see helpers.preview_of)
+        win._preview_pair()
     return win.preview
 
 
