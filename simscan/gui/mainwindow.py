@@ -770,8 +770,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self.chart.set_data(results.best, jobs.PAIR_FLOOR, self.threshold)
         if results.preferred and not self.preferred_refs:  # references remembered from an earlier session
             self.preferred_refs = list(results.preferred)
-        self._set_review(results.review)  # (before the snapshot, whose signal says the results are in)
         self._set_snapshot(results.snapshot)
+        self._review_rebuild()  # (a job of its own: the groups are painted first)
         self.message.recheck()  # (an error of an earlier load is out of date)
 
     def _placeholder_text(self) -> str:

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         app.quit()
 
     def on_loaded() -> None:
-        win.resultsLoaded.disconnect(on_loaded)
+        (win.pairsLoaded if pairs else win.resultsLoaded).disconnect(on_loaded)
         if pairs:
             win.results_tabs.setCurrentIndex(1)
             model = win.pairs_model
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         win.close()
         app.quit()
 
-    win.resultsLoaded.connect(on_loaded)
+    (win.pairsLoaded if pairs else win.resultsLoaded).connect(on_loaded)
     win.previewShown.connect(on_preview)
     win.errorShown.connect(lambda text: fail(text))
     QTimer.singleShot(0, win.start_scan)

@@ -164,6 +164,8 @@ class ReviewMixin:
         the list holds them already."""
         res = self.results
         if res is None or res.files is None:
+            if self.pairs_model.rows.n:
+                self._set_review(None)
             return
         threshold, scope = self.threshold, self.scope()
         rows = self.pairs_model.rows

@@ -24,9 +24,16 @@ from simscan.similarity.core import expand_copy_pairs, sorted_rounded, to_pairs
 from simscan.similarity.types import KINDS, passes
 from tests.grouping_reference import random_pair_arrays, random_table
 from tests.gui.conftest import prose
-from tests.gui.helpers import WAIT, scan
+from tests.gui.helpers import WAIT
+from tests.gui.helpers import scan as scan_groups
 
 PAIRS_TAB = 1
+
+
+def scan(qtbot, win) -> None:
+    """Scan through the window and wait for the pairs too (a job after the groups')."""
+    with qtbot.waitSignal(win.pairsLoaded, timeout=WAIT):
+        scan_groups(qtbot, win)
 
 
 def _paragraph(text: str, first: int, lines: int) -> str:
@@ -189,7 +196,7 @@ def test_min_passage_setting_searches_again_and_is_remembered(qtbot, window, ess
     essay_pair, notes_pair = frozenset({"source.txt", "student.txt"}), frozenset({"notes_a.txt", "notes_b.txt"})
     assert listed() == {essay_pair, notes_pair}
     for value, want in ((0, {notes_pair}), (2000, {notes_pair}), (150, {essay_pair, notes_pair})):
-        with qtbot.waitSignal(win.resultsLoaded, timeout=WAIT):
+        with qtbot.waitSignal(win.pairsLoaded, timeout=WAIT):
             win.min_passage_spin.setValue(value)
         assert win.results.min_passage == value and win.pairs_model.rows.min_passage == value
         assert listed() == want, value
@@ -330,13 +337,14 @@ def test_review_rows_leave_out_files_outside_the_scope_and_empty_files(tmp_path)
     index = tmp_path / "i.sqlite3"
     run_scan(ScanRequest(roots=[tmp_path], index_path=index))
     res = jobs.load(index, 15.0, [], [], lambda p: None, jobs.CancelToken())
+    everything = jobs.review(res.files, res.pairs, 15.0, 100)
 
     def listed(rows):
         return {(os.path.basename(rows.path_a(k)), os.path.basename(rows.path_b(k)), KINDS[rows.kind[k]])
                 for k in range(rows.n)}
 
     # Copies are listed as a star around the oldest, as the command line lists them; no empty file.
-    assert listed(res.review) == {("c.txt", "a.txt", "exact"), ("c.txt", "b.txt", "exact"),
+    assert listed(everything) == {("c.txt", "a.txt", "exact"), ("c.txt", "b.txt", "exact"),
                                   ("c.txt", "d.txt", "content")}
     # Scoped to in/: the copies there are paired around the oldest of them.
     scoped = jobs.review(res.files, res.pairs, 15.0, 100, jobs.Scope((str(tmp_path / "in"),)))
