@@ -8,6 +8,8 @@ pub mod decode;
 pub mod detect;
 pub mod fingerprint;
 pub mod manber;
+pub mod minhash;
 pub mod normalize;
 pub mod read;
+pub mod simtables;
 pub mod tables;
