@@ -91,6 +91,9 @@ def sketch_views(
         if v == _fv.CODE and not sel.any():
             out.append(None)
             continue
+        if sel.all():  # (no file has a code view: no copy of every value)
+            out.append(sketch(offsets, values, num_perm, seed))
+            continue
         kept = np.zeros(offsets.size, np.int64)
         np.cumsum(row_counts(sel, offsets), out=kept[1:])
         out.append(sketch(kept, values[sel], num_perm, seed))

@@ -9,13 +9,15 @@ that block t of the same blocks as ``simhash_tables`` leads, sorted; a look-up r
 table, the range of entries that share the query's leading block and checks their distance.
 Each stored entry within distance k is reported once (by the first table whose block it shares).
 
-Kept raw, a table costs 8 bytes a value.  **Compressed** (``block`` > 0), each block of ``block``
-entries keeps its first entry whole in memory (binary-searched) and every following entry as the
-Huffman-coded position of its first bit differing from the previous entry, then the bits after
-that one: about 64 - log2(n) + 2 bits an entry for n random values, so the saving grows with the
-table.  A look-up decodes from the start of the block holding its range: ``block`` trades bytes
-(heads and offsets: 16 bytes a block) against decoding time.  Encoding and look-ups run in the
-native core (``native/core/src/simtables.rs``).
+Each table has a directory (the first entry of each value of its top D bits, D = log2(n / 16) up
+to 16: 4 bytes a prefix), so a look-up goes to its range without a binary search.  Kept raw, a
+table costs 8 bytes a value.  **Compressed** (``block`` > 0), each block of ``block`` entries keeps
+its first entry whole and every following entry as the Huffman-coded position of its first bit
+differing from the previous entry, then the bits after that one: about 64 - log2(n) + 2 bits an
+entry for n random values, so the saving grows with the table.  A look-up decodes from the start
+of the block holding its range's first entry: ``block`` trades bytes (a head and an offset: 16
+bytes a block) against decoding time.  Encoding and look-ups run in the native core
+(``native/core/src/simtables.rs``).
 """
 
 from __future__ import annotations
