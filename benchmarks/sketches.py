@@ -381,18 +381,6 @@ def scale_section(sizes: list[int], d: Path) -> None:
 # --------------------------------------------------------------------------- 3. simhash tables
 
 
-def planted(n: int, seed: int) -> np.ndarray:
-    """n random 64-bit values, 1 % of them replaced by neighbours (1-3 bits) of others."""
-    rng = np.random.default_rng(seed)
-    v = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
-    src = rng.integers(0, n, n // 100)
-    flips = np.zeros(src.size, np.uint64)
-    for _ in range(3):
-        flips |= np.uint64(1) << rng.integers(0, 64, src.size).astype(np.uint64)
-    v[rng.integers(0, n, src.size)] = v[src] ^ flips
-    return v
-
-
 def queries_for(v: np.ndarray, m: int, seed: int) -> np.ndarray:
     """m queries: half stored values with 0-3 bits flipped, half random values."""
     rng = np.random.default_rng(seed)
@@ -404,13 +392,15 @@ def queries_for(v: np.ndarray, m: int, seed: int) -> np.ndarray:
 
 
 def tables_section(sizes: list[int]) -> None:
+    from similarity_scale import planted_simhashes
+
     from simscan.similarity.simhash_compressed import DEFAULT_BLOCK, SimhashTables
     from simscan.similarity.simhash_tables import simhash_pairs
 
     print("\n== simhash tables, k = 3 (4 tables), raw against compressed; 100,000 look-ups, answers compared")
     m = 100_000
     for n in sizes:
-        v = planted(n, n)
+        v = planted_simhashes(np.random.default_rng(n), n)
         q = queries_for(v, m, 1)
         row = {}
         for name, block in (("raw", 0), (f"compressed, block {DEFAULT_BLOCK}", DEFAULT_BLOCK)):
@@ -441,7 +431,7 @@ def tables_section(sizes: list[int]) -> None:
                   f"value in the compressed tables {t_look:.2f} s ({(int(off[-1]) - n) // 2:,} pairs)")
             del tab
     n = sizes[-1]
-    v = planted(n, n)
+    v = planted_simhashes(np.random.default_rng(n), n)
     q = queries_for(v, m, 2)
     print(f"  block size at {n:,} values (bytes a value a table / µs a look-up):")
     for block in (16, 64, 256, 1024):

@@ -427,14 +427,14 @@ impl Directory {
 
 /// The sorted rotated values, as they are or compressed.
 #[derive(Clone, Debug)]
-pub enum Data {
+enum Data {
     Raw(Vec<u64>),
-    Packed(Packed),
+    Packed(Box<Packed>),
 }
 
 /// One table: its directory and its values.
 #[derive(Clone, Debug)]
-pub struct Table {
+struct Table {
     dir: Directory,
     data: Data,
 }
@@ -445,7 +445,7 @@ impl Table {
         let data = if block == 0 {
             Data::Raw(sorted)
         } else {
-            Data::Packed(Packed::new(&sorted, block))
+            Data::Packed(Box::new(Packed::new(&sorted, block)))
         };
         Table { dir, data }
     }
@@ -663,9 +663,9 @@ mod tests {
         let kraft: f64 = len.iter().map(|&l| 0.5f64.powi(i32::from(l))).sum();
         assert!(kraft <= 1.0 + 1e-12);
         let code = Code::new(len);
-        for s in 0..SYMBOLS {
-            let w = u64::from(code.code[s]) << (64 - u32::from(len[s]));
-            assert_eq!(code.decode(w), (s, u32::from(len[s])));
+        for (s, &l) in len.iter().enumerate() {
+            let w = u64::from(code.code[s]) << (64 - u32::from(l));
+            assert_eq!(code.decode(w), (s, u32::from(l)));
         }
     }
 

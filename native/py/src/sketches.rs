@@ -44,6 +44,9 @@ fn minhash_sketch<'py>(
     PyArray1::from_vec(py, out).reshape([rows, seeds.len()])
 }
 
+/// A CSR: (offsets, values).
+type Csr<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u64>>);
+
 /// The k + 1 sorted tables of a set of 64-bit simhashes, raw (`block` 0) or compressed in blocks
 /// of `block` entries.
 #[pyclass(frozen, module = "simscan._native")]
@@ -74,7 +77,7 @@ impl SimhashTables {
         &self,
         py: Python<'py>,
         queries: PyReadonlyArray1<'py, u64>,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u64>>)> {
+    ) -> PyResult<Csr<'py>> {
         let q = queries.as_slice()?;
         let (offsets, found) = detached(py, || {
             let mut found = Vec::new();
