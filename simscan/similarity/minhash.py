@@ -42,7 +42,8 @@ from simscan.similarity.views import row_counts
 NUM_PERM = 200
 #: Seed of the permutations' seeds: fixed, so sketches compare across runs and processes.
 SEED = 0x5349_4D53_4341_4E21
-#: A sketch entry of an empty set (no value hashes above it).
+#: A sketch entry of an empty set (the largest 32-bit hash: a non-empty set has it as a minimum with
+#: probability ~2^-32 an entry).
 EMPTY = np.uint32(0xFFFFFFFF)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -165,12 +166,14 @@ def optimal_bands(
 _BAND_MUL = np.uint64(0x100000001B3)
 
 
-def band_keys(sketches: np.ndarray, band: int, rows: int) -> np.ndarray:
-    """A 64-bit hash (uint64 per sketch row) of the entries of band ``band`` (entries
-    ``band * rows`` .. ``band * rows + rows - 1``); equal bands give equal keys."""
+def band_keys(sketches: np.ndarray, band: int, rows: int, take: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit hash (uint64 per sketch row, or per row of ``take``) of the entries of band ``band``
+    (entries ``band * rows`` .. ``band * rows + rows - 1``); equal bands give equal keys."""
     cols = sketches[:, band * rows : (band + 1) * rows]
+    if take is not None:
+        cols = cols[take]
     with np.errstate(over="ignore"):
-        key = np.full(sketches.shape[0], np.uint64(band) * _GOLDEN, dtype=np.uint64)
+        key = np.full(cols.shape[0], np.uint64(band) * _GOLDEN, dtype=np.uint64)
         for c in range(cols.shape[1]):
             key ^= cols[:, c].astype(np.uint64)
             key *= _BAND_MUL
@@ -187,9 +190,8 @@ def band_pairs(
     if bands * rows > sketches.shape[1]:
         raise ValueError("bands x rows exceeds the sketch's permutations")
     take = np.arange(sketches.shape[0]) if skip is None else np.flatnonzero(~np.asarray(skip, dtype=bool))
-    sk = sketches[take]
     for band in range(bands):
-        key = band_keys(sk, band, rows)
+        key = band_keys(sketches, band, rows, take)
         order = np.argsort(key, kind="stable")
         starts, lengths = run_bounds(key[order])
         del key
