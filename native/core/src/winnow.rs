@@ -22,7 +22,7 @@
 //! Streaming: `D` is found with one monotonic stack (a window's `next_le` is the window that pops
 //! it), and is known at most `D_CAP` windows later; units are kept that long.
 
-use crate::manber::{select, tag, window_value, LOW63, SELECT_BLOCK, SELECT_SCRATCH};
+use crate::manber::{select, tag, window_value, LOW63, SELECT_BLOCK};
 
 /// Dominance spans are kept up to this (above the largest winnowing window).
 pub const D_CAP: u32 = 128;
@@ -98,8 +98,10 @@ impl Winnower {
             gbase: 0,
             done: 0,
             kept: Vec::new(),
-            s: vec![0; SELECT_SCRATCH],
-            g: vec![0; SELECT_BLOCK],
+            // Grown on demand (`feed`): a small file must not pay for zeroing a whole block's
+            // scratch (~0.5 MB, ~20 us a file).
+            s: Vec::new(),
+            g: Vec::new(),
             cands: Vec::new(),
             stack: Vec::new(),
             near_l: Vec::new(),
@@ -132,6 +134,10 @@ impl Winnower {
             }
             let nb = (end - self.w + 1 - first).min(SELECT_BLOCK);
             let at = first - self.base;
+            if self.g.len() < nb {
+                self.g.resize(nb, 0);
+                self.s.resize(nb + self.w + 1, 0);
+            }
             select(
                 &self.buf[at..at + nb + self.w - 1],
                 self.w,
@@ -381,7 +387,7 @@ mod tests {
             let nw = n.saturating_sub(49);
             let mut g = vec![0u32; nw];
             if nw > 0 {
-                let mut s = vec![0u32; SELECT_SCRATCH];
+                let mut s = vec![0u32; crate::manber::SELECT_SCRATCH];
                 select(&units, 50, false, &mut s, &mut g);
             }
             let d = dominance_slow(&g);
