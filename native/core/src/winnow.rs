@@ -185,18 +185,7 @@ impl Winnower {
             if i < self.done || i >= limit {
                 continue;
             }
-            let (l, r) = (self.near_l[k], self.near_r[k]);
-            let left = if l == NONE {
-                i.min(cap)
-            } else {
-                (i - cands[l] - 1).min(cap)
-            };
-            let right = if r == NONE {
-                (known - 1 - i).min(cap)
-            } else {
-                (cands[r] - i - 1).min(cap)
-            };
-            let d = Self::capped(left, right, i, total);
+            let d = self.span(k, &cands, 0..known, total);
             if d as usize >= w {
                 self.keep_window(i, d);
             }
@@ -219,18 +208,7 @@ impl Winnower {
                     if i < a || i >= b {
                         continue;
                     }
-                    let (l, r) = (self.near_l[k], self.near_r[k]);
-                    let left = if l == NONE {
-                        (i - from).min(cap)
-                    } else {
-                        (i - all[l] - 1).min(cap)
-                    };
-                    let right = if r == NONE {
-                        (to - 1 - i).min(cap)
-                    } else {
-                        (all[r] - i - 1).min(cap)
-                    };
-                    let d = Self::capped(left, right, i, total);
+                    let d = self.span(k, &all, from..to, total);
                     if d as usize >= w {
                         self.keep_window(i, d);
                     }
@@ -285,6 +263,32 @@ impl Winnower {
             near_r[k] = stack.last().copied().unwrap_or(NONE);
             stack.push(k);
         }
+    }
+
+    /// D of window `pos[k]` from its neighbours found by [`Winnower::nearest`] over `pos`, the
+    /// windows of `bounds` being all those that may be smaller (none found: it dominates to the
+    /// bound's end).
+    #[inline]
+    fn span(
+        &self,
+        k: usize,
+        pos: &[usize],
+        bounds: std::ops::Range<usize>,
+        total: Option<usize>,
+    ) -> u32 {
+        let (i, cap) = (pos[k], D_CAP as usize);
+        let (l, r) = (self.near_l[k], self.near_r[k]);
+        let left = if l == NONE {
+            i - bounds.start
+        } else {
+            i - pos[l] - 1
+        };
+        let right = if r == NONE {
+            bounds.end - 1 - i
+        } else {
+            pos[r] - i - 1
+        };
+        Self::capped(left.min(cap), right.min(cap), i, total)
     }
 
     /// D from the windows left and right of window `i` that leave it the rightmost minimum.
