@@ -72,8 +72,8 @@ _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 #: regular expression of earlier versions matched, ``lead (?:<!--.{0,2000}?-->\s*)* page``.  That expression
 #: backtracked through every way of reading a run of comments as fewer, longer ones (a comment may run to any
 #: later ``-->`` within 2,000 characters), so a file whose first 4 KiB hold a few dozen comments and then no
-#: page took minutes, more with more comments (sympy's mathml/data/mmlctop.xsl, 16 comment lines and a stylesheet with more
-#: comments: 189 s of CPU, with the GIL held; simple_mmlctop.xsl 341 s).
+#: page took minutes, more with more comments (sympy's mathml/data/mmlctop.xsl, 16 comment lines and a
+#: stylesheet with more comments: 189 s of CPU, with the GIL held; simple_mmlctop.xsl 341 s).
 COMMENT_BODY = 2000
 _Text = TypeVar("_Text", bytes, str)
 
