@@ -612,3 +612,31 @@ def test_a_look_at_the_scan_lock_does_not_fail_a_starting_scan(tmp_path: Path, m
     with Index.open(p) as ix, pytest.raises(IndexLocked, match="another scan"):
         ix.scan_lock()
     os.close(scan)
+
+
+def test_stored_sets_places_are_each_files_columns(tmp_path: Path) -> None:
+    """The places ``stored_sets`` gathers for many files at once (by index arithmetic over the joined
+    blobs) are each file's own columns, read from its blob one file at a time."""
+    from simscan.scanner import ScanRequest, run_scan
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    for k in range(40):  # short and long texts (other levels, other counts), and binary files
+        (root / f"t{k}.txt").write_bytes(words(np.random.default_rng(k), 5 + 37 * k))
+    for k in range(5):
+        (root / f"b{k}.bin").write_bytes(np.random.default_rng(k).integers(0, 256, 3000 + 997 * k, np.uint8).tobytes())
+    idx = tmp_path / "i.sqlite3"
+    run_scan(ScanRequest([root], index_path=idx, jobs=1))
+    with Index.open(idx, readonly=True) as ix:
+        want = ix.files().ids
+        ids, offsets, _values, meta = ix.stored_sets(want[::-1])
+    assert ids.size >= 40 and meta.unit.dtype == np.uint32 and meta.chars.dtype == np.uint16
+    with sqlite3.connect(idx) as c:
+        blobs = dict(c.execute("SELECT file_id, CAST(places AS BLOB) FROM fingerprints"))
+    for k, fid in enumerate(ids.tolist()):
+        m, at = int(offsets[k + 1] - offsets[k]), slice(int(offsets[k]), int(offsets[k + 1]))
+        blob = blobs[fid]
+        assert len(blob) == 10 * m
+        assert np.array_equal(meta.unit[at], np.frombuffer(blob[: 4 * m], "<u4")), fid
+        assert np.array_equal(meta.char[at], np.frombuffer(blob[4 * m : 8 * m], "<u4")), fid
+        assert np.array_equal(meta.chars[at], np.frombuffer(blob[8 * m :], "<u2")), fid
