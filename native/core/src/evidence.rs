@@ -108,12 +108,17 @@ fn holds(set: &[u64], v: u64) -> bool {
     !set.is_empty() && set.binary_search(&v).is_ok()
 }
 
+/// Whether each of `values` is in the sorted slice `set`.
+fn flags(values: &[u64], set: &[u64]) -> Vec<bool> {
+    values.iter().map(|&v| holds(set, v)).collect()
+}
+
 /// Which values of `s` count under `rule`: their span reaches the window, they are of the view, not
-/// common, and (with [`Rule::common_text`]) not inside common text.
-fn counted(s: &StoredSet<'_>, rule: &Rule, common: &[u64]) -> Vec<bool> {
+/// common (`common[i]`: value i is), and (with [`Rule::common_text`]) not inside common text.
+fn counted(s: &StoredSet<'_>, rule: &Rule, common: &[bool]) -> Vec<bool> {
     let of_view = |i: usize| view_of(s.values[i], s.is_text) == rule.view;
     let mut m: Vec<bool> = (0..s.values.len())
-        .map(|i| s.d[i] >= rule.w && of_view(i) && !holds(common, s.values[i]))
+        .map(|i| s.d[i] >= rule.w && of_view(i) && !common[i])
         .collect();
     let Some(ct) = rule.common_text else { return m };
     // Common text: the stretches between two common coarse windows at most `span` units apart (and
@@ -122,7 +127,7 @@ fn counted(s: &StoredSet<'_>, rule: &Rule, common: &[u64]) -> Vec<bool> {
     // the stretch is known in each, whatever the file's own window; a value starting in one is
     // common there.
     let mut anchors: Vec<u32> = (0..s.values.len())
-        .filter(|&i| s.d[i] >= ct.coarse && of_view(i) && holds(common, s.values[i]))
+        .filter(|&i| s.d[i] >= ct.coarse && of_view(i) && common[i])
         .map(|i| s.unit[i])
         .collect();
     if anchors.is_empty() {
@@ -179,9 +184,37 @@ pub fn evidence(
     frequent: &[u64],
     rule: &Rule,
 ) -> Evidence {
+    let fa = Flags {
+        common: &flags(a.values, common),
+        frequent: &flags(a.values, frequent),
+    };
+    let fb = Flags {
+        common: &flags(b.values, common),
+        frequent: &[],
+    };
+    let (ma, mb) = (counted(a, rule, fa.common), counted(b, rule, fb.common));
+    flagged_evidence(a, &fa, &ma, b, &mb, rule)
+}
+
+/// Which values of a stored set are common and which frequent (aligned with its values; `frequent`
+/// is read for the set in place a only).
+struct Flags<'f> {
+    common: &'f [bool],
+    frequent: &'f [bool],
+}
+
+/// [`evidence`] with each value's membership in the common and frequent values known, and which
+/// values count in each file ([`counted`]).
+fn flagged_evidence(
+    a: &StoredSet<'_>,
+    fa: &Flags<'_>,
+    ma: &[bool],
+    b: &StoredSet<'_>,
+    mb: &[bool],
+    rule: &Rule,
+) -> Evidence {
     let mut ev = Evidence::default();
     let mut matches = Vec::new();
-    let (ma, mb) = (counted(a, rule, common), counted(b, rule, common));
     ev.na = ma.iter().filter(|&&x| x).count() as u32;
     ev.nb = mb.iter().filter(|&&x| x).count() as u32;
     let (mut i, mut j) = (0, 0);
@@ -190,7 +223,7 @@ pub fn evidence(
         let (va, vb) = (a.values[i], b.values[j]);
         if va == vb && ma[i] && mb[j] {
             ev.inter += 1;
-            if !holds(frequent, va) {
+            if !fa.frequent[i] {
                 matches.push(Match {
                     ua: a.unit[i],
                     ub: b.unit[j],
@@ -273,6 +306,27 @@ fn chain(matches: &mut [Match], rule: &Rule, ev: &mut Evidence) {
     }
 }
 
+/// [`flags`] of `values` in `set`, on up to `threads` threads.
+fn flags_on_threads(values: &[u64], set: &[u64], threads: usize) -> Vec<bool> {
+    if set.is_empty() {
+        return vec![false; values.len()];
+    }
+    if threads == 1 || values.len() < 1 << 16 {
+        return flags(values, set);
+    }
+    let share = values.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = values
+            .chunks(share)
+            .map(|part| s.spawn(move || flags(part, set)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
 /// Length of the union of half-open ranges.
 fn union_length(mut spans: Vec<(u32, u32)>) -> u32 {
     spans.sort_unstable();
@@ -347,27 +401,55 @@ pub fn evidence_of_pairs(
     frequent: &[u64],
     threads: usize,
 ) -> Vec<Option<Evidence>> {
-    let one = |job: &PairJob| {
-        let (a, b) = (sets.row(job.a)?, sets.row(job.b)?);
-        let rule = Rule {
-            w: job.w,
-            view: batch.view,
-            gap: batch.gap_per_w * job.w as u32,
-            drift: batch.drift,
-            passages: batch.passages,
-            common_text: batch.common_text,
-        };
-        Some(evidence(&a, &b, common, frequent, &rule))
-    };
     let threads = threads.clamp(1, 64);
+    // Each stored value's membership in the common and frequent values, once for all the pairs (a
+    // file takes part in many pairs: looking them up per pair was most of the work).
+    let (is_common, is_frequent) = (
+        flags_on_threads(sets.values, common, threads),
+        flags_on_threads(sets.values, frequent, threads),
+    );
+    let flags_of = |r: usize| -> Option<Flags<'_>> {
+        let (lo, hi) = (
+            *sets.offsets.get(r)? as usize,
+            *sets.offsets.get(r + 1)? as usize,
+        );
+        Some(Flags {
+            common: is_common.get(lo..hi)?,
+            frequent: is_frequent.get(lo..hi)?,
+        })
+    };
+    // Jobs come sorted by their first file: the values that count in it are kept from one job to
+    // the next while the file and the window stay the same.
+    let run = |part: &[PairJob]| -> Vec<Option<Evidence>> {
+        let mut last: Option<(usize, u8, Vec<bool>)> = None;
+        let mut one = |job: &PairJob| -> Option<Evidence> {
+            let (a, b) = (sets.row(job.a)?, sets.row(job.b)?);
+            let (fa, fb) = (flags_of(job.a)?, flags_of(job.b)?);
+            let rule = Rule {
+                w: job.w,
+                view: batch.view,
+                gap: batch.gap_per_w * job.w as u32,
+                drift: batch.drift,
+                passages: batch.passages,
+                common_text: batch.common_text,
+            };
+            if !matches!(&last, Some((r, w, _)) if *r == job.a && *w == job.w) {
+                last = Some((job.a, job.w, counted(&a, &rule, fa.common)));
+            }
+            let ma = last.as_ref().map(|l| &l.2[..])?;
+            let mb = counted(&b, &rule, fb.common);
+            Some(flagged_evidence(&a, &fa, ma, &b, &mb, &rule))
+        };
+        part.iter().map(&mut one).collect()
+    };
     if threads == 1 || jobs.len() < 256 {
-        return jobs.iter().map(one).collect();
+        return run(jobs);
     }
     let share = jobs.len().div_ceil(threads);
     std::thread::scope(|s| {
         let parts: Vec<_> = jobs
             .chunks(share)
-            .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .map(|part| s.spawn(move || run(part)))
             .collect();
         parts
             .into_iter()
