@@ -1391,12 +1391,9 @@ class Index:
         """
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
-        with_spans = spans is not None and self.version >= _SPANS_VERSION
         if spans is not None and kind != "all":
             raise ValueError("spans come with kind 'all'")
-        base, key = (_CHECKED_FINGERPRINT_ROWS, "files.id") if self.checked else (_FINGERPRINT_ROWS, "f.file_id")
-        if with_spans:
-            base = base.replace(" FROM ", ", CAST(f.spans AS BLOB), f.schk FROM ", 1)
+        base, key, with_spans = self._fingerprint_rows(spans is not None)
         span_parts: list[bytes] = []
         if file_ids is None:
             cursors: Iterable[sqlite3.Cursor] = [self._conn.execute(f"{base} ORDER BY {key}", (ALGORITHM_VERSION,))]
@@ -1429,13 +1426,7 @@ class Index:
                 if self.checked:
                     _verify_blobs(batch)
                 if with_spans:
-                    # (file id, spans, check, values) after the row's own columns.
-                    rows = [(r[0], r[-2], r[-1], len(r[2]) // 8 if r[2] is not None else -1) for r in batch]
-                    if self.checked:
-                        _verify_meta(rows, _checks.SPANS)
-                    elif any(r[1] is None or len(r[1]) != r[3] for r in rows):
-                        raise Mismatch(_blobs_fail(1), [r[0] for r in rows if r[1] is None][:1])
-                    span_parts.append(b"".join(r[1] for r in rows))
+                    span_parts.append(self._batch_spans(batch))
                 parts = _kind_parts(batch, kind)
                 id_parts.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
                 len_parts.append(np.fromiter((len(p) // 8 for p in parts), np.int64, len(batch)))
@@ -1527,37 +1518,70 @@ class Index:
             blobs.extend(r[1] for r in rows)
             seen += len(rows)
         places = np.frombuffer(b"".join(blobs), np.uint8)
-        # Each file's places are its columns (unit, char, chars); gather them column by column.
-        start = np.repeat(10 * offsets[:-1], counts)
-        rank = np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts)
-        m = np.repeat(counts, counts)
-        unit = _gather(places, start + 4 * rank, 4).view("<u4")
-        char = _gather(places, start + 4 * m + 4 * rank, 4).view("<u4")
-        chars = _gather(places, start + 8 * m + 2 * rank, 2).view("<u2")
-        return ids, offsets, values, FingerprintMeta(d[0], unit.astype(np.uint32), char.astype(np.uint32),
-                                                     chars.astype(np.uint16))
+        del blobs
+        # Each file's places are its columns (unit, char, chars: 4, 4 and 2 bytes a value); a column of
+        # every file is the bytes a mask of its blocks keeps, in order (a byte of mask a byte at a time).
+        blocks = np.column_stack((4 * counts, 4 * counts, 2 * counts)).ravel()
+        cols = []
+        for k, dt in enumerate(("<u4", "<u4", "<u2")):
+            mask = np.repeat(np.tile(np.arange(3) == k, counts.size), blocks)
+            cols.append(places[mask].view(dt))
+            del mask
+        return ids, offsets, values, FingerprintMeta(d[0], cols[0].astype(np.uint32), cols[1].astype(np.uint32),
+                                                     cols[2].astype(np.uint16))
+
+    def _fingerprint_rows(self, spans: bool) -> tuple[str, str, bool]:
+        """(query, its id column, whether it reads spans) of the current files' stored sets: rows of
+        (file id, rolling count, blob[, check, fp_count][, spans, their check]), ``spans`` when asked and
+        the schema stores them."""
+        base, key = (_CHECKED_FINGERPRINT_ROWS, "files.id") if self.checked else (_FINGERPRINT_ROWS, "f.file_id")
+        with_spans = spans and self.version >= _SPANS_VERSION
+        if with_spans:
+            base = base.replace(" FROM ", ", CAST(f.spans AS BLOB), f.schk FROM ", 1)
+        return base, key, with_spans
+
+    def _batch_spans(self, batch: Sequence[tuple[Any, ...]]) -> bytes:
+        """The spans of a batch of :meth:`_fingerprint_rows` rows read with spans, joined, after their
+        checks (or their lengths, without checks)."""
+        # (file id, spans, check, values) after the row's own columns.
+        rows = [(r[0], r[-2], r[-1], len(r[2]) // 8 if r[2] is not None else -1) for r in batch]
+        if self.checked:
+            _verify_meta(rows, _checks.SPANS)
+        elif any(r[1] is None or len(r[1]) != r[3] for r in rows):
+            raise Mismatch(_blobs_fail(1), [r[0] for r in rows if r[1] is None][:1])
+        return b"".join(r[1] for r in rows)
 
     @_sql_errors
-    def iter_fingerprints(self, kind: str = "all", rows: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def iter_fingerprints(
+        self, kind: str = "all", rows: int = 4096, spans: bool = False,
+    ) -> Iterator[tuple[np.ndarray, ...]]:
         """Every current file's fingerprints as :meth:`fingerprints` gives them, in CSR batches of
         about ``rows`` files (ascending ids): a full pass in memory of one batch (a query of a short
-        file looks through every stored set)."""
+        file looks through every stored set; the sliced pair search reads them so).  ``spans`` (kind
+        "all"): each batch also carries its values' dominance spans (uint8, aligned; 255 each for an
+        index older than schema 8), a fourth array."""
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
-        if self.checked:
-            cur = self._conn.execute(_CHECKED_FINGERPRINT_ROWS + " ORDER BY files.id", (ALGORITHM_VERSION,))
-        else:
-            cur = self._conn.execute(_FINGERPRINT_ROWS + " ORDER BY f.file_id", (ALGORITHM_VERSION,))
+        if spans and kind != "all":
+            raise ValueError("spans come with kind 'all'")
+        base, key, with_spans = self._fingerprint_rows(spans)
+        cur = self._conn.execute(f"{base} ORDER BY {key}", (ALGORITHM_VERSION,))
         while batch := cur.fetchmany(rows):
             if self.checked:
                 _verify_blobs(batch)
+            got = self._batch_spans(batch) if with_spans else None
             parts = _kind_parts(batch, kind)
             ids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
             offsets = np.zeros(len(batch) + 1, np.int64)
             np.cumsum(np.fromiter(map(len, parts), np.int64, len(batch)) // 8, out=offsets[1:])
             values = np.frombuffer(b"".join(parts), "<u8").astype(np.uint64, copy=False)
             del batch, parts
-            yield ids, offsets, values
+            if not spans:
+                yield ids, offsets, values
+            elif got is not None:
+                yield ids, offsets, values, np.frombuffer(got, np.uint8)
+            else:
+                yield ids, offsets, values, np.full(values.size, 255, np.uint8)
 
     def _fingerprint_count_hint(self) -> int:
         """Values the current files store (the ``files.fp_count`` column), to size a full read."""
@@ -1881,12 +1905,6 @@ _K64 = np.uint64(0x9E3779B97F4A7C15)
 _SPANS_VERSION = 8
 #: The columns a fingerprint row is written with (schema 8).
 _FP_COLUMNS = "file_id, n_rolling, fps, chk, spans, schk, places, pchk"
-
-
-def _gather(buf: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
-    """The ``width``-byte items of ``buf`` (uint8) at byte offsets ``starts``, as one byte array."""
-    idx = (starts[:, None] + np.arange(width, dtype=np.int64)[None, :]).ravel()
-    return np.ascontiguousarray(buf[idx])
 
 
 def _split_meta(meta: bytes, n: int) -> tuple[memoryview | None, memoryview | None]:

@@ -11,5 +11,6 @@ pub mod fingerprint;
 pub mod manber;
 pub mod normalize;
 pub mod read;
+pub mod runs;
 pub mod tables;
 pub mod winnow;
