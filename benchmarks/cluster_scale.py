@@ -118,7 +118,8 @@ def local_run(root: Path, work: Path) -> dict[str, float]:
     with Index.open(idx, readonly=True) as index, Clock() as pairs:
         ps = find_pair_set(index, cache=False)
     return {"files": r.files_read, "scan": scan.wall, "scan_cpu": scan.cpu_s, "rescan": rescan.wall,
-            "pairs": pairs.wall, "pairs_cpu": pairs.cpu_s, "n_pairs": ps.pairs.a.size}
+            "pairs": pairs.wall, "pairs_cpu": pairs.cpu_s, "n_pairs": ps.pairs.a.size,
+            "passages": int((ps.pairs.longest >= 0).sum())}
 
 
 def cluster_run(root: Path, work: Path, workers: int, partitions: int) -> dict[str, float]:
@@ -134,10 +135,21 @@ def cluster_run(root: Path, work: Path, workers: int, partitions: int) -> dict[s
             ps = cluster_pair_set(client, Store.open(store))
     fps = Store.open(store).stats()["fingerprints"]
     part_bytes = sum(f.stat().st_size for f in store.glob("segments/*/fp/*.parquet"))
-    row_bytes = sum(f.stat().st_size for f in store.glob("segments/*/files/*.parquet"))
+    row_files = list(store.glob("segments/*/files/*.parquet"))
     return {"files": r.files_read, "scan": scan.wall, "scan_cpu": scan.cpu_s, "rescan": rescan.wall,
             "pairs": pairs.wall, "pairs_cpu": pairs.cpu_s, "n_pairs": ps.pairs.a.size, "start": start,
-            "fps": fps, "part_bytes": part_bytes, "row_bytes": row_bytes}
+            "fps": fps, "part_bytes": part_bytes, "row_bytes": sum(f.stat().st_size for f in row_files),
+            "meta_bytes": sum(_column_bytes(f, "meta") for f in row_files),
+            "passages": int((ps.pairs.longest >= 0).sum())}
+
+
+def _column_bytes(path: Path, column: str) -> int:
+    """Bytes of one column of a Parquet file, as stored (compressed)."""
+    import pyarrow.parquet as pq
+
+    md = pq.read_metadata(path)
+    k = md.schema.names.index(column)
+    return sum(md.row_group(g).column(k).total_compressed_size for g in range(md.num_row_groups))
 
 
 def main() -> None:
@@ -165,15 +177,16 @@ def main() -> None:
               f"{r['rescan']:8.2f} {r['pairs']:8.2f} {r['pairs_cpu']:6.2f} {r['n_pairs']:6,} {r.get('start', 0):7.2f}"
               f"   x{base['scan'] / r['scan']:.2f}, x{base['pairs'] / r['pairs']:.2f}")
     r = rows[-1][1]
-    print(f"store: {r['fps']:,} fingerprints ({r['fps'] / args.files:.0f} a file); partitions "
-          f"{r['part_bytes'] / r['fps']:.1f} bytes a fingerprint, file rows (with the sets) "
-          f"{r['row_bytes'] / r['fps']:.1f}; "
+    print(f"store: {r['fps']:,} fingerprints ({r['fps'] / args.files:.0f} a file); partitions (value, file, span) "
+          f"{r['part_bytes'] / r['fps']:.1f} bytes a fingerprint, file rows (with the sets and their meta) "
+          f"{r['row_bytes'] / r['fps']:.1f}, of which the meta {r['meta_bytes'] / r['fps']:.1f}; "
           f"CPU per file: local scan {base['scan_cpu'] / args.files * 1e6:.0f} us, cluster scan (2 workers) "
           f"{r['scan_cpu'] / args.files * 1e6:.0f} us; pair search CPU per fingerprint: local "
           f"{base['pairs_cpu'] / r['fps'] * 1e6:.2f} us, cluster {r['pairs_cpu'] / r['fps'] * 1e6:.2f} us")
     print("CPU s: this process (reading threads; the cluster's client and scheduler) plus the workers. "
           f"Load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.")
-    if len({r["n_pairs"] for _, r in rows}) != 1:
+    print(f"pairs weighed for passages: {base['passages']:,} of {base['n_pairs']:,}")
+    if len({(r["n_pairs"], r["passages"]) for _, r in rows}) != 1:
         print("!! the configurations found different numbers of pairs")
 
 

@@ -51,7 +51,7 @@ def address(client) -> str:
 def plain(ps) -> list[tuple]:
     """The pairs of a pair set, ids left out (a store numbers files otherwise than an index)."""
     return [(p.a_path, p.b_path, p.resemblance, p.containment_a, p.containment_b, p.simhash_distance, p.exact, p.kind,
-             p.view) for p in to_pairs(ps.pairs, ps.files)]
+             p.view, p.longest_passage, p.shared_chars) for p in to_pairs(ps.pairs, ps.files)]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -100,8 +100,10 @@ def test_cluster_equals_local_on_the_corpus(tmp_path, capsys, address):
     same_output(capsys, idx, store, address, "groups", "-m", "40", "--reference", str(CORPUS / "peps"))
     question = CORPUS / "clough" / "orig_taska.txt"
     same_output(capsys, idx, store, address, "pairs", "--ignore-text", str(question), "--format", "json")
+    excerpt = tmp_path / "excerpt.txt"  # (a short file: every holder of its values is looked up)
+    excerpt.write_bytes((CORPUS / "clough" / "orig_taskb.txt").read_bytes()[:400])
     queried = [str(CORPUS / "clough" / "g0pA_taska.txt"), str(CORPUS / "irplag" / "case-01" / "original" / "T1.java"),
-               str(next((CORPUS / "peps").glob("*/rev0_*"))), str(Path(__file__))]
+               str(next((CORPUS / "peps").glob("*/rev0_*"))), str(Path(__file__)), str(excerpt)]
     out = same_output(capsys, idx, store, address, "query", *queried, "--format", "json")
     assert out.count("\n") > 10
 
@@ -160,6 +162,58 @@ def store_paths_of_last_segment(store: Path) -> list[str]:
     paths = [bytes(p) for f in s.row_files(s.manifest.segments[-1])
              for p in pq.read_table(f).column("path").to_pylist()]
     return sorted(map(os.fsdecode, paths))
+
+
+@needs_corpus
+def test_stored_sets_and_their_evidence_are_the_index_ones(tmp_path, client):
+    """The store keeps every file's values with their spans and places as the local index does, and
+    ``StoreSets.intersect`` (the simhash neighbours' full sets) counts what ``CsrSets.intersect`` counts
+    at every level, on both views, the texts to ignore left out."""
+    from simscan.cluster.search import StoreSets, sets_loader
+    from simscan.index import Index
+    from simscan.scanner import ScanRequest, run_scan
+    from simscan.similarity.core import CsrSets
+    from simscan.similarity.views import drop_values_with, split_csr
+
+    root = tmp_path / "tree"
+    edit_tree(root)
+    shutil.copytree(CORPUS / "irplag" / "case-02", root / "java")  # (programs: a code view)
+    idx, store_dir = tmp_path / "i.sqlite3", tmp_path / "store"
+    run_scan(ScanRequest([root], index_path=idx))
+    run_cluster_scan(client, ClusterScanRequest([root], store_dir, partitions=4))
+    store = Store.open(store_dir)
+    sfiles = store.file_table()
+    with Index.open(idx, readonly=True) as index:
+        files = index.files()
+        ids, offsets, values, meta = index.stored_sets(files.ids)
+    # The same files (matched by path): sid[k] is the store's id of the index's set k.
+    sid_of = dict(zip(sfiles.paths, sfiles.ids.tolist()))
+    path_of = dict(zip(files.ids.tolist(), files.paths))
+    sid = np.array([sid_of[path_of[f]] for f in ids.tolist()], np.int64)
+    got_ids, got_off, got_val, got_meta = store.stored_sets(sid)
+    row = np.searchsorted(got_ids, sid)
+    assert np.array_equal(got_ids[row], sid)
+    for k in range(ids.size):
+        a, b = slice(offsets[k], offsets[k + 1]), slice(got_off[row[k]], got_off[row[k] + 1])
+        assert np.array_equal(values[a], got_val[b])
+        for col in ("d", "unit", "char", "chars"):
+            assert np.array_equal(getattr(meta, col)[a], getattr(got_meta, col)[b]), col
+    assert int(offsets[-1]) > 10_000 and (meta.d < 128).any() and (meta.char > 0).any()
+
+    ignored = np.sort(values[offsets[3] : offsets[4]])  # (a file's text to ignore)
+    rng = np.random.default_rng(5)
+    ra, rb = np.triu_indices(ids.size, 1)  # every pair
+    level = rng.integers(0, 8, ra.size)
+    text_of = dict(zip(files.ids.tolist(), files.is_text.tolist()))
+    text = np.array([text_of[f] for f in ids.tolist()], bool)
+    off, val, spans = drop_values_with(offsets, values.copy(), meta.d, ignored)
+    for view, local in enumerate(split_csr(files, ids, off, val, spans=spans)):
+        assert local is not None  # both views hold values
+        want = CsrSets(ids, *local).intersect(ra, rb, text[ra], text[rb], level, view, ignored)
+        got = StoreSets(client, store, view, ignored, sets_loader(store, sfiles)).intersect(
+            sid[ra], sid[rb], text[ra], text[rb], level, view, ignored)
+        assert np.array_equal(got, want)
+        assert (want > 0).sum() > 1000 and len(set(want.tolist())) > 30  # (pairs of all kinds)
 
 
 def test_incremental_rescan_reads_only_changed_files(tmp_path, capsys, client, address):
@@ -366,6 +420,24 @@ def test_store_and_problem_commands(tmp_path, capsys, address):
     assert rc == 3 and "is not a simscan store" in err
     rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(root), "--scheduler", address)
     assert rc == 3 and "not an empty folder" in err
+
+
+def test_a_store_of_the_previous_format_is_refused_as_it_is(tmp_path, capsys):
+    """A format-1 store (no spans, no places) is refused by every command, and left as it is."""
+    import json
+
+    store = tmp_path / "store"
+    Store.open(store, create=True)
+    manifest = store / MANIFEST
+    data = json.loads(manifest.read_bytes())
+    data.update(format=1, algorithm=11)
+    manifest.write_text(json.dumps(data))
+    before = manifest.read_bytes()
+    for args in (("stats",), ("pairs", "--workers", "1"), ("scan", str(tmp_path), "--workers", "1")):
+        rc, _, err = run(capsys, "cluster", *args, "--store", str(store))
+        assert rc == 3 and "a store of another simscan version (format 1; this one reads 2)" in err
+        assert "Scan into a new store" in err
+    assert manifest.read_bytes() == before and sorted(os.listdir(store)) == [MANIFEST]
 
 
 def test_a_scan_killed_outright_leaves_a_store_the_next_scan_completes(tmp_path, capsys, client, address):

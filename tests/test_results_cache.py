@@ -442,3 +442,20 @@ def test_an_older_index_is_not_upgraded_while_a_scan_writes_to_it(indexed, tmp_p
         assert ix.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with Index.open(old) as ix:
         ix.scan_lock()  # released after the upgrade: a scan can take it
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "evalcorpus" / "corpus"
+
+
+@pytest.mark.skipif(not (CORPUS / "irplag").is_dir(), reason=f"the evaluation corpus is not at {CORPUS}")
+def test_both_views_give_the_same_pairs_with_and_without_the_cache(tmp_path: Path) -> None:
+    """Java sources scored by the text and the code view: some pairs are listed for a passage with
+    a score under the threshold, and which view scores them must not depend on the threshold the
+    search ran at (the cache searches at the default floor, a search without it did at the
+    requested threshold: the same pair came out scored by the other view)."""
+    idx = tmp_path / "i.sqlite3"
+    run_scan(ScanRequest([CORPUS / "irplag" / "case-01"], index_path=idx, jobs=1))
+    for p in (60.0, 30.0, 15.0):
+        fresh = _pairs(idx, min_similarity=p, cache=False)
+        assert any(x.best < p for x in fresh), p  # kept for a passage
+        assert _pairs(idx, min_similarity=p) == fresh, p

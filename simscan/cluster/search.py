@@ -10,12 +10,15 @@ here on the client.
 The shuffle on fingerprint values is the store's partitioning: a value lives in one partition,
 so each posting list lies in one partition and the partitions are counted apart, one task each
 (:func:`tasks.partition_counts`: read the partition, keep this view's values of the files taking
-part, sort, count), and the client adds the counts up.  The common cut-off needs the run lengths
-of every partition, so the tasks pair at the unlowered cut-off; when the lists under it make more
-pairs than ``pair_budget`` (rare: real collections stay far below it), the cut-off is lowered
+part, sort, count where each value's span reaches the pair's level in both files, as
+``core.shared_counts`` counts), and the client adds the counts up, and gathers the common and
+frequent values the passages leave out.  The common cut-off needs the run lengths of every
+partition, so the tasks pair at the unlowered cut-off; when the lists under it make more pairs than
+``pair_budget`` (rare: real collections stay far below it), the cut-off is lowered
 (``core.budget_cutoff``) and the partitions are counted again.  A worker killed mid-search costs
-Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets
-are intersected here, from their stored sets (a few files).
+Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets,
+and the passages of the pairs kept, are weighed here by the native evidence, from the stored sets
+of their files (:func:`sets_loader`: the file rows' blobs and meta).
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ from simscan.cluster.store import Store, StoreError, partition_of
 from simscan.fingerprint import DEFAULT_PARAMS
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.index.postings import posted_mask
-from simscan.model import ALGORITHM_VERSION
+from simscan.model import ALGORITHM_VERSION, FingerprintMeta
 from simscan.progress import Cancelled, CancelToken, ProgressSink
 from simscan.similarity import PairSet, SimilarityParams
 from simscan.similarity.core import DEFAULT_MIN_SIMILARITY, DEFAULT_SIM_PARAMS, budget_cutoff
-from simscan.similarity.engine import progress_reporter
+from simscan.similarity.engine import _filter, progress_reporter
+from simscan.similarity.evidence import PlacesLoader, StoredSets, pair_evidence, window_of_level
 from simscan.similarity.views import pair_arrays_by_view
 
 
@@ -64,20 +68,37 @@ def _gather(client: Any, futures: list[Any], cancel: CancelToken | None, on_resu
         raise
 
 
+def sets_loader(store: Store, files: Any) -> PlacesLoader:
+    """Reads the stored sets with their places of some of ``files`` (a file table of the store) from
+    their rows: given sorted distinct file ids, ``(sets, row)`` (``evidence.PlacesLoader``)."""
+    file_ids = np.asarray(files.ids, np.int64)
+    is_text = np.asarray(files.is_text, dtype=bool)
+
+    def load(want: np.ndarray) -> tuple[StoredSets, np.ndarray]:
+        want = np.asarray(want, np.int64)
+        got, offsets, values, meta = store.stored_sets(want)
+        _, at = tasks.positions(file_ids, got)
+        sets = StoredSets(offsets, values, meta.d, meta.unit, meta.char, meta.chars, is_text[at])
+        hit, row = tasks.positions(got, want)
+        return sets, np.where(hit, row, -1)
+
+    return load
+
+
 class StoreSets:
     """``core.FingerprintSets`` of one view of a store, counted on a cluster.  A set's handle is
-    its file id."""
+    its file id; ``load`` reads the stored sets of some (:func:`sets_loader`)."""
 
-    #: The store keeps no spans yet: every value counts at every window (ALGORITHM_VERSION 12 needs them).
-    spans = None
+    #: The partitions carry each value's span: a value counts for a pair where it reaches the pair's
+    #: window in both files (ALGORITHM_VERSION 12), as in the local search.
+    spans = True
 
-    def __init__(self, client: Any, store: Store, view: int, ignored: np.ndarray) -> None:
+    def __init__(self, client: Any, store: Store, view: int, ignored: np.ndarray, load: PlacesLoader) -> None:
         self.client = client
         self.store = store
         self.view = view
         self.ignored = ignored
-        self._ids = np.zeros(0, np.int64)
-        self._text = np.zeros(0, bool)
+        self.load = load
 
     def rows(self, files: Any) -> np.ndarray:
         return np.asarray(files.ids, dtype=np.int64)  # every file read has a set (maybe empty)
@@ -87,13 +108,14 @@ class StoreSets:
         cancel: CancelToken | None, report: Any, row_level: np.ndarray | None = None,
         rare: list[np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if rare is not None:
-            rare[:] = [np.zeros(0, np.uint64), np.zeros(0, np.uint64)]
         client, parts_n = self.client, self.store.manifest.partitions
-        self._ids, self._text = np.asarray(csr_row, np.int64), np.asarray(row_text, bool)
-        n = self._ids.size
+        ids = np.asarray(csr_row, np.int64)
+        n = ids.size
         tag = uuid.uuid4().hex[:8]
-        ids_f, text_f, ignored_f = client.scatter([self._ids, self._text, self.ignored], broadcast=True, hash=False)
+        ids_f, text_f, ignored_f = client.scatter([ids, np.asarray(row_text, bool), self.ignored], broadcast=True,
+                                                  hash=False)
+        level_f = None if row_level is None else client.scatter(np.asarray(row_level, np.int8), broadcast=True,
+                                                                hash=False)
         files = [[str(f) for f in self.store.part_files(p)] for p in range(parts_n)]
         width = DEFAULT_PARAMS.max_level + 1
         cutoff = params.common_cutoff(n)
@@ -102,6 +124,8 @@ class StoreSets:
         kept = np.zeros((n, width), np.int64)
         keys: list[np.ndarray] = []
         counts: list[np.ndarray] = []
+        common: list[np.ndarray] = []
+        frequent: list[np.ndarray] = []
 
         def run(cut: int, first: bool) -> None:
             done = made = 0  # made: (pair, shared value) incidences so far
@@ -111,6 +135,8 @@ class StoreSets:
                 if first:
                     hist[:] += c.hist
                     full[c.owners] += c.full
+                common.append(c.common)
+                frequent.append(c.frequent)
                 # Once the first pass is over the budget a second one follows: its pairs are not kept.
                 if c.keys is not None and not (first and made > params.pair_budget):
                     kept[c.owners] += c.kept
@@ -125,9 +151,8 @@ class StoreSets:
                     report("pairs", done, parts_n)
 
             futures = [
-                client.submit(tasks.partition_counts, files[p], ids_f, text_f, self.view, ignored_f, cutoff=cutoff,
-                              cut=cut,
-                              budget=params.pair_budget if first else None, full=first,
+                client.submit(tasks.partition_counts, files[p], ids_f, text_f, level_f, self.view, ignored_f,
+                              cutoff=cutoff, cut=cut, budget=params.pair_budget if first else None, full=first,
                               key=f"simscan-pairs-{self.view}-{p}-{int(first)}-{tag}")
                 for p in range(parts_n)
             ]
@@ -139,27 +164,29 @@ class StoreSets:
         run(cutoff, True)
         cut = budget_cutoff(hist, cutoff, params.pair_budget)
         if cut != cutoff:
+            for x in (keys, counts, common, frequent):
+                x.clear()
             kept[:] = 0
-            keys.clear()
-            counts.clear()
             run(cut, False)
+        if rare is not None:
+            rare[:] = [np.sort(np.concatenate(x)) if x else np.zeros(0, np.uint64) for x in (common, frequent)]
         key, cnt = tasks.merge_counts(keys, counts)
         return full.astype(np.float64), kept.astype(np.float64), key, cnt
 
-    def intersect(self, rows_a: np.ndarray, rows_b: np.ndarray, *_level_view: Any) -> np.ndarray:
-        """Read here from the files' stored sets (a few files: simhash neighbours), this view of
-        them less the texts to ignore, as the local search's CSR holds them."""
-        from simscan.similarity.arrays import intersect_counts
-        from simscan.similarity.views import drop_values, view_values
-
+    def intersect(
+        self, rows_a: np.ndarray, rows_b: np.ndarray, text_a: np.ndarray, text_b: np.ndarray, level: np.ndarray,
+        view: int, ignored: np.ndarray,
+    ) -> np.ndarray:
+        """Weighed here from the files' stored sets (a few files: simhash neighbours), as
+        ``core.CsrSets.intersect`` weighs them (the view and the texts to ignore left out by the
+        evidence itself)."""
         a, b = np.asarray(rows_a, np.int64), np.asarray(rows_b, np.int64)
         if a.size == 0:
             return np.zeros(0, np.int64)
-        ids, offsets, values = self.store.fingerprints(np.union1d(a, b))
-        _, at = tasks.positions(self._ids, ids)
-        offsets, values = view_values(offsets, values, self._text[at], self.view)
-        offsets, values = drop_values(offsets, values, self.ignored)
-        return intersect_counts(offsets, values, np.searchsorted(ids, a), np.searchsorted(ids, b))
+        handles, inv = np.unique(np.concatenate((a, b)), return_inverse=True)
+        sets, row = self.load(handles)
+        ev = pair_evidence(sets, row[inv[: a.size]], row[inv[a.size :]], window_of_level(level), view, ignored)
+        return ev.inter.astype(np.int64)
 
 
 def has_code_view(store: Store) -> bool:
@@ -181,17 +208,22 @@ def find_pair_set(
     progress: ProgressSink | None = None,
     cancel: CancelToken | None = None,
 ) -> PairSet:
-    """Every pair of the store's files whose best score is >= ``min_similarity``: the
-    ``PairSet`` that ``similarity.find_pair_set`` finds for the same files without a cache.
+    """Every pair of the store's files whose best score is >= ``min_similarity`` or that shares a
+    passage of ``params.min_passage`` characters: the ``PairSet`` that ``similarity.find_pair_set``
+    finds for the same files with its results cache, i.e. searched down to the default threshold
+    (at most) and then cut at ``min_similarity`` (``engine._filter``).  (Searched at a higher
+    threshold, a pair whose better view falls under it can be kept by the other view's passage.)
     Raises :class:`Cancelled`, :class:`StoreError`."""
     check_current(store)
     files = store.file_table()
     ignored = params.ignored()
-    text = StoreSets(client, store, TEXT, ignored)
-    code = StoreSets(client, store, CODE, ignored) if params.code_view and has_code_view(store) else None
-    pa_ = pair_arrays_by_view(files, text, code, min_similarity=min_similarity, params=params, cancel=cancel,
-                              report=progress_reporter(progress), reference_roots=reference_roots)
-    return PairSet(files, pa_, floor=min_similarity)
+    load = sets_loader(store, files)
+    text = StoreSets(client, store, TEXT, ignored, load)
+    code = StoreSets(client, store, CODE, ignored, load) if params.code_view and has_code_view(store) else None
+    pa_ = pair_arrays_by_view(files, text, code, min_similarity=min(min_similarity, DEFAULT_MIN_SIMILARITY),
+                              params=params, cancel=cancel, report=progress_reporter(progress),
+                              reference_roots=reference_roots, places=load)
+    return PairSet(files, _filter(pa_, min_similarity, params.min_passage), floor=min_similarity)
 
 
 class StoreIndex:
@@ -242,6 +274,9 @@ class StoreIndex:
         if kind != "all":
             raise ValueError("a store keeps whole sets: kind must be 'all'")
         return self.store.fingerprints(file_ids)
+
+    def stored_sets(self, file_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, FingerprintMeta]:
+        return self.store.stored_sets(file_ids)
 
     def files_by_ids(self, ids: np.ndarray) -> Any:
         from simscan.similarity.core import subset_table

@@ -4,9 +4,9 @@
 Layout of ``STORE/``::
 
     simscan-store.json                    the manifest: the segments that make the store now
-    segments/<seg>/files/*.parquet        the files a scan added: one row each, fingerprint set as a blob
+    segments/<seg>/files/*.parquet        the files a scan added: one row each, fingerprint set and its meta as blobs
     segments/<seg>/removed.parquet        ids of earlier rows the scan retired (changed, gone, left out)
-    segments/<seg>/fp/part-<p>.parquet    (value, file_id) of partition p, sorted by value, then file_id
+    segments/<seg>/fp/part-<p>.parquet    (value, file_id, d) of partition p, sorted by value
     staging/<scan>/batch-<k>.parquet      rows a scan's reading task wrote, before the commit
     staging/<scan>/batch-<k>.fp.parquet   their fingerprints, one row group per partition
     problems.parquet                      what the last scan could not read, and why
@@ -16,7 +16,10 @@ Layout of ``STORE/``::
 the bits the local pair search partitions by too, uniform hash bits (the top bits carry the
 rolling/anchored kind and the view, so ranges of the raw values would be uneven).  A value
 lives in one partition, so every posting list of the pair search lies in one partition: the
-partitions are counted apart and the counts added up (``simscan.cluster.search``).
+partitions are counted apart and the counts added up (``simscan.cluster.search``).  Each value
+carries its dominance span ``d`` there (ALGORITHM_VERSION 12: a value counts for a pair where its
+span reaches the pair's window in both files), and its file row carries the whole meta (spans and
+places: the passages of the pairs kept, read for those files only).
 
 **Ids.** A file row's id is ``scan << 32 | k``: the scan that read it (numbered in the manifest
 when the scan begins) and its place in that scan's walk.  Ids are never reused, so a changed file
@@ -48,7 +51,7 @@ import numpy as np
 
 from simscan.errors import SimscanError
 from simscan.index import FileTable
-from simscan.model import ALGORITHM_VERSION
+from simscan.model import ALGORITHM_VERSION, FingerprintMeta
 
 try:
     import pyarrow as pa
@@ -58,8 +61,9 @@ except ImportError:  # the extra is not installed: ``simscan.cluster.require`` s
     pa = pc = pq = None  # type: ignore[assignment]
 
 MANIFEST = "simscan-store.json"
-#: Version of the store's layout (a store of another format is refused, not misread).
-FORMAT = 1
+#: Version of the store's layout (a store of another format is refused, not misread).  2: each
+#: value's span in the partitions (``d``) and every file's meta in its row (``meta``).
+FORMAT = 2
 #: Partitions of a new store (a power of two; fixed for the store's life).  64 keeps a partition
 #: of a 10-million-document store near 500 MB (ARCHITECTURE.md, "Beyond one machine").
 DEFAULT_PARTITIONS = 64
@@ -70,6 +74,10 @@ PARTITION_SHIFT = 40
 FILE_ROW_GROUP = 4096
 #: Rows per row group of a partition (what a look-up of a value reads at least).
 PART_ROW_GROUP = 1 << 16
+#: Compression of the file rows.  zstd: their meta (11 bytes a value: span, unit, character, length)
+#: takes 3.1 bytes a value instead of snappy's 5.1 (benchmarks/cluster_scale.py's 5,000-file tree;
+#: the fingerprint blobs, random hashes, take 8.0 either way), for ~2 ns more a value to write.
+FILE_COMPRESSION = "zstd"
 
 
 class StoreError(SimscanError):
@@ -87,8 +95,9 @@ def _require_arrow() -> None:
 
 def file_schema() -> Any:
     """Columns of a segment's and a staged batch's file rows (``fps``: the set as little-endian
-    uint64, rolling values first, ``n_rolling`` of them; ``n_code``: how many are of the code view;
-    ``format``, ``extractor``, ``extractor_version``: a document's, as the local index stores them)."""
+    uint64, rolling values first, ``n_rolling`` of them; ``meta``: their ``FingerprintMeta`` blob as
+    the scan made it; ``n_code``: how many are of the code view; ``format``, ``extractor``,
+    ``extractor_version``: a document's, as the local index stores them)."""
     _require_arrow()
     return pa.schema([
         ("id", pa.int64()), ("path", pa.binary()), ("device", pa.int64()), ("inode", pa.int64()),
@@ -96,13 +105,14 @@ def file_schema() -> Any:
         ("checksum", pa.binary()), ("partial", pa.int64()), ("content_hash", pa.binary()),
         ("simhash", pa.uint64()), ("units", pa.int64()), ("fp_count", pa.int64()), ("n_rolling", pa.int64()),
         ("n_code", pa.int64()), ("error", pa.string()), ("format", pa.string()), ("extractor", pa.string()),
-        ("extractor_version", pa.string()), ("fps", pa.large_binary()),
+        ("extractor_version", pa.string()), ("fps", pa.large_binary()), ("meta", pa.large_binary()),
     ])  # fmt: skip
 
 
 def fp_schema() -> Any:
+    """Columns of a partition and of a staged batch's fingerprints: each value, its file, its span."""
     _require_arrow()
-    return pa.schema([("value", pa.uint64()), ("file_id", pa.int64())])
+    return pa.schema([("value", pa.uint64()), ("file_id", pa.int64()), ("d", pa.uint8())])
 
 
 def partition_of(values: np.ndarray, partitions: int) -> np.ndarray:
@@ -140,9 +150,14 @@ def write_atomic(path: Path, write: Any) -> None:
         raise
 
 
-def write_table(path: Path, table: Any, row_group_size: int | None = None) -> None:
+def write_table(path: Path, table: Any, row_group_size: int | None = None, compression: str = "snappy") -> None:
     """A Parquet file written atomically (:func:`write_atomic`)."""
-    write_atomic(path, lambda f: pq.write_table(table, f, row_group_size=row_group_size))
+    write_atomic(path, lambda f: pq.write_table(table, f, row_group_size=row_group_size, compression=compression))
+
+
+def write_file_rows(path: Path, table: Any) -> None:
+    """File rows (:func:`file_schema`) written atomically."""
+    write_table(path, table, FILE_ROW_GROUP, FILE_COMPRESSION)
 
 
 class Store:
@@ -285,15 +300,25 @@ class Store:
     def fingerprints(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The stored sets of the live files ``ids`` as a CSR ``(ids ascending, offsets, values)``,
         as :meth:`simscan.index.Index.fingerprints` gives them (files that failed left out)."""
-        t = self.rows(["fps", "error"], np.unique(np.asarray(ids, np.int64)))
+        t, offsets, values = self._sets(ids, [])
+        return t.column("id").to_numpy(), offsets, values
+
+    def stored_sets(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, FingerprintMeta]:
+        """:meth:`fingerprints` with each value's meta aligned (span and place), as
+        :meth:`simscan.index.Index.stored_sets` gives them."""
+        t, offsets, values = self._sets(ids, ["meta"])
+        meta = meta_columns(b"".join(t.column("meta").to_pylist()), offsets)
+        return t.column("id").to_numpy(), offsets, values, meta
+
+    def _sets(self, ids: np.ndarray, columns: list[str]) -> tuple[Any, np.ndarray, np.ndarray]:
+        """(rows of ``columns`` of the live files ``ids`` read without error, offsets, values)."""
+        t = self.rows(["fps", "error", *columns], np.unique(np.asarray(ids, np.int64)))
         t = t.filter(pc.is_null(t.column("error")))
-        got = t.column("id").to_numpy()
         blobs = t.column("fps").to_pylist()
         lens = np.fromiter((len(b) // 8 for b in blobs), np.int64, len(blobs))
-        offsets = np.zeros(got.size + 1, np.int64)
+        offsets = np.zeros(lens.size + 1, np.int64)
         np.cumsum(lens, out=offsets[1:])
-        values = np.frombuffer(b"".join(blobs), "<u8").astype(np.uint64)
-        return got, offsets, values
+        return t, offsets, np.frombuffer(b"".join(blobs), "<u8").astype(np.uint64)
 
     def part_files(self, p: int) -> list[Path]:
         """The files holding partition ``p`` (one per segment that has values there)."""
@@ -336,6 +361,25 @@ class Store:
 
     def with_manifest(self, **changes: Any) -> Manifest:
         return replace(self.manifest, **changes)
+
+
+def meta_columns(blob: bytes, offsets: np.ndarray) -> FingerprintMeta:
+    """The meta of the sets ``offsets`` (a CSR) from their ``FingerprintMeta`` blobs joined in row
+    order (each one's columns one after the other: d, unit, char, chars), column by column."""
+    buf = np.frombuffer(blob, np.uint8)
+    offsets = np.asarray(offsets, np.int64)
+    n = int(offsets[-1])
+    if buf.size != FingerprintMeta.BYTES * n:
+        raise ValueError(f"the meta of {n} values has {FingerprintMeta.BYTES * n} bytes, not {buf.size}")
+    counts = np.diff(offsets)
+    # Which column each byte is of: per set, n bytes of d, 4n of unit, 4n of char, 2n of chars.
+    column = np.repeat(np.tile(np.arange(4, dtype=np.uint8), counts.size), (counts[:, None] * _META_WIDTHS).ravel())
+    d, unit, char, chars = (buf[column == k].view(dt) for k, dt in enumerate(("u1", "<u4", "<u4", "<u2")))
+    return FingerprintMeta(d, unit.astype(np.uint32), char.astype(np.uint32), chars.astype(np.uint16))
+
+
+#: Bytes a value of each column of a ``FingerprintMeta`` blob.
+_META_WIDTHS = np.array([1, 4, 4, 2], np.int64)
 
 
 def table_from_rows(t: Any) -> FileTable:

@@ -13,6 +13,7 @@ Query: :func:`lookup`.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,15 +21,16 @@ from typing import Any
 import numpy as np
 
 from simscan.cluster.store import (
-    FILE_ROW_GROUP,
     PART_ROW_GROUP,
     file_schema,
     fp_schema,
     partition_of,
     write_atomic,
+    write_file_rows,
     write_table,
 )
 from simscan.fingerprint import views as fviews
+from simscan.model import FingerprintMeta
 from simscan.similarity.arrays import argsort_hashes
 
 try:
@@ -82,6 +84,7 @@ def read_batch(
     cols: dict[str, list[Any]] = {name: [] for name in file_schema().names}
     problems: list[tuple[bytes, str]] = []
     blobs: list[bytes] = []
+    spans: list[bytes] = []
     ok_text: list[bool] = []
     failed = nbytes = 0
     for slot, key, payload in sorted(outcomes, key=lambda o: o[0]):
@@ -94,8 +97,11 @@ def read_batch(
             row = {"id": fid, "path": path, "device": dev, "inode": ino, "size": size, "mtime_ns": mtime,
                    "error": payload}
         else:
-            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, *doc = payload
+            is_text, enc, checksum, partial, chash, simh, units, fps, n_roll, nread, note, meta, *doc = payload
             fmt, extractor, version = doc[0] if doc else (None, None, PLAIN_VERSION)
+            meta = bytes(meta) if fps else b""  # (as the local index keeps it)
+            if len(meta) != FingerprintMeta.BYTES * (len(fps) // 8):
+                raise ValueError(f"{os.fsdecode(path)}: a meta of {len(meta)} bytes for {len(fps) // 8} values")
             if note:
                 problems.append((path, note))
             # Size and mtime as read (the walk's may be older); device and inode as the walk saw them:
@@ -105,10 +111,11 @@ def read_batch(
                 "is_text": bool(is_text), "encoding": enc, "checksum": checksum, "partial": partial,
                 "content_hash": chash, "simhash": simh, "units": units, "fp_count": len(fps) // 8,
                 "n_rolling": n_roll, "format": fmt, "extractor": extractor, "extractor_version": version,
-                "fps": fps,
+                "fps": fps, "meta": meta,
             }
             nbytes += nread
             blobs.append(fps)
+            spans.append(meta[: len(fps) // 8])
             ok_text.append(bool(is_text))
         for name, col in cols.items():
             col.append(row.get(name))
@@ -120,8 +127,8 @@ def read_batch(
     cols["n_code"] = [None if e is not None else next(n_code) for e in cols["error"]]
     ok_ids = np.array([f for f, e in zip(cols["id"], cols["error"]) if e is None], np.int64)
     rows_path, fp_path = batch_paths(Path(staging), k)
-    _write_staged_fingerprints(fp_path, values, ok_ids[owner], partitions)
-    write_table(rows_path, pa.Table.from_pydict(cols, schema=file_schema()), FILE_ROW_GROUP)
+    _write_staged_fingerprints(fp_path, values, ok_ids[owner], np.frombuffer(b"".join(spans), np.uint8), partitions)
+    write_file_rows(rows_path, pa.Table.from_pydict(cols, schema=file_schema()))
     return BatchResult(len(blobs), failed, nbytes, problems)
 
 
@@ -151,12 +158,14 @@ def _read_documents(docs: list[tuple[int, bytes, str, int]], follow: bool) -> li
     return document_outcomes(done)
 
 
-def _write_staged_fingerprints(path: Path, values: np.ndarray, owners: np.ndarray, partitions: int) -> None:
-    """(value, file_id) rows grouped by partition, each partition one row group (named in the file's
-    metadata), so that each reducer reads its own part of every batch and nothing else."""
+def _write_staged_fingerprints(
+    path: Path, values: np.ndarray, owners: np.ndarray, spans: np.ndarray, partitions: int
+) -> None:
+    """(value, file_id, d) rows grouped by partition, each partition one row group (named in the
+    file's metadata), so that each reducer reads its own part of every batch and nothing else."""
     part = partition_of(values, partitions).astype(np.uint16)
     order = np.argsort(part, kind="stable")  # (a radix sort of 16-bit keys)
-    values, owners, part = values[order], owners[order], part[order]
+    values, owners, spans, part = values[order], owners[order], spans[order], part[order]
     bounds = np.flatnonzero(np.diff(part)) + 1
     starts = np.concatenate(([0], bounds)) if values.size else np.zeros(0, np.int64)
     ends = np.concatenate((bounds, [values.size])) if values.size else np.zeros(0, np.int64)
@@ -166,21 +175,18 @@ def _write_staged_fingerprints(path: Path, values: np.ndarray, owners: np.ndarra
     def write(f: Any) -> None:
         with pq.ParquetWriter(f, schema) as w:
             for s, e in zip(starts.tolist(), ends.tolist()):
-                w.write_table(pa.table({"value": values[s:e], "file_id": owners[s:e]}, schema=schema),
-                              row_group_size=e - s)
+                w.write_table(pa.table({"value": values[s:e], "file_id": owners[s:e], "d": spans[s:e]},
+                                       schema=schema), row_group_size=e - s)
 
     write_atomic(path, write)
 
 
-def _staged_part(path: Path, p: int) -> tuple[np.ndarray, np.ndarray]:
-    """(values, file ids) of partition ``p`` in a staged fingerprint file."""
+def _staged_part(path: Path, p: int) -> Any:
+    """The rows (:func:`fp_schema`) of partition ``p`` in a staged fingerprint file."""
     f = pq.ParquetFile(path)
     index = json.loads((f.schema_arrow.metadata or {}).get(_PARTS_KEY, b"{}"))
     rg = index.get(str(p))
-    if rg is None:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    t = f.read_row_group(rg)
-    return t.column("value").to_numpy(), t.column("file_id").to_numpy()
+    return fp_schema().empty_table() if rg is None else f.read_row_group(rg).cast(fp_schema())
 
 
 # ------------------------------------------------------------------ scan: the reduce side
@@ -193,26 +199,22 @@ def write_partition(out: str, p: int | None, sources: list[Source], dead: np.nda
     ``dead`` (sorted), sorted by value; returns its rows (none: no file).  ``p``: the
     sources are staged fingerprint files, of which partition ``p`` is read (the shuffle of a scan);
     None: they are partition files, read whole (a compaction)."""
-    vs, fs = [], []
+    tables = []
     for path, ids in sources:
-        if p is None:
-            t = pq.read_table(path)
-            v, f = t.column("value").to_numpy(), t.column("file_id").to_numpy()
-        else:
-            v, f = _staged_part(Path(path), p)
+        t = pq.read_table(path, schema=fp_schema()) if p is None else _staged_part(Path(path), p)
+        f = t.column("file_id").to_numpy()
         keep = np.isin(f, ids) if ids is not None else np.ones(f.size, bool)
         if dead is not None and dead.size:
             keep &= ~np.isin(f, dead)
-        vs.append(v[keep])
-        fs.append(f[keep])
-    v = np.concatenate(vs) if vs else np.zeros(0, np.uint64)
-    f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
-    if v.size == 0:
+        tables.append(t.filter(pa.array(keep)))
+    t = pa.concat_tables(tables) if tables else fp_schema().empty_table()
+    if t.num_rows == 0:
         return 0
-    order = argsort_hashes(v)  # (sorted by value: a look-up skips the row groups without its values)
+    # (sorted by value: a look-up skips the row groups without its values)
+    t = t.take(argsort_hashes(t.column("value").to_numpy()))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    write_table(Path(out), pa.table({"value": v[order], "file_id": f[order]}, schema=fp_schema()), PART_ROW_GROUP)
-    return int(v.size)
+    write_table(Path(out), t, PART_ROW_GROUP)
+    return int(t.num_rows)
 
 
 def write_rows(out: str, sources: list[Source], dead: np.ndarray | None = None) -> int:
@@ -231,7 +233,7 @@ def write_rows(out: str, sources: list[Source], dead: np.ndarray | None = None) 
     t = pa.concat_tables(tables) if tables else file_schema().empty_table()
     t = t.take(pc.sort_indices(t, sort_keys=[("id", "ascending")]))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    write_table(Path(out), t, FILE_ROW_GROUP)
+    write_file_rows(Path(out), t)
     return int(t.num_rows)
 
 
@@ -240,7 +242,8 @@ def write_rows(out: str, sources: list[Source], dead: np.ndarray | None = None) 
 class Partition:
     """One partition of one view, as the pair search needs it: the values of the files taking
     part, sorted (``values``), each one's owner (its position among those files, ``owner``) and
-    level (``levels``), and the runs of equal values (``starts``, ``lengths``: posting lists)."""
+    level (``levels``: from its span, ``evidence.LEVEL_OF_SPAN``), and the runs of equal values
+    (``starts``, ``lengths``: posting lists)."""
 
     values: np.ndarray
     owner: np.ndarray
@@ -253,10 +256,11 @@ class Partition:
 class PartCounts:
     """What one partition adds to ``core.shared_counts``: the run-length histogram clipped above the
     cut-off (``hist``), the owners present and their full set sizes per level (``full``: None when
-    not asked), their sizes without the common values (``kept``), and the pairs sharing values
-    there (``keys`` ``lo * n + hi`` of positions, sorted; ``counts``).  ``kept``, ``keys`` and
-    ``counts`` are None when the partition was not paired (its posting lists alone made more
-    pairs than the budget: the cut-off will be lowered)."""
+    not asked), their sizes without the common values (``kept``), the pairs sharing values there
+    (``keys`` ``lo * n + hi`` of positions, sorted; ``counts``), and its values held by more files
+    than the cut (``common``) or than ``evidence.frequent_cutoff`` of it (``frequent``), sorted.
+    ``kept``, ``keys`` and ``counts`` are None when the partition was not paired (its posting lists
+    alone made more pairs than the budget: the cut-off will be lowered)."""
 
     hist: np.ndarray
     owners: np.ndarray
@@ -264,6 +268,8 @@ class PartCounts:
     kept: np.ndarray | None
     keys: np.ndarray | None
     counts: np.ndarray | None
+    common: np.ndarray
+    frequent: np.ndarray
 
 
 def positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -283,38 +289,35 @@ def load_partition(
     pair search's, in its order; ``row_text``: which are text files) and to one ``view``, less the
     values of texts to ignore (sorted ``ignored``): what the local search's CSR holds of it."""
     from simscan.similarity.arrays import run_bounds
-    from simscan.similarity.levels import value_levels
+    from simscan.similarity.evidence import LEVEL_OF_SPAN
 
-    vs, fs = [], []
-    for path in files:
-        t = pq.read_table(path)
-        vs.append(t.column("value").to_numpy())
-        fs.append(t.column("file_id").to_numpy())
-    v = np.concatenate(vs) if vs else np.zeros(0, np.uint64)
-    f = np.concatenate(fs) if fs else np.zeros(0, np.int64)
+    t = pa.concat_tables([pq.read_table(path, schema=fp_schema()) for path in files] or [fp_schema().empty_table()])
+    v, f, d = (t.column(c).to_numpy() for c in ("value", "file_id", "d"))
     hit, pos = positions(ids, f)  # rows of retired, failed or other files drop out here
-    v, pos = v[hit], pos[hit]
-    text = row_text[pos]
-    keep = fviews.value_views(v, text) == view
+    v, pos, d = v[hit], pos[hit], d[hit]
+    keep = fviews.value_views(v, row_text[pos]) == view
     if ignored.size:
         at = np.minimum(np.searchsorted(ignored, v), ignored.size - 1)
         keep &= ignored[at] != v
-    v, pos, text = v[keep], pos[keep], text[keep]
+    v, pos, d = v[keep], pos[keep], d[keep]
     order = argsort_hashes(v)
-    v, pos, text = v[order], pos[order], text[order]
+    v, pos, d = v[order], pos[order], d[order]
     starts, lengths = run_bounds(v)
-    return Partition(v, pos, value_levels(v, text), starts, lengths)
+    return Partition(v, pos, LEVEL_OF_SPAN[d], starts, lengths)
 
 
 def partition_counts(
-    files: list[str], ids: np.ndarray, row_text: np.ndarray, view: int, ignored: np.ndarray, *,
-    cutoff: int, cut: int, budget: int | None, full: bool,
+    files: list[str], ids: np.ndarray, row_text: np.ndarray, row_level: np.ndarray | None, view: int,
+    ignored: np.ndarray, *, cutoff: int, cut: int, budget: int | None, full: bool,
 ) -> PartCounts:
-    """One partition's share of ``core.shared_counts`` (:func:`load_partition`'s arguments first):
-    values held by more than ``cut`` files are common; every pair of files in a shorter posting
-    list shares one value.  ``budget``: leave the pairs out when this partition alone would make
-    more (the search then lowers the cut-off and asks again, ``full`` False)."""
+    """One partition's share of ``core.shared_counts`` (:func:`load_partition`'s arguments, and
+    ``row_level``: each file's level, or None): values held by more than ``cut`` files are common;
+    every pair of files in a shorter posting list shares one value, where its level reaches the
+    pair's (the higher of the two files' levels) in both files.  ``budget``: leave the pairs out
+    when this partition alone would make more (the search then lowers the cut-off and asks again,
+    ``full`` False)."""
     from simscan.similarity.arrays import pairs_in_runs
+    from simscan.similarity.evidence import frequent_cutoff
     from simscan.similarity.levels import level_counts
 
     part = load_partition(files, ids, row_text, view, ignored)
@@ -324,19 +327,24 @@ def partition_counts(
     local = local.reshape(-1)
     sizes = level_counts(part.levels, local, owners.size) if full else None
     common = part.lengths > cut
+    frequent = ~common & (part.lengths > frequent_cutoff(cut))
+    rare = part.values[part.starts[common]], part.values[part.starts[frequent]]
     usable = ~common & (part.lengths >= 2)
     ul = part.lengths[usable].astype(np.int64)
     if budget is not None and int((ul * (ul - 1) // 2).sum()) > budget:
-        return PartCounts(hist, owners, sizes, None, None, None)
+        return PartCounts(hist, owners, sizes, None, None, None, *rare)
     kept = level_counts(part.levels, local, owners.size, keep=np.repeat(~common, part.lengths))
     keys, counts = [], []
     for pi, pj in pairs_in_runs(part.starts[usable], ul):
         oa, ob = part.owner[pi].astype(np.int64), part.owner[pj].astype(np.int64)
+        if row_level is not None:
+            ok = np.minimum(part.levels[pi], part.levels[pj]) >= np.maximum(row_level[oa], row_level[ob])
+            oa, ob = oa[ok], ob[ok]
         k, c = np.unique(np.minimum(oa, ob) * n + np.maximum(oa, ob), return_counts=True)
         keys.append(k)
         counts.append(c)
     key, cnt = merge_counts(keys, counts)
-    return PartCounts(hist, owners, sizes, kept, key, cnt)
+    return PartCounts(hist, owners, sizes, kept, key, cnt, *rare)
 
 
 def merge_counts(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -365,7 +373,7 @@ def lookup(files: list[str], values: np.ndarray, live: np.ndarray) -> tuple[np.n
     want = pc.field("value").isin(pa.array(values, pa.uint64()))  # (row groups without them are not read)
     vs, fs = [], []
     for path in files:
-        t = pq.read_table(path, filters=want)
+        t = pq.read_table(path, columns=["value", "file_id"], filters=want)
         t = t.filter(pc.is_in(t.column("file_id"), value_set=pa.array(live, pa.int64())))
         vs.append(t.column("value").to_numpy())
         fs.append(t.column("file_id").to_numpy())

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QSlider,
     QSplitter,
     QStyle,
+    QTabWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -43,7 +44,7 @@ from PySide6.QtWidgets import (
 
 from simscan.errors import SimscanError
 from simscan.gui import dialogs, jobs
-from simscan.gui.export import WRITERS, Shown
+from simscan.gui.export import PAIR_WRITERS, WRITERS, Shown
 from simscan.gui.folders import Folder
 from simscan.gui.preview import PreviewWidget
 from simscan.gui.results_model import (
@@ -67,6 +68,7 @@ from simscan.gui.widgets import MessageBar, ResultsView, SimilarityBarDelegate
 from simscan.gui.window_actions import ActionsMixin
 from simscan.gui.window_folders import FoldersMixin
 from simscan.gui.window_preview import PreviewMixin
+from simscan.gui.window_review import ReviewMixin
 from simscan.gui.workers import JobRunner
 from simscan.index import IndexCorrupt, IndexDamaged, IndexError_, IndexLocked, NotAnIndex, default_index_path
 from simscan.index import rebuild as rebuild_index
@@ -169,10 +171,11 @@ def describe_progress(p: Progress, tr: Any = lambda s: s) -> str:
     return " · ".join(parts)
 
 
-class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
+class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWindow):
     """The simscan window.  Signals let tests (and the screenshot script) wait for work."""
 
     resultsLoaded = Signal()  # a snapshot was swapped in
+    pairsLoaded = Signal()  # the pairs of the review list were swapped in
     scanFinished = Signal(object)  # ScanResult, or None when cancelled
     previewShown = Signal()
     trashFinished = Signal(object)  # jobs.TrashOutcome
@@ -292,6 +295,11 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
                                        tr("Bring back the files hidden from the results"))
         self.act_next_diff = self._action(tr("&Next Difference"), lambda: self.preview.next_difference(), "F8", None,
                                           tr("Scroll the preview to the next passage the two files do not share"))
+        self.act_next_passage = self._action(tr("Next &Passage"), lambda: self.preview.next_passage(1), "F7", None,
+                                             tr("Scroll both files of the preview to the next passage they share"))
+        self.act_prev_passage = self._action(tr("P&revious Passage"), lambda: self.preview.next_passage(-1), "Shift+F7",
+                                             None,
+                                             tr("Scroll both files of the preview to the previous passage they share"))
         self.act_beside = self._action(tr("Preview &Beside the List"), self.toggle_preview_beside, None, None,
                                        tr("Show the preview to the right of the list, which then has the window's "
                                           "whole height"))
@@ -346,7 +354,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         for a in (self.act_open, self.act_reveal, self.act_copy):
             m.addAction(a)
         m = mb.addMenu(tr("&View"))
-        for a in (self.act_next_diff, self.act_beside, None, self.act_code_view, None, self.act_ignore, self.act_ignore_stop, None,
+        for a in (self.act_next_passage, self.act_prev_passage, self.act_next_diff, self.act_beside, None,
+                  self.act_code_view, None, self.act_ignore, self.act_ignore_stop, None,
                   self.act_empty):
             m.addSeparator() if a is None else m.addAction(a)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
@@ -378,7 +387,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self._search_timer.timeout.connect(self._apply_filters)
         self.kind_combo = QComboBox()
         for key, label in (
-            ("all", tr("All groups")),
+            ("all", tr("All")),
             ("exact", tr("Exact copies")),
             ("similar", tr("Similar")),
             ("contained", tr("Contained")),
@@ -411,6 +420,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         bar.addWidget(QLabel(tr("Similarity:")))
         bar.addWidget(self.threshold_slider, 1)
         bar.addWidget(self.threshold_label)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel(tr("or passage ≥")))
+        bar.addWidget(self._build_min_passage())
         rl.addLayout(bar)
 
         self.message = MessageBar()
@@ -472,8 +484,17 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         rbl.setContentsMargins(0, 0, 0, 0)
         rbl.addWidget(self.view, 1)
         rbl.addWidget(self.summary_label)
+        # Groups (cleaning up) and pairs ranked by evidence (reviewing plagiarism), one preview below.
+        self.results_tabs = QTabWidget()
+        self.results_tabs.setDocumentMode(True)
+        self.results_tabs.addTab(results_box, tr("Groups"))
+        self.results_tabs.addTab(self._build_review_tab(), tr("Pairs"))
+        self.results_tabs.setTabToolTip(0, tr("Groups of similar files, each file with its reference: to clean up"))
+        self.results_tabs.setTabToolTip(1, tr("Every pair of similar files ranked by evidence (the longest passage "
+                                              "they share first): to review plagiarism"))
+        self.results_tabs.currentChanged.connect(self._on_results_tab_changed)
         self.right_split = QSplitter(Qt.Orientation.Vertical)
-        self.right_split.addWidget(results_box)
+        self.right_split.addWidget(self.results_tabs)
         self.right_split.addWidget(self.preview)
         # The list takes most of the height (it showed ~19 rows at 1280 × 820): the preview needs a few
         # lines of each file, and View > Preview Beside the List gives the list the whole height.
@@ -522,6 +543,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
             self.ignored_texts = []
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
+        self._restore_review_settings()
         if s.value("window/preview_beside", False, bool):
             self.act_beside.setChecked(True)
             self.right_split.setOrientation(Qt.Orientation.Horizontal)
@@ -549,6 +571,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         s.setValue("results/threshold", self.threshold_slider.value())
         s.setValue("results/kind", self.kind_combo.currentData())
         s.setValue("results/code_view", self.code_view)
+        s.setValue("results/min_passage", self.min_passage)
+        s.setValue("window/results_tab", self.results_tabs.currentIndex())
         s.setValue("index/last", str(self.index_path))
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/main_split", self.main_split.saveState())
@@ -616,12 +640,13 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
-        keep, scope = self.keep_rules, self.scope()
+        keep, scope, min_passage = self.keep_rules, self.scope(), self.min_passage
         self.runner.cancel("load")
         self.runner.start(
             "scan",
             lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
-                                                        remembered=remembered, keep=keep, scope=scope),
+                                                        remembered=remembered, keep=keep, scope=scope,
+                                                        min_passage=min_passage),
             finished=self._on_scan_finished,
             failed=self._on_load_failed,
             cancelled=self._on_scan_cancelled,
@@ -713,11 +738,12 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
-        keep, scope = self.keep_rules, self.scope()
+        keep, scope, min_passage = self.keep_rules, self.scope(), self.min_passage
         self.runner.start(
             "load",
             lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
-                                               remembered=remembered, keep=keep, scope=scope),
+                                               remembered=remembered, keep=keep, scope=scope,
+                                               min_passage=min_passage),
             finished=self._on_loaded,
             failed=self._on_load_failed,
             cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
@@ -745,6 +771,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         if results.preferred and not self.preferred_refs:  # references remembered from an earlier session
             self.preferred_refs = list(results.preferred)
         self._set_snapshot(results.snapshot)
+        self._review_rebuild()  # (a job of its own: the groups are painted first)
         self.message.recheck()  # (an error of an earlier load is out of date)
 
     def _placeholder_text(self) -> str:
@@ -776,7 +803,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self._update_summary()
         self._update_actions()
         self._reveal(current, jump=False)
-        if not self.view.currentIndex().isValid():
+        if not self.view.currentIndex().isValid() and not self.reviewing:
             self._previewed = None
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
         self.resultsLoaded.emit()
@@ -801,13 +828,15 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
                 self._set_snapshot(snap)
 
         self.runner.start("group", lambda _p, _c: jobs.group(*args), finished=finished, failed=self._on_job_failed)
+        self._review_rebuild()
 
     def _apply_filters(self) -> None:
         current = self._current_file_id()
         self.proxy.set_filters(KIND_FILTERS[self.kind_combo.currentData()], self.search_edit.text())
         self._update_summary()
         self._reveal(current)
-        if not self.view.currentIndex().isValid():
+        self._filter_pairs()
+        if not self.view.currentIndex().isValid() and not self.reviewing:
             # The filter hid the file previewed: the preview must not go on showing it.
             self._previewed = None
             self.preview.show_message(self.tr("Select a file to compare it with its group's reference."))
@@ -876,11 +905,12 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self.act_trash.setEnabled(not busy and self.model.has_marks)
         self.act_mark_dupes.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
         self.act_unmark_all.setEnabled(self.model.has_marks)
-        self.act_export.setEnabled(self.model.snapshot.n_groups > 0)
+        self.act_export.setEnabled(self.pairs_model.rows.n > 0 if self.reviewing else self.model.snapshot.n_groups > 0)
         for a in (self.act_open, self.act_reveal, self.act_copy, self.act_mark, self.act_make_ref):
             a.setEnabled(has_sel)
         self.b_remove.setEnabled(not scanning)
         self.act_code_view.setEnabled(not busy)
+        self.min_passage_spin.setEnabled(not busy)
         self.act_invert.setEnabled(self.model.snapshot.n_groups > 0 and not busy)
         self.act_hide.setEnabled(has_sel)
         self.act_unhide.setEnabled(bool(self.hidden))
@@ -950,12 +980,14 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
 
     def open_current(self) -> None:
         p = self._current_path()
-        if p is None:
-            return
+        if p is not None:
+            self.open_path(p)
+
+    def open_path(self, p: str) -> None:
+        """Open ``p`` with the desktop's default program, or say why not."""
         if not os.path.exists(p):
             self.show_message(self._gone(p), "warning")
-            return
-        if not open_url(QUrl.fromLocalFile(p)):
+        elif not open_url(QUrl.fromLocalFile(p)):
             self.show_message(self.tr("No program is set up to open {0}.").format(p), "warning")
 
     def reveal_current(self) -> None:
@@ -1000,6 +1032,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
     def export_dialog(self) -> None:
         what = self._export_filter().describe()
         title = self.tr("Export the shown results ({0})").format(what) if what else self.tr("Export results")
+        if self.reviewing:
+            title = (self.tr("Export the shown pairs ({0})").format(what) if what
+                     else self.tr("Export the pairs ranked by evidence"))
         path, chosen = QFileDialog.getSaveFileName(
             self, title, os.path.expanduser("~/simscan-results.csv"),
             self.tr("CSV (*.csv);;JSON (*.json);;HTML (*.html)"),
@@ -1012,7 +1047,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self.export(path)
 
     def export(self, path: str, fmt: str | None = None) -> int:
-        """Write the shown groups (filters applied, in the shown order) to ``path``."""
+        """Write the shown groups (filters applied, in the shown order) to ``path``; with the Pairs tab
+        shown, the shown pairs (``export_pairs``)."""
         fmt = fmt or Path(path).suffix.lower().lstrip(".") or "csv"
         if fmt == "htm":
             fmt = "html"
@@ -1020,25 +1056,32 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         if writer is None:
             self.show_message(self.tr("Unknown export format {0!r}: use .csv, .json or .html.").format(fmt), "warning")
             return 0
-        order = self.model.shown_order()
-        shown = self._export_filter()
+        shown = self._export_filter(groups=not self.reviewing)
+        if self.reviewing:
+            rows = self.pairs_model.shown_rows().tolist()
+            what = self.tr("{0:,} pairs").format(len(rows)) if len(rows) != 1 else self.tr("1 pair")
+            write = lambda: PAIR_WRITERS[fmt](path, self.pairs_model.rows, rows, shown)
+        else:
+            order = self.model.shown_order()
+            what = self._count(len(order), "group")
+            write = lambda: writer(path, self.model.snapshot, order, self.model.marked, shown)
         try:
-            n = writer(path, self.model.snapshot, order, self.model.marked, shown)
+            n = write()
         except OSError as e:
             self.show_message(self.tr("Could not write {0}: {1}").format(path, e.strerror or e), "error")
             return 0
-        what = self._count(len(order), "group")
         if shown.describe():
             what = self.tr("{0} as shown ({1})").format(what, shown.describe())
         self.status_label.setText(self.tr("Exported {0} to {1}").format(what, path))
         return n
 
 
-    def _export_filter(self) -> Shown:
-        """What the list shows, for an export: the rows the Show filter and the search leave."""
+    def _export_filter(self, groups: bool = True) -> Shown:
+        """What the list shows, for an export: the rows the Show filter and the search leave (with
+        ``groups``, the members they leave; the pairs model filters its own rows)."""
         kind = self.kind_combo.currentData()
         return Shown(
-            self.proxy.shown_members() if self.proxy.active else None,
+            self.proxy.shown_members() if groups and self.proxy.active else None,
             self.kind_combo.currentText() if kind != "all" else "",
             self.search_edit.text().strip(),
         )
@@ -1070,6 +1113,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self.results = None
         self._load_error = ""
         self._set_snapshot(Snapshot.empty(self.threshold))
+        self._set_review(None)
 
     def about(self) -> None:
         from PySide6.QtWidgets import QMessageBox
@@ -1205,6 +1249,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, QMainWindow):
         self._regroup_timer.stop()
         self._search_timer.stop()
         self._preview_timer.stop()
+        self._pair_timer.stop()
+        self._min_passage_timer.stop()
         # Jobs stop at their next check; a compare of a huge file may take a few seconds more.
         self.hide()
         if not self.runner.shutdown(60_000):

@@ -167,6 +167,7 @@ class PreviewPane(QWidget):
         self.starts: list[int] = []
         self.gaps: list[tuple[int, int]] = []  # the text outside every shared passage (differences)
         self.show_differences = False
+        self.current: int | None = None  # the passage "next passage" went to, highlighted more strongly
 
     def set_header(self, title: str, path: str, info: str) -> None:
         self.title.setText(title)
@@ -184,6 +185,7 @@ class PreviewPane(QWidget):
         self.ranges = positions
         self.starts = [a for a, _ in self.ranges]
         self.gaps = differences(shown, positions)
+        self.current = None
         self._highlight()
 
     def set_differences(self, on: bool) -> None:
@@ -192,14 +194,22 @@ class PreviewPane(QWidget):
             self.show_differences = on
             self._highlight()
 
+    def set_current(self, i: int | None) -> None:
+        """Highlight passage ``i`` (an index into :attr:`ranges`) more strongly than the others."""
+        if i != self.current:
+            self.current = i
+            self._highlight()
+
     def _highlight(self) -> None:
         pal = self.palette()
         fmt = QTextCharFormat()
         fmt.setBackground(self.difference_color() if self.show_differences else self.highlight_color())
         fmt.setForeground(pal.color(QPalette.ColorRole.Text))
+        strong = QTextCharFormat(fmt)
+        strong.setBackground(self.current_color())
         doc = self.edit.document()
         sels = []
-        for a, b in self.gaps if self.show_differences else self.ranges:
+        for i, (a, b) in enumerate(self.gaps if self.show_differences else self.ranges):
             if b <= a:
                 continue
             c = QTextCursor(doc)
@@ -207,7 +217,7 @@ class PreviewPane(QWidget):
             c.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
             sel = QTextEdit.ExtraSelection()
             sel.cursor = c  # type: ignore[attr-defined]
-            sel.format = fmt  # type: ignore[attr-defined]
+            sel.format = strong if i == self.current and not self.show_differences else fmt  # type: ignore[attr-defined]
             sels.append(sel)
         self.edit.setExtraSelections(sels)
 
@@ -215,6 +225,11 @@ class PreviewPane(QWidget):
         """A tint of the theme's highlight over its base colour: readable in light and dark themes."""
         pal = self.palette()
         return blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Highlight), 0.35)
+
+    def current_color(self) -> QColor:
+        """The passage "next passage" went to: a stronger tint of the shared passages' colour."""
+        pal = self.palette()
+        return blend(pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Highlight), 0.65)
 
     def difference_color(self) -> QColor:
         """The differences' tint: the theme's link colour over its base (another hue than the shared
@@ -287,9 +302,23 @@ class PreviewWidget(QStackedWidget):
         self.next_button.setText(self.tr("Next Difference"))
         self.next_button.setToolTip(self.tr("Scroll both files to the next passage they do not share (F8)"))
         self.next_button.clicked.connect(self.next_difference)
+        # Shared passages one by one (the review of a pair): both sides scroll to the next one, which is
+        # highlighted more strongly; the label says which one of how many.
+        self.passage_label = QLabel()
+        self.passage_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.prev_passage_button = QToolButton()
+        self.prev_passage_button.setArrowType(Qt.ArrowType.UpArrow)
+        self.prev_passage_button.setToolTip(self.tr("Scroll both files to the previous shared passage (Shift+F7)"))
+        self.prev_passage_button.clicked.connect(lambda: self.next_passage(-1))
+        self.next_passage_button = QToolButton()
+        self.next_passage_button.setArrowType(Qt.ArrowType.DownArrow)
+        self.next_passage_button.setToolTip(self.tr("Scroll both files to the next shared passage (F7)"))
+        self.next_passage_button.clicked.connect(lambda: self.next_passage(1))
         controls.addWidget(self.summary, 1)
-        controls.addWidget(self.differences, 0, Qt.AlignmentFlag.AlignTop)
-        controls.addWidget(self.next_button, 0, Qt.AlignmentFlag.AlignTop)
+        controls.addSpacing(8)
+        for w in (self.passage_label, self.prev_passage_button, self.next_passage_button, self.differences,
+                  self.next_button):
+            controls.addWidget(w, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(controls)
         lay.addWidget(split, 1)
         lay.addWidget(self.note)
@@ -297,6 +326,7 @@ class PreviewWidget(QStackedWidget):
         self.addWidget(page)
         self._syncing = False
         self.current_difference: tuple[int, int] | None = None
+        self.current_passage: int | None = None  # index into the panes' ranges of the passage gone to
         self.left.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.left, self.right, True))
         self.right.edit.verticalScrollBar().valueChanged.connect(lambda _v: self._sync(self.right, self.left, False))
         self.show_message(self.tr("Select a file to compare it with its group's reference."))
@@ -323,6 +353,7 @@ class PreviewWidget(QStackedWidget):
         row_pair: Any = None,
         row_similarity: float | None = None,
         closest: bool = False,
+        pair_mode: bool = False,
     ) -> None:
         """``comp``: a ``simscan.similarity.Comparison`` of (reference, selected), used for the
         highlighted passages.  The scores in the summary are the list's (``row_pair``: the
@@ -330,8 +361,13 @@ class PreviewWidget(QStackedWidget):
         pair never shows two numbers; find_pairs discounts fingerprints common across the index,
         compare() sees the two files alone — that figure is added, labelled, when it differs.
         ``closest``: the reference itself is selected, and ``sel`` is the closest file of its group
-        (the right pane and the summary say so, rather than call it the selected file)."""
-        if closest:
+        (the right pane and the summary say so, rather than call it the selected file).
+        ``pair_mode``: a pair of the review list, (file A, file B): the panes are A and B, the summary
+        leads with the passages, and the longest passage is shown first."""
+        if pair_mode:
+            self.summary.setText(self.pair_text(comp.pair, row_pair))
+            left, right = self.tr("A: {0}"), self.tr("B: {0}")
+        elif closest:
             self.summary.setText(self.closest_text(comp.pair, row_pair, row_similarity, sel.path))
             left, right = self.tr("Reference (selected): {0}"), self.tr("Closest file in its group: {0}")
         else:
@@ -367,10 +403,16 @@ class PreviewWidget(QStackedWidget):
         self.note.setText("\n".join(notes))
         self.note.setVisible(bool(notes))
         self.current_difference = None
+        self.current_passage = None
         for pane in (self.left, self.right):
             pane.set_differences(self.differences.isChecked())
         self.setCurrentIndex(1)
         self.scroll_to_first_match()
+        if pair_mode and self.passages():
+            # The strongest evidence first: the passage whose shorter side is the longest.
+            ra, rb = comp.ranges_a, comp.ranges_b
+            self.go_to_passage(max(self.passages(), key=lambda i: (min(ra[i][1] - ra[i][0], rb[i][1] - rb[i][0]), -i)))
+        self._update_passage_label()
 
     def set_differences(self, on: bool) -> None:
         """Highlight the differences (``on``) or the shared passages in both panes."""
@@ -405,6 +447,67 @@ class PreviewWidget(QStackedWidget):
             self._syncing = False
         self.current_difference = gap
         return True
+
+    def passages(self) -> list[int]:
+        """Indexes (into the panes' ranges, in the order of file A) of the passages shown on both
+        sides (not trimmed to nothing, not past the text shown)."""
+        left, right = self.left.ranges, self.right.ranges
+        return [i for i, ((a0, a1), (b0, b1)) in enumerate(zip(left, right)) if a1 > a0 and b1 > b0]
+
+    def next_passage(self, step: int = 1) -> bool:
+        """Scroll both files to the next shared passage (``step`` 1) or the previous one (-1): after
+        the one gone to last, else after (before) the line at the top of file A; from the last one
+        back to the first.  Turns the differences view off.  False when there is none."""
+        if self.currentIndex() != 1:
+            return False
+        shown = self.passages()
+        if not shown:
+            return False
+        if self.current_passage in shown:
+            i = shown[(shown.index(self.current_passage) + step) % len(shown)]
+        else:
+            left = self.left
+            top = left.top_position()
+            block = left.edit.document().findBlock(top)
+            if step > 0:
+                line_end = block.position() + block.length()
+                i = next((k for k in shown if left.ranges[k][0] >= line_end), shown[0])
+            else:
+                i = next((k for k in reversed(shown) if left.ranges[k][0] < block.position()), shown[-1])
+        self.go_to_passage(i)
+        return True
+
+    def go_to_passage(self, i: int) -> None:
+        """Make passage ``i`` the current one: highlighted more strongly on both sides, each side
+        scrolled to it (a few lines of context above)."""
+        self.set_differences(False)
+        self.current_passage = i
+        page = self.currentWidget()
+        if page is not None and page.layout() is not None:
+            page.layout().activate()  # (lines are counted at the panes' widths: see scroll_to_first_match)
+        self._syncing = True
+        try:
+            for pane in (self.left, self.right):
+                pane.set_current(i)
+                pane.scroll_to_position(pane.ranges[i][0], CONTEXT_LINES)
+        finally:
+            self._syncing = False
+        self._update_passage_label()
+
+    def _update_passage_label(self) -> None:
+        shown = self.passages()
+        for w in (self.prev_passage_button, self.next_passage_button):
+            w.setEnabled(bool(shown))
+        if not shown:
+            self.passage_label.setText(self.tr("No shared passage") if self.currentIndex() == 1 else "")
+        elif self.current_passage in shown:
+            # (No length here: the highlight spans every matching window, the list's "longest passage" the
+            # stored fingerprints' reach; two numbers for one passage would read as a contradiction.)
+            self.passage_label.setText(self.tr("Passage {0} of {1}").format(shown.index(self.current_passage) + 1,
+                                                                            len(shown)))
+        else:
+            self.passage_label.setText(self.tr("{0} shared passages").format(len(shown)) if len(shown) > 1
+                                       else self.tr("1 shared passage"))
 
     def scroll_to_first_match(self) -> None:
         """Scroll each side to its first matching passage (a few lines of context above it), or to
@@ -447,6 +550,31 @@ class PreviewWidget(QStackedWidget):
             text += " " + self.tr("Compared as program code: every name and literal is ignored.")
         return text
 
+    def pair_text(self, alone: Any, row_pair: Any) -> str:
+        """The summary of a pair of the review list: its evidence (the longest passage, the characters
+        shared), then its scores, as the list has them (``row_pair``), else those of the two files alone."""
+        shown = row_pair if row_pair is not None else alone
+        kind = self.tr(shown.kind).capitalize()
+        if shown.kind in ("exact", "content"):
+            text = self.tr("{kind}: the two files share their whole text.").format(kind=kind)
+        elif getattr(shown, "longest_passage", None) is not None:
+            text = self.tr("{kind}: longest shared passage {n:,} characters; {s:,} characters shared.").format(
+                kind=kind, n=shown.longest_passage, s=shown.shared_chars or 0)
+        else:
+            text = self.tr("{kind}.").format(kind=kind)
+        text += " " + self.tr(
+            "{best:.1f} % similar — resemblance {r:.1f} %, {ca:.1f} % of A is in B, {cb:.1f} % of B is in A."
+        ).format(best=shown_pct(shown.best), r=shown_pct(shown.resemblance), ca=shown_pct(shown.containment_a),
+                 cb=shown_pct(shown.containment_b))
+        if getattr(shown, "view", "text") == "code":
+            text += " " + self.tr("Compared as program code: every name and literal is ignored.")
+        if row_pair is not None and shown_pct(row_pair.best) != shown_pct(alone.best):
+            text += " " + self.tr(
+                "(These two files alone: {best:.1f} %; the list discounts passages that are common across the "
+                "whole index.)"
+            ).format(best=shown_pct(alone.best))
+        return text
+
     def summary_text(self, alone: Any, row_pair: Any, row_similarity: float | None) -> str:
         """The summary line: the list's scores for the pair, then compare()'s if different."""
         shown = row_pair if row_pair is not None else alone
@@ -468,6 +596,8 @@ class PreviewWidget(QStackedWidget):
             )
         else:
             text = self.tr("{kind}.").format(kind=self.tr(member_kind(alone)).capitalize())
+        if row_pair is not None and getattr(row_pair, "longest_passage", None) is not None:
+            text += " " + self.tr("Longest shared passage: {0:,} characters.").format(row_pair.longest_passage)
         if getattr(shown, "view", "text") == "code":
             text += " " + self.tr(
                 "Compared as program code: every name and literal is ignored, so this says how much of the two "

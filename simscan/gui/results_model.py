@@ -128,7 +128,30 @@ class GroupShown:
     bytes: list[int]
 
 
-class ResultsModel(QAbstractItemModel):
+class BatchedRows:
+    """Top-level rows handed to views :data:`FETCH_BATCH` at a time (``fetchMore``), for a Qt model
+    whose shown rows are ``self._order`` and which has exposed ``self._loaded`` of them so far."""
+
+    _order: list[int]
+    _loaded: int
+
+    def canFetchMore(self, parent: ModelIndex) -> bool:
+        return not parent.isValid() and self._loaded < len(self._order)
+
+    def fetchMore(self, parent: ModelIndex) -> None:
+        if not parent.isValid():
+            self.ensure_loaded(self._loaded + FETCH_BATCH - 1)
+
+    def ensure_loaded(self, row: int) -> None:
+        """Expose top-level rows up to ``row`` (e.g. to select one further down)."""
+        new = min(len(self._order), row + 1)
+        if new > self._loaded:
+            self.beginInsertRows(QModelIndex(), self._loaded, new - 1)  # type: ignore[attr-defined]
+            self._loaded = new
+            self.endInsertRows()  # type: ignore[attr-defined]
+
+
+class ResultsModel(BatchedRows, QAbstractItemModel):
     """Groups → member files.  Check state (column 0) = marked for the trash; the group row's
     check box shows whether none, some or all of its members are marked."""
 
@@ -218,22 +241,6 @@ class ResultsModel(QAbstractItemModel):
     def shown_groups(self) -> int:
         """Groups passing the group filter (loaded into views or not)."""
         return len(self._order)
-
-    def canFetchMore(self, parent: ModelIndex) -> bool:
-        return not parent.isValid() and self._loaded < len(self._order)
-
-    def fetchMore(self, parent: ModelIndex) -> None:
-        if parent.isValid():
-            return
-        self.ensure_loaded(self._loaded + FETCH_BATCH - 1)
-
-    def ensure_loaded(self, row: int) -> None:
-        """Expose top-level rows up to ``row`` (e.g. to select a group further down)."""
-        new = min(len(self._order), row + 1)
-        if new > self._loaded:
-            self.beginInsertRows(QModelIndex(), self._loaded, new - 1)
-            self._loaded = new
-            self.endInsertRows()
 
     def group_at_row(self, row: int) -> int:
         return self._order[row]

@@ -1,10 +1,12 @@
-"""Screenshot of the window at work: ``python -m simscan.gui.screenshot OUT.png [ROOT] [--dark]``.
+"""Screenshot of the window at work: ``python -m simscan.gui.screenshot OUT.png [ROOT] [--dark] [--pairs]``.
 
 Starts the GUI with a temporary index and temporary settings, scans ROOT (default: a demo tree
 made from the evaluation corpus next to the repository, with nested copies: the source article
 with a byte copy and a UTF-16 twin, students' answers, and one answer handed in three times in
 other folders), selects an edited text so the preview shows its matching passages highlighted,
-and saves the window as a PNG.  Run it under a real X server for a faithful picture::
+and saves the window as a PNG.  ``--pairs``: the Pairs tab instead, its first pair that is not a
+copy selected (the preview on its longest passage).  Run it under a real X server for a faithful
+picture::
 
     Xvfb :99 -screen 0 1600x1000x24 &
     DISPLAY=:99 QT_QPA_PLATFORM=xcb python3 -m simscan.gui.screenshot resources/screenshot.png
@@ -93,7 +95,8 @@ def apply_dark_palette(app) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     dark = "--dark" in argv
-    argv = [a for a in argv if a != "--dark"]
+    pairs = "--pairs" in argv
+    argv = [a for a in argv if a not in ("--dark", "--pairs")]
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
@@ -119,7 +122,17 @@ def main(argv: list[str] | None = None) -> int:
         app.quit()
 
     def on_loaded() -> None:
-        win.resultsLoaded.disconnect(on_loaded)
+        (win.pairsLoaded if pairs else win.resultsLoaded).disconnect(on_loaded)
+        if pairs:
+            win.results_tabs.setCurrentIndex(1)
+            model = win.pairs_model
+            row = next((r for r in range(model.shown_count) if not model.rows.is_copy(model.row_at(r))), -1)
+            if row < 0:
+                fail("no pair to show")
+                return
+            win.select_pair_row(row)
+            win.pairs_view.setFocus()
+            return
         m = pick_member(win)
         if m < 0:
             fail("no edited text to show")
@@ -143,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         win.close()
         app.quit()
 
-    win.resultsLoaded.connect(on_loaded)
+    (win.pairsLoaded if pairs else win.resultsLoaded).connect(on_loaded)
     win.previewShown.connect(on_preview)
     win.errorShown.connect(lambda text: fail(text))
     QTimer.singleShot(0, win.start_scan)

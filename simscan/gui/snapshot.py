@@ -123,6 +123,16 @@ class Snapshot:
         pair = self.pairs[m]
         return "" if pair is None else getattr(pair, "view", "text")
 
+    def member_evidence(self, m: int) -> tuple[int | None, int | None]:
+        """(longest passage, shared characters) of member ``m`` with its reference (None: the
+        reference, a copy, a pair not weighed)."""
+        if m >= len(self.pairs):
+            return None, None
+        if isinstance(self.pairs, MemberPairs):
+            return self.pairs.evidence_of(m)
+        pair = self.pairs[m]
+        return (None, None) if pair is None else (pair.longest_passage, pair.shared_chars)
+
     def kind_name(self, m: int) -> str:
         """Member ``m``'s kind as shown, read from the member's side (``types.member_kind``): a
         "contained" member is "contains" when its reference lies in it."""
@@ -147,6 +157,9 @@ class Snapshot:
         )
         if getattr(pair, "view", "text") == "code":
             text += " · " + _tr("compared as program code (names and literals ignored)")
+        if pair.longest_passage is not None:
+            text += " · " + _tr("longest shared passage {0:,} characters, {1:,} shared").format(
+                pair.longest_passage, pair.shared_chars or 0)
         return text
 
     @cached_property
@@ -274,7 +287,7 @@ class Snapshot:
                 if how == "reverse" or (how == "pair" and p.a_id != ref.file_id):
                     ca, cb = cb, ca
                 pairs[i] = Pair(ref.file_id, m.file_id, ref.path, m.path, p.resemblance, ca, cb, p.simhash_distance,
-                                p.exact, p.kind, p.view)
+                                p.exact, p.kind, p.view, p.longest_passage, p.shared_chars)
         snap = Snapshot.from_columns(
             threshold,
             start,
@@ -744,6 +757,15 @@ class MemberPairs(Sequence[Any]):
             return "" if k == -2 else "text"  # -2: no pair; -1: a copy of the reference
         return "code" if int(self._pairs.view[k]) == 1 else "text"
 
+    def evidence_of(self, m: int) -> tuple[int | None, int | None]:
+        """(longest passage, shared characters) of member ``m``'s pair (None: a copy, or not weighed),
+        without building the ``Pair``."""
+        k = int(self._k[m])
+        if k < 0:
+            return None, None
+        longest, shared = int(self._pairs.longest[k]), int(self._pairs.shared[k])
+        return (None if longest < 0 else longest), (None if shared < 0 else shared)
+
     def __getitem__(self, m: Any) -> Any:
         if isinstance(m, slice):
             return [self[i] for i in range(*m.indices(len(self)))]
@@ -769,5 +791,4 @@ class MemberPairs(Sequence[Any]):
         if self._swap[m]:
             ca, cb = cb, ca
         return Pair(ra, rb, pa, pb, float(t.resemblance[k]), ca, cb, int(t.distance[k]), bool(t.exact[k]),
-                    KINDS[int(t.kind[k])],
-                    VIEWS[int(t.view[k])])
+                    KINDS[int(t.kind[k])], VIEWS[int(t.view[k])], *self.evidence_of(m))

@@ -27,7 +27,7 @@ class PreviewMixin:
 
     def _preview_current(self) -> None:
         idx = self.view.currentIndex()
-        if not idx.isValid():
+        if not idx.isValid() or self.reviewing:  # (the Pairs tab previews its own selection)
             return
         src = self.proxy.mapToSource(idx)
         snap = self.model.snapshot
@@ -82,7 +82,8 @@ class PreviewMixin:
 
     def _on_preview(self, value: tuple[jobs.PreviewRequest, Any]) -> None:
         req, comp = value
-        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity, req.closest)
+        self.preview.show_comparison(comp, req.ref_info, req.sel_info, req.pair, req.similarity, req.closest,
+                                     pair_mode=req.pair_mode)
         self.previewShown.emit()
 
     def _on_preview_failed(self, err: BaseException) -> None:

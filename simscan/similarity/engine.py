@@ -105,7 +105,7 @@ def _identity(index: Any, files: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 #: Version of what the similarity layer caches (bump when the pair arrays' meaning changes).
-_CACHE_VERSION = 2  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage)
+_CACHE_VERSION = 3  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage); 3: a pair both views find keeps the longer passage of the two
 
 
 def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> str:
@@ -253,8 +253,10 @@ def find_pair_set(
     parameters down to at most ``min_similarity``, they are read (milliseconds) instead of
     computed; otherwise the pairs are computed down to min(``min_similarity``,
     ``DEFAULT_MIN_SIMILARITY``), so the result serves every request at the default threshold
-    and above, and written to the cache best-effort.  The result is the same either way
-    (tested).  Raises :class:`Cancelled` when cancelled.
+    and above, and written to the cache best-effort.  Without the cache they are computed down
+    to the same floor and filtered alike: a pair both views find is scored by the view with the
+    higher score, which a search at a higher threshold could miss.  The result is the same
+    either way (tested).  Raises :class:`Cancelled` when cancelled.
     """
     key = cache_key(params, reference_roots)
     can_cache = cache and hasattr(index, "generation") and hasattr(index, "cached_results")
@@ -279,7 +281,6 @@ def find_pair_set(
         if gen is None and hasattr(index, "generation"):
             gen = index.generation()
         report = progress_reporter(progress)
-        at = floor if can_cache else min_similarity
         if hasattr(index, "stored_sets") and hasattr(index, "iter_fingerprints"):
             # In slices (``slices``), in this read snapshot: the values wait in partitions, in memory
             # up to the budget and in files past it, and a few files' sets are read again later.
@@ -290,19 +291,24 @@ def find_pair_set(
                 text = SlicedSets(spill, index, TEXT, ignored)
                 code = SlicedSets(spill, index, CODE, ignored) if spill.has_code and params.code_view else None
                 pa = pair_arrays_by_view(
-                    files, text, code, min_similarity=at, params=params, cancel=cancel, report=report,
+                    files, text, code, min_similarity=floor, params=params, cancel=cancel, report=report,
                     identity=identity, reference_roots=reference_roots,
                     places=_places_loader(index, files, files.ids, gen), memory=budget,
                 )
         else:  # another index implementation: every set in memory
-            ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND)
+            got: list[np.ndarray] = []
+            with_spans = hasattr(index, "stored_sets")
+            ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND, **({"spans": got} if with_spans else {}))
+            spans = got[0] if with_spans else None
             if params.ignore_values:  # texts to ignore: their fingerprints count nowhere
-                offsets, values, _ = drop_values_with(offsets, values, None, params.ignored(), consume=True)
+                offsets, values, spans = drop_values_with(offsets, values, spans, params.ignored(), consume=True)
+            places = _places_loader(index, files, ids, gen) if spans is not None else None
             pa = compute_pair_arrays_by_view(
-                files, ids, offsets, values, consume=True, min_similarity=at, params=params, cancel=cancel,
-                report=report, identity=identity, reference_roots=reference_roots,
+                files, ids, offsets, values, consume=True, min_similarity=floor, params=params,
+                cancel=cancel, report=report, identity=identity, reference_roots=reference_roots,
+                spans=spans, places=places,
             )
-            del ids, offsets, values
+            del ids, offsets, values, spans
     stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa))
     return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity)
 

@@ -150,7 +150,8 @@ def row_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
     """Pairs of the text-view pass plus the code-view pass's near/contained pairs; a pair found
-    by both keeps the scores of the view with the higher best score (ties: the text view).
+    by both keeps the scores of the view with the higher best score (ties: the text view), and
+    the longer passage and larger shared characters of the two.
     Copy pairs (kinds 0, 1) come from the text pass only (the code pass finds the same)."""
     near = code.kind >= 2
     code = PairArrays(*(getattr(code, f)[near] for f in PairArrays.__slots__))
@@ -165,8 +166,15 @@ def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
     k = key[order]
     first = np.ones(k.size, dtype=bool)
     first[1:] = k[1:] != k[:-1]
-    pick = np.sort(order[first])
-    return PairArrays(*(getattr(both, f)[pick] for f in PairArrays.__slots__))
+    # The passages are the pair's whatever the view: each pair keeps the longest passage and the
+    # most shared characters either view weighed.
+    start = np.flatnonzero(first)
+    longest = np.maximum.reduceat(both.longest[order], start) if start.size else both.longest[:0]
+    shared = np.maximum.reduceat(both.shared[order], start) if start.size else both.shared[:0]
+    at = order[first]
+    pick = np.argsort(at, kind="stable")
+    merged = {"longest": longest[pick], "shared": shared[pick]}
+    return PairArrays(*(merged[f] if f in merged else getattr(both, f)[at[pick]] for f in PairArrays.__slots__))
 
 
 def compute_pair_arrays_by_view(files: Any, csr_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,

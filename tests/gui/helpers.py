@@ -25,6 +25,10 @@ def preview_of(qtbot, win: MainWindow, member: int | str):
     m = member_row(win, member) if isinstance(member, str) else member
     with qtbot.waitSignal(win.previewShown, timeout=WAIT):
         assert win.select_member(m)
+        # Compared now, not after the settle timer: the preview of an earlier selection still on its way
+        # is then superseded (the runner drops it) and cannot pass for this one.
+        win._preview_timer.stop()
+        win._preview_current()
     return win.preview
 
 

@@ -96,7 +96,8 @@ def test_export_respects_the_filter_and_reports_errors(scanned, tmp_path):
     out = tmp_path / "empty.csv"
     assert win.export(str(out)) == 0
     assert out.read_text(encoding="utf-8-sig").splitlines() == [
-        "group,group_kind,role,path,similarity,kind,copies,size,modified,encoding,marked,view"
+        "group,group_kind,role,path,similarity,kind,copies,size,modified,encoding,marked,view,longest_passage,"
+        + "shared_chars"
     ]
     assert win.export(str(tmp_path / "no-such-dir" / "x.csv")) == 0
     assert win.message.isVisible() and "Could not write" in win.message.text.text()

@@ -68,8 +68,15 @@ pub struct Winnower {
     s: Vec<u32>,
     g: Vec<u32>,
     cands: Vec<usize>,
+    /// Scratch of the monotonic stacks: positions, and each one's neighbour on either side.
+    stack: Vec<usize>,
+    near_l: Vec<usize>,
+    near_r: Vec<usize>,
     pub units: u64,
 }
+
+/// No such neighbour (see [`Winnower::nearest`]).
+const NONE: usize = usize::MAX;
 
 /// Candidates are the windows with `g < 2^32·CANDIDATES/w`.
 const CANDIDATES: u64 = 8;
@@ -94,6 +101,9 @@ impl Winnower {
             s: vec![0; SELECT_SCRATCH],
             g: vec![0; SELECT_BLOCK],
             cands: Vec::new(),
+            stack: Vec::new(),
+            near_l: Vec::new(),
+            near_r: Vec::new(),
             units: 0,
         }
     }
@@ -162,39 +172,59 @@ impl Winnower {
             }
             cands.truncate(n);
         }
+        // Spans of the candidates, from their nearest smaller neighbours among the candidates (a window
+        // smaller than a candidate is one too): one pass of a monotonic stack each way.
+        self.nearest(&cands);
         for (k, &i) in cands.iter().enumerate() {
             if i < self.done || i >= limit {
                 continue;
             }
-            let gi = self.gs[i - self.gbase];
-            // The previous smaller window and the next one not larger: candidates, if near.
-            let left = cands[..k]
-                .iter()
-                .rev()
-                .take_while(|&&j| i - j <= cap)
-                .find(|&&j| self.gs[j - self.gbase] < gi)
-                .map_or(if i >= cap { cap } else { i }, |&j| i - j - 1);
-            let right = cands[k + 1..]
-                .iter()
-                .take_while(|&&j| j - i <= cap)
-                .find(|&&j| self.gs[j - self.gbase] <= gi)
-                .map_or(if i + cap < known { cap } else { known - 1 - i }, |&j| {
-                    j - i - 1
-                });
+            let (l, r) = (self.near_l[k], self.near_r[k]);
+            let left = if l == NONE {
+                i.min(cap)
+            } else {
+                (i - cands[l] - 1).min(cap)
+            };
+            let right = if r == NONE {
+                (known - 1 - i).min(cap)
+            } else {
+                (cands[r] - i - 1).min(cap)
+            };
             let d = Self::capped(left, right, i, total);
             if d as usize >= w {
                 self.keep_window(i, d);
             }
         }
-        // Stretches of at least w windows without a candidate (or a whole text without one): their
-        // windows' spans, counted out.
+        // Stretches of at least w windows without a candidate (or a whole text without one): the
+        // spans of their windows, from every window within D_CAP of the stretch (stacks again: a
+        // repetitive text, whose equal windows are all above the threshold, costs one pass).
         let mut prev = lo; // the first window after the previous candidate
+        let mut all: Vec<usize> = Vec::new();
         for &c in cands.iter().chain(std::iter::once(&hi)) {
             let run = prev..c;
             let whole = total.is_some() && run.start == 0 && run.end == known;
-            if run.len() >= w || whole {
-                for i in run.start.max(self.done)..run.end.min(limit) {
-                    let d = self.span(i, total);
+            let (a, b) = (run.start.max(self.done), run.end.min(limit));
+            if (run.len() >= w || whole) && a < b {
+                let (from, to) = (a.saturating_sub(cap).max(self.gbase), (b + cap).min(known));
+                all.clear();
+                all.extend(from..to);
+                self.nearest(&all);
+                for (k, &i) in all.iter().enumerate() {
+                    if i < a || i >= b {
+                        continue;
+                    }
+                    let (l, r) = (self.near_l[k], self.near_r[k]);
+                    let left = if l == NONE {
+                        (i - from).min(cap)
+                    } else {
+                        (i - all[l] - 1).min(cap)
+                    };
+                    let right = if r == NONE {
+                        (to - 1 - i).min(cap)
+                    } else {
+                        (all[r] - i - 1).min(cap)
+                    };
+                    let d = Self::capped(left, right, i, total);
                     if d as usize >= w {
                         self.keep_window(i, d);
                     }
@@ -222,6 +252,35 @@ impl Winnower {
         }
     }
 
+    /// For windows `pos` (increasing): in `near_l[k]` the index in `pos` of the nearest earlier one with
+    /// a smaller `g`, in `near_r[k]` of the nearest later one with a `g` not larger (`NONE`: none).
+    fn nearest(&mut self, pos: &[usize]) {
+        let g = |p: usize| self.gs[p - self.gbase];
+        let (stack, near_l, near_r) = (&mut self.stack, &mut self.near_l, &mut self.near_r);
+        near_l.clear();
+        near_l.resize(pos.len(), NONE);
+        near_r.clear();
+        near_r.resize(pos.len(), NONE);
+        stack.clear();
+        for (k, &p) in pos.iter().enumerate() {
+            let gk = g(p);
+            while stack.last().is_some_and(|&t| g(pos[t]) >= gk) {
+                stack.pop();
+            }
+            near_l[k] = stack.last().copied().unwrap_or(NONE);
+            stack.push(k);
+        }
+        stack.clear();
+        for (k, &p) in pos.iter().enumerate().rev() {
+            let gk = g(p);
+            while stack.last().is_some_and(|&t| g(pos[t]) > gk) {
+                stack.pop();
+            }
+            near_r[k] = stack.last().copied().unwrap_or(NONE);
+            stack.push(k);
+        }
+    }
+
     /// D from the windows left and right of window `i` that leave it the rightmost minimum.
     #[inline]
     fn capped(left: usize, right: usize, i: usize, total: Option<usize>) -> u32 {
@@ -233,24 +292,6 @@ impl Winnower {
         } else {
             span as u32
         }
-    }
-
-    /// D of window `i`: the windows around it whose `g` leave it the rightmost minimum, counted out
-    /// to D_CAP each side; the whole text's rightmost minimum gets D_CAP.
-    fn span(&self, i: usize, total: Option<usize>) -> u32 {
-        let cap = D_CAP as usize;
-        let gi = self.gs[i - self.gbase];
-        let first = self.gbase;
-        let last = self.gbase + self.gs.len(); // known windows end
-        let mut left = 0;
-        while left < cap && i > first + left && self.gs[i - left - 1 - self.gbase] >= gi {
-            left += 1;
-        }
-        let mut right = 0;
-        while right < cap && i + right + 1 < last && self.gs[i + right + 1 - self.gbase] > gi {
-            right += 1;
-        }
-        Self::capped(left, right, i, total)
     }
 
     fn keep_window(&mut self, i: usize, d: u32) {
