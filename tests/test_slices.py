@@ -229,3 +229,61 @@ def test_texts_to_ignore_leave_the_sliced_search_alike(index_path: Path) -> None
         near = (ps.pairs.kind >= 2) & ((ps.pairs.a == row) | (ps.pairs.b == row))
         assert not near.any()
         assert _rows(ps.pairs) == _rows(_in_memory(ix, params, 0))
+
+
+@pytest.mark.parametrize("how", ["cancel", "error"])
+def test_a_search_stopped_midway_leaves_no_files(index_path: Path, how: str) -> None:
+    """Cancelled, or failing (here its progress sink raises), once the partitions wait in files beside
+    the index and the pairs are being counted: the files are removed, the error or cancel goes on."""
+    from simscan.progress import Cancelled, CancelToken
+
+    folder = index_path.parent
+    token = CancelToken()
+    seen: list[tuple[str, bool]] = []
+
+    def progress(p) -> None:
+        spilled = any(any(d.iterdir()) for d in folder.glob(".simscan-spill-*"))
+        seen.append((p.phase, spilled))
+        if p.phase in ("pairs", "passages") and spilled:
+            if how == "cancel":
+                token.cancel()
+            else:
+                raise RuntimeError("stopped midway")
+
+    with Index.open(index_path, readonly=True) as ix:
+        with pytest.raises(Cancelled if how == "cancel" else RuntimeError):
+            find_pair_set(ix, min_similarity=0, cache=False, memory=slices.MIN_MEMORY, progress=progress,
+                          cancel=token)
+    assert ("pairs", True) in seen
+    assert list(folder.glob(".simscan-spill-*")) == []
+
+
+def test_the_cli_budget_gives_the_same_output(index_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pairs`` / ``groups`` with ``--memory`` or ``SIMSCAN_MEMORY``: the search gets that budget and the
+    output does not change."""
+    from simscan.cli import main
+    from simscan.similarity import engine
+
+    budgets: list[int] = []
+    real = engine.spilled
+
+    def watched(index, files, memory, **kwargs):
+        budgets.append(memory)
+        return real(index, files, memory, **kwargs)
+
+    monkeypatch.setattr(engine, "spilled", watched)
+    monkeypatch.delenv("SIMSCAN_MEMORY", raising=False)
+    for command in ("pairs", "groups"):
+        outputs = []
+        for option, env in (([], None), (["--memory", "1"], None), ([], "0.05")):
+            if env is not None:
+                monkeypatch.setenv("SIMSCAN_MEMORY", env)
+            args = [command, "--index", str(index_path), "--no-cache", "--format", "json", "-m", "0", *option]
+            assert main(args) == 0
+            outputs.append(capsys.readouterr().out)
+            monkeypatch.delenv("SIMSCAN_MEMORY", raising=False)
+        assert outputs[0].strip() and outputs[1] == outputs[0] and outputs[2] == outputs[0]
+    assert budgets == [slices.DEFAULT_MEMORY, 1 << 20, slices.MIN_MEMORY] * 2
+    with pytest.raises(SystemExit):
+        main(["pairs", "--index", str(index_path), "--memory", "0"])

@@ -397,6 +397,7 @@ def find_pairs(
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     expand_copies: bool = False,
     cache: bool = True,
+    memory: int | None = None,
 ) -> list[Pair]:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent).
 
@@ -408,11 +409,12 @@ def find_pairs(
     files (``core.expand_copy_pairs``, at most ``core.MAX_COPY_PAIRS`` added; ``group_pairs``
     wants the unexpanded list, which is smaller).  Sorted by best score, descending.  Returns
     [] when cancelled.  ``cache``: read and write the index's results cache (see
-    :func:`find_pair_set`; the pairs are the same without it).
+    :func:`find_pair_set`; the pairs are the same without it); ``memory``: the search's budget (bytes,
+    ``slices``; the pairs do not depend on it).
     """
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel, params=params,
-                           cache=cache)
+                           cache=cache, memory=memory)
     except Cancelled:
         return []
     pairs = to_pairs(ps.pairs, ps.files)
@@ -430,14 +432,15 @@ def find_groups(
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     keep: KeepRules = DEFAULT_KEEP,
     empty: list[str] | None = None,
+    memory: int | None = None,
 ) -> list[Group]:
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
-    ``cache`` and ``params`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
+    ``cache``, ``params`` and ``memory`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
     each copy set is kept, the order references are chosen in).  ``empty``: a list that receives
     the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``)."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
-                           reference_roots=reference_roots, cache=cache, params=params)
+                           reference_roots=reference_roots, cache=cache, params=params, memory=memory)
     except Cancelled:
         return []
     return groups_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots, keep=keep,
