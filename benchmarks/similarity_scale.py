@@ -121,6 +121,18 @@ def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False)
         yield batch
 
 
+def planted_simhashes(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n random 64-bit values, 1% of them replaced by near neighbours (1-3 bits flipped) of others, so
+    that a simhash search has something to find."""
+    vals = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+    src = rng.integers(0, n, n // 100)
+    flips = np.zeros(src.size, np.uint64)
+    for _ in range(3):
+        flips |= np.uint64(1) << rng.integers(0, 64, src.size).astype(np.uint64)
+    vals[rng.integers(0, n, src.size)] = vals[src] ^ flips
+    return vals
+
+
 def build(path: Path, n: int, seed: int, fast_simhash: bool = False) -> float:
     t = time.perf_counter()
     with Index.open(path) as ix:
@@ -236,13 +248,7 @@ def main() -> None:
     # 2. simhash self-join
     rng = np.random.default_rng(7)
     n = args.simhash
-    vals = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
-    # 1% planted near neighbours (1-3 bits flipped) so that there is something to find.
-    src = rng.integers(0, n, n // 100)
-    flips = np.zeros(src.size, np.uint64)
-    for _ in range(3):
-        flips |= np.uint64(1) << rng.integers(0, 64, src.size).astype(np.uint64)
-    vals[rng.integers(0, n, src.size)] = vals[src] ^ flips
+    vals = planted_simhashes(rng, n)
     t = time.perf_counter()
     i, _, _ = simhash_pairs(vals, 3)
     print(f"[simhash] k=3 self-join over {n:,} values: {time.perf_counter() - t:.2f} s, {i.size:,} pairs "

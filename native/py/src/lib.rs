@@ -20,6 +20,8 @@ use simscan_core::runs;
 use simscan_core::{checksum, tables};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod sketches;
+
 /// Fingerprint parameters, built once from `FingerprintParams`.
 #[pyclass(frozen, module = "simscan._native")]
 struct NativeParams {
@@ -918,6 +920,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pair_evidence, m)?)?;
     m.add_function(wrap_pyfunction!(partition_counts, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_version, m)?)?;
+    sketches::register(m)?;
     m.add("LARGE_FILE", read::LARGE_FILE)?;
     m.add("SAMPLE", det::SAMPLE)?;
     Ok(())
