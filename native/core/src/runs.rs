@@ -99,7 +99,10 @@ pub fn count_partition(
     mut kept: Option<&mut [i32]>,
 ) -> Counted {
     let m = values.len();
-    assert!(own.len() == m && level.len() == m, "values, owners and levels must be as long");
+    assert!(
+        own.len() == m && level.len() == m,
+        "values, owners and levels must be as long"
+    );
     let width = rule.width.max(1);
     let cell = |e: u64| -> usize {
         let pos = (e >> 8) as usize;
@@ -134,7 +137,7 @@ pub fn count_partition(
         runs.push((s, e - s));
         s = e;
     }
-    for &(s, len) in &runs {
+    for &(_, len) in &runs {
         out.hist[len.min(bins - 1)] += 1;
         if len <= rule.cut && len >= 2 {
             out.made += (len as u64) * (len as u64 - 1) / 2;
@@ -214,11 +217,19 @@ mod tests {
     }
 
     /// The same counts, one value at a time with maps.
-    fn plain(values: &[u64], own: &[u32], level: &[u8], rule: &Rule) -> (Counted, Vec<i32>, Vec<i32>) {
+    fn plain(
+        values: &[u64],
+        own: &[u32],
+        level: &[u8],
+        rule: &Rule,
+    ) -> (Counted, Vec<i32>, Vec<i32>) {
         let w = rule.width;
         let mut holders: BTreeMap<u64, Vec<(u64, u8)>> = BTreeMap::new();
         for k in 0..values.len() {
-            holders.entry(values[k]).or_default().push((u64::from(own[k]), level[k]));
+            holders
+                .entry(values[k])
+                .or_default()
+                .push((u64::from(own[k]), level[k]));
         }
         let mut out = Counted {
             hist: vec![0; rule.hist_bins],
@@ -308,7 +319,14 @@ mod tests {
             let (want, wfull, wkept) = plain(&values, &own, &level, &rule);
             let mut full = vec![0i32; n as usize * 8];
             let mut kept = full.clone();
-            let got = count_partition(&values, &own, &level, &rule, Some(&mut full), Some(&mut kept));
+            let got = count_partition(
+                &values,
+                &own,
+                &level,
+                &rule,
+                Some(&mut full),
+                Some(&mut kept),
+            );
             assert_eq!(got, want, "case {case}");
             assert_eq!(full, wfull, "case {case}");
             assert_eq!(kept, wkept, "case {case}");

@@ -854,7 +854,9 @@ fn partition_counts<'py>(
         ));
     }
     if n.checked_mul(n).is_none() || width == 0 {
-        return Err(PyValueError::new_err("too many positions, or no level column"));
+        return Err(PyValueError::new_err(
+            "too many positions, or no level column",
+        ));
     }
     let cells = (n as usize) * width;
     let full_s = match full.as_mut() {
@@ -865,8 +867,12 @@ fn partition_counts<'py>(
         Some(a) => Some(a.as_slice_mut()?),
         None => None,
     };
-    if full_s.as_ref().is_some_and(|a| a.len() != cells) || kept_s.as_ref().is_some_and(|a| a.len() != cells) {
-        return Err(PyValueError::new_err("full and kept must hold n * width counts"));
+    if full_s.as_ref().is_some_and(|a| a.len() != cells)
+        || kept_s.as_ref().is_some_and(|a| a.len() != cells)
+    {
+        return Err(PyValueError::new_err(
+            "full and kept must hold n * width counts",
+        ));
     }
     let rule = runs::Rule {
         n,
