@@ -161,9 +161,9 @@ def measure_search(path: Path, mode: str, memory_mb: float) -> None:
 
     def watched(*a, **k):  # (to print how the values were partitioned)
         cm = real(*a, **k)
-        spill = cm.__enter__()
-        seen.append(spill)
-        return _Entered(cm, spill)
+        entered = _Entered(cm, cm.__enter__())
+        seen.append(entered)
+        return entered
 
     engine.spilled = watched
     with Index.open(path, readonly=True) as ix:
@@ -195,23 +195,24 @@ def measure_search(path: Path, mode: str, memory_mb: float) -> None:
                                      for f in PairArrays.__slots__)).hexdigest()[:16]
     print(json.dumps({"seconds": t, "cpu": c, "rss_before": before, "peak": rss_mb(), "pairs": int(pa.a.size),
                       "digest": digest,
-                      "parts": seen[0].parts if seen else 0, "flushes": len(seen[0]._flushes) if seen else 0}))
+                      "parts": seen[0].value.parts if seen else 0, "flushes": seen[0].flushes if seen else 0}))
 
 
 class _Entered:
     """A context manager already entered (``measure_search``'s watch of the spill)."""
 
     def __init__(self, cm, value) -> None:
-        self.cm, self.value = cm, value
+        self.cm, self.value, self.flushes = cm, value, 0
 
     def __enter__(self):
         return self.value
 
     def __exit__(self, *exc):
+        self.flushes = len(self.value._flushes)  # (before closing forgets them)
         return self.cm.__exit__(*exc)
 
 
-def compare_searches(path: Path, n_files: int) -> None:
+def compare_searches(path: Path, n_files: int, budgets: list[float]) -> None:
     """Section 1c: the pair search unsliced and in slices, each in a fresh process (peak RSS is per
     process), one after the other."""
     import json
@@ -219,9 +220,9 @@ def compare_searches(path: Path, n_files: int) -> None:
 
     from simscan.similarity.slices import DEFAULT_MEMORY
 
-    rows = [("unsliced (whole CSR in memory)", "memory", 0.0),
-            (f"sliced, default budget {DEFAULT_MEMORY >> 20} MB", "sliced", DEFAULT_MEMORY / (1 << 20)),
-            ("sliced, budget 64 MB", "sliced", 64.0)]
+    default = DEFAULT_MEMORY / (1 << 20)
+    rows = [("unsliced (whole CSR in memory)", "memory", 0.0)]
+    rows += [(f"sliced, {'default ' if mb == default else ''}budget {mb:g} MB", "sliced", mb) for mb in budgets]
     first = None
     for label, mode, mb in rows:
         out = subprocess.run([sys.executable, __file__, "--measure-search", str(path), mode, str(mb)],
@@ -245,10 +246,15 @@ def main() -> None:
     ap.add_argument("--simhash", type=int, default=1_000_000)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--keep", action="store_true", help="keep the generated indexes for the next run")
+    ap.add_argument("--budgets", default="default,64", metavar="MB,...",
+                    help="the sliced searches' budgets of section 1c (MB; 'default': slices.DEFAULT_MEMORY)")
     ap.add_argument("--search-only", action="store_true",
                     help="only the pair search's memory (section 1c)")
     args = ap.parse_args()
     d = Path(args.dir)
+    from simscan.similarity.slices import DEFAULT_MEMORY
+
+    budgets = [DEFAULT_MEMORY / (1 << 20) if b.strip() == "default" else float(b) for b in args.budgets.split(",")]
 
     # 1. pairs and groups
     p100 = d / f"simscan-scale-v{ALGORITHM_VERSION}-{args.files}.sqlite3"
@@ -256,7 +262,7 @@ def main() -> None:
         print(f"writing {args.files:,} synthetic files ... ", end="", flush=True)
         print(f"{build(p100, args.files, 1):.1f} s")
     if args.search_only:  # section 1c alone
-        compare_searches(p100, args.files)
+        compare_searches(p100, args.files, budgets)
         if not args.keep:
             _remove(p100)
         return
@@ -320,7 +326,7 @@ def main() -> None:
     del cold, warm, table, ga, ga60
 
     # 1c. the pair search's memory: unsliced against sliced (each in a process of its own)
-    compare_searches(p100, args.files)
+    compare_searches(p100, args.files, budgets)
 
     # 1b. adversarial: many mid-frequency fingerprints (code idioms shared by ~50 files each)
     from simscan.similarity.core import SimilarityParams, compute_pair_arrays

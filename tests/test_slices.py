@@ -250,10 +250,8 @@ def test_a_search_stopped_midway_leaves_no_files(index_path: Path, how: str) -> 
             else:
                 raise RuntimeError("stopped midway")
 
-    with Index.open(index_path, readonly=True) as ix:
-        with pytest.raises(Cancelled if how == "cancel" else RuntimeError):
-            find_pair_set(ix, min_similarity=0, cache=False, memory=slices.MIN_MEMORY, progress=progress,
-                          cancel=token)
+    with Index.open(index_path, readonly=True) as ix, pytest.raises(Cancelled if how == "cancel" else RuntimeError):
+        find_pair_set(ix, min_similarity=0, cache=False, memory=slices.MIN_MEMORY, progress=progress, cancel=token)
     assert ("pairs", True) in seen
     assert list(folder.glob(".simscan-spill-*")) == []
 
@@ -287,3 +285,34 @@ def test_the_cli_budget_gives_the_same_output(index_path: Path, capsys: pytest.C
     assert budgets == [slices.DEFAULT_MEMORY, 1 << 20, slices.MIN_MEMORY] * 2
     with pytest.raises(SystemExit):
         main(["pairs", "--index", str(index_path), "--memory", "0"])
+
+
+@pytest.mark.parametrize("checked", [True, False])
+def test_the_file_table_read_in_batches_equals_one_read(index_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        checked: bool) -> None:
+    """``Index.files`` builds the table a few rows at a time (its peak of memory is the table and one
+    batch of rows): every column equals the table built from all the rows at once."""
+    import dataclasses
+
+    from simscan.index import store
+
+    with Index.open(index_path, readonly=True) as ix:
+        ix.checked = checked  # (without checks: the query of an index older than schema 7)
+        whole = ix.files()
+        if checked:
+            with ix._reading():
+                rows, _ = ix._verified_rows(ix.connection.execute(f"SELECT {store._CHECKED_COLS} FROM files ORDER BY id"))
+            want = store._table(rows, store._CHECKED_POS)
+        else:
+            want = store._table(ix.connection.execute(
+                f"SELECT {ix._FILE_COLS} FROM files WHERE error IS NULL AND algorithm_version = ? ORDER BY id",
+                (store.ALGORITHM_VERSION,)).fetchall())
+        monkeypatch.setattr(store, "_TABLE_ROWS", 3)
+        for got in (whole, ix.files()):
+            for f in dataclasses.fields(store.FileTable):
+                a, b = getattr(got, f.name), getattr(want, f.name)
+                if isinstance(b, np.ndarray):
+                    assert a.dtype == b.dtype and a.tolist() == b.tolist(), f.name
+                else:
+                    assert a == b, f.name
+        assert len(want) > 3 * 10

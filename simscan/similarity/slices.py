@@ -18,7 +18,7 @@ values; the sort's temporaries several times that), so they are never held at on
 3. The pairs' **evidence** (stored sets with places) is read in chunks of files that fit the budget
    too (``core.compute_pair_arrays``' ``memory``).
 
-What does not shrink with the budget: the file table (~0.4-0.6 KB a file), two tables of set sizes
+What does not shrink with the budget: the file table (~0.6 KB a file), two tables of set sizes
 per level (2 x 32 bytes a file taking part), and the candidate pairs, which the pair budget bounds
 (``SimilarityParams.pair_budget``: at most ~8 M, ~0.2 GB while they are merged).  The results are
 those of the search on the whole CSR in memory, bit for bit (``tests/test_slices.py``): the budget
@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -45,9 +45,12 @@ from simscan.similarity.types import FileTableLike
 
 #: Default memory budget of the pair search (bytes): the partitions waiting in memory, one
 #: partition's work, one chunk of the evidence's stored sets.  ``--memory`` and ``SIMSCAN_MEMORY``
-#: (MB) change it; the results never depend on it.  512 MB keeps the whole search of 1,000,000 files
-#: (~265 M fingerprints) under ~1 GB with its file table (``benchmarks/similarity_scale.py``).
-DEFAULT_MEMORY = 512 << 20
+#: (MB) change it; the results never depend on it.  Measured by ``benchmarks/similarity_scale.py`` on
+#: 1,000,000 synthetic files (50 M fingerprints; the file table alone peaks at ~620 MB): peak RSS
+#: 877 MB at 128 MB, 1,049 MB at 256, 1,297 MB at 512, 1,729 MB unsliced, in the same time (19-21 s);
+#: below ~128 MB what the budget does not bound (~260 MB there: candidate pairs, per-file tables)
+#: dominates and the search only slows down.
+DEFAULT_MEMORY = 128 << 20
 
 #: Smallest budget taken (tests force many partitions and chunks with it).
 MIN_MEMORY = 64 << 10
@@ -236,7 +239,7 @@ class Spill:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def __enter__(self) -> Spill:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -350,20 +353,21 @@ def pair_chunks(ra: np.ndarray, rb: np.ndarray, size: np.ndarray, limit: int) ->
     m = ra.size
     order = np.lexsort((rb, ra))
     out: list[np.ndarray] = []
+
+    def fits(s: int, k: int) -> bool:
+        """Whether the ``k`` pairs from ``s`` (in ``order``) fit the limit."""
+        sel = order[s : s + k]
+        return int(size[np.union1d(ra[sel], rb[sel])].sum()) <= limit
+
     s = 0
     while s < m:
-        def fits(k: int) -> bool:
-            """Whether the ``k`` pairs from ``s`` fit the limit."""
-            sel = order[s : s + k]
-            return int(size[np.union1d(ra[sel], rb[sel])].sum()) <= limit
-
         take = 1  # (a pair is always taken)
-        while take < m - s and fits(min(2 * take, m - s)):
+        while take < m - s and fits(s, min(2 * take, m - s)):
             take = min(2 * take, m - s)
         lo, hi = take, min(2 * take, m - s)  # ``lo`` pairs fit; ``hi`` do not (or are all there is)
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if fits(mid):
+            if fits(s, mid):
                 lo = mid
             else:
                 hi = mid
