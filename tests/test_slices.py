@@ -316,3 +316,26 @@ def test_the_file_table_read_in_batches_equals_one_read(index_path: Path, monkey
                 else:
                     assert a == b, f.name
         assert len(want) > 3 * 10
+
+
+def test_the_spill_folders_of_ended_processes_are_removed(index_path: Path, tmp_path: Path) -> None:
+    """A search killed before removing its files leaves a folder named with its process id: the next
+    search that spills there removes it; a folder of a running process (another search) stays, and so
+    does everything else."""
+    import subprocess
+    import sys
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                           text=True, check=True)
+    dead = tmp_path / f"{slices.SPILL_PREFIX}{int(ended.stdout)}-abc"
+    alive = tmp_path / f"{slices.SPILL_PREFIX}{os.getppid()}-def"
+    other = tmp_path / ".simscan-spill-notes"
+    for d in (dead, alive, other):
+        d.mkdir()
+        (d / "flush0.v").write_bytes(b"x" * 8)
+    with Index.open(index_path, readonly=True) as ix, slices.spilled(ix, ix.files(), slices.MIN_MEMORY,
+                                                                     spill_dir=tmp_path) as spill:
+        assert spill.spilled
+        mine = [d for d in tmp_path.iterdir() if d.name.startswith(f"{slices.SPILL_PREFIX}{os.getpid()}-")]
+        assert len(mine) == 1
+    assert sorted(d.name for d in tmp_path.iterdir()) == sorted([alive.name, other.name])

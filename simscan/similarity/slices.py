@@ -180,11 +180,15 @@ class Spill:
 
     def _folder(self) -> str:
         """The folder of this spill's files, made at the first flush: beside the index when it can be
-        written there (the index's disk, never a memory file system), else the system's temporary one."""
+        written there (the index's disk, never a memory file system), else the system's temporary one.
+        Its name carries this process's id; the folders there of processes that ended without removing
+        theirs (killed) are removed first (:func:`remove_stale`)."""
         if self._dir is None:
             for where in (self._spill_dir, None):
                 try:
-                    self._dir = tempfile.mkdtemp(prefix=".simscan-spill-", dir=where)
+                    folder = where if where is not None else tempfile.gettempdir()
+                    remove_stale(folder)
+                    self._dir = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=folder)
                     break
                 except OSError:
                     if where is None:
@@ -332,6 +336,36 @@ class SlicedSets:
         # Back in the handles' order (ids ascend, handles ascend: the same order).
         assert np.array_equal(ids[row], want), "a file's stored set was not read"
         return kept_offsets, v, s
+
+
+#: Start of a spill folder's name; then the id of the process that made it, "-", and a random part.
+SPILL_PREFIX = ".simscan-spill-"
+
+
+def remove_stale(folder: str | os.PathLike[str]) -> None:
+    """Removes the spill folders in ``folder`` whose process no longer runs (a search killed before it
+    could remove its files); those of running processes (maybe another search of the same index) stay."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for e in entries:
+        if not e.name.startswith(SPILL_PREFIX) or not e.is_dir(follow_symlinks=False):
+            continue
+        pid = e.name[len(SPILL_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
