@@ -339,3 +339,30 @@ def test_the_spill_folders_of_ended_processes_are_removed(index_path: Path, tmp_
         mine = [d for d in tmp_path.iterdir() if d.name.startswith(f"{slices.SPILL_PREFIX}{os.getpid()}-")]
         assert len(mine) == 1
     assert sorted(d.name for d in tmp_path.iterdir()) == sorted([alive.name, other.name])
+
+
+def test_a_full_disk_keeps_the_partitions_in_memory(index_path: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the spill's files cannot be written (here: they lead to /dev/full, which answers every
+    write with ENOSPC), what was written is removed, the values stay in memory past the budget and the
+    pairs are the same."""
+    import errno
+    import tempfile
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    full = tmp_path / "spill"
+    full.mkdir()
+    for n in range(4):
+        for ext in ("v", "r", "s"):
+            (full / f"flush{n}.{ext}").symlink_to("/dev/full")
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: str(full))
+    with Index.open(index_path, readonly=True) as ix:
+        want = _rows(find_pair_set(ix, min_similarity=0, cache=False, memory=1 << 30).pairs)
+        with slices.spilled(ix, ix.files(), slices.MIN_MEMORY, spill_dir=tmp_path) as spill:
+            assert not spill.spilled and spill.unwritable is not None and spill.unwritable.errno == errno.ENOSPC
+            assert not any(os.path.lexists(full / f"flush0.{ext}") for ext in "vrs")  # (the failed flush's)
+            assert sum(v.size for p in range(spill.parts) for v in spill.partition(p)[:1]) == spill.values
+        assert not full.exists()
+        got = find_pair_set(ix, min_similarity=0, cache=False, memory=slices.MIN_MEMORY)
+        assert _rows(got.pairs) == want

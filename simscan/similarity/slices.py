@@ -124,6 +124,9 @@ class Spill:
         self._held: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(self.parts)]
         self._held_bytes = 0
         self._flushes: list[tuple[Path, np.ndarray]] = []  # (file stem, offsets of each partition in it)
+        #: Why the partitions could not be written (a full disk, ...): they then stay in memory, past the
+        #: budget (the results are the same); None while they can.
+        self.unwritable: OSError | None = None
         self._dir: str | None = None
         self._spill_dir = spill_dir
         try:
@@ -158,7 +161,7 @@ class Spill:
             self.values += int(values.size)
             if report:
                 report("load", min(self.values, total), total)
-            if self._held_bytes > self.memory // 2:
+            if self._held_bytes > self.memory // 2 and self.unwritable is None:
                 self._flush()
 
     def _deal(self, values: np.ndarray, own: np.ndarray, packed: np.ndarray) -> None:
@@ -197,18 +200,29 @@ class Spill:
 
     def _flush(self) -> None:
         """Append what every partition holds to files (one per array and flush, partitions one after
-        the other) and forget it."""
-        stem = Path(self._folder()) / f"flush{len(self._flushes)}"
-        offsets = np.zeros(self.parts + 1, np.int64)
-        with open(f"{stem}.v", "wb") as fv, open(f"{stem}.r", "wb") as fr, open(f"{stem}.s", "wb") as fs:
-            for p in range(self.parts):
-                held = self._held[p]
-                for v, o, b in held:
-                    v.tofile(fv)
-                    o.tofile(fr)
-                    b.tofile(fs)
-                offsets[p + 1] = offsets[p] + sum(v.size for v, _, _ in held)
-                self._held[p] = []
+        the other) and forget it.  When they cannot be written (a full disk, no folder that can be
+        written), what was written of this flush is removed and every value stays in memory from then
+        on (:attr:`unwritable`): slower to fail than to exceed the budget."""
+        stem: Path | None = None
+        try:
+            stem = Path(self._folder()) / f"flush{len(self._flushes)}"
+            offsets = np.zeros(self.parts + 1, np.int64)
+            with open(f"{stem}.v", "wb") as fv, open(f"{stem}.r", "wb") as fr, open(f"{stem}.s", "wb") as fs:
+                for p in range(self.parts):
+                    held = self._held[p]
+                    for v, o, b in held:  # (Python's writes: ndarray.tofile may lose a write's error)
+                        fv.write(np.ascontiguousarray(v).data)
+                        fr.write(np.ascontiguousarray(o).data)
+                        fs.write(np.ascontiguousarray(b).data)
+                    offsets[p + 1] = offsets[p] + sum(v.size for v, _, _ in held)
+        except OSError as e:
+            self.unwritable = e
+            for ext in (".v", ".r", ".s"):
+                if stem is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(f"{stem}{ext}")
+            return
+        self._held = [[] for _ in range(self.parts)]
         self._flushes.append((stem, offsets))
         self._held_bytes = 0
 
@@ -220,8 +234,10 @@ class Spill:
             lo, count = int(offsets[p]), int(offsets[p + 1] - offsets[p])
             if count:
                 for col, (ext, dt) in zip(cols, ((".v", np.uint64), (".r", np.int32), (".s", np.uint8))):
-                    col.append(np.fromfile(f"{stem}{ext}", dtype=dt, count=count,
-                                           offset=lo * np.dtype(dt).itemsize))
+                    got = np.fromfile(f"{stem}{ext}", dtype=dt, count=count, offset=lo * np.dtype(dt).itemsize)
+                    if got.size != count:  # (a file changed under the search)
+                        raise OSError(f"the pair search's temporary file {stem}{ext} was cut short")
+                    col.append(got)
         for v, o, b in self._held[p]:
             cols[0].append(v)
             cols[1].append(o)
