@@ -26,10 +26,13 @@ none of these signatures, so every file the scanner reads can be sniffed.
 
 from __future__ import annotations
 
+import heapq
 import re
 import zipfile
 import zlib
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from typing import Generic, NamedTuple, TypeVar
 
 #: Bytes of a file's start that :func:`sniff` reads.
 HEAD = 4096
@@ -63,14 +66,71 @@ OOXML_MAIN = (("word/document.xml", DOCX), ("ppt/presentation.xml", PPTX), ("xl/
 _ZIP = b"PK\x03\x04"
 _CFB = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
-_HTML = re.compile(
-    rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.{0,2000}?-->\s*)*<(?:!doctype\s+html|html[\s>])",
-    re.IGNORECASE | re.DOTALL,
-)
+#: An HTML page's start (module docstring), in the pieces :func:`_html_after_comments` reads it by: an optional
+#: byte-order mark, white space and XML declaration; white space; a comment's opening and closing; at most
+#: COMMENT_BODY characters in a comment; and the page's first tag.  What it accepts is exactly what the one
+#: regular expression of earlier versions matched, ``lead (?:<!--.{0,2000}?-->\s*)* page``.  That expression
+#: backtracked through every way of reading a run of comments as fewer, longer ones (a comment may run to any
+#: later ``-->`` within 2,000 characters), so a file whose first 4 KiB hold a few dozen comments and then no
+#: page took minutes, more with more comments (sympy's mathml/data/mmlctop.xsl, 16 comment lines and a
+#: stylesheet with more comments: 189 s of CPU, with the GIL held; simple_mmlctop.xsl 341 s).
+COMMENT_BODY = 2000
+_Text = TypeVar("_Text", bytes, str)
+
+
+class _Markup(NamedTuple, Generic[_Text]):
+    lead: re.Pattern[_Text]
+    space: re.Pattern[_Text]
+    open: _Text
+    close: re.Pattern[_Text]
+    page: re.Pattern[_Text]
+
+
+_FLAGS = re.IGNORECASE | re.DOTALL
+_HTML8 = _Markup(
+    re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?", _FLAGS), re.compile(rb"\s*"), b"<!--",
+    re.compile(rb"-->"), re.compile(rb"<(?:!doctype\s+html|html[\s>])", _FLAGS),
+)  # fmt: skip
+_HTML16 = _Markup(
+    re.compile(r"\s*(?:<\?xml[^>]{0,200}\?>\s*)?", _FLAGS), re.compile(r"\s*"), "<!--",
+    re.compile(r"-->"), re.compile(r"<(?:!doctype\s+html|html[\s>])", _FLAGS),
+)  # fmt: skip
 #: What an HTML page can start with: its markup, white space, or a UTF-8 byte-order mark.
 _HTML_START = (b"<", b" ", b"\t", b"\r", b"\n", b"\xef\xbb\xbf")
-_HTML16 = re.compile(r"\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.{0,2000}?-->\s*)*<(?:!doctype\s+html|html[\s>])",
-                     re.IGNORECASE | re.DOTALL)
+
+
+def _html_after_comments(text: _Text, syntax: _Markup[_Text]) -> bool:
+    """Whether ``text`` starts with ``lead``, then comments separated by white space, then ``page``.
+
+    The lead has one way to match (nothing in it can be given back for the rest to match), so only the
+    comments have choices: a comment opened at p may close at any ``-->`` that starts within COMMENT_BODY
+    characters after its ``<!--``, and the next one (or the page) starts after the white space that
+    follows.  The places a comment or the page may start are followed in increasing order, each once,
+    and each ``-->`` is looked at once (the windows of later openings start and end later): linear in
+    the number of ``-->`` instead of exponential."""
+    at = syntax.lead.match(text).end()  # (it always matches: every part is optional)
+    if syntax.page.match(text, at):
+        return True
+    if not text.startswith(syntax.open, at):
+        return False
+    ends = [m.end() for m in syntax.close.finditer(text)]  # (two "-->" never overlap)
+    width = len(syntax.open) + len("-->")
+    todo, seen, done = [at], {at}, 0  # ends[:done]: followed already
+    while todo:
+        p = heapq.heappop(todo)
+        if syntax.page.match(text, p):
+            return True
+        if not text.startswith(syntax.open, p):
+            continue
+        first = bisect_left(ends, p + width)
+        last = bisect_right(ends, p + width + COMMENT_BODY)
+        for e in ends[max(first, done) : last]:
+            q = syntax.space.match(text, e).end()
+            if q not in seen:
+                seen.add(q)
+                heapq.heappush(todo, q)
+        done = max(done, last)
+    return False
 
 
 def sniff(head: bytes, open_zip: Callable[[], zipfile.ZipFile] | None = None,
@@ -92,10 +152,10 @@ def sniff(head: bytes, open_zip: Callable[[], zipfile.ZipFile] | None = None,
         data = whole if whole is not None else head
         return OOXML_ENCRYPTED if _ENCRYPTED_PACKAGE in data else None
     if head.startswith(_HTML_START):
-        return HTML if _HTML.match(head, 0, HEAD) else None
+        return HTML if _html_after_comments(head[:HEAD], _HTML8) else None
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = head[2:2048].decode("utf-16-le" if head[:2] == b"\xff\xfe" else "utf-16-be", "replace")
-        return HTML if _HTML16.match(text) else None
+        return HTML if _html_after_comments(text, _HTML16) else None
     return None
 
 

@@ -139,7 +139,9 @@ fn each_chunk(
     stop: &AtomicBool,
     mut f: impl FnMut(&[u8]) -> Result<(), Invalid>,
 ) -> io::Result<Result<u64, Invalid>> {
-    let mut buf = vec![0u8; step];
+    // Sized to the file when it is smaller than a chunk: zeroing a whole chunk (1 MiB for binary
+    // data) cost a small file more than reading it.
+    let mut buf = vec![0u8; (step as u64).min(limit.max(1)) as usize];
     let mut at = 0u64;
     while at < limit {
         if stop.load(Ordering::Relaxed) {

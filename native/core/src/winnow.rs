@@ -22,7 +22,7 @@
 //! Streaming: `D` is found with one monotonic stack (a window's `next_le` is the window that pops
 //! it), and is known at most `D_CAP` windows later; units are kept that long.
 
-use crate::manber::{select, tag, window_value, LOW63, SELECT_BLOCK, SELECT_SCRATCH};
+use crate::manber::{select, tag, window_value, LOW63, SELECT_BLOCK};
 
 /// Dominance spans are kept up to this (above the largest winnowing window).
 pub const D_CAP: u32 = 128;
@@ -98,8 +98,10 @@ impl Winnower {
             gbase: 0,
             done: 0,
             kept: Vec::new(),
-            s: vec![0; SELECT_SCRATCH],
-            g: vec![0; SELECT_BLOCK],
+            // Grown on demand (`feed`): a small file must not pay for zeroing a whole block's
+            // scratch (~0.5 MB, ~20 us a file).
+            s: Vec::new(),
+            g: Vec::new(),
             cands: Vec::new(),
             stack: Vec::new(),
             near_l: Vec::new(),
@@ -132,6 +134,10 @@ impl Winnower {
             }
             let nb = (end - self.w + 1 - first).min(SELECT_BLOCK);
             let at = first - self.base;
+            if self.g.len() < nb {
+                self.g.resize(nb, 0);
+                self.s.resize(nb + self.w + 1, 0);
+            }
             select(
                 &self.buf[at..at + nb + self.w - 1],
                 self.w,
@@ -179,18 +185,7 @@ impl Winnower {
             if i < self.done || i >= limit {
                 continue;
             }
-            let (l, r) = (self.near_l[k], self.near_r[k]);
-            let left = if l == NONE {
-                i.min(cap)
-            } else {
-                (i - cands[l] - 1).min(cap)
-            };
-            let right = if r == NONE {
-                (known - 1 - i).min(cap)
-            } else {
-                (cands[r] - i - 1).min(cap)
-            };
-            let d = Self::capped(left, right, i, total);
+            let d = self.span(k, &cands, 0..known, total);
             if d as usize >= w {
                 self.keep_window(i, d);
             }
@@ -213,18 +208,7 @@ impl Winnower {
                     if i < a || i >= b {
                         continue;
                     }
-                    let (l, r) = (self.near_l[k], self.near_r[k]);
-                    let left = if l == NONE {
-                        (i - from).min(cap)
-                    } else {
-                        (i - all[l] - 1).min(cap)
-                    };
-                    let right = if r == NONE {
-                        (to - 1 - i).min(cap)
-                    } else {
-                        (all[r] - i - 1).min(cap)
-                    };
-                    let d = Self::capped(left, right, i, total);
+                    let d = self.span(k, &all, from..to, total);
                     if d as usize >= w {
                         self.keep_window(i, d);
                     }
@@ -279,6 +263,32 @@ impl Winnower {
             near_r[k] = stack.last().copied().unwrap_or(NONE);
             stack.push(k);
         }
+    }
+
+    /// D of window `pos[k]` from its neighbours found by [`Winnower::nearest`] over `pos`, the
+    /// windows of `bounds` being all those that may be smaller (none found: it dominates to the
+    /// bound's end).
+    #[inline]
+    fn span(
+        &self,
+        k: usize,
+        pos: &[usize],
+        bounds: std::ops::Range<usize>,
+        total: Option<usize>,
+    ) -> u32 {
+        let (i, cap) = (pos[k], D_CAP as usize);
+        let (l, r) = (self.near_l[k], self.near_r[k]);
+        let left = if l == NONE {
+            i - bounds.start
+        } else {
+            i - pos[l] - 1
+        };
+        let right = if r == NONE {
+            bounds.end - 1 - i
+        } else {
+            pos[r] - i - 1
+        };
+        Self::capped(left.min(cap), right.min(cap), i, total)
     }
 
     /// D from the windows left and right of window `i` that leave it the rightmost minimum.
@@ -381,7 +391,7 @@ mod tests {
             let nw = n.saturating_sub(49);
             let mut g = vec![0u32; nw];
             if nw > 0 {
-                let mut s = vec![0u32; SELECT_SCRATCH];
+                let mut s = vec![0u32; crate::manber::SELECT_SCRATCH];
                 select(&units, 50, false, &mut s, &mut g);
             }
             let d = dominance_slow(&g);
