@@ -47,7 +47,8 @@ from simscan.similarity.types import FileTableLike
 #: partition's work, one chunk of the evidence's stored sets.  ``--memory`` and ``SIMSCAN_MEMORY``
 #: (MB) change it; the results never depend on it.  Measured by ``benchmarks/similarity_scale.py`` on
 #: 1,000,000 synthetic files (50 M fingerprints; the file table alone peaks at ~620 MB): peak RSS
-#: 877 MB at 128 MB, 1,049 MB at 256, 1,297 MB at 512, 1,729 MB unsliced, in the same time (19-21 s);
+#: 877-888 MB at 128 MB, 1,049 MB at 256, 1,297 MB at 512, 1,729 MB unsliced, in about the same
+#: time (19-23 s);
 #: below ~128 MB what the budget does not bound (~260 MB there: candidate pairs, per-file tables)
 #: dominates and the search only slows down.
 DEFAULT_MEMORY = 128 << 20
