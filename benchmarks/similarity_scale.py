@@ -66,8 +66,9 @@ def _meta(rng: np.random.Generator, n: int, units: int) -> tuple[np.ndarray, ...
     return d, unit, (unit * 1.1).astype(np.uint32), chars
 
 
-def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False):
-    """Yield batches of FileRecord for files start..start+n (deterministic)."""
+def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False, scale: int = 1):
+    """Yield batches of FileRecord for files start..start+n (deterministic); ``scale``: new files hold
+    ``scale`` times as many values (20-80 each by default)."""
     rng = np.random.default_rng(seed)
     licence = rng.integers(0, 1 << 62, 12, dtype=np.uint64)
     licence_meta = _meta(rng, 12, 800)
@@ -93,7 +94,7 @@ def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False)
                 size = int(max(base.size, 20) * 66)
                 parts = [kept, [extra, *_meta(rng, extra.size, size)]]
             else:
-                k = int(rng.integers(20, 80))  # (version 11: 15-60 rolling values and a third as many anchored)
+                k = int(rng.integers(20, 80)) * scale  # (version 11: 15-60 rolling values and a third as many anchored)
                 size = k * 66
                 parts = [[rng.integers(0, 1 << 62, k, dtype=np.uint64), *_meta(rng, k, size)]]
             if rng.random() < 0.03:
@@ -136,10 +137,10 @@ def planted_simhashes(rng: np.random.Generator, n: int) -> np.ndarray:
     return vals
 
 
-def build(path: Path, n: int, seed: int, fast_simhash: bool = False) -> float:
+def build(path: Path, n: int, seed: int, fast_simhash: bool = False, scale: int = 1) -> float:
     t = time.perf_counter()
     with Index.open(path) as ix:
-        for batch in synth_records(n, seed, fast_simhash=fast_simhash):
+        for batch in synth_records(n, seed, fast_simhash=fast_simhash, scale=scale):
             # partial is a sort key only here; exact copies carry their base's checksum
             ix.write_files(batch)
     return time.perf_counter() - t
@@ -258,6 +259,9 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the generated indexes for the next run")
     ap.add_argument("--budgets", default="default,64", metavar="MB,...",
                     help="the sliced searches' budgets of section 1c (MB; 'default': slices.DEFAULT_MEMORY)")
+    ap.add_argument("--scale", type=int, default=1, metavar="K",
+                    help="section 1's files hold K times as many fingerprints (K = 4: ~200 a file, the scan "
+                    "benchmark's mix)")
     ap.add_argument("--search-only", action="store_true",
                     help="only the pair search's memory (section 1c)")
     args = ap.parse_args()
@@ -267,10 +271,10 @@ def main() -> None:
     budgets = [DEFAULT_MEMORY / (1 << 20) if b.strip() == "default" else float(b) for b in args.budgets.split(",")]
 
     # 1. pairs and groups
-    p100 = d / f"simscan-scale-v{ALGORITHM_VERSION}-{args.files}.sqlite3"
+    p100 = d / f"simscan-scale-v{ALGORITHM_VERSION}-{args.files}{'' if args.scale == 1 else f'x{args.scale}'}.sqlite3"
     if not p100.exists():
         print(f"writing {args.files:,} synthetic files ... ", end="", flush=True)
-        print(f"{build(p100, args.files, 1):.1f} s")
+        print(f"{build(p100, args.files, 1, scale=args.scale):.1f} s")
     if args.search_only:  # section 1c alone
         compare_searches(p100, args.files, budgets)
         if not args.keep:
