@@ -1,7 +1,7 @@
 """The pair search in slices: its memory is set by a budget, not by the size of the index.
 
 The pair search (``core``) needs, for every value of the value space, the files that hold it: the
-runs of a sort of every fingerprint.  An index of a million files holds ~265 M of them (2.1 GB of
+runs of a sort of every fingerprint.  An index of a million files holds ~200 M of them (1.6 GB of
 values; the sort's temporaries several times that), so they are never held at once:
 
 1. **One read pass** (:class:`Spill`) takes the current files' stored sets from the index a few
@@ -9,7 +9,8 @@ values; the sort's temporaries several times that), so they are never held at on
    file's row and its span and view in one byte, into a *partition* of the value space (hash bits
    40..: every run of one value lies in one partition).  The partitions are held in memory up to
    half the budget; past it, what is held is appended to temporary files beside the index (or in the
-   system's temporary folder when that folder cannot be written) and memory is freed.
+   system's temporary folder when that folder cannot be written) and memory is freed (when they
+   cannot be written at all, a full disk, they stay in memory past the budget).
 2. **Each partition then**, alone (:class:`SlicedSets`, the ``core.FingerprintSets`` the pair search
    reads), is read back, restricted to the files taking part, the view searched and the values not
    ignored, and counted natively (``core.count_runs``): document frequencies, set sizes per level,
