@@ -1,12 +1,15 @@
 """Scale of the similarity layer on synthetic, seeded data written through the index writer API.
 
-Usage: python3 benchmarks/similarity_scale.py [--files 100000] [--query-files 1000000] [--keep]
+Usage: python3 benchmarks/similarity_scale.py [--files 100000] [--query-files 1000000] [--keep] [--search-only]
 
 Prints:
 1. pairs and groups over an index of ``--files`` files (target: <= 10 s for 100k), computed
    (``cache=False``), and ``group_pairs`` alone (the GUI slider; target <= 1 s); then the results
    cache: storing the pairs in the index, reading them back, and the columnar grouping the window
-   uses (``group_pair_arrays``);
+   uses (``group_pair_arrays``); then the pair search's memory (``similarity.slices``): the same search,
+   each in a fresh process, on the whole CSR in memory (unsliced, as before slices), in slices with the
+   default budget and with a small one (64 MB: its partitions wait in files): time, CPU time and peak RSS
+   (``--search-only``: that alone);
 2. the simhash k = 3 self-join over 1M values (target <= 30 s);
 3. one query against an index of ``--query-files`` files (target <= 50 ms);
 4. peak RSS of the process (target <= 1 GB).
@@ -63,8 +66,9 @@ def _meta(rng: np.random.Generator, n: int, units: int) -> tuple[np.ndarray, ...
     return d, unit, (unit * 1.1).astype(np.uint32), chars
 
 
-def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False):
-    """Yield batches of FileRecord for files start..start+n (deterministic)."""
+def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False, scale: int = 1):
+    """Yield batches of FileRecord for files start..start+n (deterministic); ``scale``: new files hold
+    ``scale`` times as many values (20-80 each by default)."""
     rng = np.random.default_rng(seed)
     licence = rng.integers(0, 1 << 62, 12, dtype=np.uint64)
     licence_meta = _meta(rng, 12, 800)
@@ -90,7 +94,7 @@ def synth_records(n: int, seed: int, start: int = 0, fast_simhash: bool = False)
                 size = int(max(base.size, 20) * 66)
                 parts = [kept, [extra, *_meta(rng, extra.size, size)]]
             else:
-                k = int(rng.integers(20, 80))  # (version 11: 15-60 rolling values and a third as many anchored)
+                k = int(rng.integers(20, 80)) * scale  # (version 11: 15-60 rolling values and a third as many anchored)
                 size = k * 66
                 parts = [[rng.integers(0, 1 << 62, k, dtype=np.uint64), *_meta(rng, k, size)]]
             if rng.random() < 0.03:
@@ -133,30 +137,149 @@ def planted_simhashes(rng: np.random.Generator, n: int) -> np.ndarray:
     return vals
 
 
-def build(path: Path, n: int, seed: int, fast_simhash: bool = False) -> float:
+def build(path: Path, n: int, seed: int, fast_simhash: bool = False, scale: int = 1) -> float:
     t = time.perf_counter()
     with Index.open(path) as ix:
-        for batch in synth_records(n, seed, fast_simhash=fast_simhash):
+        for batch in synth_records(n, seed, fast_simhash=fast_simhash, scale=scale):
             # partial is a sort key only here; exact copies carry their base's checksum
             ix.write_files(batch)
     return time.perf_counter() - t
 
 
+def hwm_mb() -> float:
+    """Peak RSS of this process since it started its program (Linux's VmHWM: ``ru_maxrss`` keeps the
+    peak of the process that started it when that was higher); ``rss_mb`` elsewhere."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration, ValueError):
+        return rss_mb()
+
+
+def measure_search(path: Path, mode: str, memory_mb: float) -> None:
+    """One pair search on the index ``path`` (cache off, default threshold) in this process, as
+    ``mode``: ``memory`` (every stored set in one CSR, their places read at once: the search before
+    slices) or ``sliced`` (``find_pair_set`` with a budget of ``memory_mb`` MB).  Prints one JSON line:
+    seconds, CPU seconds, peak RSS (MB) before and after, pairs, partitions, spill flushes."""
+    import json
+
+    from simscan.similarity import engine
+    from simscan.similarity.compare import SCORE_KIND
+    from simscan.similarity.views import compute_pair_arrays_by_view
+
+    seen: list = []
+    real = engine.spilled
+
+    def watched(*a, **k):  # (to print how the values were partitioned)
+        cm = real(*a, **k)
+        entered = _Entered(cm, cm.__enter__())
+        seen.append(entered)
+        return entered
+
+    engine.spilled = watched
+    with Index.open(path, readonly=True) as ix:
+        ix.files()  # (the file table's pages warm, as in section 1)
+        before = hwm_mb()
+        t, c = time.perf_counter(), time.process_time()
+        if mode == "memory":
+            files = ix.files()
+            got: list[np.ndarray] = []
+            ids, offsets, values = ix.fingerprints(None, kind=SCORE_KIND, spans=got)
+            pa = compute_pair_arrays_by_view(
+                files, ids, offsets, values, consume=True, min_similarity=DEFAULT_MIN_SIMILARITY,
+                identity=engine._identity(ix, files), spans=got[0],
+                places=engine._places_loader(ix, files, ids, ix.generation()),
+            )
+            del ids, offsets, values, got
+            pa = engine._filter(pa, DEFAULT_MIN_SIMILARITY, engine.DEFAULT_SIM_PARAMS.min_passage)
+        else:
+            pa = engine.find_pair_set(ix, min_similarity=DEFAULT_MIN_SIMILARITY, cache=False,
+                                      memory=int(memory_mb * (1 << 20))).pairs
+        t, c = time.perf_counter() - t, time.process_time() - c
+    # A digest of every column of the pairs in one order (the same pairs and scores give the same).
+    import hashlib
+
+    from simscan.similarity.core import PairArrays
+
+    order = np.lexsort((pa.view, pa.b, pa.a))
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(getattr(pa, f)[order]).tobytes()
+                                     for f in PairArrays.__slots__)).hexdigest()[:16]
+    print(json.dumps({"seconds": t, "cpu": c, "rss_before": before, "peak": hwm_mb(), "pairs": int(pa.a.size),
+                      "digest": digest,
+                      "parts": seen[0].value.parts if seen else 0, "flushes": seen[0].flushes if seen else 0}))
+
+
+class _Entered:
+    """A context manager already entered (``measure_search``'s watch of the spill)."""
+
+    def __init__(self, cm, value) -> None:
+        self.cm, self.value, self.flushes = cm, value, 0
+
+    def __enter__(self):
+        return self.value
+
+    def __exit__(self, *exc):
+        self.flushes = len(self.value._flushes)  # (before closing forgets them)
+        return self.cm.__exit__(*exc)
+
+
+def compare_searches(path: Path, n_files: int, budgets: list[float]) -> None:
+    """Section 1c: the pair search unsliced and in slices, each in a fresh process (peak RSS is per
+    process), one after the other."""
+    import json
+    import subprocess
+
+    from simscan.similarity.slices import DEFAULT_MEMORY
+
+    default = DEFAULT_MEMORY / (1 << 20)
+    rows = [("unsliced (whole CSR in memory)", "memory", 0.0)]
+    rows += [(f"sliced, {'default ' if mb == default else ''}budget {mb:g} MB", "sliced", mb) for mb in budgets]
+    first = None
+    for label, mode, mb in rows:
+        out = subprocess.run([sys.executable, __file__, "--measure-search", str(path), mode, str(mb)],
+                             capture_output=True, text=True, check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        first = first or r["digest"]
+        spill = f"; {r['parts']} partitions, {r['flushes']} spill flushes" if mode == "sliced" else ""
+        same = "" if mode == "memory" else f"; pairs and scores {'==' if r['digest'] == first else '!='} unsliced"
+        print(f"[budget] {n_files:,} files, {label}: find_pair_set {r['seconds']:.2f} s ({r['cpu']:.2f} s CPU), "
+              f"{r['pairs']:,} pairs; peak RSS {r['peak']:.0f} MB (file table read: {r['rss_before']:.0f} MB){spill}{same}",
+              flush=True)
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--measure-search":
+        measure_search(Path(sys.argv[2]), sys.argv[3], float(sys.argv[4]))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=100_000)
     ap.add_argument("--query-files", type=int, default=1_000_000)
     ap.add_argument("--simhash", type=int, default=1_000_000)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--keep", action="store_true", help="keep the generated indexes for the next run")
+    ap.add_argument("--budgets", default="default,64", metavar="MB,...",
+                    help="the sliced searches' budgets of section 1c (MB; 'default': slices.DEFAULT_MEMORY)")
+    ap.add_argument("--scale", type=int, default=1, metavar="K",
+                    help="section 1's files hold K times as many fingerprints (K = 4: ~200 a file, the scan "
+                    "benchmark's mix)")
+    ap.add_argument("--search-only", action="store_true",
+                    help="only the pair search's memory (section 1c)")
     args = ap.parse_args()
     d = Path(args.dir)
+    from simscan.similarity.slices import DEFAULT_MEMORY
+
+    budgets = [DEFAULT_MEMORY / (1 << 20) if b.strip() == "default" else float(b) for b in args.budgets.split(",")]
 
     # 1. pairs and groups
-    p100 = d / f"simscan-scale-v{ALGORITHM_VERSION}-{args.files}.sqlite3"
+    p100 = d / f"simscan-scale-v{ALGORITHM_VERSION}-{args.files}{'' if args.scale == 1 else f'x{args.scale}'}.sqlite3"
     if not p100.exists():
         print(f"writing {args.files:,} synthetic files ... ", end="", flush=True)
-        print(f"{build(p100, args.files, 1):.1f} s")
+        print(f"{build(p100, args.files, 1, scale=args.scale):.1f} s")
+    if args.search_only:  # section 1c alone
+        compare_searches(p100, args.files, budgets)
+        if not args.keep:
+            _remove(p100)
+        return
     with Index.open(p100, readonly=True) as ix:
         t0 = time.perf_counter()
         files = ix.files()
@@ -215,6 +338,9 @@ def main() -> None:
           f"{t2 - t1:.2f} s (hit: {warm.cached}); columnar groups {t4 - t3:.2f} s ({ga.n_groups:,} groups), "
           f"at 60%: {t5 - t4:.2f} s ({ga60.n_groups:,})")
     del cold, warm, table, ga, ga60
+
+    # 1c. the pair search's memory: unsliced against sliced (each in a process of its own)
+    compare_searches(p100, args.files, budgets)
 
     # 1b. adversarial: many mid-frequency fingerprints (code idioms shared by ~50 files each)
     from simscan.similarity.core import SimilarityParams, compute_pair_arrays
@@ -306,12 +432,17 @@ def main() -> None:
           f"(~{len(' '.join(words[:80]))} characters: full scan of the stored sets) {short_ms[1]:.0f} ms")
     print(f"peak RSS {rss_mb():.0f} MB (target <= 1024 MB)")
     if not args.keep:
-        for p in (p100, pq):
-            for s in ("", "-wal", "-shm", ".lock"):
-                try:
-                    os.unlink(f"{p}{s}")
-                except OSError:
-                    pass
+        _remove(p100)
+        _remove(pq)
+
+
+def _remove(p: Path) -> None:
+    """An index and its companion files."""
+    for s in ("", "-wal", "-shm", ".lock"):
+        try:
+            os.unlink(f"{p}{s}")
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":

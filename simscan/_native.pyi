@@ -103,6 +103,16 @@ def window_values(
     units: npt.NDArray[np.uint8] | npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], window: int, binary: bool = False
 ) -> npt.NDArray[np.uint64]: ...
 def anchored_levels(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]: ...
+def partition_counts(
+    values: npt.NDArray[np.uint64], own: npt.NDArray[np.uint32], level: npt.NDArray[np.uint8],
+    row_level: npt.NDArray[np.uint8], n: int, cut: int, frequent_cut: int, hist_bins: int, pairs: bool,
+    width: int, full: npt.NDArray[np.int32] | None = None, kept: npt.NDArray[np.int32] | None = None,
+    pair_limit: int = 2**64 - 1,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.int64],
+           npt.NDArray[np.int32], int]:
+    """One partition of the pair search (``simscan_core::runs``): (run-length histogram, common values,
+    frequent values, pair keys, their shared counts, pair incidences made)."""
+
 def unicode_version() -> str: ...
 
 # Sketches (native/py/src/sketches.rs): simscan.similarity.minhash and simhash_compressed wrap them.

@@ -489,7 +489,7 @@ def test_the_code_pass_reports_its_own_progress(tmp_path: Path) -> None:
     with Index.open(idx, readonly=True) as ix:
         find_pairs(ix, min_similarity=0, cache=False, progress=lambda p: seen.append((p.phase, p.files_done, p.files_total)))
     phases = list(dict.fromkeys(ph for ph, _, _ in seen))
-    assert phases == ["exact", "pairs", "score", "passages", "code:pairs", "code:score", "code:passages"]
-    for ph in ("exact", "score", "passages", "code:score", "code:passages"):
+    assert phases == ["load", "exact", "pairs", "score", "passages", "code:pairs", "code:score", "code:passages"]
+    for ph in ("load", "exact", "score", "passages", "code:score", "code:passages"):
         done, total = max((d, t) for p, d, t in seen if p == ph)
         assert total and done == total, (ph, done, total)

@@ -319,6 +319,24 @@ def _add_cache_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_memory_option(p: argparse.ArgumentParser) -> None:
+    from simscan.similarity.slices import DEFAULT_MEMORY
+
+    p.add_argument(
+        "--memory", type=_megabytes, default=None, metavar="MB",
+        help=f"memory budget of the pair search in MB (default: the SIMSCAN_MEMORY variable, else "
+        f"{DEFAULT_MEMORY >> 20}). The results do not depend on it: past it the search's fingerprints wait in "
+        "temporary files beside the index (removed when it ends), and a smaller budget is slower",
+    )
+
+
+def _megabytes(value: str) -> int:
+    v = _count(value)
+    if v == 0:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return v << 20
+
+
 def _add_view_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-code-view", action="store_true",
@@ -366,7 +384,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
         pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
-                           params=params_from_args(args))
+                           params=params_from_args(args), memory=args.memory)
         bar.finish()
         _warn_incomplete(index)
     print_pairs(args, pairs)
@@ -421,7 +439,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
     with open_index_from_args(args, readonly=True) as index:
         groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
                              cache=not args.no_cache, params=params_from_args(args), keep=keep_rules(args),
-                             empty=empty)
+                             empty=empty, memory=args.memory)
         bar.finish()
         _warn_incomplete(index)
 
@@ -790,6 +808,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        description="List every pair of indexed files whose best score is at least P percent.")
     add_options(p, "pairs")
     _add_cache_option(p)
+    _add_memory_option(p)
     p.set_defaults(func=cmd_pairs)
 
     p = sub.add_parser("groups", help="list groups of similar files with a reference file",
@@ -800,6 +819,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "excerpt) or contains (the reference lies in the member).")
     add_options(p, "groups")
     _add_cache_option(p)
+    _add_memory_option(p)
     p.set_defaults(func=cmd_groups)
 
     p = sub.add_parser("query", help="find indexed files similar to given files",

@@ -33,10 +33,12 @@ on the scan benchmark's 20,000-file tree ``write_files`` takes ~9 us per file pl
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import functools
 import inspect
+import itertools
 import json
 import os
 import shlex
@@ -1306,19 +1308,25 @@ class Index:
         With checks (schema 7 on) every row of the table is verified, those left out too (a damaged
         ``error`` or version must not hide a file), and the sum of their checks against
         ``meta.files_digest`` (a row lost or added); raises :class:`IndexDamaged` otherwise.
-        1,000,000 rows: ~3.3 s unchecked, ~5 s checked."""
+        1,000,000 rows: ~3.3 s unchecked, ~5 s checked.  Built :data:`_TABLE_ROWS` rows at a time, so that
+        only one batch of rows is held beside the table (all of them at once peaked at ~1.1 GB for
+        1,000,000 files, twice the table)."""
         if not self.checked:
-            rows = self._conn.execute(
+            cur = self._conn.execute(
                 f"SELECT {self._FILE_COLS} FROM files WHERE error IS NULL AND algorithm_version = ? ORDER BY id",
                 (ALGORITHM_VERSION,),
-            ).fetchall()
-            return _table(rows)
+            )
+            parts = []
+            while batch := cur.fetchmany(_TABLE_ROWS):
+                parts.append(_table(batch))
+                del batch
+            return _joined(parts)
         with self._reading():
             cur = self._conn.execute(f"SELECT {_CHECKED_COLS} FROM files ORDER BY id")
-            rows, total = self._verified_rows(cur)
+            table, total = self._verified_table(cur)
             if total != int(meta_get(self._conn, "files_digest") or 0):
                 raise Mismatch("the files table does not hold the rows it should (some were lost or added)")
-        return _table(rows, _CHECKED_POS)
+        return table
 
     @contextmanager
     def _reading(self) -> Iterator[None]:
@@ -1339,20 +1347,34 @@ class Index:
         """The current rows (no error, this algorithm version) of a cursor over ``_CHECKED_COLS``, after
         verifying every row's check, and the digest of all rows read."""
         rows: list[tuple[Any, ...]] = []
+        total = self._verify_batches(cur, rows.extend)
+        return rows, total
+
+    def _verified_table(self, cur: sqlite3.Cursor) -> tuple[FileTable, int]:
+        """:meth:`_verified_rows` as a FileTable, built a batch at a time."""
+        parts: list[FileTable] = []
+        total = self._verify_batches(cur, lambda rows: parts.append(_table(rows, _CHECKED_POS)))
+        return _joined(parts), total
+
+    def _verify_batches(self, cur: sqlite3.Cursor, take: Callable[[list[tuple[Any, ...]]], Any]) -> int:
+        """Verifies every row's check of a cursor over ``_CHECKED_COLS``, gives the current rows (no error,
+        this algorithm version) of each batch to ``take``, and returns the digest of all rows read;
+        raises :class:`Mismatch` once all are read when some fail."""
         total = 0
         bad: list[int] = []
         err, ver = (_checks.FILE_COLUMNS.index(c) for c in ("error", "algorithm_version"))
         chk = len(_checks.FILE_COLUMNS)
-        while batch := cur.fetchmany(65536):
+        while batch := cur.fetchmany(_TABLE_ROWS):
             stored = np.fromiter((r[chk] for r in batch), np.int64, len(batch))
             got = _checks.file_checks(batch)
             if not np.array_equal(stored, got):
                 bad += [batch[k][0] for k in np.flatnonzero(stored != got).tolist()]
             total = _checks.add_digest(total, stored)
-            rows += [r for r in batch if r[err] is None and r[ver] == ALGORITHM_VERSION]
+            take([r for r in batch if r[err] is None and r[ver] == ALGORITHM_VERSION])
+            del batch
         if bad:
             raise Mismatch(_files_fail(len(bad)), bad)
-        return rows, total
+        return total
 
     @_sql_errors
     def files_by_ids(self, ids: np.ndarray | Sequence[int]) -> FileTable:
@@ -1391,12 +1413,9 @@ class Index:
         """
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
-        with_spans = spans is not None and self.version >= _SPANS_VERSION
         if spans is not None and kind != "all":
             raise ValueError("spans come with kind 'all'")
-        base, key = (_CHECKED_FINGERPRINT_ROWS, "files.id") if self.checked else (_FINGERPRINT_ROWS, "f.file_id")
-        if with_spans:
-            base = base.replace(" FROM ", ", CAST(f.spans AS BLOB), f.schk FROM ", 1)
+        base, key, with_spans = self._fingerprint_rows(spans is not None)
         span_parts: list[bytes] = []
         if file_ids is None:
             cursors: Iterable[sqlite3.Cursor] = [self._conn.execute(f"{base} ORDER BY {key}", (ALGORITHM_VERSION,))]
@@ -1429,13 +1448,7 @@ class Index:
                 if self.checked:
                     _verify_blobs(batch)
                 if with_spans:
-                    # (file id, spans, check, values) after the row's own columns.
-                    rows = [(r[0], r[-2], r[-1], len(r[2]) // 8 if r[2] is not None else -1) for r in batch]
-                    if self.checked:
-                        _verify_meta(rows, _checks.SPANS)
-                    elif any(r[1] is None or len(r[1]) != r[3] for r in rows):
-                        raise Mismatch(_blobs_fail(1), [r[0] for r in rows if r[1] is None][:1])
-                    span_parts.append(b"".join(r[1] for r in rows))
+                    span_parts.append(self._batch_spans(batch))
                 parts = _kind_parts(batch, kind)
                 id_parts.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
                 len_parts.append(np.fromiter((len(p) // 8 for p in parts), np.int64, len(batch)))
@@ -1547,27 +1560,58 @@ class Index:
         chars = places[idx].astype(np.uint16)
         return ids, offsets, values, FingerprintMeta(d[0], unit, char, chars)
 
+    def _fingerprint_rows(self, spans: bool) -> tuple[str, str, bool]:
+        """(query, its id column, whether it reads spans) of the current files' stored sets: rows of
+        (file id, rolling count, blob[, check, fp_count][, spans, their check]), ``spans`` when asked and
+        the schema stores them."""
+        base, key = (_CHECKED_FINGERPRINT_ROWS, "files.id") if self.checked else (_FINGERPRINT_ROWS, "f.file_id")
+        with_spans = spans and self.version >= _SPANS_VERSION
+        if with_spans:
+            base = base.replace(" FROM ", ", CAST(f.spans AS BLOB), f.schk FROM ", 1)
+        return base, key, with_spans
+
+    def _batch_spans(self, batch: Sequence[tuple[Any, ...]]) -> bytes:
+        """The spans of a batch of :meth:`_fingerprint_rows` rows read with spans, joined, after their
+        checks (or their lengths, without checks)."""
+        # (file id, spans, check, values) after the row's own columns.
+        rows = [(r[0], r[-2], r[-1], len(r[2]) // 8 if r[2] is not None else -1) for r in batch]
+        if self.checked:
+            _verify_meta(rows, _checks.SPANS)
+        elif any(r[1] is None or len(r[1]) != r[3] for r in rows):
+            raise Mismatch(_blobs_fail(1), [r[0] for r in rows if r[1] is None][:1])
+        return b"".join(r[1] for r in rows)
+
     @_sql_errors
-    def iter_fingerprints(self, kind: str = "all", rows: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def iter_fingerprints(
+        self, kind: str = "all", rows: int = 4096, spans: bool = False,
+    ) -> Iterator[tuple[np.ndarray, ...]]:
         """Every current file's fingerprints as :meth:`fingerprints` gives them, in CSR batches of
         about ``rows`` files (ascending ids): a full pass in memory of one batch (a query of a short
-        file looks through every stored set)."""
+        file looks through every stored set; the sliced pair search reads them so).  ``spans`` (kind
+        "all"): each batch also carries its values' dominance spans (uint8, aligned; 255 each for an
+        index older than schema 8), a fourth array."""
         if kind not in ("rolling", "anchored", "all"):
             raise ValueError(f"kind must be rolling, anchored or all, not {kind!r}")
-        if self.checked:
-            cur = self._conn.execute(_CHECKED_FINGERPRINT_ROWS + " ORDER BY files.id", (ALGORITHM_VERSION,))
-        else:
-            cur = self._conn.execute(_FINGERPRINT_ROWS + " ORDER BY f.file_id", (ALGORITHM_VERSION,))
+        if spans and kind != "all":
+            raise ValueError("spans come with kind 'all'")
+        base, key, with_spans = self._fingerprint_rows(spans)
+        cur = self._conn.execute(f"{base} ORDER BY {key}", (ALGORITHM_VERSION,))
         while batch := cur.fetchmany(rows):
             if self.checked:
                 _verify_blobs(batch)
+            got = self._batch_spans(batch) if with_spans else None
             parts = _kind_parts(batch, kind)
             ids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
             offsets = np.zeros(len(batch) + 1, np.int64)
             np.cumsum(np.fromiter(map(len, parts), np.int64, len(batch)) // 8, out=offsets[1:])
             values = np.frombuffer(b"".join(parts), "<u8").astype(np.uint64, copy=False)
             del batch, parts
-            yield ids, offsets, values
+            if not spans:
+                yield ids, offsets, values
+            elif got is not None:
+                yield ids, offsets, values, np.frombuffer(got, np.uint8)
+            else:
+                yield ids, offsets, values, np.full(values.size, 255, np.uint8)
 
     def _fingerprint_count_hint(self) -> int:
         """Values the current files store (the ``files.fp_count`` column), to size a full read."""
@@ -1835,6 +1879,23 @@ class PostingJob:
         self._pos = 0
 
 
+#: Rows of the files table read at once (:meth:`Index.files`).
+_TABLE_ROWS = 65536
+
+
+def _joined(parts: list[FileTable]) -> FileTable:
+    """One FileTable of consecutive ones (their columns joined in order)."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return _table([])
+    cols: dict[str, Any] = {}
+    for f in dataclasses.fields(FileTable):
+        got = [getattr(p, f.name) for p in parts]
+        cols[f.name] = np.concatenate(got) if isinstance(got[0], np.ndarray) else list(itertools.chain.from_iterable(got))
+    return FileTable(**cols)
+
+
 def _table(rows: list[tuple[Any, ...]], pos: Sequence[int] | None = None) -> FileTable:
     """The FileTable of rows in ``Index._FILE_COLS`` order (or with those columns at ``pos``).  Each
     column is taken with ``map(itemgetter(k), rows)``: ``zip(*rows)`` over 200,000 rows took 0.25 s of
@@ -1893,6 +1954,7 @@ _SPANS_VERSION = 8
 _FP_COLUMNS = "file_id, n_rolling, fps, chk, spans, schk, places, pchk"
 
 
+<<<<<<< HEAD
 def _u32_at(half: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """The little-endian uint32 made of half-words ``idx`` and ``idx + 1`` of ``half`` (uint16)."""
     out = half[idx].astype(np.uint32)
@@ -1900,6 +1962,8 @@ def _u32_at(half: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
+=======
+>>>>>>> scale
 def _split_meta(meta: bytes, n: int) -> tuple[memoryview | None, memoryview | None]:
     """(spans, places) of a record's meta blob for ``n`` values; (None, None) without one."""
     if n == 0:

@@ -57,9 +57,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from simscan import _native
 from simscan.fingerprint import DEFAULT_PARAMS as _FP_PARAMS
 from simscan.progress import Cancelled, CancelToken
-from simscan.similarity.arrays import argsort_hashes, intersect_counts, pairs_in_runs, popcount64, run_bounds
+from simscan.similarity.arrays import intersect_counts, popcount64
 from simscan.similarity.evidence import (
     DEFAULT_MIN_PASSAGE,
     LEVEL_OF_SPAN,
@@ -69,7 +70,7 @@ from simscan.similarity.evidence import (
     sets_of_rows,
     window_of_level,
 )
-from simscan.similarity.levels import file_levels, level_counts, value_levels
+from simscan.similarity.levels import file_levels, value_levels
 from simscan.similarity.simhash_tables import DEFAULT_K, simhash_pairs
 from simscan.similarity.types import SCORE_DECIMALS, FileTableLike, Pair, passes
 
@@ -468,24 +469,11 @@ def shared_counts(
     rare: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The inverted-index half of the pair search over the files ``csr_row`` (CSR rows;
-    ``row_text``: each is a text file): (full_size, kept_size, keys, counts).
-
-    full_size / kept_size: (n, levels) float64 set sizes per level of every file, of all its
-    values / of those not common (``level_counts``).  keys: sorted distinct ``lo * n + hi`` of the
-    pairs of positions in ``csr_row`` that share a non-common value; counts: how many they share.
-    A value is common when more than the cut-off of files hold it (``common_cutoff``, lowered by
-    ``budget_cutoff`` when the posting lists under it would make more than ``pair_budget`` pairs).
+    ``row_text``: each is a text file): :func:`count_runs` of the CSR's values split into partitions
+    of the value space (:data:`PARTITION_VALUES`).
 
     value_lv: each value's level (int8, aligned with ``values``; ALGORITHM_VERSION 12: from its span,
-    ``evidence.level_of_d``), else from the values themselves (``levels.value_levels``).  row_level:
-    each file's level (per position in ``csr_row``): a shared value then counts for a pair only where
-    its level reaches the pair's in both files.  rare: when given, receives the sorted values held by
-    more files than ``evidence.frequent_cutoff`` allows a passage (common ones first, then frequent).
-
-    The values are sorted and paired by partition (:data:`PARTITION_VALUES`); the cut-off needs
-    the run lengths of every partition, so it is first assumed not lowered; when the lists exceed
-    the budget, that pass goes on counting run lengths only and a second one pairs with the
-    lowered cut-off.
+    ``evidence.level_of_d``), else from the values themselves (``levels.value_levels``).
     """
     nr = csr_row.size
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -499,32 +487,62 @@ def shared_counts(
     taking = pos_of_row >= 0
     if not taking.all():
         pid[~np.repeat(taking, np.diff(offsets))] = _OUTSIDE
-    width = _FP_PARAMS.max_level + 1
-    cutoff = params.common_cutoff(nr)
 
     def partition(p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(values, owners, levels) of partition ``p``, sorted by value."""
+        """(values, positions, levels) of partition ``p``."""
         at = np.flatnonzero(pid == p)
         v = vals[at]
         # ``at`` ascends: each CSR row's values are a slice of it (one search per row, not per value).
         own = np.repeat(pos_of_row, np.diff(np.searchsorted(at, offsets)))
-        if value_lv is not None:
-            lv = value_lv[at]
-            del at
-        else:
-            del at  # (before the levels' temporaries: the partition's peak of memory)
-            lv = value_levels(v, row_text[own])
-        order = argsort_hashes(v)  # (ties are equal values: any order of them gives the same pairs)
-        return v[order], own[order], lv[order]
+        lv = value_lv[at] if value_lv is not None else value_levels(v, row_text[own])
+        return v, own.astype(np.uint32), lv.view(np.uint8)
 
-    full_size = np.zeros((nr, width), np.int64)
+    return count_runs(partition, parts, nr, params, cancel, report, row_level, rare)
+
+
+#: Columns of the per-file level tables of :func:`count_runs` (levels 0 .. ``max_level``).
+LEVEL_COLUMNS = _FP_PARAMS.max_level + 1
+
+
+def count_runs(
+    partition: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+    parts: int,
+    nr: int,
+    params: SimilarityParams,
+    cancel: CancelToken | None = None,
+    report: Callable[[str, int, int], None] | None = None,
+    row_level: np.ndarray | None = None,
+    rare: list[np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The inverted-index half of the pair search over ``nr`` files whose fingerprints come in
+    ``parts`` partitions of the value space: ``partition(p)`` gives partition p's (values uint64,
+    positions uint32 < ``nr``, levels uint8), each (value, position) at most once and every run of a
+    value in one partition.  Returns (full_size, kept_size, keys, counts).
+
+    full_size / kept_size: (nr, :data:`LEVEL_COLUMNS`) int32 set sizes per level of every file, of all
+    its values / of those not common (column t: its values of level >= t).  keys: sorted distinct
+    ``lo * nr + hi`` of the pairs of positions that share a non-common value; counts: how many they
+    share.  A value is common when more than the cut-off of files hold it (``common_cutoff``, lowered
+    by ``budget_cutoff`` when the posting lists under it would make more than ``pair_budget`` pairs).
+    row_level: each file's level (per position): a shared value then counts for a pair only where
+    its level reaches the pair's in both files.  rare: when given, receives the sorted values held by
+    more files than ``evidence.frequent_cutoff`` allows a passage (common ones first, then frequent).
+
+    Each partition is counted natively (``simscan_core::runs``: sorted, its runs measured, the pairs
+    inside the runs under the cut-off counted).  The cut-off needs the run lengths of every partition,
+    so it is first assumed not lowered; when the lists exceed the budget, that pass goes on measuring
+    only and a second one pairs with the lowered cut-off.
+    """
+    cutoff = params.common_cutoff(nr)
+    rl = np.empty(0, np.uint8) if row_level is None else np.asarray(row_level).astype(np.uint8)
+    full = np.zeros(nr * LEVEL_COLUMNS, np.int32)
     hist = np.zeros(cutoff + 2, np.int64)  # run lengths, clipped above the cut-off (common anyway)
 
     def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool, list, list]:
         """kept_size, key and count batches, and whether the pairs fit the budget at ``cut`` (the
-        first pass also sums ``full_size`` and ``hist``, and goes on counting when they do not), and
-        the common and frequent values when ``rare`` is asked for."""
-        kept_size = np.zeros((nr, width), np.int64)
+        first pass also sums ``full`` and ``hist``, and goes on measuring when they do not), and the
+        common and frequent values when ``rare`` is asked for."""
+        kept = np.zeros(nr * LEVEL_COLUMNS, np.int32)
         key_parts: list[np.ndarray] = []
         cnt_parts: list[np.ndarray] = []
         common_parts: list[np.ndarray] = []
@@ -535,74 +553,70 @@ def shared_counts(
         for p in range(parts):
             _check(cancel)
             v, own, lv = partition(p)
-            starts, lengths = run_bounds(v)
-            if rare is not None:
-                common_parts.append(v[starts[lengths > cut]])
-                frequent_parts.append(v[starts[(lengths > fcut) & (lengths <= cut)]])
-            del v
+            limit = max(0, params.pair_budget - made) if first else 2**64 - 1
+            h, com, freq, k, c, m = _native.partition_counts(
+                v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
+                kept if fits else None, pair_limit=limit,
+            )
+            del v, own, lv
             if first:
-                full_size[:] += level_counts(lv, own, nr)
-                hist[:] += np.bincount(np.minimum(lengths, cutoff + 1), minlength=cutoff + 2)
-            if fits:
-                common_run = lengths > cut
-                kept_size += level_counts(lv, own, nr, keep=np.repeat(~common_run, lengths))
-                usable = ~common_run & (lengths >= 2)
-                ul = lengths[usable].astype(np.int64)
-                made += int((ul * (ul - 1) // 2).sum())
-                if first and made > params.pair_budget:
-                    fits = False  # the cut-off must be lowered: pass 2; this one only counts
-                    key_parts.clear()
-                    cnt_parts.clear()
-                    continue
-                for pi, pj in pairs_in_runs(starts[usable], ul):
-                    _check(cancel)
-                    oa, ob = own[pi].astype(np.int64), own[pj].astype(np.int64)
-                    if row_level is not None:
-                        # A value counts for a pair where its level reaches the pair's in both files.
-                        ok = np.minimum(lv[pi], lv[pj]) >= np.maximum(row_level[oa], row_level[ob])
-                        if not ok.all():
-                            oa, ob = oa[ok], ob[ok]
-                    lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
-                    k, c = np.unique(lo * nr + hi, return_counts=True)
-                    key_parts.append(k)
-                    cnt_parts.append(c.astype(np.int32))
+                hist[:] += h.astype(np.int64)
+            if rare is not None:
+                common_parts.append(com)
+                frequent_parts.append(freq)
+            made += m
+            if fits and first and made > params.pair_budget:
+                fits = False  # the cut-off must be lowered: pass 2; this one only measures
+                key_parts.clear()
+                cnt_parts.clear()
+            elif fits and k.size:
+                key_parts.append(k)
+                cnt_parts.append(c)
             if report:
                 report("pairs", p + 1, parts)
-        return kept_size, key_parts, cnt_parts, fits, common_parts, frequent_parts
+        return kept, key_parts, cnt_parts, fits, common_parts, frequent_parts
 
-    kept_size, key_parts, cnt_parts, fits, com, freq = one_pass(cutoff, True)
+    kept, key_parts, cnt_parts, fits, com, freq = one_pass(cutoff, True)
     if not fits:
-        kept_size, key_parts, cnt_parts, _, com, freq = one_pass(budget_cutoff(hist, cutoff, params.pair_budget), False)
+        kept, key_parts, cnt_parts, _, com, freq = one_pass(budget_cutoff(hist, cutoff, params.pair_budget), False)
     if rare is not None:
         rare[:] = [np.unique(np.concatenate(com)) if com else np.empty(0, np.uint64),
                    np.unique(np.concatenate(freq)) if freq else np.empty(0, np.uint64)]
     del com, freq
-    vals = pid = None  # (the closures' arrays: free them before the merge, the peak of memory)
-    if key_parts:
-        # Merge the per-batch counts: sort the keys once, sum the counts of equal keys.  Each
-        # temporary is freed as soon as possible (this is the peak of memory).
-        several = len(key_parts) > 1  # one batch is already sorted and distinct
-        keys = np.concatenate(key_parts)
-        key_parts.clear()
-        cnts = np.concatenate(cnt_parts)
-        cnt_parts.clear()
-        if several:
-            o = np.argsort(keys)
-            keys = keys[o]
-            cnts = cnts[o]
-            del o
-            first = np.empty(keys.size, dtype=bool)
-            first[:1] = True
-            np.not_equal(keys[1:], keys[:-1], out=first[1:])
-            st = np.flatnonzero(first)
-            del first
-            cnts = np.add.reduceat(cnts, st)
-            keys = keys[st]
-            del st
-    else:
-        keys = np.empty(0, np.int64)
-        cnts = np.empty(0, np.int32)
-    return full_size.astype(np.float64), kept_size.astype(np.float64), keys, cnts
+    keys, cnts = merge_counts(key_parts, cnt_parts)
+    return _at_least(full, nr), _at_least(kept, nr), keys, cnts
+
+
+def _at_least(per_level: np.ndarray, nr: int) -> np.ndarray:
+    """Per-level counts (flat, ``nr`` rows of :data:`LEVEL_COLUMNS`) turned in place into counts of
+    the level or above (column t: levels >= t)."""
+    x = per_level.reshape(nr, LEVEL_COLUMNS)
+    np.cumsum(x[:, ::-1], axis=1, out=x[:, ::-1])
+    return x
+
+
+def merge_counts(key_parts: list[np.ndarray], cnt_parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The batches of (sorted distinct keys, counts) merged: sorted distinct keys, counts summed.
+    The lists are emptied as they are read (this is the pair search's peak of memory)."""
+    if not key_parts:
+        return np.empty(0, np.int64), np.empty(0, np.int32)
+    several = len(key_parts) > 1  # one batch is already sorted and distinct
+    keys = np.concatenate(key_parts)
+    key_parts.clear()
+    cnts = np.concatenate(cnt_parts)
+    cnt_parts.clear()
+    if not several:
+        return keys, cnts
+    o = np.argsort(keys)
+    keys = keys[o]
+    cnts = cnts[o]
+    del o
+    first = np.empty(keys.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    st = np.flatnonzero(first)
+    del first
+    return keys[st], np.add.reduceat(cnts, st)
 
 
 class FingerprintSets(Protocol):
@@ -689,6 +703,7 @@ def compute_pair_arrays(
     places: PlacesLoader | None = None,
     view: int = 0,
     sets: FingerprintSets | None = None,
+    memory: int | None = None,
 ) -> PairArrays:
     """Every pair with best score >= ``min_similarity`` (and something shared), or sharing a passage
     of at least ``params.min_passage`` characters, as arrays.
@@ -707,6 +722,8 @@ def compute_pair_arrays(
     pairs then carry their passages' evidence (``longest`` / ``shared``), and a pair sharing a passage
     of ``params.min_passage`` characters is kept whatever its share; without it both are -1.
     view: the view these values are of (0 text, 1 code: ``views``).
+    memory: the pairs' evidence reads the stored sets of files holding at most about this many bytes
+    at once (``slices.pair_chunks``; None: all at once).
     Raises :class:`Cancelled` when ``cancel`` is set.
     """
     if sets is None:
@@ -717,7 +734,7 @@ def compute_pair_arrays(
         sub = compute_pair_arrays(
             subset_table(files, keep), None, None, None, min_similarity=min_similarity, params=params,
             cancel=cancel, report=report, identity=(np.zeros(keep.size, np.int64), np.zeros(keep.size, np.int64)),
-            places=places, view=view, sets=sets,
+            places=places, view=view, sets=sets, memory=memory,
         )
         return dataclasses.replace(sub, a=keep[sub.a], b=keep[sub.b])
     n = len(files.paths)
@@ -823,24 +840,16 @@ def compute_pair_arrays(
         _check(cancel)
         if report:
             report("passages", 0, int(ra.size))
-        need = np.union1d(ra, rb)
-        sets, row_of = places(csr_row[need])
-        row = np.full(nr, -1, np.int64)
-        row[need] = row_of
-        ok = (row[ra] >= 0) & (row[rb] >= 0)
-        ev = pair_evidence(sets, row[ra[ok]], row[rb[ok]], window_of_level(lv[ok]), view, common, frequent,
-                           common_text=True)
-        longest[ok] = ev.longest
-        shared_chars[ok] = ev.shared
+        ok, inter, na, nb, longest, shared_chars = _evidence_in_chunks(
+            places, csr_row, ra, rb, lv, view, common, frequent, np.asarray(files.fp_count)[rep_rows], memory, cancel,
+            report,
+        )
         # The scores leave common text out too (``evidence``), except where the full sets scored.
-        re_ = ok.copy()
-        re_[ok] = ~full[ok]
-        ev_ok = ~full[ok]
-        nr_, nca, ncb = _scores(ev.inter[ev_ok].astype(np.int64), ev.na[ev_ok].astype(np.float64),
-                                ev.nb[ev_ok].astype(np.float64))
+        re_ = ok & ~full
+        nr_, nca, ncb = _scores(inter[re_], na[re_].astype(np.float64), nb[re_].astype(np.float64))
         r[re_], ca[re_], cb[re_] = nr_, nca, ncb
         best = np.maximum(r[re_], np.maximum(ca[re_], cb[re_]))
-        by_share[re_] = passes(best, min_similarity) & (best > 0) & (ev.inter[ev_ok] >= params.min_shared)
+        by_share[re_] = passes(best, min_similarity) & (best > 0) & (inter[re_] >= params.min_shared)
         if report:
             report("passages", int(ra.size), int(ra.size))
         keep = by_share | ((params.min_passage > 0) & (longest >= params.min_passage))
@@ -869,6 +878,50 @@ def compute_pair_arrays(
         shared_chars,
     )
     return concat_pairs(star, near)
+
+
+#: Bytes a stored value costs while a chunk of the evidence is weighed: its value, span and place
+#: (19), the blobs they are read from, and margins.
+EVIDENCE_BYTES = 48
+
+
+def _evidence_in_chunks(
+    places: PlacesLoader, csr_row: np.ndarray, ra: np.ndarray, rb: np.ndarray, lv: np.ndarray, view: int,
+    common: np.ndarray, frequent: np.ndarray, set_size: np.ndarray, memory: int | None, cancel: CancelToken | None,
+    report: Callable[[str, int, int], None] | None,
+) -> tuple[np.ndarray, ...]:
+    """The evidence (``evidence.pair_evidence`` with common text) of the pairs of positions ``ra``,
+    ``rb`` (weighed at level ``lv``), their files' stored sets read by ``places`` (``csr_row``: the
+    handle of each position) in chunks holding at most ``memory`` bytes of them (``set_size``: values
+    per position).  Returns (weighed, inter, na, nb, longest, shared) per pair; a pair not weighed
+    (its sets could not be read: the index changed since) has longest and shared -1."""
+    from simscan.similarity.slices import pair_chunks
+
+    m = ra.size
+    ok = np.zeros(m, dtype=bool)
+    inter, na, nb = (np.zeros(m, np.int64) for _ in range(3))
+    longest = np.full(m, -1, np.int32)
+    shared = np.full(m, -1, np.int32)
+    chunks = [np.arange(m)] if memory is None else pair_chunks(ra, rb, set_size, max(1, memory // EVIDENCE_BYTES))
+    done = 0
+    for chunk in chunks:
+        _check(cancel)
+        a, b = ra[chunk], rb[chunk]
+        need = np.union1d(a, b)
+        sets, row_of = places(csr_row[need])
+        row_a, row_b = row_of[np.searchsorted(need, a)], row_of[np.searchsorted(need, b)]
+        has = (row_a >= 0) & (row_b >= 0)
+        at = chunk[has]
+        ev = pair_evidence(sets, row_a[has], row_b[has], window_of_level(lv[at]), view, common, frequent,
+                           common_text=True)
+        del sets
+        ok[at] = True
+        inter[at], na[at], nb[at] = ev.inter, ev.na, ev.nb
+        longest[at], shared[at] = ev.longest, ev.shared
+        done += chunk.size
+        if report and len(chunks) > 1:
+            report("passages", done, m)
+    return ok, inter, na, nb, longest, shared
 
 
 def concat_pairs(x: PairArrays, y: PairArrays) -> PairArrays:

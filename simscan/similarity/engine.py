@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,14 @@ from simscan.similarity.evidence import PlacesLoader, StoredSets, frequent_cutof
 from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_from_arrays
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.removal import pairs_after_removal
+from simscan.similarity.slices import SlicedSets, memory_budget, spilled
 from simscan.similarity.types import KIND_CODE, KINDS, SCORE_DECIMALS, Group, Pair, passes
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
     compute_pair_arrays_by_view,
     drop_values_with,
     has_code_view,
+    pair_arrays_by_view,
     view_fingerprints,
 )
 
@@ -232,9 +235,13 @@ def find_pair_set(
     reference_roots: Sequence[str] = (),
     cache: bool = True,
     previous: PairSet | None = None,
+    memory: int | None = None,
 ) -> PairSet:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent), as
     columns, with the file table read in the same snapshot.
+
+    ``memory``: the budget (bytes) of the search's slices (``slices``; None: ``slices.memory_budget``'s
+    default); the pairs do not depend on it.
 
     ``previous``: the set this returned earlier on the same index, if at hand.  When it is not
     in the cache and the only change since is files that left the index while a copy of their
@@ -270,24 +277,47 @@ def find_pair_set(
                 stored = bool(can_cache and gen is not None and _store(index, key, gen, previous.floor, files, derived))
                 return PairSet(files, _filter(derived, min_similarity, params.min_passage), stored=stored, derived=True, key=key,
                                floor=min_similarity)
-        got: list[np.ndarray] = []
-        with_spans = hasattr(index, "stored_sets")
-        ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND, **({"spans": got} if with_spans else {}))
-        spans = got[0] if with_spans else None
         identity = _identity(index, files)
         if gen is None and hasattr(index, "generation"):
             gen = index.generation()
-    if params.ignore_values:  # texts to ignore: their fingerprints count nowhere
-        offsets, values, spans = drop_values_with(offsets, values, spans, params.ignored(), consume=True)
-    places = _places_loader(index, files, ids, gen) if spans is not None else None
-    pa = compute_pair_arrays_by_view(
-        files, ids, offsets, values, consume=True, min_similarity=floor, params=params,
-        cancel=cancel, report=progress_reporter(progress), identity=identity, reference_roots=reference_roots,
-        spans=spans, places=places,
-    )
-    del ids, offsets, values, spans
+        report = progress_reporter(progress)
+        if hasattr(index, "stored_sets") and hasattr(index, "iter_fingerprints"):
+            # In slices (``slices``), in this read snapshot: the values wait in partitions, in memory
+            # up to the budget and in files past it, and a few files' sets are read again later.
+            budget = memory_budget(memory)
+            with spilled(index, files, budget, cancel=cancel, report=report,
+                         spill_dir=_spill_dir(index)) as spill:
+                ignored = params.ignored()
+                text = SlicedSets(spill, index, TEXT, ignored)
+                code = SlicedSets(spill, index, CODE, ignored) if spill.has_code and params.code_view else None
+                pa = pair_arrays_by_view(
+                    files, text, code, min_similarity=floor, params=params, cancel=cancel, report=report,
+                    identity=identity, reference_roots=reference_roots,
+                    places=_places_loader(index, files, files.ids, gen), memory=budget,
+                )
+        else:  # another index implementation: every set in memory
+            got: list[np.ndarray] = []
+            with_spans = hasattr(index, "stored_sets")
+            ids, offsets, values = index.fingerprints(None, kind=SCORE_KIND, **({"spans": got} if with_spans else {}))
+            spans = got[0] if with_spans else None
+            if params.ignore_values:  # texts to ignore: their fingerprints count nowhere
+                offsets, values, spans = drop_values_with(offsets, values, spans, params.ignored(), consume=True)
+            places = _places_loader(index, files, ids, gen) if spans is not None else None
+            pa = compute_pair_arrays_by_view(
+                files, ids, offsets, values, consume=True, min_similarity=floor, params=params,
+                cancel=cancel, report=report, identity=identity, reference_roots=reference_roots,
+                spans=spans, places=places,
+            )
+            del ids, offsets, values, spans
     stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa))
     return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity)
+
+
+def _spill_dir(index: Any) -> str | None:
+    """Where the pair search's partitions wait when they do not fit its budget: beside the index (its
+    disk, never a memory file system; ``slices.Spill`` falls back to the system's temporary folder)."""
+    path = getattr(index, "path", None)
+    return os.fspath(Path(path).parent) if path is not None else None
 
 
 def _places_loader(index: Any, files: Any, ids: np.ndarray, gen: int | None) -> PlacesLoader:
@@ -367,6 +397,7 @@ def find_pairs(
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     expand_copies: bool = False,
     cache: bool = True,
+    memory: int | None = None,
 ) -> list[Pair]:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent).
 
@@ -378,11 +409,12 @@ def find_pairs(
     files (``core.expand_copy_pairs``, at most ``core.MAX_COPY_PAIRS`` added; ``group_pairs``
     wants the unexpanded list, which is smaller).  Sorted by best score, descending.  Returns
     [] when cancelled.  ``cache``: read and write the index's results cache (see
-    :func:`find_pair_set`; the pairs are the same without it).
+    :func:`find_pair_set`; the pairs are the same without it); ``memory``: the search's budget (bytes,
+    ``slices``; the pairs do not depend on it).
     """
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel, params=params,
-                           cache=cache)
+                           cache=cache, memory=memory)
     except Cancelled:
         return []
     pairs = to_pairs(ps.pairs, ps.files)
@@ -400,14 +432,15 @@ def find_groups(
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     keep: KeepRules = DEFAULT_KEEP,
     empty: list[str] | None = None,
+    memory: int | None = None,
 ) -> list[Group]:
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
-    ``cache`` and ``params`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
+    ``cache``, ``params`` and ``memory`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
     each copy set is kept, the order references are chosen in).  ``empty``: a list that receives
     the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``)."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
-                           reference_roots=reference_roots, cache=cache, params=params)
+                           reference_roots=reference_roots, cache=cache, params=params, memory=memory)
     except Cancelled:
         return []
     return groups_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots, keep=keep,

@@ -12,6 +12,7 @@ pub mod manber;
 pub mod minhash;
 pub mod normalize;
 pub mod read;
+pub mod runs;
 pub mod simtables;
 pub mod tables;
 pub mod winnow;

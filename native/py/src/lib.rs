@@ -4,7 +4,7 @@
 //! per unit.  Long work runs with the GIL released.  A panic in the core never reaches Python
 //! as a crash: per file it becomes a problem line, elsewhere a `RuntimeError`.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -16,6 +16,7 @@ use simscan_core::fingerprint::{self, Fingerprints, FpParams, TextFingerprinter,
 use simscan_core::manber::{self, Params};
 use simscan_core::normalize::Normalizer;
 use simscan_core::read::{self, Problem, Read2};
+use simscan_core::runs;
 use simscan_core::{checksum, tables};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -812,6 +813,91 @@ fn pair_evidence<'py>(
     (scores, p).into_pyobject(py)
 }
 
+/// One partition of the pair search's inverted index (`simscan_core::runs`): `values` (uint64),
+/// `own` (uint32 positions `< n`) and `level` (uint8) aligned; `row_level` (uint8 per position,
+/// empty: every shared value counts); `full` / `kept` (int32, `n * width`, or None) receive each
+/// position's entries per level; `pair_limit`: most pair incidences to make (more: none).  Returns (hist uint64, common uint64, frequent uint64, keys int64,
+/// counts int32, made).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (values, own, level, row_level, n, cut, frequent_cut, hist_bins, pairs, width, full=None, kept=None, pair_limit=u64::MAX))]
+fn partition_counts<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, u64>,
+    own: PyReadonlyArray1<'py, u32>,
+    level: PyReadonlyArray1<'py, u8>,
+    row_level: PyReadonlyArray1<'py, u8>,
+    n: u64,
+    cut: usize,
+    frequent_cut: usize,
+    hist_bins: usize,
+    pairs: bool,
+    width: usize,
+    mut full: Option<PyReadwriteArray1<'py, i32>>,
+    mut kept: Option<PyReadwriteArray1<'py, i32>>,
+    pair_limit: u64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (v, o, l, rl) = (
+        values.as_slice()?,
+        own.as_slice()?,
+        level.as_slice()?,
+        row_level.as_slice()?,
+    );
+    if o.len() != v.len() || l.len() != v.len() {
+        return Err(PyValueError::new_err(
+            "values, own and level must be as long",
+        ));
+    }
+    if o.iter().any(|&p| u64::from(p) >= n) || (!rl.is_empty() && rl.len() as u64 != n) {
+        return Err(PyValueError::new_err(
+            "a position is out of range, or row_level is not one a position",
+        ));
+    }
+    if n.checked_mul(n).is_none() || width == 0 {
+        return Err(PyValueError::new_err(
+            "too many positions, or no level column",
+        ));
+    }
+    let cells = (n as usize) * width;
+    let full_s = match full.as_mut() {
+        Some(a) => Some(a.as_slice_mut()?),
+        None => None,
+    };
+    let kept_s = match kept.as_mut() {
+        Some(a) => Some(a.as_slice_mut()?),
+        None => None,
+    };
+    if full_s.as_ref().is_some_and(|a| a.len() != cells)
+        || kept_s.as_ref().is_some_and(|a| a.len() != cells)
+    {
+        return Err(PyValueError::new_err(
+            "full and kept must hold n * width counts",
+        ));
+    }
+    let rule = runs::Rule {
+        n,
+        cut,
+        frequent_cut,
+        hist_bins,
+        pairs,
+        pair_limit,
+        row_level: (!rl.is_empty()).then_some(rl),
+        width,
+    };
+    let c = detached(py, || runs::count_partition(v, o, l, &rule, full_s, kept_s))?;
+    let keys: Vec<i64> = c.keys.into_iter().map(|k| k as i64).collect();
+    let counts: Vec<i32> = c.counts.into_iter().map(|k| k as i32).collect();
+    (
+        PyArray1::from_vec(py, c.hist),
+        PyArray1::from_vec(py, c.common),
+        PyArray1::from_vec(py, c.frequent),
+        PyArray1::from_vec(py, keys),
+        PyArray1::from_vec(py, counts),
+        c.made,
+    )
+        .into_pyobject(py)
+}
+
 /// The Unicode version the tables were generated from, and a code point's heavy and light forms
 /// (for the tests that check the tables against this interpreter).
 #[pyfunction]
@@ -838,6 +924,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(window_values, m)?)?;
     m.add_function(wrap_pyfunction!(anchored_levels, m)?)?;
     m.add_function(wrap_pyfunction!(pair_evidence, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_counts, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_version, m)?)?;
     sketches::register(m)?;
     m.add("LARGE_FILE", read::LARGE_FILE)?;

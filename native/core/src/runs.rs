@@ -1,0 +1,352 @@
+//! The inverted-index half of the pair search, one partition of the value space at a time: the
+//! partition's (value, file, level) entries sorted by value, its runs of equal values (posting
+//! lists) measured, and the pairs of files inside the runs under the cut-off counted.
+//!
+//! Python (`simscan.similarity.core.shared_counts` and the sliced search of
+//! `simscan.similarity.slices`) chooses the partitions, the cut-off and the pair budget, and adds
+//! up what each partition gives: run lengths, the common and frequent values, each file's values
+//! per level, and the shared counts of its pairs.  Here is only the work per value.
+//!
+//! Sorting: one counting pass on the value's top 16 bits into buckets, then each bucket sorted by
+//! the whole value (fingerprints are hash values: the buckets are small).  Any input is sorted
+//! correctly; skewed values only make the buckets larger.
+
+/// What one partition gives.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Counted {
+    /// `hist[L]`: runs of `L` entries, lengths above `hist.len() - 1` counted in the last bin.
+    pub hist: Vec<u64>,
+    /// The values of runs longer than the cut-off, ascending.
+    pub common: Vec<u64>,
+    /// The values of runs longer than the frequent cut-off and not longer than the cut-off, ascending.
+    pub frequent: Vec<u64>,
+    /// Distinct pair keys `lo * n + hi` (positions of the two files, `lo < hi`), ascending.
+    pub keys: Vec<u64>,
+    /// How many values each pair of `keys` shares.
+    pub counts: Vec<u32>,
+    /// Pair incidences the runs under the cut-off make (each run of `L` entries: `L (L - 1) / 2`).
+    pub made: u64,
+}
+
+/// How a partition is counted.
+#[derive(Debug, Clone)]
+pub struct Rule<'a> {
+    /// Files taking part (positions are `0..n`).
+    pub n: u64,
+    /// Runs longer than this are common: no pairs, not counted in `kept`.
+    pub cut: usize,
+    /// Runs longer than this (and not common) are frequent.
+    pub frequent_cut: usize,
+    /// Bins of the run-length histogram (the last one holds every longer run).
+    pub hist_bins: usize,
+    /// Make the pairs (else only measure).
+    pub pairs: bool,
+    /// Most pair incidences the partition may make: when its runs under the cut-off make more, it
+    /// makes none (its caller lowers the cut-off and counts again).
+    pub pair_limit: u64,
+    /// Each position's level: a value counts for a pair where its level reaches both files' levels
+    /// (None: every shared value counts).
+    pub row_level: Option<&'a [u8]>,
+    /// Columns of the per-file level tables (levels above `width - 1` count in the last column).
+    pub width: usize,
+}
+
+/// Bits of the bucket pass of [`sorted_entries`] (4,096 buckets: their write positions stay in
+/// the core's cache).
+const BUCKET_BITS: u32 = 12;
+
+/// Sorts the entries by their value turned left by two bits (ties in any order), which puts equal
+/// values together: fingerprints keep their top two bits for kind and view, so the bits below them
+/// choose the buckets.  Returns them packed as (value turned, position << 8 | level).
+fn sorted_entries(values: &[u64], own: &[u32], level: &[u8]) -> Vec<(u64, u64)> {
+    let m = values.len();
+    let nb = 1usize << BUCKET_BITS;
+    let shift = 64 - BUCKET_BITS;
+    let mut start = vec![0usize; nb + 1];
+    for &v in values {
+        start[(v.rotate_left(2) >> shift) as usize + 1] += 1;
+    }
+    for b in 0..nb {
+        start[b + 1] += start[b];
+    }
+    let mut next = start.clone();
+    let mut out = vec![(0u64, 0u64); m];
+    for k in 0..m {
+        let key = values[k].rotate_left(2);
+        let b = (key >> shift) as usize;
+        out[next[b]] = (key, (u64::from(own[k]) << 8) | u64::from(level[k]));
+        next[b] += 1;
+    }
+    for b in 0..nb {
+        let (lo, hi) = (start[b], start[b + 1]);
+        if hi - lo > 1 {
+            out[lo..hi].sort_unstable_by_key(|e| e.0);
+        }
+    }
+    out
+}
+
+/// Counts one partition: `values`, `own` (each entry's position, `< rule.n`) and `level` aligned.
+/// `full` and `kept` (each `n * width`, row-major by position), when given, receive per position
+/// and level the entries of every run / of the runs under the cut-off.  Panics when the arrays
+/// disagree in length or a position is out of range.
+pub fn count_partition(
+    values: &[u64],
+    own: &[u32],
+    level: &[u8],
+    rule: &Rule,
+    mut full: Option<&mut [i32]>,
+    mut kept: Option<&mut [i32]>,
+) -> Counted {
+    let m = values.len();
+    assert!(
+        own.len() == m && level.len() == m,
+        "values, owners and levels must be as long"
+    );
+    let width = rule.width.max(1);
+    let cell = |e: u64| -> usize {
+        let pos = (e >> 8) as usize;
+        assert!((pos as u64) < rule.n, "a position is out of range");
+        pos * width + ((e & 0xFF) as usize).min(width - 1)
+    };
+    // Per file and level, in the input's order (a file's values lie together there: the tables are
+    // written in order), every entry; the runs over the cut-off are taken back out of ``kept`` below.
+    for (k, &o) in own.iter().enumerate() {
+        let c = cell((u64::from(o) << 8) | u64::from(level[k]));
+        if let Some(f) = full.as_deref_mut() {
+            f[c] += 1;
+        }
+        if let Some(f) = kept.as_deref_mut() {
+            f[c] += 1;
+        }
+    }
+    let entries = sorted_entries(values, own, level);
+    let bins = rule.hist_bins.max(1);
+    let mut out = Counted {
+        hist: vec![0; bins],
+        ..Counted::default()
+    };
+    // The runs (start, length) first: whether their pairs fit the limit is known before any is made.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut s = 0usize;
+    while s < m {
+        let mut e = s + 1;
+        while e < m && entries[e].0 == entries[s].0 {
+            e += 1;
+        }
+        runs.push((s, e - s));
+        s = e;
+    }
+    for &(_, len) in &runs {
+        out.hist[len.min(bins - 1)] += 1;
+        if len <= rule.cut && len >= 2 {
+            out.made += (len as u64) * (len as u64 - 1) / 2;
+        }
+    }
+    let make = rule.pairs && out.made <= rule.pair_limit;
+    let mut pairs: Vec<u64> = Vec::new();
+    for &(s, len) in &runs {
+        let run = &entries[s..s + len];
+        let v = entries[s].0.rotate_right(2);
+        if len > rule.cut {
+            out.common.push(v);
+            if let Some(k) = kept.as_deref_mut() {
+                for x in run {
+                    k[cell(x.1)] -= 1;
+                }
+            }
+            continue;
+        }
+        if len > rule.frequent_cut {
+            out.frequent.push(v);
+        }
+        if make && len >= 2 {
+            push_pairs(run, rule, &mut pairs);
+        }
+    }
+    out.common.sort_unstable();
+    out.frequent.sort_unstable();
+    if !pairs.is_empty() {
+        pairs.sort_unstable();
+        let mut k = 0;
+        while k < pairs.len() {
+            let mut j = k + 1;
+            while j < pairs.len() && pairs[j] == pairs[k] {
+                j += 1;
+            }
+            out.keys.push(pairs[k]);
+            out.counts.push((j - k) as u32);
+            k = j;
+        }
+    }
+    out
+}
+
+/// The keys of every pair of entries of one run (both files' positions), where the value's level
+/// reaches both files' levels.
+fn push_pairs(run: &[(u64, u64)], rule: &Rule, pairs: &mut Vec<u64>) {
+    for (i, a) in run.iter().enumerate() {
+        let (pa, la) = (a.1 >> 8, (a.1 & 0xFF) as u8);
+        for b in &run[i + 1..] {
+            let (pb, lb) = (b.1 >> 8, (b.1 & 0xFF) as u8);
+            if let Some(rl) = rule.row_level {
+                if la.min(lb) < rl[pa as usize].max(rl[pb as usize]) {
+                    continue;
+                }
+            }
+            let (lo, hi) = if pa < pb { (pa, pb) } else { (pb, pa) };
+            pairs.push(lo * rule.n + hi);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A deterministic generator (xorshift) for the tests.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// The same counts, one value at a time with maps.
+    fn plain(
+        values: &[u64],
+        own: &[u32],
+        level: &[u8],
+        rule: &Rule,
+    ) -> (Counted, Vec<i32>, Vec<i32>) {
+        let w = rule.width;
+        let mut holders: BTreeMap<u64, Vec<(u64, u8)>> = BTreeMap::new();
+        for k in 0..values.len() {
+            holders
+                .entry(values[k])
+                .or_default()
+                .push((u64::from(own[k]), level[k]));
+        }
+        let mut out = Counted {
+            hist: vec![0; rule.hist_bins],
+            ..Counted::default()
+        };
+        let mut full = vec![0i32; rule.n as usize * w];
+        let mut kept = full.clone();
+        let mut shared: BTreeMap<u64, u32> = BTreeMap::new();
+        for (&v, h) in &holders {
+            let len = h.len();
+            out.hist[len.min(rule.hist_bins - 1)] += 1;
+            for &(p, l) in h {
+                full[p as usize * w + (l as usize).min(w - 1)] += 1;
+            }
+            if len > rule.cut {
+                out.common.push(v);
+                continue;
+            }
+            if len > rule.frequent_cut {
+                out.frequent.push(v);
+            }
+            for &(p, l) in h {
+                kept[p as usize * w + (l as usize).min(w - 1)] += 1;
+            }
+            if len >= 2 {
+                out.made += (len * (len - 1) / 2) as u64;
+            }
+            for i in 0..len {
+                for j in i + 1..len {
+                    let ((pa, la), (pb, lb)) = (h[i], h[j]);
+                    if let Some(rl) = rule.row_level {
+                        if la.min(lb) < rl[pa as usize].max(rl[pb as usize]) {
+                            continue;
+                        }
+                    }
+                    *shared.entry(pa.min(pb) * rule.n + pa.max(pb)).or_default() += 1;
+                }
+            }
+        }
+        if rule.pairs && out.made <= rule.pair_limit {
+            for (k, c) in shared {
+                out.keys.push(k);
+                out.counts.push(c);
+            }
+        }
+        (out, full, kept)
+    }
+
+    #[test]
+    fn equals_a_plain_count() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for case in 0..40u64 {
+            let n = 1 + (rng.next() % 60);
+            // A pool with few values so that runs of every length occur; some values share their
+            // top 16 bits (one bucket) and some are skewed (all in bucket 0).
+            let pool: Vec<u64> = (0..(5 + rng.next() % 200))
+                .map(|k| match k % 3 {
+                    0 => rng.next(),
+                    1 => rng.next() >> 20,
+                    _ => (0xABCD << 48) | (rng.next() >> 16),
+                })
+                .collect();
+            let m = (rng.next() % 3000) as usize;
+            let mut values = Vec::new();
+            let mut own = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..m {
+                let v = pool[(rng.next() % pool.len() as u64) as usize];
+                let p = (rng.next() % n) as u32;
+                if seen.insert((v, p)) {
+                    values.push(v);
+                    own.push(p);
+                }
+            }
+            let level: Vec<u8> = values.iter().map(|_| (rng.next() % 9) as u8).collect();
+            let row_level: Vec<u8> = (0..n).map(|_| (rng.next() % 5) as u8).collect();
+            let rule = Rule {
+                n,
+                cut: 1 + (rng.next() % 12) as usize,
+                frequent_cut: (rng.next() % 4) as usize,
+                hist_bins: 2 + (rng.next() % 20) as usize,
+                pairs: case % 5 != 0,
+                pair_limit: if case % 7 == 3 { 10 } else { u64::MAX },
+                row_level: (case % 2 == 0).then_some(&row_level[..]),
+                width: 8,
+            };
+            let (want, wfull, wkept) = plain(&values, &own, &level, &rule);
+            let mut full = vec![0i32; n as usize * 8];
+            let mut kept = full.clone();
+            let got = count_partition(
+                &values,
+                &own,
+                &level,
+                &rule,
+                Some(&mut full),
+                Some(&mut kept),
+            );
+            assert_eq!(got, want, "case {case}");
+            assert_eq!(full, wfull, "case {case}");
+            assert_eq!(kept, wkept, "case {case}");
+        }
+    }
+
+    #[test]
+    fn empty_partition() {
+        let rule = Rule {
+            n: 3,
+            cut: 5,
+            frequent_cut: 1,
+            hist_bins: 7,
+            pairs: true,
+            pair_limit: u64::MAX,
+            row_level: None,
+            width: 8,
+        };
+        let got = count_partition(&[], &[], &[], &rule, None, None);
+        assert_eq!(got.hist, vec![0; 7]);
+        assert!(got.keys.is_empty() && got.common.is_empty() && got.made == 0);
+    }
+}
