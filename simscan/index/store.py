@@ -1954,7 +1954,6 @@ _SPANS_VERSION = 8
 _FP_COLUMNS = "file_id, n_rolling, fps, chk, spans, schk, places, pchk"
 
 
-<<<<<<< HEAD
 def _u32_at(half: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """The little-endian uint32 made of half-words ``idx`` and ``idx + 1`` of ``half`` (uint16)."""
     out = half[idx].astype(np.uint32)
@@ -1962,8 +1961,6 @@ def _u32_at(half: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-=======
->>>>>>> scale
 def _split_meta(meta: bytes, n: int) -> tuple[memoryview | None, memoryview | None]:
     """(spans, places) of a record's meta blob for ``n`` values; (None, None) without one."""
     if n == 0:
