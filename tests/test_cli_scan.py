@@ -260,9 +260,9 @@ def test_scan_leaves_the_results_ready(tmp_path: Path, capsys):
 
     root = tmp_path / "t"
     make_tree(root, 12)
-    text = b"a passage shared by two files of the tree, long enough for fingerprints. " * 40
+    text = " ".join(f"w{i * 7919 % 10007}" for i in range(600)).encode()  # two near copies
     (root / "copy1.txt").write_bytes(text)
-    (root / "copy2.txt").write_bytes(text.replace(b"two", b"2"))
+    (root / "copy2.txt").write_bytes(text[:1500] + b" an edit " + text[1500:])
 
     def ready(idx: Path) -> bool:
         with Index.open(idx, readonly=True) as i:

@@ -20,7 +20,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     n = forget_under(args.index, args.folders)
     names = ", ".join(_shown(f) for f in args.folders)
     if n:
-        print(f"forgot {n:,} indexed files under {names} (the files themselves are untouched; scanning the "
+        print(f"forgot {n:,} indexed file{'' if n == 1 else 's'} under {names} (the files themselves are untouched; scanning the "
               "folder again reads them again)")
     else:
         print(f"simscan: the index holds no file under {names}", file=sys.stderr)

@@ -87,5 +87,5 @@ def extract(file: IO[bytes] | str, fmt: str = EPUB) -> Extracted:
                 sink.newline()
         except TextFull:
             notes = (CUT,)
-        return Extracted(sink.text(), fmt, NAME, reader_version(NAME), (f"{len(docs)} chapters",),
+        return Extracted(sink.text(), fmt, NAME, reader_version(NAME), (f"{len(docs)} chapter{'' if len(docs) == 1 else 's'}",),
                          ("markup", "table of contents"), notes)

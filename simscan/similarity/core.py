@@ -111,6 +111,13 @@ class SimilarityParams:
     at <=1% false positives and lower the ROC AUC a little (light 0.982 -> 0.978 / 0.962):
     the remaining false positives share many fingerprints (``benchmarks/fingerprint_levels.py``
     with MIN_SHARED=2).
+    Version 12 makes it 2: with passages weighed, a pair found by its share before the common text
+    is left out can come out of the evidence at a higher share (smaller sets), so a pair sharing one
+    window scored 20 % at ``-m 0`` and was missing at ``-m 15`` (its share before the evidence
+    was under it).  Every pair sharing two values is weighed whatever the threshold, so with 2 a
+    pair's listing no longer depends on the threshold it was searched at.  On the corpus at the
+    defaults: the same recall and false positives (light 0.869, heavy 0.434, FP 1.70 %); ROC AUC
+    lower (light 0.984 -> 0.964, heavy 0.854 -> 0.797: pairs sharing one window now score 0).
     The common cut-off of 50 was re-checked with version 8 the same way (COMMON_DF): 10 and 20
     lose much (light 0.53 / 0.66 recall at <=1% false positives), 200 equals 50 in recall (AUC
     heavy 0.860 vs 0.850) but lets one posting list make 20,000 pairs instead of 1,225.
@@ -132,7 +139,7 @@ class SimilarityParams:
     simhash_k: int = DEFAULT_K
     contained_ratio: float = 1.5
     contained_min: float = 50.0
-    min_shared: int = 1
+    min_shared: int = 2
     pair_budget: int = 1 << 23
     code_view: bool = True
     ignore_values: bytes = b""
@@ -820,8 +827,10 @@ def compute_pair_arrays(
             full[sel] = True
         best = np.maximum(r, np.maximum(ca, cb))
         by_share = passes(best, min_similarity) & (best > 0) & (shared >= params.min_shared)
-        # Pairs a passage may keep: two shared values at least (one window is under any useful length).
-        keep = by_share | (want_passages and params.min_passage > 0) & (c >= max(2, params.min_shared))
+        # Every pair sharing two values or more is weighed (its passages, and its share once common text
+        # is left out), whatever the threshold and ``min_passage``: what a pair is listed with does not
+        # depend on them.
+        keep = by_share | want_passages & (c >= max(2, params.min_shared))
         parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], lv[keep], by_share[keep],
                       full[keep]))
     if report and keys.size:

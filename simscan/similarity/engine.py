@@ -617,6 +617,8 @@ def query_fingerprints(
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     explain: dict[tuple[int, int], LeftOut] | None = None,
+    exact_df: bool = False,
+    also: Sequence[int] = (),
 ) -> list[Pair]:
     """Indexed files similar to a fingerprinted file (``qpath``: its absolute path, for display
     and to leave the file itself out).  ``explain``: receives, per (file id, view), what the
@@ -629,15 +631,22 @@ def query_fingerprints(
     bounded by the largest id) are dropped from both sets, as in ``find_pairs``.  Identical
     copies are found in the same lookup (they share every fingerprint) and reported as
     "exact"/"content"; files too short to have fingerprints cannot be found.  Pairs have a =
-    the queried file (a_id -1 unless it is indexed).
+    the queried file (a_id -1 unless it is indexed).  The document frequencies are counted on the
+    files found (a lower bound: a value can be common in the index and not among them);
+    ``exact_df`` counts every holder instead, by a pass over every stored set (``compare``: the
+    number ``pairs`` gives; ~2 s a million files).  ``also``: ids of indexed files to score
+    whether or not the sampled postings find them (``compare``'s other file).
     """
     with _snapshot(index):
         # Each view is scored apart and a file keeps its better pair (``views``).
-        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT, explain)
+        extra = np.asarray(also, np.int64) if len(also) else None
+        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT, explain, exact_df,
+                       extra)
         if params.code_view and has_code_view(fp):
             # The higher unrounded best score wins, as in the pair search (``views.merge_best``).
             best = {p.b_id: (p, raw) for p, raw in found}
-            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE, explain):
+            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE, explain,
+                                 exact_df, extra):
                 if p.b_id not in best or raw > best[p.b_id][1]:
                     best[p.b_id] = (p, raw)
             found = list(best.values())
@@ -666,17 +675,26 @@ def pair_in_index(
     the index left out of their sets (None when the index holds nothing of them it counts); the pair
     is None when they share nothing the index counts."""
     explain: dict[tuple[int, int], LeftOut] = {}
-    got = [p for p in query_fingerprints(index, fp, path, min_similarity=0, params=params, explain=explain)
-           if p.b_id == other_id]
+    got = [p for p in query_fingerprints(index, fp, path, min_similarity=0, params=params, explain=explain,
+                                         exact_df=True, also=(other_id,)) if p.b_id == other_id]
     if not got:
         return None, explain.get((other_id, TEXT))
     view = CODE if got[0].view == "code" else TEXT
     return got[0], explain.get((other_id, view))
 
 
+def _doc_freq(values: np.ndarray, contents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, how many distinct contents hold each) of (value, content) incidences."""
+    order = np.lexsort((contents, values))
+    v, c = values[order], contents[order]
+    first = np.ones(v.size, dtype=bool)  # the first (value, content) of each run
+    first[1:] = (v[1:] != v[:-1]) | (c[1:] != c[:-1])
+    return np.unique(v[first], return_counts=True)
+
+
 def _query(
     index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT,
-    explain: dict[tuple[int, int], LeftOut] | None = None,
+    explain: dict[tuple[int, int], LeftOut] | None = None, exact_df: bool = False, also: np.ndarray | None = None,
 ) -> list[tuple[Pair, float]]:
     """Files similar to ``fp`` (the values of one ``view``, its meta aligned), scored on that view of
     theirs by their evidence (``evidence``: exact counts at each pair's window, and passages): (pair,
@@ -694,6 +712,8 @@ def _query(
         copies = _copies(index, fp)
     else:
         _, fids = index.files_with_fingerprints(qsorted)
+    if also is not None:  # files the caller names (compare): candidates whatever the postings found
+        copies = np.union1d(copies, np.asarray(also, np.int64))
     if fids.size == 0 and copies.size == 0:
         return []
     qraw = os.fsencode(qpath)
@@ -713,11 +733,21 @@ def _query(
     # count is exact; any other value's is a lower bound, and a passage that many files share
     # (boilerplate) has posted values too, which bring in the files that hold the rest of it.
     # (Counting only the looked-up values left 7 of every 8 values of a boilerplate passage in.)
-    owner = np.repeat(np.arange(ids.size), np.diff(offsets))
-    inq = np.flatnonzero(np.isin(values, qsorted))
-    row_content = np.array([hash(meta[f][4]) if f in meta else f for f in ids.tolist()], np.int64)
-    pairs_vc = np.unique(np.stack((values[inq].view(np.int64), row_content[owner[inq]]), axis=1), axis=0)
-    uv, dfc = np.unique(pairs_vc[:, 0].view(np.uint64), return_counts=True)
+    # Every value of the sets found is counted, not only the query's: a found file's own values
+    # (its licence header, say) must be common for it as they are in the pair search, whichever of
+    # the two files is queried (counting the query's alone made compare A B and compare B A differ).
+    # ``exact_df``: every holder of those values instead, found by a pass over every stored set (as
+    # the pair search counts them: compare then gives the pair the number pairs gives it).
+    if exact_df:
+        hv, hf = _scan_holders(index, np.unique(values))
+        hmeta = _file_rows(index, np.unique(hf))
+        uv, dfc = _doc_freq(hv, np.array([hash(hmeta[f][4]) if f in hmeta else f for f in hf.tolist()], np.int64))
+        del hv, hf, hmeta
+    else:
+        owner = np.repeat(np.arange(ids.size), np.diff(offsets))
+        row_content = np.array([hash(meta[f][4]) if f in meta else f for f in ids.tolist()], np.int64)
+        uv, dfc = _doc_freq(values, row_content[owner])
+        del owner
     common = uv[dfc > cutoff]
     frequent = uv[(dfc > frequent_cutoff(cutoff)) & (dfc <= cutoff)]
     if params.ignore_values:  # texts to ignore count nowhere, as common values
@@ -750,15 +780,18 @@ def _query(
     for k, fid in enumerate(found):
         raw, size, is_text, ck, ch, sh = meta[fid][:6]
         inter, na, nb = int(ev.inter[k]), int(ev.na[k]), int(ev.nb[k])
-        if view == CODE and inter < CODE_MIN_SHARED:
-            continue  # structure alone: too little shared code (``views.CODE_MIN_SHARED``)
+        exact = size == fp.size and ck == fp.checksum
+        copy = exact or (is_text == fp.is_text and ch == fp.content_hash)
+        # As the pair search: too few shared fingerprints make no pair (structure alone: too little
+        # shared code, ``views.CODE_MIN_SHARED``).
+        if not copy and inter < (max(CODE_MIN_SHARED, params.min_shared) if view == CODE else params.min_shared):
+            continue
         union = na + nb - inter
         r = 100.0 * inter / union if union else 0.0
         ca = 100.0 * inter / na if na else 0.0
         cb = 100.0 * inter / nb if nb else 0.0
         longest, shared = int(ev.longest[k]), int(ev.shared[k])
-        exact = size == fp.size and ck == fp.checksum
-        if exact or (is_text == fp.is_text and ch == fp.content_hash):
+        if copy:
             r = ca = cb = 100.0
             kind = "exact" if exact else "content"
             lp, sc = None, None
