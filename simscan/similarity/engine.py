@@ -105,7 +105,7 @@ def _identity(index: Any, files: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 #: Version of what the similarity layer caches (bump when the pair arrays' meaning changes).
-_CACHE_VERSION = 3  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage); 3: a pair both views find keeps the longer passage of the two
+_CACHE_VERSION = 4  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage); 3: a pair both views find keeps the longer passage of the two; 4: every pair sharing two values weighed whatever the threshold
 
 
 def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> str:
