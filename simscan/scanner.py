@@ -547,6 +547,11 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
             reader.close()
         writer.flush()
         if not cancelled:
+            # Files this scan found unchanged keep the problems the scan that read them met (a document
+            # read by its bytes, a file partly read): `problems` lists the last scan's, and they still hold.
+            for path, reason in index.problems_kept(run_id, under_roots):
+                writer.problem(path, f"{reason} (unchanged since an earlier scan)")
+            writer.flush()
             # A cancel should be quick: what was read stays stored (pairs and groups see it); only the
             # inverted index, used by `query`, waits for the next scan.
             reader.finish_job()

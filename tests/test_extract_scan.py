@@ -247,3 +247,30 @@ def test_a_100_mb_spreadsheet_is_read_within_its_limits(tmp_path: Path) -> None:
     [(_, read, why)] = read_all(ExtractionPool(jobs=1), (sheet, "xlsx"))
     assert why is None and read.summary.startswith("XLSX")
     assert read.note == f"XLSX: {CUT}" and read.fingerprints.is_text and read.fingerprints.units > 20_000_000
+
+
+def test_a_rescan_keeps_the_problems_of_unchanged_files(tmp_path: Path) -> None:
+    """`problems` lists the last scan's: a password-protected document a rescan finds unchanged is
+    listed again (it is still compared by its bytes), once, and only for scans of its folder; once it
+    is replaced by a readable document the line goes."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    shutil.copy(DATA / "encrypted.docx", a / "locked.docx")
+    shutil.copy(DATA / "student.docx", a / "open.docx")
+    (b / "note.txt").write_text("a note " * 40)
+    idx = tmp_path / "i.sqlite3"
+
+    def problems(*roots: Path) -> list[tuple[str, str]]:
+        run_scan(ScanRequest(list(roots), index_path=idx, jobs=1))
+        with Index.open(idx, readonly=True) as ix:
+            return ix.problems()
+
+    (first,) = problems(a)
+    assert first[0] == str(a / "locked.docx") and "password" in first[1]
+    for _ in range(2):  # unchanged: listed again, once, with where it comes from
+        assert problems(a) == [(first[0], first[1] + " (unchanged since an earlier scan)")]
+    assert problems(b) == []  # another folder's scan
+    shutil.copy(DATA / "student.docx", a / "locked.docx")
+    os.utime(a / "locked.docx", ns=(1, 1))
+    assert problems(a) == []

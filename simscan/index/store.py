@@ -1212,6 +1212,17 @@ class Index:
             _checks.seal_rows(c, "runs", "WHERE id = ?", (run_id,))
 
     @_sql_errors
+    def problems_kept(self, run_id: int, keep: Callable[[bytes], bool]) -> list[tuple[bytes, str]]:
+        """``(path, reason)`` of the problems met by the scan that last read each current file other
+        than run ``run_id`` (files it found unchanged), for the paths ``keep`` accepts, in the order they
+        were met; the lines a scan carried over itself are not carried again."""
+        rows = self._conn.execute(
+            "SELECT p.path, p.reason FROM problems p JOIN files f ON f.path = p.path AND f.run_id = p.run_id "
+            "WHERE p.run_id <> ? ORDER BY p.id", (run_id,),
+        ).fetchall()
+        suffix = " (unchanged since an earlier scan)"
+        return [(bytes(p), r.removesuffix(suffix)) for p, r in rows if keep(bytes(p))]
+
     def add_problems(self, run_id: int, problems: Sequence[tuple[bytes, str]]) -> None:
         if problems:
             with self.atomic() as c:
