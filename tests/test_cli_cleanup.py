@@ -157,7 +157,7 @@ def test_trash_keeps_both_files_of_one_name(tmp_path, trash_home) -> None:
 def test_forget_a_folder(tree, capsys) -> None:
     root, idx = tree
     assert main(["forget", str(root / "sub"), "--index", str(idx)]) == 0
-    assert "forgot 1 indexed files" in capsys.readouterr().out
+    assert "forgot 1 indexed file under" in capsys.readouterr().out
     with Index.open(idx, readonly=True) as ix:
         assert not any("/sub/" in p for p in ix.files().paths)
     assert (root / "sub" / "big3.txt").exists()

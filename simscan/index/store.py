@@ -1213,15 +1213,20 @@ class Index:
 
     @_sql_errors
     def problems_kept(self, run_id: int, keep: Callable[[bytes], bool]) -> list[tuple[bytes, str]]:
-        """``(path, reason)`` of the problems met by the scan that last read each current file other
-        than run ``run_id`` (files it found unchanged), for the paths ``keep`` accepts, in the order they
-        were met; the lines a scan carried over itself are not carried again."""
+        """``(path, reason)`` of the problems of each current file that run ``run_id`` did not read (it
+        found them unchanged): the lines of the latest other scan that has any for the path, since the
+        scan that last read the file (a scan carries them over, so they outlive the pruning of old
+        scans), for the paths ``keep`` accepts, in the order they were met."""
         rows = self._conn.execute(
-            "SELECT p.path, p.reason FROM problems p JOIN files f ON f.path = p.path AND f.run_id = p.run_id "
-            "WHERE p.run_id <> ? ORDER BY p.id", (run_id,),
+            "SELECT p.path, p.reason, p.run_id FROM problems p JOIN files f ON f.path = p.path "
+            "WHERE p.run_id >= f.run_id AND p.run_id <> ? AND f.run_id <> ? ORDER BY p.id", (run_id, run_id),
         ).fetchall()
+        latest: dict[bytes, int] = {}
+        for p, _r, rid in rows:
+            latest[bytes(p)] = max(rid, latest.get(bytes(p), rid))
         suffix = " (unchanged since an earlier scan)"
-        return [(bytes(p), r.removesuffix(suffix)) for p, r in rows if keep(bytes(p))]
+        return [(bytes(p), r.removesuffix(suffix)) for p, r, rid in rows
+                if rid == latest[bytes(p)] and keep(bytes(p))]
 
     def add_problems(self, run_id: int, problems: Sequence[tuple[bytes, str]]) -> None:
         if problems:
