@@ -176,6 +176,17 @@ def test_a_licence_many_files_hold_makes_no_pair(tmp_path: Path) -> None:
     assert names == {frozenset(("f00.txt", "f02.txt"))}, sorted(tuple(sorted(n)) for n in names)[:10]
 
 
+def _licence_tree(tmp_path: Path) -> tuple[Path, str, str]:
+    """A folder of 60 files holding one licence (common in the index: over the cut-off of 50), the
+    licence and a paragraph of nobody's (for two files to share)."""
+    licence = "Permission is hereby granted, free of charge: " + words(4242, 140)
+    root = tmp_path / "d"
+    root.mkdir()
+    for k in range(60):
+        (root / f"f{k:02d}.txt").write_text(licence + "\n\n" + words(1000 + k, 300))
+    return root, licence, words(5000, 90)
+
+
 def test_compare_with_an_index_reports_the_number_pairs_reports(tmp_path: Path, capsys) -> None:
     """Two files sharing a licence many indexed files hold and a paragraph of their own: `compare`
     with the index gives the scores and passage `pairs` gives, says what the index left out, and shows
@@ -184,12 +195,7 @@ def test_compare_with_an_index_reports_the_number_pairs_reports(tmp_path: Path, 
 
     from simscan.cli import main
 
-    licence = "Permission is hereby granted, free of charge: " + words(4242, 140)
-    root = tmp_path / "d"
-    root.mkdir()
-    for k in range(60):
-        (root / f"f{k:02d}.txt").write_text(licence + "\n\n" + words(1000 + k, 300))
-    shared = words(5000, 90)
+    root, licence, shared = _licence_tree(tmp_path)
     (root / "x.txt").write_text(licence + "\n\n" + words(3000, 500) + "\n\n" + shared + "\n\n" + words(3001, 500))
     (root / "y.txt").write_text(licence + "\n\n" + words(3002, 400) + "\n\n" + shared + "\n\n" + words(3003, 400))
     idx = tmp_path / "i.db"
@@ -221,12 +227,7 @@ def test_compare_gives_one_number_whichever_file_comes_first(tmp_path: Path, cap
 
     from simscan.cli import main
 
-    licence = "Permission is hereby granted, free of charge: " + words(4242, 140)
-    root = tmp_path / "d"
-    root.mkdir()
-    for k in range(60):
-        (root / f"f{k:02d}.txt").write_text(licence + "\n\n" + words(1000 + k, 300))
-    shared = words(5000, 90)
+    root, licence, shared = _licence_tree(tmp_path)
     (root / "x.txt").write_text(words(3000, 200) + "\n\n" + shared + "\n\n" + words(3001, 200))
     (root / "y.txt").write_text(licence + "\n\n" + words(3002, 300) + "\n\n" + shared + "\n\n" + words(3003, 300))
     idx = tmp_path / "i.db"
