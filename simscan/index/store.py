@@ -1710,10 +1710,13 @@ class Index:
         return _results.store(self.path, SCHEMA_VERSION, key, gen, floor, arrays)
 
     def _verify_history(self) -> None:
-        """Raise :class:`Mismatch` unless the records of scans and their problem lines are all there."""
-        for table, what in (("runs", "records of past scans"), ("problems", "problem lines")):
-            if not _checks.table_digest_ok(self._conn, table):
-                raise Mismatch(f"the {what} are not all there (some were lost or added)")
+        """Raise :class:`Mismatch` unless the records of scans and their problem lines are all there
+        (each table's digest and its rows read in one snapshot: a scan committing between the two
+        reads is no damage)."""
+        with self._reading():
+            for table, what in (("runs", "records of past scans"), ("problems", "problem lines")):
+                if not _checks.table_digest_ok(self._conn, table):
+                    raise Mismatch(f"the {what} are not all there (some were lost or added)")
 
     @_sql_errors
     def last_run_id(self) -> int | None:
@@ -1723,31 +1726,33 @@ class Index:
     @_sql_errors
     def problems(self, last_run_only: bool = True) -> list[tuple[str, str]]:
         """``(path, reason)`` of the last scan (or of every scan), in the order they were met."""
-        where, params = "", ()
-        if last_run_only:
-            rid = self.last_run_id()
-            if rid is None:
-                return []
-            # "+ 0": read the table itself, not the index on run_id, which, damaged, could leave lines out.
-            where, params = "WHERE run_id + 0 = ?", (rid,)
-        if self.checked:
-            self._verify_history()
-            if bad := _checks.bad_rows(self._conn, "problems", where, params):
-                raise Mismatch(f"{len(bad):,} of the lines `simscan problems` lists fail their checksums")
-        rows = self._conn.execute(f"SELECT path, reason FROM problems {where} ORDER BY id", params)
-        return [(os.fsdecode(p), r) for p, r in rows]
+        with self._reading():  # the last scan's id, the checks and the lines: one state of the index
+            where, params = "", ()
+            if last_run_only:
+                rid = self.last_run_id()
+                if rid is None:
+                    return []
+                # "+ 0": read the table itself, not the index on run_id, which, damaged, could leave lines out.
+                where, params = "WHERE run_id + 0 = ?", (rid,)
+            if self.checked:
+                self._verify_history()
+                if bad := _checks.bad_rows(self._conn, "problems", where, params):
+                    raise Mismatch(f"{len(bad):,} of the lines `simscan problems` lists fail their checksums")
+            rows = self._conn.execute(f"SELECT path, reason FROM problems {where} ORDER BY id", params)
+            return [(os.fsdecode(p), r) for p, r in rows]
 
     @_sql_errors
     def runs(self, limit: int = 10) -> list[dict[str, Any]]:
         cols = _checks.SMALL_TABLES["runs"]
         where = "WHERE id IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?)"
-        if self.checked:
-            self._verify_history()
-        if self.checked and (bad := _checks.bad_rows(self._conn, "runs", where, (limit,))):
-            raise Mismatch(f"{len(bad):,} record{' of a past scan fails its checksum' if len(bad) == 1 else 's of past scans fail their checksums'}")
-        cur = self._conn.execute(f"SELECT {', '.join(cols)} FROM runs ORDER BY id DESC LIMIT ?", (limit,))
+        with self._reading():  # the checks and the records in one state of the index
+            if self.checked:
+                self._verify_history()
+            if self.checked and (bad := _checks.bad_rows(self._conn, "runs", where, (limit,))):
+                raise Mismatch(f"{len(bad):,} record{' of a past scan fails its checksum' if len(bad) == 1 else 's of past scans fail their checksums'}")
+            rows = self._conn.execute(f"SELECT {', '.join(cols)} FROM runs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         out = []
-        for row in cur.fetchall():
+        for row in rows:
             d = dict(zip(cols, row))
             d["roots"] = json.loads(d["roots"])
             d["options"] = json.loads(d["options"])
