@@ -313,3 +313,24 @@ def test_an_index_moved_aside_inside_the_scanned_folder_is_not_scanned(tmp_path:
     capsys.readouterr()
     assert main(["stats", "--index", str(idx), "--format", "json"]) == EXIT_OK
     assert json.loads(capsys.readouterr().out)["files"] == 3
+
+
+def test_results_after_a_scan_that_did_not_finish_say_so(tmp_path: Path, capsys):
+    """pairs and groups on an index whose last scan was cancelled list what it stored and say the
+    scan did not finish (the tester saw partial results without a word); a finished scan ends it."""
+    from simscan.progress import CancelToken
+    from simscan.scanner import ScanRequest, run_scan
+
+    root = tmp_path / "t"
+    make_tree(root, 12)
+    idx = tmp_path / "i.db"
+    cancel = CancelToken()
+    cancel.cancel()
+    assert run_scan(ScanRequest([root], index_path=idx, jobs=1), cancel=cancel).cancelled
+    for cmd in ("pairs", "groups"):
+        assert main([cmd, "--index", str(idx)]) == EXIT_OK
+        assert "the last scan was cancelled before it finished" in capsys.readouterr().err, cmd
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["pairs", "--index", str(idx)]) == EXIT_OK
+    assert "before it finished" not in capsys.readouterr().err

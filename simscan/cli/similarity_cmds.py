@@ -410,8 +410,10 @@ def _warn_incomplete(index: Any) -> None:
     """Say (stderr) what the results leave out: files fingerprinted by an older simscan (until
     rescanned), and the files a scan writing to the index right now has not stored yet."""
     try:
-        stale = int(index.stats().get("files_needing_rescan", 0))
+        st = index.stats()
+        stale = int(st.get("files_needing_rescan", 0))
         scanning = index.scan_running()
+        last = st.get("last_scan") or {}
     except Exception:  # noqa: BLE001 - a hint must never fail the command
         return
     if stale:
@@ -420,6 +422,10 @@ def _warn_incomplete(index: Any) -> None:
     if scanning:
         print("simscan: note: a scan is writing to this index now; these results cover the files it has stored "
               "so far. Run the command again when the scan ends.", file=sys.stderr)
+    elif last.get("status") not in (None, "done"):
+        how = {"running": "was killed", "failed": "failed"}.get(last["status"], f"was {last['status']}")
+        print(f"simscan: note: the last scan {how} before it finished; these results cover the files it stored. "
+              "Run `simscan scan` again on its folders to complete them.", file=sys.stderr)
 
 
 def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str) -> None:
