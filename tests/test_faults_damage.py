@@ -100,6 +100,8 @@ def test_random_bytes_at_the_middle_of_the_index(intact, tmp_path: Path):
     assert any(code == 3 for code, _ in got.values())
     for name, (code, out) in got.items():
         assert code == 3 or (code, out) == expected[name], name
+    code, _, err = cli(["check", "--index", str(db)])
+    assert code == 3 and "\\n" not in err, err  # SQLite's report a line each, not one line with "\n" in it
     code, err = scan(root, db)
     assert code == 3 or "repaired the index" in err, err
     if code == 3:

@@ -121,11 +121,12 @@ def check(index: Any, *, start: int = 0, limit: int | None = None, structure: bo
             pragma = "integrity_check" if integrity else "quick_check"
             msgs: list[str] = []
             try:
-                msgs += [r[0] for r in c.execute(f"PRAGMA {pragma}")]
+                # (a message can hold several lines: "*** in database main ***\nTree 5 page 5: ...")
+                msgs += [line for r in c.execute(f"PRAGMA {pragma}") for line in str(r[0]).splitlines() if line]
             except sqlite3.DatabaseError as e:  # (it may stop at a page it cannot read at all)
                 msgs.append(str(e))
             if msgs != ["ok"]:
-                rep.structure = [f"SQLite's {pragma}: {m}" for m in msgs[:5]]
+                rep.structure = [f"SQLite's {pragma}: {m}" for m in msgs[:8]]
                 return rep  # rows cannot be trusted to read: the structure itself is damaged
             cur = c.execute("SELECT ifnull(row_check, 0) FROM files")
             total = 0
