@@ -81,10 +81,15 @@ def test_groups_kind_sort_and_keep_rules(tree, capsys) -> None:
     by_path = _groups(capsys, idx, "--sort", "path")
     assert [g["reference"] for g in by_path] == sorted(g["reference"] for g in by_path)
     # Keep the newest: big3 (the newest copy) is kept and leads; the longest path too.
-    for rules in (["--keep", "newest"], ["--keep", "longest-path"], ["--keep", "pattern", "--keep-pattern", "*/sub/*"]):
+    # A pattern alone is a rule asked for: it decides first (it was ignored without 'pattern' in --keep).
+    for rules in (["--keep", "newest"], ["--keep", "longest-path"], ["--keep", "pattern", "--keep-pattern", "*/sub/*"],
+                  ["--keep-pattern", "*/sub/*"]):
         g = next(g for g in _groups(capsys, idx, *rules) if "big" in g["reference"])
         assert Path(g["reference"]).name == "big3.txt", rules
     assert main(["groups", "--index", str(idx), "--keep", "biggest"]) == 1
+    capsys.readouterr()
+    assert main(["groups", "--index", str(idx), "--keep", "pattern,oldest"]) == 1  # a pattern rule, no pattern
+    assert "--keep-pattern" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("suffix", [".json", ".sh"])

@@ -503,10 +503,16 @@ def keep_rules(args: argparse.Namespace) -> Any:
     from simscan.similarity.keep import KeepRules
 
     try:
-        return KeepRules.parse(args.keep, args.keep_pattern or "") if args.keep is not None else KeepRules(
+        rules = KeepRules.parse(args.keep, args.keep_pattern or "") if args.keep is not None else KeepRules(
             pattern=args.keep_pattern or "")
     except ValueError as e:
         raise SimscanError(str(e), "Give --keep as a comma-separated list, e.g. --keep newest,shortest-path.") from e
+    if "pattern" in rules.order and not rules.pattern:
+        raise SimscanError("the keep rule 'pattern' needs its pattern", "Give it with --keep-pattern GLOB.")
+    if rules.pattern and "pattern" not in rules.order:
+        # A pattern given is a rule asked for: it decides first (--keep orders the rules otherwise).
+        rules = KeepRules(("pattern", *rules.order), rules.pattern)
+    return rules
 
 
 def _add_keep_options(p: argparse.ArgumentParser) -> None:
@@ -520,7 +526,8 @@ def _add_keep_options(p: argparse.ArgumentParser) -> None:
         f"always first; a similar group is led by the file the others are contained in): {words}",
     )
     p.add_argument("--keep-pattern", metavar="GLOB", default=None,
-                   help="the pattern of the 'pattern' rule: files whose path matches it are kept first")
+                   help="the pattern of the 'pattern' rule: files whose path matches it are kept first (the rule "
+                        "comes first unless --keep places it)")
 
 
 def cmd_query(args: argparse.Namespace) -> int:
