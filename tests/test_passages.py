@@ -242,3 +242,11 @@ def test_compare_gives_one_number_whichever_file_comes_first(tmp_path: Path, cap
         assert (c["best"], c["resemblance"], c["longest_passage"], c["shared_chars"]) == (
             p["best"], p["resemblance"], p["longest_passage"], p["shared_chars"]), (a, b)
         assert sorted((c["containment_a"], c["containment_b"])) == sorted((p["containment_a"], p["containment_b"]))
+        assert c["changed_since_scan"] == []
+    # x edited after the scan: compare scores it as it is now and says pairs still shows the scan's x.
+    with open(x, "a") as f:
+        f.write(words(3004, 50))
+    assert main(["compare", x, y, "--index", str(idx), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changed_since_scan"] == [x]
+    assert main(["compare", y, x, "--index", str(idx)]) == 0
+    assert "changed since the last scan" in capsys.readouterr().out

@@ -597,10 +597,10 @@ def _snippet(text: str, start: int, end: int, width: int = 70) -> str:
     return s if len(s) <= width else s[: width // 2 - 2] + " … " + s[-(width // 2 - 2):]
 
 
-def _index_pair(args: argparse.Namespace, c: Any) -> tuple[Any, Any] | None:
-    """(pair, LeftOut) of the two files as the index scores them (``engine.pair_in_index``), with the
-    containments in compare's order; None without an index holding one of them (``--no-index``, no index
-    file, or neither file indexed)."""
+def _index_pair(args: argparse.Namespace, c: Any) -> tuple[Any, Any, list[str]] | None:
+    """(pair, LeftOut, the indexed files among the two that changed since the scan) of the two files as
+    the index scores them (``engine.pair_in_index``), with the containments in compare's order; None
+    without an index holding one of them (``--no-index``, no index file, or neither file indexed)."""
     from pathlib import Path
 
     from simscan.extract.document import fingerprint_path
@@ -625,17 +625,35 @@ def _index_pair(args: argparse.Namespace, c: Any) -> tuple[Any, Any] | None:
             else:
                 return None
             pair, left = pair_in_index(ix, fingerprint_path(query_path), query_path, other, params_from_args(args))
+            changed = _changed_since_scan(ix, ids)
     except (IndexError_, OSError):
         return None
     if swap and left is not None:
         left = dataclasses.replace(left, alone_a=left.alone_b, alone_b=left.alone_a, counted_a=left.counted_b,
                                    counted_b=left.counted_a)
     if pair is None:
-        return None, left
+        return None, left, changed
     if swap:
         pair = dataclasses.replace(pair, a_path=c.pair.a_path, b_path=c.pair.b_path, a_id=pair.b_id, b_id=pair.a_id,
                        containment_a=pair.containment_b, containment_b=pair.containment_a)
-    return pair, left
+    return pair, left, changed
+
+
+def _changed_since_scan(ix: Any, ids: dict[bytes, int]) -> list[str]:
+    """The indexed files among ``ids`` (path -> id) whose size or time differ from the index's row now:
+    `pairs` still shows what the last scan read of them."""
+    t = ix.files_by_ids(list(ids.values()))
+    row = {int(i): k for k, i in enumerate(t.ids.tolist())}
+    out = []
+    for path, fid in ids.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        k = row.get(fid)
+        if k is None or (int(t.size[k]), int(t.mtime_ns[k])) != (st.st_size, st.st_mtime_ns):
+            out.append(os.fsdecode(path))
+    return out
 
 
 def _scores_line(p: Any) -> str:
@@ -665,7 +683,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         rec = _comparison_record(c)
         if indexed is not None:
             # The pair as ``pairs`` scores it, and the two files alone beside it.
-            pair, left = indexed
+            pair, left, changed = indexed
             rec["alone"] = {k: rec[k] for k in ("best", "resemblance", "containment_a", "containment_b", "kind",
                                                 "view", "longest_passage", "shared_chars")}
             if pair is None:
@@ -676,6 +694,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             rec["left_out"] = None if left is None else {
                 "fingerprints_a": left.alone_a - left.counted_a, "fingerprints_b": left.alone_b - left.counted_b,
                 "of_a": left.alone_a, "of_b": left.alone_b, "common_cutoff": left.cutoff}
+            rec["changed_since_scan"] = changed
         out.write(json.dumps(rec, ensure_ascii=False) + "\n")
         return 0
     p = c.pair
@@ -684,7 +703,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out.write(f"b: {_shown(p.b_path)}  ({terminal_text(c.source_b or c.encoding_b or 'binary')})\n")
     view = " (code view: names and literals ignored)"
     if indexed is not None:
-        pair, left = indexed
+        pair, left, changed = indexed
         if pair is None:
             out.write("in the index: nothing shared that the index counts (as `pairs` scores them)\n")
         else:
@@ -695,6 +714,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if left is not None and (left.alone_a != left.counted_a or left.alone_b != left.counted_b):
             out.write(f"({_left_out_text(left)})\n")
         out.write(f"the two files alone: {_scores_line(p)}\n")
+        for f in changed:
+            out.write(f"({_shown(f)} changed since the last scan: `pairs` still shows what that scan read; "
+                      "scan again to update it)\n")
     else:
         # A "near" pair at 0 % reads as a finding -- unless a passage is shared (scores sample windows,
         # passages read every one).
