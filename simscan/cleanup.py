@@ -32,6 +32,7 @@ from typing import Any
 
 import xxhash
 
+from simscan.display import display_path
 from simscan.errors import SimscanError
 from simscan.fingerprint import decode_file, open_unseen
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink
@@ -392,8 +393,9 @@ class PlanError(SimscanError):
 
 
 def _shown(path: str) -> str:
-    """A path in a comment: one line, quoted, control characters and undecodable bytes escaped."""
-    return json.dumps(path)
+    """A path in a comment: one line, quoted, control characters and undecodable bytes escaped as the
+    command line shows them (``\\xff``, ``\\n``)."""
+    return f'"{display_path(path, terminal=True)}"'
 
 
 def plan_script(plan: Plan) -> str:

@@ -166,3 +166,25 @@ def test_forget_a_folder(tree, capsys) -> None:
     with Index.open(idx, readonly=True) as ix:
         assert not any("/sub/" in p for p in ix.files().paths)
     assert (root / "sub" / "big3.txt").exists()
+
+
+def test_a_plan_script_names_odd_files_on_one_line_as_the_command_line_does(tmp_path: Path, capsys) -> None:
+    """Copies named with a byte that is not UTF-8 and with a newline: the shell plan's comments show
+    them as `groups` does (\\xff, \\n), each on one line (a newline would end the comment and make the
+    rest of the name a command), and the plan still applies to exactly those files."""
+    root = tmp_path / "t"
+    root.mkdir()
+    text = words(7, 500).encode()
+    (root / "a.txt").write_bytes(text)
+    os.utime(root / "a.txt", ns=(T0, T0))
+    odd = [os.fsencode(root) + b"/caf\xff.txt", os.fsencode(root) + b"/two\nlines.txt"]
+    for p in odd:
+        with open(p, "wb") as f:
+            f.write(text)
+    idx, plan = tmp_path / "i.db", tmp_path / "plan.sh"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    assert main(["groups", "--index", str(idx), "--plan", str(plan)]) == 0
+    script = plan.read_text(encoding="utf-8")
+    comments = [line for line in script.splitlines() if line.startswith("# trash ")]
+    assert sorted(comments) == sorted(f'# trash "{root}/{n}"' for n in ("caf\\xff.txt", "two\\nlines.txt"))
+    assert sorted(os.fsencode(e.target.path) for e in read_plan(plan).entries) == sorted(odd)

@@ -25,8 +25,8 @@ from simscan.cli.common import (
     human_duration,
     open_index_from_args,
     raw_b64,
-    terminal_text,
 )
+from simscan.display import terminal_text
 from simscan.errors import SimscanError
 from simscan.progress import CancelToken
 

@@ -18,7 +18,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from simscan.cli.common import display_path, human_bytes, raw_b64, terminal_text
+from simscan.cli.common import display_path, human_bytes, raw_b64
+from simscan.display import terminal_text
 from simscan.errors import SimscanError
 from simscan.similarity.core import MAX_COPY_PAIRS
 from simscan.similarity.types import shown_pct
