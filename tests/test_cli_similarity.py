@@ -322,6 +322,10 @@ def test_ignore_text_leaves_the_shared_question_out(tmp_path: Path, capsys: pyte
                  "--ignore-text", q]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["best"] == 0
+    # With the index, what it leaves out is said to include the text given.
+    assert main(["compare", str(root / "student00.txt"), str(root / "student01.txt"), "--index", str(idx),
+                 "--ignore-text", q]) == 0
+    assert "in the text given with --ignore-text" in capsys.readouterr().out
     assert main(["compare", str(root / "student07.txt"), str(root / "student99.txt"), "--format", "json"]) == 0
     whole = json.loads(capsys.readouterr().out)
     assert main(["compare", str(root / "student07.txt"), str(root / "student99.txt"), "--format", "json",

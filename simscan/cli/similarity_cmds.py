@@ -662,10 +662,12 @@ def _scores_line(p: Any) -> str:
             f"a in b {shown_pct(p.containment_a):.1f}%  b in a {shown_pct(p.containment_b):.1f}%")
 
 
-def _left_out_text(left: Any) -> str:
+def _left_out_text(left: Any, ignored: bool = False) -> str:
+    why = f"held by more than {left.cutoff} indexed files, or inside text that many share (licences, templates, " \
+          "boilerplate)"
     return (f"the index leaves out {left.alone_a - left.counted_a:,} of a's {left.alone_a:,} fingerprints and "
-            f"{left.alone_b - left.counted_b:,} of b's {left.alone_b:,}: held by more than {left.cutoff} indexed "
-            "files, or inside text that many share (licences, templates, boilerplate)")
+            f"{left.alone_b - left.counted_b:,} of b's {left.alone_b:,}: "
+            + (f"in the text given with --ignore-text, or {why}" if ignored else why))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -713,7 +715,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             if pair.longest_passage:
                 out.write(f"longest shared passage {pair.longest_passage:,} characters, {pair.shared_chars:,} in all\n")
         if left is not None and (left.alone_a != left.counted_a or left.alone_b != left.counted_b):
-            out.write(f"({_left_out_text(left)})\n")
+            out.write(f"({_left_out_text(left, bool(args.ignore_text))})\n")
         out.write(f"the two files alone: {_scores_line(p)}\n")
         for f in changed:
             out.write(f"({_shown(f)} changed since the last scan: `pairs` still shows what that scan read; "

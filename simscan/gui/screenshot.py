@@ -97,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     dark = "--dark" in argv
     pairs = "--pairs" in argv
     argv = [a for a in argv if a not in ("--dark", "--pairs")]
-    if not argv:
+    if not argv or argv[0] in ("-h", "--help") or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)
-        return 2
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
     out = Path(argv[0]).resolve()
     tmp = Path(tempfile.mkdtemp(prefix="simscan-shot-"))
     root = Path(argv[1]).resolve() if len(argv) > 1 else build_demo_tree(tmp / "demo")
