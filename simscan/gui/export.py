@@ -236,10 +236,15 @@ def write_html(
             f'<td>{e(r["copies"])}</td><td class="num">{r["size"]:,}</td>'
             f'<td>{e(r["modified"])}</td><td>{e(r["encoding"])}</td><td>{"✔" if r["marked"] else ""}</td></tr>\n'
         )
+    _write_page(path, parts)
+    return len(groups)
+
+
+def _write_page(path: str | os.PathLike[str], parts: list[str]) -> None:
+    """The HTML page of ``parts`` (head and rows), its table closed, to ``path``."""
     parts.append("</tbody></table></body></html>\n")
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write("".join(parts))
-    return len(groups)
 
 
 WRITERS = {"csv": write_csv, "json": write_json, "html": write_html}
@@ -320,9 +325,7 @@ def write_pairs_html(path: str | os.PathLike[str], review: ReviewRows, order: It
             f'<td class="num">{chars(r["shared_chars"])}</td><td class="num">{shown_pct(r["best"]):.1f} %</td>'
             f'<td>{e(r["kind"])}</td><td>{e(r["view"])}</td></tr>\n'
         )
-    parts.append("</tbody></table></body></html>\n")
-    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-        f.write("".join(parts))
+    _write_page(path, parts)
     return len(listed)
 
 
