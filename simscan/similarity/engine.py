@@ -683,6 +683,12 @@ def pair_in_index(
     return got[0], explain.get((other_id, view))
 
 
+def _contents(meta: dict[int, tuple], ids: np.ndarray) -> np.ndarray:
+    """A number per file of ``ids`` that is the same for files of the same content (``_file_rows``'
+    content hash; a file without a row: its id)."""
+    return np.array([hash(meta[f][4]) if f in meta else f for f in ids.tolist()], np.int64)
+
+
 def _doc_freq(values: np.ndarray, contents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct values, how many distinct contents hold each) of (value, content) incidences."""
     order = np.lexsort((contents, values))
@@ -740,14 +746,11 @@ def _query(
     # the pair search counts them: compare then gives the pair the number pairs gives it).
     if exact_df:
         hv, hf = _scan_holders(index, np.unique(values))
-        hmeta = _file_rows(index, np.unique(hf))
-        uv, dfc = _doc_freq(hv, np.array([hash(hmeta[f][4]) if f in hmeta else f for f in hf.tolist()], np.int64))
-        del hv, hf, hmeta
+        holders, at = np.unique(hf, return_inverse=True)  # contents looked up once a file, not once a value
+        uv, dfc = _doc_freq(hv, _contents(_file_rows(index, holders), holders)[at])
+        del hv, hf, at
     else:
-        owner = np.repeat(np.arange(ids.size), np.diff(offsets))
-        row_content = np.array([hash(meta[f][4]) if f in meta else f for f in ids.tolist()], np.int64)
-        uv, dfc = _doc_freq(values, row_content[owner])
-        del owner
+        uv, dfc = _doc_freq(values, _contents(meta, ids)[np.repeat(np.arange(ids.size), np.diff(offsets))])
     common = uv[dfc > cutoff]
     frequent = uv[(dfc > frequent_cutoff(cutoff)) & (dfc <= cutoff)]
     if params.ignore_values:  # texts to ignore count nowhere, as common values
