@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sqlite3
@@ -274,3 +275,28 @@ def test_a_rescan_keeps_the_problems_of_unchanged_files(tmp_path: Path) -> None:
     shutil.copy(DATA / "student.docx", a / "locked.docx")
     os.utime(a / "locked.docx", ns=(1, 1))
     assert problems(a) == []
+
+
+def test_a_document_larger_than_the_large_file_size_is_read_by_its_text(tmp_path: Path) -> None:
+    """A DOCX of 4.5 MB (its pictures make it large) is read by its text like a small one: the native
+    reader streamed files of LARGE_FILE bytes or more as binary without sniffing them first."""
+    from simscan.scanner import LARGE_FILE
+
+    words = " ".join(f"word{i * 7919 % 10007}" for i in range(400))
+    buf = io.BytesIO(docx_of_paragraphs([words]))
+    with zipfile.ZipFile(buf, "a", zipfile.ZIP_STORED) as z:
+        z.writestr("word/media/image1.bin", np.random.default_rng(5).integers(0, 256, LARGE_FILE + 500_000,
+                                                                            np.uint8).tobytes())
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "big.docx").write_bytes(buf.getvalue())
+    (root / "same.txt").write_text(words)
+    assert (root / "big.docx").stat().st_size > LARGE_FILE
+    idx = tmp_path / "i.sqlite3"
+    run_scan(ScanRequest([root], index_path=idx, jobs=1))
+    with sqlite3.connect(idx) as c:
+        rows = {bytes(p): (f, t) for p, f, t in c.execute("SELECT path, format, is_text FROM files")}
+    assert rows[os.fsencode(root / "big.docx")] == ("docx", 1)
+    with Index.open(idx, readonly=True) as ix:
+        (p,) = find_pairs(ix)
+    assert p.kind == "content"

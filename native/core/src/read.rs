@@ -138,6 +138,13 @@ fn attempt(path: &[u8], follow: bool, p: &FpParams, stop: &AtomicBool) -> Result
     let key = stat_key(&st);
     let size = st.size();
     if size >= LARGE_FILE {
+        // A large document (a 40 MB PDF) goes back to Python to be sniffed and extracted, as a small
+        // one does; only its head is read here.
+        let mut head = vec![0u8; DOCUMENT_HEAD];
+        let n = f.read_at(&mut head, 0).map_err(os_problem)?;
+        if maybe_document(&head[..n]) {
+            return Ok(Attempt::Ok(Read2::MaybeDocument(key)));
+        }
         let verdict =
             fingerprint_until(&mut f, size, size + 1, p, None, false, stop).map_err(os_problem)?;
         let key2 = stat_key(&f.metadata().map_err(os_problem)?);
