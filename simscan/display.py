@@ -1,5 +1,5 @@
 """Paths and messages as text for people: one line each, undecodable bytes and control characters
-escaped.  Core (no Qt, no CLI): the command line, plans' comments and the window show paths alike."""
+escaped.  Core (no Qt, no CLI): the command line, plans' comments and the HTML exports show paths alike."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ value: the pair is a candidate and the passage is found.  One unit shorter is no
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -250,3 +251,9 @@ def test_compare_gives_one_number_whichever_file_comes_first(tmp_path: Path, cap
     assert json.loads(capsys.readouterr().out)["changed_since_scan"] == [x]
     assert main(["compare", y, x, "--index", str(idx)]) == 0
     assert "changed since the last scan" in capsys.readouterr().out
+    # y's row written by an older simscan (left out of the results, unchanged on disk): not "changed".
+    from tests.helpers_index import edit_files
+
+    edit_files(idx, "UPDATE files SET algorithm_version = 0 WHERE path = ?", (os.fsencode(y),))
+    assert main(["compare", x, y, "--index", str(idx), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changed_since_scan"] == [x]

@@ -651,8 +651,8 @@ def _changed_since_scan(ix: Any, ids: dict[bytes, int]) -> list[str]:
             st = os.stat(path)
         except OSError:
             continue
-        k = row.get(fid)
-        if k is None or (int(t.size[k]), int(t.mtime_ns[k])) != (st.st_size, st.st_mtime_ns):
+        k = row.get(fid)  # (None: a row that failed or an older version wrote: not in the results anyway)
+        if k is not None and (int(t.size[k]), int(t.mtime_ns[k])) != (st.st_size, st.st_mtime_ns):
             out.append(os.fsdecode(path))
     return out
 

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from simscan.display import display_path
 from simscan.gui.review import ReviewRows
 from simscan.gui.snapshot import KINDS, Snapshot
 from simscan.similarity.types import shown_pct
@@ -230,7 +231,7 @@ def write_html(
         # Cut to one decimal as the window shows it (99.97 is 99.9 %, never a rounded 100.0 %).
         sim = "" if r["similarity"] is None else f'{shown_pct(r["similarity"]):.1f} %'
         parts.append(
-            f'<tr class="{"ref" if r["role"] == "reference" else "member"}"><td class="path">{e(r["path"])}</td>'
+            f'<tr class="{"ref" if r["role"] == "reference" else "member"}"><td class="path">{e(display_path(r["path"]))}</td>'
             f'<td class="num">{e(sim)}</td><td>{e(r["kind"] + (" (code)" if r["view"] == "code" else ""))}</td>'
             f'<td class="num">{"" if r["longest_passage"] is None else format(r["longest_passage"], ",")}</td>'
             f'<td>{e(r["copies"])}</td><td class="num">{r["size"]:,}</td>'
@@ -321,7 +322,7 @@ def write_pairs_html(path: str | os.PathLike[str], review: ReviewRows, order: It
             return "whole file" if copy else "" if n is None else f"{n:,}"
 
         parts.append(
-            f'<tr><td>{e(r["a"])}</td><td>{e(r["b"])}</td><td class="num">{chars(r["longest_passage"])}</td>'
+            f'<tr><td>{e(display_path(r["a"]))}</td><td>{e(display_path(r["b"]))}</td><td class="num">{chars(r["longest_passage"])}</td>'
             f'<td class="num">{chars(r["shared_chars"])}</td><td class="num">{shown_pct(r["best"]):.1f} %</td>'
             f'<td>{e(r["kind"])}</td><td>{e(r["view"])}</td></tr>\n'
         )

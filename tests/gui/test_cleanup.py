@@ -394,3 +394,17 @@ def test_layout_more_rows_one_scan_button_and_a_labelled_histogram(qtbot, window
     assert win.view.viewport().height() // row >= 28
     win.chart.set_data(np.array([20.0, 30.0, 100.0, 100.0, 100.0, 100.0]), 15.0, 15.0)
     assert [c for c, _ in win.chart.y_ticks()] == [0, 1, 4]
+
+
+def test_html_export_names_undecodable_files_as_the_command_line_does(tmp_path):
+    """A name with a byte that is not UTF-8 reads \\xff in the HTML export, as in `groups` and the
+    plans (it read \\udcff)."""
+    from simscan.gui.export import write_html
+
+    bad = os.fsdecode(b"/caf\xff.txt")
+    snap = Snapshot.from_columns(20.0, [0, 2], [2], [0, 0], [1, 2], [10, 10], [0, 0], [100.0, 99.97], [0, 2],
+                                 [True, False], ["/a", bad], ["utf-8", "utf-8"])
+    out = tmp_path / "r.html"
+    write_html(out, snap, [0], frozenset())
+    page = out.read_text()
+    assert '<td class="path">/caf\\xff.txt</td>' in page and "udcff" not in page
