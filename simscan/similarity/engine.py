@@ -637,19 +637,30 @@ def query_fingerprints(
     number ``pairs`` gives; ~2 s a million files).  ``also``: ids of indexed files to score
     whether or not the sampled postings find them (``compare``'s other file).
     """
+    # As the pair search: each view down to the default threshold at most, merged, then filtered.
+    floor = min(min_similarity, DEFAULT_MIN_SIMILARITY)
     with _snapshot(index):
         # Each view is scored apart and a file keeps its better pair (``views``).
         extra = np.asarray(also, np.int64) if len(also) else None
-        found = _query(index, view_fingerprints(fp, TEXT), qpath, min_similarity, params, TEXT, explain, exact_df,
-                       extra)
+        found = _query(index, view_fingerprints(fp, TEXT), qpath, floor, params, TEXT, explain, exact_df, extra)
         if params.code_view and has_code_view(fp):
-            # The higher unrounded best score wins, as in the pair search (``views.merge_best``).
+            # The higher unrounded best score wins, and the longer passage of the two stays, as in the
+            # pair search (``views.merge_best``).
             best = {p.b_id: (p, raw) for p, raw in found}
-            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, min_similarity, params, CODE, explain,
+            for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, floor, params, CODE, explain,
                                  exact_df, extra):
-                if p.b_id not in best or raw > best[p.b_id][1]:
+                have = best.get(p.b_id)
+                if have is None:
                     best[p.b_id] = (p, raw)
+                    continue
+                (win, w_raw), (other, _) = ((p, raw), have) if raw > have[1] else (have, (p, raw))
+                if win.longest_passage is not None and other.longest_passage is not None:
+                    win = dataclasses.replace(win, longest_passage=max(win.longest_passage, other.longest_passage),
+                                              shared_chars=max(win.shared_chars or 0, other.shared_chars or 0))
+                best[p.b_id] = (win, w_raw)
             found = list(best.values())
+        found = [(p, raw) for p, raw in found if (passes(raw, min_similarity) and raw > 0)
+                 or (p.kind in ("near", "contained") and 0 < params.min_passage <= (p.longest_passage or 0))]
         # As ``pairs`` lists them: best score first, then exact, content, near, contained, then path.
         return sorted((p for p, _ in found), key=lambda p: (-p.best, KIND_CODE.get(p.kind, 9), p.b_path))
 
