@@ -68,6 +68,7 @@ from simscan.extract import PLAIN_VERSION, sniff_bytes, sniff_fd
 from simscan.extract.pool import ExtractionPool
 from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_bytes, fingerprint_file, open_fd_unseen
 from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
+from simscan.index.store import KEPT_PROBLEM
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.walk import (
     SHARES,
@@ -550,7 +551,7 @@ def _scan(index: Index, req: ScanRequest, throttle: Throttle, cancel: CancelToke
             # Files this scan found unchanged keep the problems the scan that read them met (a document
             # read by its bytes, a file partly read): `problems` lists the last scan's, and they still hold.
             for path, reason in index.problems_kept(run_id, under_roots):
-                writer.problem(path, f"{reason} (unchanged since an earlier scan)")
+                writer.problem(path, reason + KEPT_PROBLEM)
             writer.flush()
             # A cancel should be quick: what was read stays stored (pairs and groups see it); only the
             # inverted index, used by `query`, waits for the next scan.

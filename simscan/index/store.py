@@ -1224,8 +1224,7 @@ class Index:
         latest: dict[bytes, int] = {}
         for p, _r, rid in rows:
             latest[bytes(p)] = max(rid, latest.get(bytes(p), rid))
-        suffix = " (unchanged since an earlier scan)"
-        return [(bytes(p), r.removesuffix(suffix)) for p, r, rid in rows
+        return [(bytes(p), r.removesuffix(KEPT_PROBLEM)) for p, r, rid in rows
                 if rid == latest[bytes(p)] and keep(bytes(p))]
 
     def add_problems(self, run_id: int, problems: Sequence[tuple[bytes, str]]) -> None:
@@ -1557,9 +1556,10 @@ class Index:
             seen += len(rows)
         places = np.frombuffer(b"".join(blobs), "<u2")
         del blobs
-        # Each file's places are its columns (unit u32, char u32, chars u16; 5 half-words a value): value
-        # j of the file whose values start at o (m of them) has its unit at half-word 3·o + 2·j, its char
-        # m·2 further and its chars at 4·o + 4·m + j.  One index array, moved along in place (gathering
+        # Each file's places are its columns (unit u32, char u32, chars u16; 5 half-words a value): the
+        # value at position j of the batch, in the file whose values start at o (m of them; rank j - o),
+        # has its unit at half-word 5·o + 2·(j - o) = 3·o + 2·j, its char 2·m further and its chars at
+        # 5·o + 4·m + (j - o) = 4·o + 4·m + j.  One index array, moved along in place (gathering
         # bytes took index arrays of 4 × n int64: ~300 MB of temporaries for 3 M values).
         idx = np.repeat(offsets[:-1], counts)
         m2 = np.repeat(2 * counts, counts)
@@ -1968,6 +1968,9 @@ _CHECKED_POS = tuple(_checks.FILE_COLUMNS.index(c) for c in (
     "fp_count", "units", "device", "inode"))
 _K64 = np.uint64(0x9E3779B97F4A7C15)
 
+
+#: What a problem line a scan keeps for a file it found unchanged ends with (``Index.problems_kept``).
+KEPT_PROBLEM = " (unchanged since an earlier scan)"
 
 #: The schema that stores spans and places.
 _SPANS_VERSION = 8

@@ -634,7 +634,8 @@ def query_fingerprints(
     the queried file (a_id -1 unless it is indexed).  The document frequencies are counted on the
     files found (a lower bound: a value can be common in the index and not among them);
     ``exact_df`` counts every holder instead, by a pass over every stored set (``compare``: the
-    number ``pairs`` gives; ~2 s a million files).  ``also``: ids of indexed files to score
+    number ``pairs`` gives while both use the same common cut-off, see ARCHITECTURE; ~2 s a
+    million files, once a view).  ``also``: ids of indexed files to score
     whether or not the sampled postings find them (``compare``'s other file).
     """
     # As the pair search: each view down to the default threshold at most, merged, then filtered.

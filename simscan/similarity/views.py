@@ -155,9 +155,9 @@ def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
     Copy pairs (kinds 0, 1) come from the text pass only (the code pass finds the same)."""
     near = code.kind >= 2
     code = PairArrays(*(getattr(code, f)[near] for f in PairArrays.__slots__))
-    both = concat_pairs(text, code)
     if code.a.size == 0:
         return text
+    both = concat_pairs(text, code)
     n = int(max(both.a.max(initial=0), both.b.max(initial=0))) + 1
     key = both.a.astype(np.int64) * n + both.b.astype(np.int64)
     src = np.concatenate((np.zeros(text.a.size, np.int8), np.ones(code.a.size, np.int8)))

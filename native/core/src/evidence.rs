@@ -354,13 +354,18 @@ pub struct StoredSets<'a> {
 }
 
 impl<'a> StoredSets<'a> {
-    /// Row `r`; `None` when the arrays do not agree with the offsets.
-    pub fn row(&self, r: usize) -> Option<StoredSet<'a>> {
+    /// The positions of row `r`'s values; `None` when the offsets are not a range.
+    pub fn range(&self, r: usize) -> Option<std::ops::Range<usize>> {
         let (lo, hi) = (*self.offsets.get(r)?, *self.offsets.get(r + 1)?);
         if lo < 0 || hi < lo {
             return None;
         }
-        let (lo, hi) = (lo as usize, hi as usize);
+        Some(lo as usize..hi as usize)
+    }
+
+    /// Row `r`; `None` when the arrays do not agree with the offsets.
+    pub fn row(&self, r: usize) -> Option<StoredSet<'a>> {
+        let std::ops::Range { start: lo, end: hi } = self.range(r)?;
         Some(StoredSet {
             values: self.values.get(lo..hi)?,
             d: self.d.get(lo..hi)?,
@@ -409,13 +414,10 @@ pub fn evidence_of_pairs(
         flags_on_threads(sets.values, frequent, threads),
     );
     let flags_of = |r: usize| -> Option<Flags<'_>> {
-        let (lo, hi) = (
-            *sets.offsets.get(r)? as usize,
-            *sets.offsets.get(r + 1)? as usize,
-        );
+        let at = sets.range(r)?;
         Some(Flags {
-            common: is_common.get(lo..hi)?,
-            frequent: is_frequent.get(lo..hi)?,
+            common: is_common.get(at.clone())?,
+            frequent: is_frequent.get(at)?,
         })
     };
     // Jobs come sorted by their first file: the values that count in it are kept from one job to
@@ -428,7 +430,7 @@ pub fn evidence_of_pairs(
             let rule = Rule {
                 w: job.w,
                 view: batch.view,
-                gap: batch.gap_per_w * job.w as u32,
+                gap: batch.gap_per_w.saturating_mul(job.w as u32),
                 drift: batch.drift,
                 passages: batch.passages,
                 common_text: batch.common_text,
