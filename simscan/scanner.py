@@ -67,7 +67,7 @@ from simscan import _native
 from simscan.extract import PLAIN_VERSION, sniff_bytes, sniff_fd
 from simscan.extract.pool import ExtractionPool
 from simscan.fingerprint import DEFAULT_PARAMS, fingerprint_bytes, fingerprint_file, open_fd_unseen
-from simscan.index import FileRecord, Index, PostingJob, companion_paths, set_aside_paths
+from simscan.index import FileRecord, Index, PostingJob, companion_paths, posting_spans, set_aside_paths
 from simscan.index.store import KEPT_PROBLEM
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.walk import (
@@ -371,7 +371,7 @@ class _Writer:
                 # reads its fingerprints back.
                 fp = owner = None
                 if self.waiting_pair_bytes < WAITING_PAIRS_BYTES:
-                    fp, owner = self.index.posted_pairs(ok_ids, arrays)
+                    fp, owner = self.index.posted_pairs(ok_ids, arrays, [posting_spans(self.records[i]) for i in ok])
                     self.waiting_pair_bytes += fp.nbytes + owner.nbytes
                 self.waiting.append((ok_ids, n_fps, fp, owner))
                 self.waiting_files += len(ok_ids)

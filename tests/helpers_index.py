@@ -29,3 +29,31 @@ def edit_files(path: Path, sql: str, params: tuple = ()) -> None:
         c.executemany("UPDATE files SET row_check = ? WHERE id = ?", zip(new.tolist(), (r[0] for r in rows)))
         total = checks.digest(new)
         checks.meta_set(c, "files_digest", total)
+
+
+def sampled(v: int) -> bool:
+    """The inverted index's 1-in-8 value sample, in plain integers: the top 3 bits of v times the
+    golden ratio (mod 2^64) are zero."""
+    return ((v * 0x9E3779B97F4A7C15) % (1 << 64)) >> 61 == 0
+
+
+def posted_values(values: list[int], spans: list[int] | None) -> set[int]:
+    """What a file posts, value by value: its sampled values and, a text file's (``spans`` given), every
+    value whose dominance span reaches 128 (``simscan.index.postings``)."""
+    return {v for k, v in enumerate(values) if sampled(v) or (spans is not None and spans[k] >= 128)}
+
+
+def expected_postings(path: Path) -> set[tuple[int, int]]:
+    """(value as uint64, file id) of every stored fingerprint set of the index at ``path`` that the
+    inverted index must hold, read with plain SQL."""
+    import numpy as np
+
+    out: set[tuple[int, int]] = set()
+    with sqlite3.connect(path) as c:
+        q = ("SELECT f.file_id, CAST(f.fps AS BLOB), CAST(f.spans AS BLOB), fl.is_text FROM fingerprints f"
+             " JOIN files fl ON fl.id = f.file_id")
+        for fid, blob, spans, is_text in c.execute(q):
+            values = np.frombuffer(blob, "<u8").tolist()
+            d = list(spans) if is_text and spans is not None else None
+            out.update((v, fid) for v in posted_values(values, d))
+    return out

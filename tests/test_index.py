@@ -24,11 +24,11 @@ from simscan.index import (
     RefusedToMove,
     default_index_path,
     move_aside,
-    posted_mask,
+    posting_spans,
     rebuild,
 )
-from simscan.model import ALGORITHM_VERSION
-from tests.helpers_index import make_newer
+from simscan.model import ALGORITHM_VERSION, FingerprintMeta
+from tests.helpers_index import make_newer, posted_values, sampled
 from tests.helpers_tree import words
 
 
@@ -48,8 +48,8 @@ def _records(n: int, seed: int = 0, prefix: bytes = b"/data/") -> list[FileRecor
 def _brute_postings(recs: dict[int, FileRecord]) -> set[tuple[int, int]]:
     out = set()
     for fid, r in recs.items():
-        v = r.fps[posted_mask(r.fps)]
-        out.update((int(x), fid) for x in v)
+        spans = FingerprintMeta.from_blob(r.meta, r.fps.size).d.tolist() if r.is_text and r.meta else None
+        out.update((v, fid) for v in posted_values(r.fps.tolist(), spans))
     return out
 
 
@@ -112,13 +112,73 @@ def test_inverted_index_matches_brute_force(tmp_path: Path):
         by_id = dict(zip(ids.tolist(), recs))
         assert _stored_postings(ix) == _brute_postings(by_id)
         query = np.unique(np.concatenate([r.fps for r in recs[:3]]))
-        vals, fids = ix.files_with_fingerprints(query)
-        want = sorted((int(v), fid) for v, fid in _brute_postings(by_id) if v in set(query.tolist()))
+        vals, fids = ix.files_with_fingerprints(query)  # (no spans: the sampled values are looked up)
+        want = sorted((int(v), fid) for v, fid in _brute_postings(by_id) if v in set(query.tolist()) and sampled(v))
         assert list(zip(vals.tolist(), fids.tolist())) == want
         assert len(want) > 0
+        # With its spans, a text's values of span 128 are looked up too.
+        q = recs[1]
+        spans = FingerprintMeta.from_blob(q.meta, q.fps.size).d
+        vals, fids = ix.files_with_fingerprints(q.fps, spans)
+        looked = {int(v) for v, d in zip(q.fps.tolist(), spans.tolist()) if sampled(int(v)) or d >= 128}
+        want = sorted((v, fid) for v, fid in _brute_postings(by_id) if v in looked)
+        assert list(zip(vals.tolist(), fids.tolist())) == want
+        assert sum(d >= 128 and not sampled(int(v)) for v, d in zip(q.fps.tolist(), spans.tolist())) > 3
         # Every posted value of a file finds that file.
         v, f = ix.files_with_fingerprints(recs[7].fps)
         assert v.size > 0 and int(ids[7]) in set(f.tolist())
+
+
+def test_a_passage_of_177_units_is_always_found_by_the_inverted_index(tmp_path: Path):
+    """The posting rule's guarantee (``simscan.index.postings``): two texts sharing a run of 128 + 49
+    units both post a value of it, so looking up a text's values of span 128 finds every file that
+    shares such a run with it -- at every offset, not with some probability (the sample alone misses)."""
+    rng = np.random.default_rng(177)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    book = "".join(rng.choice(letters, 40_000))  # no spaces: a unit is a character
+    recs = [FileRecord.from_fingerprints(b"/data/book.txt", 1, 1, 1, fingerprint_bytes(book.encode()))]
+    recs += [FileRecord.from_fingerprints(b"/data/o%d.txt" % i, 1, 2 + i, 1, fingerprint_bytes(
+        "".join(rng.choice(letters, 5_000)).encode())) for i in range(5)]
+    with Index.open(tmp_path / "i.db") as ix:
+        book_id = int(ix.write_files(recs)[0])
+        by_sample = 0
+        for at in rng.integers(0, len(book) - 177, 60).tolist():
+            q = fingerprint_bytes(book[at : at + 177].encode())
+            values = np.concatenate((q.rolling, q.anchored))
+            _v, f = ix.files_with_fingerprints(values, q.meta.d)
+            assert book_id in f.tolist(), at
+            by_sample += book_id in ix.files_with_fingerprints(values)[1].tolist()
+        assert by_sample < 50
+
+
+def test_an_index_of_the_sample_alone_is_posted_again_by_a_writable_open(tmp_path: Path):
+    """An index whose postings an earlier simscan wrote (the 1-in-8 sample alone, ``posting_shift`` 3)
+    is read by that rule while opened read-only, and posted again by the current rule by the next
+    writable open (a scan)."""
+    from simscan.index import checks
+    from simscan.index.postings import DEFAULT_RULE, DEFAULT_SHIFT
+
+    recs = _records(12)
+    p = tmp_path / "i.db"
+    with Index.open(p) as ix:
+        ids = ix.write_files(recs)
+        by_id = dict(zip(ids.tolist(), recs))
+        assert ix.posting_shift == DEFAULT_RULE and _stored_postings(ix) == _brute_postings(by_id)
+    with sqlite3.connect(p) as c:  # as an earlier simscan left it
+        c.execute("DELETE FROM postings")
+        c.executemany("INSERT INTO postings(fp, file_id) VALUES (?, ?)", [
+            (int(np.uint64(v).view(np.int64)), fid) for v, fid in _brute_postings(by_id) if sampled(v)])
+        checks.meta_set(c, "posting_shift", DEFAULT_SHIFT, True)
+    q = recs[4]
+    spans = FingerprintMeta.from_blob(q.meta, q.fps.size).d
+    with Index.open(p, readonly=True) as ix:
+        assert ix.posting_shift == DEFAULT_SHIFT
+        assert int(ix.posted_mask(q.fps, spans).sum()) == sum(sampled(v) for v in q.fps.tolist())
+        _v, f = ix.files_with_fingerprints(q.fps, spans)
+        assert int(ids[4]) in f.tolist()
+    with Index.open(p) as ix:
+        assert ix.posting_shift == DEFAULT_RULE
+        assert _stored_postings(ix) == _brute_postings(by_id) and ix.pending_postings() == 0
 
 
 def test_replace_and_remove_keep_postings_exact(tmp_path: Path):
@@ -423,7 +483,8 @@ def test_posting_job_in_slices_equals_one_pass(tmp_path: Path, from_memory: bool
         a.write_files(recs)
         ids = b.write_files(recs, defer_postings=True)
         # The scanner hands over the pairs of the arrays it has just written instead of reading them back.
-        pairs = b.posted_pairs(ids[:30].tolist(), [r.fps for r in recs[:30]]) if from_memory else None
+        pairs = (b.posted_pairs(ids[:30].tolist(), [r.fps for r in recs[:30]], [posting_spans(r) for r in recs[:30]])
+                     if from_memory else None)
         job = b.posting_job(ids[:30].tolist(), slice_rows=7, pairs=pairs)
         assert job.step() and job.step()
         # Another connection forgets one of the job's files half-way through the job.

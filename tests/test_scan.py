@@ -13,10 +13,10 @@ import pytest
 
 from simscan import scanner
 from simscan.fingerprint import fingerprint_bytes
-from simscan.index import Index, posted_mask
+from simscan.index import Index
 from simscan.progress import CancelToken, Progress
 from simscan.scanner import ScanRequest, read_task, run_scan
-from tests.helpers_index import edit_files
+from tests.helpers_index import edit_files, expected_postings
 from tests.helpers_tree import bump_mtime, make_deep, make_tree, remove_deep
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -44,17 +44,14 @@ def indexed(idx: Path) -> dict[bytes, dict]:
 
 
 def assert_postings_exact(idx: Path) -> dict:
-    """The inverted index holds exactly the posted sample of every stored fingerprint set;
-    returns the indexed rows."""
+    """The inverted index holds exactly what the posting rule says of every stored fingerprint set
+    (``helpers_index.expected_postings``); returns the indexed rows."""
     rows = indexed(idx)
     with Index.open(idx, readonly=True) as ix:
         stored = {
             (int(np.int64(v).view(np.uint64)), f) for v, f in ix.connection.execute("SELECT fp, file_id FROM postings")
         }
-    ref = set()
-    for row in rows.values():
-        ref.update((int(v), row["id"]) for v in row["fps"][posted_mask(row["fps"])])
-    assert stored == ref
+    assert stored == expected_postings(idx)
     return rows
 
 

@@ -463,6 +463,38 @@ def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
     assert res[0].containment_a > 50 and res[0].kind == "contained"
 
 
+def test_query_of_a_paragraph_uses_the_index(tmp_path: Path) -> None:
+    """A paragraph (~550 characters) holds values of span 128, which every text posts: the inverted
+    index finds the long file it comes from, with no pass over every stored set."""
+    from simscan.fingerprint import fingerprint_file
+    from simscan.similarity.engine import MIN_POSTED_FOR_LOOKUP, coarse_values
+
+    root = tmp_path / "long"
+    root.mkdir()
+    book = words(50, 3000)
+    (root / "book.txt").write_text(book)
+    for i in range(5):
+        (root / f"other{i}.txt").write_text(words(60 + i, 500))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    found = 0
+    for k, at in enumerate(range(2000, 14000, 1500)):
+        q = tmp_path / f"excerpt{k}.txt"
+        q.write_text(book[at : at + 550])
+        with Index.open(idx, readonly=True) as ix:
+            qfp = fingerprint_file(q)
+            qs = fingerprint_set(qfp)
+            spans = coarse_values(qfp, qfp.meta.d)
+            assert int(ix.posted_mask(coarse_values(qfp, qs), spans).sum()) >= MIN_POSTED_FOR_LOOKUP
+            # (the 1-in-8 sample alone would have sent it to the full pass)
+            found += int(ix.posted_mask(coarse_values(qfp, qs)).sum()) < MIN_POSTED_FOR_LOOKUP
+            ix.iter_fingerprints = None  # the full pass is not taken: it would fail now
+            res = query(ix, q, min_similarity=0)
+        assert [Path(p.b_path).name for p in res] == ["book.txt"], at
+        assert res[0].kind == "contained" and res[0].containment_a > 50
+    assert found >= 6  # most of the 8 excerpts
+
+
 def test_scan_holders_equals_a_plain_lookup(tmp_path: Path, monkeypatch) -> None:
     """The full pass of a short query (``engine._scan_holders``: streamed batches, a low-bits table,
     then exact membership) finds exactly the (value, file) pairs a plain lookup finds, including

@@ -293,7 +293,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             f"stale:        {st['files_needing_rescan']:,} files were fingerprinted by another version; "
             "run `simscan scan` again"
         )
-    print(f"fingerprints: {st['fingerprints']:,} (inverted index samples {st['posting_sample']})")
+    print(f"fingerprints: {st['fingerprints']:,} (the inverted index posts {st['posting_sample']})")
     if st.get("files_waiting_for_postings"):
         print(
             f"pending:      {st['files_waiting_for_postings']:,} files not yet in the inverted index "

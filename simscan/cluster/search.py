@@ -244,12 +244,14 @@ class StoreIndex:
     def stats(self) -> dict[str, int]:
         return {"files": self._count}
 
-    def posted_mask(self, values: np.ndarray) -> np.ndarray:
-        return posted_mask(values)
+    def posted_mask(self, values: np.ndarray, spans: np.ndarray | None = None) -> np.ndarray:
+        return posted_mask(values, spans=spans)
 
-    def files_with_fingerprints(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        v = np.unique(np.asarray(values, np.uint64))
-        return self.holders(v[posted_mask(v)])
+    def files_with_fingerprints(
+        self, values: np.ndarray, spans: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        v = np.asarray(values, np.uint64)
+        return self.holders(v[posted_mask(v, spans=spans)])
 
     def holders(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(values, file ids) of every live file holding one of ``values``, sorted by value then id."""

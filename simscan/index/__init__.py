@@ -26,6 +26,7 @@ from simscan.index.store import (
     companion_paths,
     default_index_path,
     move_aside,
+    posting_spans,
     rebuild,
     set_aside_paths,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "default_index_path",
     "move_aside",
     "posted_mask",
+    "posting_spans",
     "rebuild",
     "set_aside_paths",
 ]

@@ -423,7 +423,8 @@ class Index:
         self.readonly = readonly
         self._depth = 0
         self._lock_fd: int | None = None
-        self.posting_shift = _postings.DEFAULT_SHIFT
+        #: The inverted index's posting rule (``postings``: a shift, plus ``SPANS``), as ``meta`` says.
+        self.posting_shift = _postings.DEFAULT_RULE
         #: The schema version of the file (an older one when opened read-only and not upgraded).
         self.version = 0
         #: Whether its rows carry checks (schema 7 on): then every read verifies them.
@@ -668,7 +669,7 @@ class Index:
             c.execute("DELETE FROM temp.forget_ids")
 
     def _check_posting_shift(self) -> None:
-        want = _postings.DEFAULT_SHIFT
+        want = _postings.DEFAULT_RULE
         c = self._conn
         try:
             have = meta_get(c, "posting_shift", self.checked)
@@ -916,7 +917,7 @@ class Index:
                 if defer_postings:
                     self._insert_rows("INSERT OR IGNORE INTO unposted(file_id)", 1, ok_ids)
                 else:
-                    self._insert_postings(ids[ok], arrays)
+                    self._insert_postings(ids[ok], arrays, [posting_spans(records[i]) for i in ok])
             _results.bump(c)
         return ids
 
@@ -969,28 +970,54 @@ class Index:
             flat = np.column_stack((fp[s : s + _POST_SLICE], owner[s : s + _POST_SLICE])).ravel().tolist()
             self._insert_rows("INSERT OR IGNORE INTO postings(fp, file_id)", 2, flat)
 
-    def posted_pairs(self, ids: Sequence[int], arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def posted_pairs(
+        self, ids: Sequence[int], arrays: list[np.ndarray], spans: Sequence[np.ndarray | None],
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The posted (fp as int64, file id) pairs of these files' fingerprint arrays (one array per id,
-        as stored), sorted by value (ties in file order); what :meth:`posting_job` takes as ``pairs``.
+        as stored; ``spans``: each one's dominance spans when it is a text file's, see
+        :func:`posting_spans`), sorted by value (ties in file order); what :meth:`posting_job` takes as
+        ``pairs``.
         Sorting here, a commit's worth at a time, lets a job of many commits merge sorted runs (~5x
         cheaper than sorting 2.5 M pairs at once, 0.25 s that kept the scan from collecting its workers'
         results)."""
-        fp, owner = self._posted_pairs(ids, arrays)
+        fp, owner = self._posted_pairs(ids, arrays, spans)
         order = np.argsort(fp, kind="stable")
         return fp[order], owner[order]
 
-    def _posted_pairs(self, ids: Sequence[int], arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """The posted (fp as int64, file id) pairs of these files' fingerprint arrays."""
+    def _posted_pairs(
+        self, ids: Sequence[int], arrays: list[np.ndarray], spans: Sequence[np.ndarray | None],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The posted (fp as int64, file id) pairs of these files' fingerprint arrays (``spans``: as
+        :meth:`posted_pairs` takes them)."""
         lens = np.fromiter((a.size for a in arrays), np.int64, len(arrays))
         if not arrays or int(lens.sum()) == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         allv = np.concatenate(arrays).astype(np.uint64, copy=False)
-        m = _postings.posted_mask(allv, self.posting_shift)
+        alld = None
+        if any(d is not None for d in spans):
+            # A binary file's spans (all 128) post nothing more: zeros stand for them.
+            alld = np.concatenate([np.zeros(a.size, np.uint8) if d is None else d for a, d in zip(arrays, spans)])
+        m = _postings.posted_mask(allv, self.posting_shift, alld)
         return allv[m].view(np.int64), np.repeat(np.asarray(ids, np.int64), lens)[m]
 
-    def _insert_postings(self, ids: Sequence[int], arrays: list[np.ndarray]) -> None:
-        fp, owner = self._posted_pairs(ids, arrays)
+    def _insert_postings(
+        self, ids: Sequence[int], arrays: list[np.ndarray], spans: Sequence[np.ndarray | None],
+    ) -> None:
+        fp, owner = self._posted_pairs(ids, arrays, spans)
         self._insert_pairs(fp, owner)
+
+    def _row_spans(self, rows: Sequence[tuple[Any, ...]]) -> list[np.ndarray | None]:
+        """The spans that post (``posted_pairs``) of :data:`_UNPOSTED_ROWS`-shaped rows (file id, rolling
+        count, blob, check, spans, their check, is_text): a text file's spans after their check, None
+        for a binary file, a file without its blob or spans (an index older than schema 8)."""
+        out: list[np.ndarray | None] = []
+        checked = [(r[0], r[4], r[5], len(r[2]) // 8) for r in rows if r[2] is not None and r[4] is not None and r[6]]
+        if checked and self.checked:
+            _verify_meta(checked, _checks.SPANS)
+        for r in rows:
+            ok = r[2] is not None and r[4] is not None and r[6] and len(r[4]) == len(r[2]) // 8
+            out.append(np.frombuffer(r[4], np.uint8) if ok else None)
+        return out
 
     def _insert_pairs(self, fp: np.ndarray, owner: np.ndarray) -> None:
         # Sorted by key, the B-tree is walked once in order; Python ints are made a slice at a time.
@@ -1020,10 +1047,7 @@ class Index:
                 fps: list[np.ndarray] = []
                 owners: list[np.ndarray] = []
                 n = 0
-                cur = c.execute(
-                    "SELECT u.file_id, f.n_rolling, CAST(f.fps AS BLOB), f.chk FROM unposted u"
-                    " LEFT JOIN fingerprints f ON f.file_id = u.file_id ORDER BY u.file_id"
-                )
+                cur = c.execute(_UNPOSTED_ROWS)
                 sub: list[int] = []
                 arrays: list[np.ndarray] = []
                 held = 0
@@ -1031,16 +1055,16 @@ class Index:
                 while n < max_values:
                     row = cur.fetchone()
                     if row is not None:
-                        if row[2] is not None:
-                            rows.append(row)
+                        rows.append(row)
                         sub.append(row[0])
                         arrays.append(np.frombuffer(row[2], "<u8") if row[2] is not None else np.zeros(0, np.uint64))
                         held += arrays[-1].nbytes
                     # Keep only the posted values of every few files (or few MB of blobs): bounded memory.
                     if row is None or len(sub) >= fetch or held >= _BLOB_HOLD:
-                        _verify_blobs(rows)
+                        _verify_blobs([r[:4] for r in rows if r[2] is not None])
+                        spans = self._row_spans(rows)
                         rows = []
-                        fp, owner = self._posted_pairs(sub, arrays)
+                        fp, owner = self._posted_pairs(sub, arrays, spans)
                         ids.extend(sub)
                         fps.append(fp)
                         owners.append(owner)
@@ -1069,13 +1093,18 @@ class Index:
             # A file still waiting in ``unposted`` may have part of its postings (a posting job stopped
             # half-way by a crash), so its postings are deleted like any other's.
             c.execute(f"DELETE FROM unposted WHERE file_id IN ({marks})", chunk)
-            q = f"SELECT file_id, n_rolling, CAST(fps AS BLOB), chk FROM fingerprints WHERE file_id IN ({marks})"
-            for fid, n_roll, blob, chk in c.execute(q, chunk):
+            q = f"SELECT file_id, n_rolling, CAST(fps AS BLOB), chk, CAST(spans AS BLOB) FROM fingerprints WHERE file_id IN ({marks})"
+            for fid, n_roll, blob, chk, spans in c.execute(q, chunk):
                 if chk != _checks.fingerprint_check(fid, n_roll, blob):
                     damaged_ids.append(fid)  # its values are unknown: its postings are found by file
                     continue
-                vals = _postings.posted(np.frombuffer(blob, "<u8"), self.posting_shift).view(np.int64)
-                rows.extend((v, fid) for v in vals.tolist())
+                values = np.frombuffer(blob, "<u8")
+                # Whether the file was posted as a text or not, and whatever its spans say: every value
+                # it may have posted (deleting a pair that is not there costs a seek, nothing more).
+                d = np.frombuffer(spans, np.uint8) if spans is not None and len(spans) == values.size else None
+                vals = values if d is None and self.posting_shift & _postings.SPANS else (
+                    _postings.posted(values, self.posting_shift, d))
+                rows.extend((v, fid) for v in vals.view(np.int64).tolist())
         if rows:
             c.executemany("DELETE FROM postings WHERE fp = ? AND file_id = ?", rows)
         self._forget_fingerprints(damaged_ids)
@@ -1649,18 +1678,21 @@ class Index:
         return np.array([r[0] for r in rows], np.int64)
 
     @_sql_errors
-    def files_with_fingerprints(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def files_with_fingerprints(
+        self, values: np.ndarray, spans: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Inverted-index lookup: ``(values uint64[k], file_ids int64[k])`` sorted by value then id.
 
-        Only posted values (see :mod:`simscan.index.postings`, :meth:`posted_mask`) can be found;
-        the others are dropped before the lookup.  Each query value costs one B-tree seek.  Files
+        Only posted values (see :mod:`simscan.index.postings`, :meth:`posted_mask`; ``spans``: the
+        values' dominance spans, aligned, when they are a text's) can be found; the others are dropped
+        before the lookup.  Each query value costs one B-tree seek.  Files
         whose postings are still pending (a scan stopped or running before its posting pass, see
         ``unposted``) are found too, by reading their stored sets.
         """
         if self._shift_damage is not None:
             raise _damage_found(self.path, self._shift_damage)
-        v = np.unique(np.asarray(values, dtype=np.uint64))
-        v = v[_postings.posted_mask(v, self.posting_shift)]
+        v = np.asarray(values, dtype=np.uint64)
+        v = np.unique(v[_postings.posted_mask(v, self.posting_shift, spans)])
         out_v: list[int] = []
         out_f: list[int] = []
         for chunk in _chunks(v.view(np.int64).tolist()):
@@ -1682,11 +1714,12 @@ class Index:
         order = np.lexsort((fids, vals))
         return vals[order], fids[order]
 
-    def posted_mask(self, values: np.ndarray) -> np.ndarray:
-        """Which of ``values`` the inverted index holds (the same rule for every file)."""
+    def posted_mask(self, values: np.ndarray, spans: np.ndarray | None = None) -> np.ndarray:
+        """Which of ``values`` the inverted index holds (``spans``: theirs, aligned, when they are a
+        text's: every text file posts its values of span 128 too, under this simscan's rule)."""
         if self._shift_damage is not None:
             raise _damage_found(self.path, self._shift_damage)
-        return _postings.posted_mask(values, self.posting_shift)
+        return _postings.posted_mask(values, self.posting_shift, spans)
 
     # ----------------------------------------------------------------- results cache
     def generation(self) -> int | None:
@@ -1812,7 +1845,7 @@ class Index:
             "files_changed_while_read": int(changed),
             "files_needing_rescan": int(stale),
             "fingerprints": int(fps),
-            "posting_sample": f"1/{1 << self.posting_shift}",
+            "posting_sample": _postings.describe(self.posting_shift),
             "files_waiting_for_postings": self.pending_postings(),
             "results_cache_bytes": _results.cached_bytes(c),
             "index_bytes": size,
@@ -1845,16 +1878,13 @@ class PostingJob:
             owners: list[np.ndarray] = []
             c = index.connection
             for chunk in _chunks(ids):
-                rows = c.execute(
-                    f"SELECT file_id, n_rolling, CAST(fps AS BLOB), chk FROM fingerprints"
-                    f" WHERE file_id IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
+                rows = c.execute(_POSTING_ROWS + f" WHERE f.file_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
                 try:
-                    _verify_blobs(rows)
+                    _verify_blobs([r[:4] for r in rows])
+                    spans = index._row_spans(rows)
                 except Mismatch as e:
                     raise _damage_found(index.path, e) from e
-                fp, owner = index._posted_pairs([r[0] for r in rows], [np.frombuffer(r[2], "<u8") for r in rows])
+                fp, owner = index._posted_pairs([r[0] for r in rows], [np.frombuffer(r[2], "<u8") for r in rows], spans)
                 fps.append(fp)
                 owners.append(owner)
             fp = np.concatenate(fps) if fps else np.zeros(0, np.int64)
@@ -1976,6 +2006,18 @@ KEPT_PROBLEM = " (unchanged since an earlier scan)"
 _SPANS_VERSION = 8
 #: The columns a fingerprint row is written with (schema 8).
 _FP_COLUMNS = "file_id, n_rolling, fps, chk, spans, schk, places, pchk"
+#: What posting reads of a file (``Index._row_spans``): (file id, rolling count, blob, check, spans, their
+#: check, is_text); schema 8 on (a writable open upgrades the schema before it posts).
+_POSTING_ROWS = (
+    "SELECT f.file_id, f.n_rolling, CAST(f.fps AS BLOB), f.chk, CAST(f.spans AS BLOB), f.schk, fl.is_text"
+    " FROM fingerprints f LEFT JOIN files fl ON fl.id = f.file_id"
+)
+#: The same of the files waiting in ``unposted`` (a file without its blob: NULLs), by id.
+_UNPOSTED_ROWS = (
+    "SELECT u.file_id, f.n_rolling, CAST(f.fps AS BLOB), f.chk, CAST(f.spans AS BLOB), f.schk, fl.is_text"
+    " FROM unposted u LEFT JOIN fingerprints f ON f.file_id = u.file_id LEFT JOIN files fl ON fl.id = u.file_id"
+    " ORDER BY u.file_id"
+)
 
 
 def _u32_at(half: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -1983,6 +2025,14 @@ def _u32_at(half: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = half[idx].astype(np.uint32)
     out |= half[idx + 1].astype(np.uint32) << 16
     return out
+
+
+def posting_spans(record: FileRecord) -> np.ndarray | None:
+    """The spans a record's values post by (``Index.posted_pairs``): a text file's, else None."""
+    n = int(np.asarray(record.fps).size)
+    if not record.is_text or not record.meta or len(record.meta) != FingerprintMeta.BYTES * n:
+        return None
+    return np.frombuffer(record.meta, np.uint8, n)
 
 
 def _split_meta(meta: bytes, n: int) -> tuple[memoryview | None, memoryview | None]:

@@ -517,8 +517,9 @@ def query(
 
 
 #: A query file with fewer posted fingerprints (among ``coarse_values``) than this is looked up
-#: by a full scan of the stored sets and by checksum (with 1 value in 8 posted: texts of less
-#: than ~2,000 normalised units).
+#: by a full scan of the stored sets and by checksum: texts of less than ~300 normalised units,
+#: whose values of span 128 the index posts (``index.postings``; with the 1-in-8 sample alone, as an
+#: index of an older simscan read as it is: ~2,000 units), and binary files of less than ~8 KB.
 MIN_POSTED_FOR_LOOKUP = 4
 
 
@@ -718,18 +719,23 @@ def _query(
     theirs by their evidence (``evidence``: exact counts at each pair's window, and passages): (pair,
     its unrounded best score)."""
     qset = np.concatenate((fp.rolling, fp.anchored))
+    # A text's spans post too (``index.postings``): the lookup takes the query's values of span 128.
+    qspans = fp.meta.d if fp.is_text and fp.meta is not None else None
     copies = np.empty(0, np.int64)
     coarse = coarse_values(fp, qset)
-    posted = int(np.count_nonzero(index.posted_mask(coarse))) if hasattr(index, "posted_mask") else coarse.size
-    qsorted = np.unique(qset)
+    if hasattr(index, "posted_mask"):
+        posted = int(np.count_nonzero(index.posted_mask(coarse, coarse_values(fp, qspans) if qspans is not None
+                                                        else None)))
+    else:  # pragma: no cover - another index implementation
+        posted = coarse.size
     if posted < MIN_POSTED_FOR_LOOKUP:
         # A short file has few or no posted values, so the sampled inverted index would miss
         # most files sharing its few fingerprints: scan every stored set instead, and look up
         # copies too short to have fingerprints by their content hash.
-        _, fids = _scan_holders(index, qsorted)
+        _, fids = _scan_holders(index, np.unique(qset))
         copies = _copies(index, fp)
     else:
-        _, fids = index.files_with_fingerprints(qsorted)
+        _, fids = index.files_with_fingerprints(qset, qspans)
     if also is not None:  # files the caller names (compare): candidates whatever the postings found
         copies = np.union1d(copies, np.asarray(also, np.int64))
     if fids.size == 0 and copies.size == 0:
