@@ -29,6 +29,10 @@ def edit_files(path: Path, sql: str, params: tuple = ()) -> None:
         c.executemany("UPDATE files SET row_check = ? WHERE id = ?", zip(new.tolist(), (r[0] for r in rows)))
         total = checks.digest(new)
         checks.meta_set(c, "files_digest", total)
+        # (every writer since schema 3 bumps the files' generation with a change of them)
+        gen = c.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        if gen is not None:
+            checks.meta_set(c, "generation", int(gen[0]) + 1)
 
 
 def sampled(v: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -14,6 +15,8 @@ import pytest
 from simscan import scanner
 from simscan.fingerprint import fingerprint_bytes
 from simscan.index import Index
+from simscan.index.checks import meta_get, meta_set
+from simscan.model import ALGORITHM_VERSION
 from simscan.progress import CancelToken, Progress
 from simscan.scanner import ScanRequest, read_task, run_scan
 from tests.helpers_index import edit_files, expected_postings
@@ -645,13 +648,25 @@ def test_other_algorithm_version_is_fingerprinted_again(tmp_path: Path):
     make_tree(root, 10)
     idx = tmp_path / "i.db"
     scan(root, idx)
+    with Index.open(idx, readonly=True) as ix:  # (the count the scan recorded, see below)
+        assert ix.files_needing_rescan() == 0
     edit_files(idx, "UPDATE files SET algorithm_version = algorithm_version - 1 WHERE id <= 3")
     with Index.open(idx, readonly=True) as ix:
-        assert len(ix.files()) == 7 and ix.stats()["files_needing_rescan"] == 3
+        assert len(ix.files()) == 7 and ix.stats()["files_needing_rescan"] == 3 == ix.files_needing_rescan()
+    # The scan's record of the count serves while no change came since; after one, files are counted.
+    with sqlite3.connect(idx) as c:
+        gen = c.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+        meta_set(c, "stale_files", f"{ALGORITHM_VERSION} {gen} 5")
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.files_needing_rescan() == 5
+    edit_files(idx, "UPDATE files SET size = size WHERE id = 1")  # a change: the files' generation moves on
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.files_needing_rescan() == 3
     r = scan(root, idx)
     assert (r.files_read, r.files_unchanged) == (3, 7)
     with Index.open(idx, readonly=True) as ix:
-        assert len(ix.files()) == 10 and ix.stats()["files_needing_rescan"] == 0
+        assert len(ix.files()) == 10 and ix.stats()["files_needing_rescan"] == 0 == ix.files_needing_rescan()
+        assert meta_get(ix.connection, "stale_files").split()[::2] == [str(ALGORITHM_VERSION), "0"]
 
 
 @pytest.mark.parametrize("trigger", ["files", "fingerprints", "idle commits", "pairs read back"])

@@ -411,10 +411,10 @@ def _warn_incomplete(index: Any) -> None:
     """Say (stderr) what the results leave out: files fingerprinted by an older simscan (until
     rescanned), and the files a scan writing to the index right now has not stored yet."""
     try:
-        st = index.stats()
-        stale = int(st.get("files_needing_rescan", 0))
+        stale = index.files_needing_rescan()
         scanning = index.scan_running()
-        last = st.get("last_scan") or {}
+        runs = index.runs(1)
+        last = runs[0] if runs else {}
     except Exception:  # noqa: BLE001 - a hint must never fail the command
         return
     if stale:

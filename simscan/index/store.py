@@ -1239,6 +1239,30 @@ class Index:
                 (status, time.time(), *(counts.get(k, 0) for k in cols), run_id),
             )
             _checks.seal_rows(c, "runs", "WHERE id = ?", (run_id,))
+            gen = _results.generation(c, self.checked)
+            if gen is not None:  # (see files_needing_rescan)
+                meta_set(c, "stale_files", f"{ALGORITHM_VERSION} {gen} {self._count_stale()}", self.checked)
+
+    def _count_stale(self) -> int:
+        return int(self._conn.execute(
+            "SELECT count(*) FROM files WHERE algorithm_version != ?", (ALGORITHM_VERSION,)).fetchone()[0])
+
+    @_sql_errors
+    def files_needing_rescan(self) -> int:
+        """How many indexed files an older simscan fingerprinted (left out of results until rescanned).
+        The count the last scan recorded at its end (``meta.stale_files``: this simscan's algorithm
+        version, the files' generation then, the count) while no change came since; else counted (a
+        pass over ``files``: ~0.3 s a million files, which every ``pairs``/``query`` paid before)."""
+        with self._reading():
+            c = self._conn
+            try:
+                kept = (meta_get(c, "stale_files", self.checked) or "").split()
+            except Mismatch:
+                kept = []
+            gen = _results.generation(c, self.checked)
+            if len(kept) == 3 and gen is not None and kept[:2] == [str(ALGORITHM_VERSION), str(gen)]:
+                return int(kept[2])
+            return self._count_stale()
 
     @_sql_errors
     def problems_kept(self, run_id: int, keep: Callable[[bytes], bool]) -> list[tuple[bytes, str]]:
