@@ -493,3 +493,29 @@ def test_the_code_pass_reports_its_own_progress(tmp_path: Path) -> None:
     for ph in ("load", "exact", "score", "passages", "code:score", "code:passages"):
         done, total = max((d, t) for p, d, t in seen if p == ph)
         assert total and done == total, (ph, done, total)
+
+
+def test_compare_in_an_index_counts_document_frequency_in_one_pass(tmp_path: Path, monkeypatch) -> None:
+    """``pair_in_index`` (compare with an index) of a renamed source: the pair ``find_pairs`` gives,
+    scored on the code view, with one pass over every stored set for both views (each view made its
+    own, ~2 s a million files each)."""
+    from simscan.fingerprint import fingerprint_file
+    from simscan.similarity.engine import pair_in_index
+
+    idx, root, _orig = _code_tree(tmp_path)
+    passes = []
+    real = Index.iter_fingerprints
+
+    def counted(self, *a, **k):  # the real reader, counted
+        passes.append(1)
+        return real(self, *a, **k)
+
+    with Index.open(idx, readonly=True) as ix:
+        want = {frozenset((Path(p.a_path).name, Path(p.b_path).name)): p for p in find_pairs(ix, min_similarity=0, cache=False)}
+        ids = dict(zip((Path(p).name for p in ix.files().paths), ix.files().ids.tolist()))
+        monkeypatch.setattr(Index, "iter_fingerprints", counted)
+        got, _left = pair_in_index(ix, fingerprint_file(root / "Original.java"), str(root / "Original.java"), ids["Renamed.java"])
+    assert len(passes) == 1
+    p = want[frozenset(("Original.java", "Renamed.java"))]
+    assert got is not None and got.view == p.view == "code"
+    assert (got.resemblance, got.longest_passage) == (p.resemblance, p.longest_passage)

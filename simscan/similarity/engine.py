@@ -568,6 +568,46 @@ def _scan_holders(index: Any, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return np.concatenate(out_v), np.concatenate(out_f)
 
 
+def _candidates(index: Any, fp: Fingerprints, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids of files holding values of ``qset``, ids of copies too short for a fingerprint) that a
+    query of ``fp`` (``qset``: its values, its meta aligned) looks at: by the inverted index, or by a
+    pass over every stored set when the file holds too few posted values."""
+    # A text's spans post too (``index.postings``): the lookup takes the query's values of span 128.
+    qspans = fp.meta.d if fp.is_text and fp.meta is not None else None
+    coarse = coarse_values(fp, qset)
+    if hasattr(index, "posted_mask"):
+        posted = int(np.count_nonzero(index.posted_mask(coarse, None if qspans is None else coarse_values(fp, qspans))))
+    else:  # pragma: no cover - another index implementation
+        posted = coarse.size
+    if posted >= MIN_POSTED_FOR_LOOKUP:
+        return index.files_with_fingerprints(qset, qspans)[1], np.empty(0, np.int64)
+    # A short file has few or no posted values, so the inverted index would miss most files sharing
+    # its few fingerprints: scan every stored set instead, and look up copies too short to have
+    # fingerprints by their content hash.
+    return _scan_holders(index, np.unique(qset))[1], _copies(index, fp)
+
+
+def _own_ids(index: Any, path: str) -> list[int]:
+    """The ids of the indexed file at ``path`` (none when it is not indexed)."""
+    try:
+        return list(index.ids_for_paths([os.fsencode(path)]).values())
+    except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
+        return []
+
+
+def _holders_once(index: Any, values: np.ndarray, memo: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_scan_holders` of the sorted distinct ``values``, from the pass kept in ``memo`` when it
+    looked for all of them (the second view's call: the files scored are the same, and the first
+    pass took every value of the query's, see ``query_fingerprints``), else by a new pass kept there."""
+    have = memo.get("values")
+    if have is not None and bool(np.isin(values, have).all()):
+        keep = np.isin(memo["hv"], values)
+        return memo["hv"][keep], memo["hf"][keep]
+    hv, hf = _scan_holders(index, values)
+    memo.update(values=values, hv=hv, hf=hf)
+    return hv, hf
+
+
 def _copies(index: Any, fp: Fingerprints) -> np.ndarray:
     """Ids of files with no fingerprints and the same bytes or the same normalised text as ``fp``:
     copies of a file too short for a window, which no fingerprint lookup can find.  (A copy of a
@@ -619,7 +659,7 @@ def query_fingerprints(
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     explain: dict[tuple[int, int], LeftOut] | None = None,
     exact_df: bool = False,
-    also: Sequence[int] = (),
+    only: Sequence[int] | None = None,
 ) -> list[Pair]:
     """Indexed files similar to a fingerprinted file (``qpath``: its absolute path, for display
     and to leave the file itself out).  ``explain``: receives, per (file id, view), what the
@@ -636,21 +676,23 @@ def query_fingerprints(
     files found (a lower bound: a value can be common in the index and not among them);
     ``exact_df`` counts every holder instead, by a pass over every stored set (``compare``: the
     number ``pairs`` gives while both use the same common cut-off, see ARCHITECTURE; ~2 s a
-    million files, once a view).  ``also``: ids of indexed files to score
-    whether or not the sampled postings find them (``compare``'s other file).
+    million files; one pass serves both views).  ``only``: score these indexed files alone, found
+    or not by the postings, without looking anything up (``compare``: its other file).
     """
     # As the pair search: each view down to the default threshold at most, merged, then filtered.
     floor = min(min_similarity, DEFAULT_MIN_SIMILARITY)
     with _snapshot(index):
         # Each view is scored apart and a file keeps its better pair (``views``).
-        extra = np.asarray(also, np.int64) if len(also) else None
-        found = _query(index, view_fingerprints(fp, TEXT), qpath, floor, params, TEXT, explain, exact_df, extra)
+        extra = None if only is None else np.asarray(only, np.int64)
+        # One pass serves both views: the first looks for every value of the query's, both views' too.
+        df_pass = {"prime": np.unique(np.concatenate((fp.rolling, fp.anchored)))} if exact_df else None
+        found = _query(index, view_fingerprints(fp, TEXT), qpath, floor, params, TEXT, explain, df_pass, extra)
         if params.code_view and has_code_view(fp):
             # The higher unrounded best score wins, and the longer passage of the two stays, as in the
             # pair search (``views.merge_best``).
             best = {p.b_id: (p, raw) for p, raw in found}
             for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, floor, params, CODE, explain,
-                                 exact_df, extra):
+                                 df_pass, extra):
                 have = best.get(p.b_id)
                 if have is None:
                     best[p.b_id] = (p, raw)
@@ -689,7 +731,8 @@ def pair_in_index(
     is None when they share nothing the index counts."""
     explain: dict[tuple[int, int], LeftOut] = {}
     got = [p for p in query_fingerprints(index, fp, path, min_similarity=0, params=params, explain=explain,
-                                         exact_df=True, also=(other_id,)) if p.b_id == other_id]
+                                         exact_df=True, only=_own_ids(index, path) + [other_id])
+           if p.b_id == other_id]
     if not got:
         return None, explain.get((other_id, TEXT))
     view = CODE if got[0].view == "code" else TEXT
@@ -713,31 +756,19 @@ def _doc_freq(values: np.ndarray, contents: np.ndarray) -> tuple[np.ndarray, np.
 
 def _query(
     index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT,
-    explain: dict[tuple[int, int], LeftOut] | None = None, exact_df: bool = False, also: np.ndarray | None = None,
+    explain: dict[tuple[int, int], LeftOut] | None = None, df_pass: dict[str, np.ndarray] | None = None,
+    only: np.ndarray | None = None,
 ) -> list[tuple[Pair, float]]:
     """Files similar to ``fp`` (the values of one ``view``, its meta aligned), scored on that view of
     theirs by their evidence (``evidence``: exact counts at each pair's window, and passages): (pair,
-    its unrounded best score)."""
+    its unrounded best score).  ``df_pass``: count document frequencies over every stored set
+    (``query_fingerprints``' ``exact_df``), keeping the pass in it for the other view's call.
+    ``only``: the files to score (``query_fingerprints``), instead of those the lookup finds."""
     qset = np.concatenate((fp.rolling, fp.anchored))
-    # A text's spans post too (``index.postings``): the lookup takes the query's values of span 128.
-    qspans = fp.meta.d if fp.is_text and fp.meta is not None else None
-    copies = np.empty(0, np.int64)
-    coarse = coarse_values(fp, qset)
-    if hasattr(index, "posted_mask"):
-        posted = int(np.count_nonzero(index.posted_mask(coarse, coarse_values(fp, qspans) if qspans is not None
-                                                        else None)))
-    else:  # pragma: no cover - another index implementation
-        posted = coarse.size
-    if posted < MIN_POSTED_FOR_LOOKUP:
-        # A short file has few or no posted values, so the sampled inverted index would miss
-        # most files sharing its few fingerprints: scan every stored set instead, and look up
-        # copies too short to have fingerprints by their content hash.
-        _, fids = _scan_holders(index, np.unique(qset))
-        copies = _copies(index, fp)
+    if only is not None:  # the files the caller names (compare), whatever the postings would find
+        fids, copies = np.asarray(only, np.int64), np.empty(0, np.int64)
     else:
-        _, fids = index.files_with_fingerprints(qset, qspans)
-    if also is not None:  # files the caller names (compare): candidates whatever the postings found
-        copies = np.union1d(copies, np.asarray(also, np.int64))
+        fids, copies = _candidates(index, fp, qset)
     if fids.size == 0 and copies.size == 0:
         return []
     qraw = os.fsencode(qpath)
@@ -762,8 +793,8 @@ def _query(
     # the two files is queried (counting the query's alone made compare A B and compare B A differ).
     # ``exact_df``: every holder of those values instead, found by a pass over every stored set (as
     # the pair search counts them: compare then gives the pair the number pairs gives it).
-    if exact_df:
-        hv, hf = _scan_holders(index, np.unique(values))
+    if df_pass is not None:
+        hv, hf = _holders_once(index, np.union1d(values, df_pass["prime"]), df_pass)
         holders, at = np.unique(hf, return_inverse=True)  # contents looked up once a file, not once a value
         uv, dfc = _doc_freq(hv, _contents(_file_rows(index, holders), holders)[at])
         del hv, hf, at
