@@ -438,8 +438,8 @@ def test_find_pairs_reads_one_snapshot_while_a_scan_commits(tmp_path: Path) -> N
         assert find_pairs(ix) == []
 
 
-def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
-    """A short query has (almost) no posted fingerprints; it is still found in a long file."""
+def _book_index(tmp_path: Path) -> tuple[Path, str]:
+    """(index, the book's text) of a folder holding a long text and five unrelated ones."""
     root = tmp_path / "long"
     root.mkdir()
     book = words(50, 3000)
@@ -448,6 +448,12 @@ def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
         (root / f"other{i}.txt").write_text(words(60 + i, 500))
     idx = tmp_path / "i.sqlite3"
     index_tree(idx, root)
+    return idx, book
+
+
+def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
+    """A short query has (almost) no posted fingerprints; it is still found in a long file."""
+    idx, book = _book_index(tmp_path)
     q = tmp_path / "excerpt.txt"
     q.write_text(book[5000:5400])
     from simscan.fingerprint import fingerprint_file
@@ -469,14 +475,7 @@ def test_query_of_a_paragraph_uses_the_index(tmp_path: Path) -> None:
     from simscan.fingerprint import fingerprint_file
     from simscan.similarity.engine import MIN_POSTED_FOR_LOOKUP, coarse_values
 
-    root = tmp_path / "long"
-    root.mkdir()
-    book = words(50, 3000)
-    (root / "book.txt").write_text(book)
-    for i in range(5):
-        (root / f"other{i}.txt").write_text(words(60 + i, 500))
-    idx = tmp_path / "i.sqlite3"
-    index_tree(idx, root)
+    idx, book = _book_index(tmp_path)
     found = 0
     for k, at in enumerate(range(2000, 14000, 1500)):
         q = tmp_path / f"excerpt{k}.txt"
