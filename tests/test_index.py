@@ -183,6 +183,11 @@ def test_an_index_of_the_sample_alone_is_posted_again_by_a_writable_open(tmp_pat
 
 def test_replace_and_remove_keep_postings_exact(tmp_path: Path):
     recs = _records(10)
+    # Binary files too (their values post by the sample alone: their spans are all 128).
+    rng = np.random.default_rng(3)
+    recs[6:8] = [FileRecord.from_fingerprints(b"/data/b%d.bin" % i, 1, 90 + i, 5, fingerprint_bytes(
+        b"\0\1" + rng.bytes(300_000))) for i in range(2)]
+    assert not recs[6].is_text and recs[6].fps.size > 100
     with Index.open(tmp_path / "i.db") as ix:
         ids = ix.write_files(recs)
         by_id = dict(zip(ids.tolist(), recs))
@@ -193,8 +198,11 @@ def test_replace_and_remove_keep_postings_exact(tmp_path: Path):
         assert list(ids2) == list(ids[:4])
         by_id.update(zip(ids2.tolist(), newer))
         assert _stored_postings(ix) == _brute_postings(by_id)
-        assert ix.remove_paths([recs[5].path.decode(), b"/not/indexed"]) == 1
-        del by_id[int(ids[5])]
+        assert ix.remove_paths([recs[5].path.decode(), b"/not/indexed", recs[7].path]) == 2
+        del by_id[int(ids[5])], by_id[int(ids[7])]
+        assert _stored_postings(ix) == _brute_postings(by_id)
+        newer = [FileRecord.from_fingerprints(recs[6].path, 1, 96, 8, fingerprint_bytes(words(rng, 3000)))]
+        by_id[int(ix.write_files(newer)[0])] = newer[0]  # a binary file replaced by a text
         assert _stored_postings(ix) == _brute_postings(by_id)
         assert int(ids[5]) not in ix.fingerprints(kind="all")[0].tolist()
         n = ix.connection.execute("SELECT count(*) FROM fingerprints WHERE file_id = ?", (int(ids[5]),)).fetchone()[0]
