@@ -549,11 +549,12 @@ def count_runs(
     inside the runs under the cut-off counted).  The cut-off needs the run lengths of every partition,
     known only at the end.  So the runs are paired up to a *provisional* cut-off, the cut-off the pair
     budget would give if every partition had the run lengths of the first (:func:`provisional_cutoff`,
-    at most the cut-off), and the entries of the runs above it and under the cut-off are held (the few
-    posting lists that make most pairs): once every partition is counted, they are counted again with
-    the final cut-off.  Only when that falls below the provisional one, or the held entries grow past
-    :data:`HELD_VALUES`, does a second pass pair every partition with the final cut-off (the 1,000,000
-    file benchmark paid 12 s for it).  ``provisional``: False pairs up to the cut-off in the first
+    at most the cut-off), and the runs above it and under the cut-off are held (their values and
+    lengths; their entries too, up to :data:`HELD_VALUES`): once every partition is counted, those
+    above the final cut-off are common, and the entries of the others are counted again with it.  Only
+    when the final cut-off falls below the provisional one, or lies above it with entries no longer
+    held, does a second pass pair every partition with the final cut-off (the 1,000,000-file benchmark
+    paid 12 s for it: its runs of two files alone exceed the budget, the cut-off falls to 2).  ``provisional``: False pairs up to the cut-off in the first
     pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)
@@ -568,18 +569,20 @@ def count_runs(
             *first_part, rl, nr, cutoff, cutoff, cutoff + 2, False, LEVEL_COLUMNS)[0], parts, cutoff,
             params.pair_budget)
 
-    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool, list, list, list]:
+    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool, list, list, list, list | None]:
         """kept_size, key and count batches, whether the pairs fit the budget at ``cut`` (the first
         pass also sums ``full`` and ``hist``, pairs up to ``pair_cut`` and holds the runs above it,
         and goes on measuring only when they do not fit), the common and frequent values (with their
-        runs' lengths) when ``rare`` is asked for, and the held entries."""
+        runs' lengths) when ``rare`` is asked for, the held runs (values, lengths) and their entries
+        (None when there were too many)."""
         nonlocal first_part
         kept = np.zeros(nr * LEVEL_COLUMNS, np.int32)
         key_parts: list[np.ndarray] = []
         cnt_parts: list[np.ndarray] = []
         common_parts: list[np.ndarray] = []
         frequent_parts: list[tuple[np.ndarray, np.ndarray]] = []
-        held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        held_runs: list[tuple[np.ndarray, np.ndarray]] = []
+        held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
         held_values = 0
         pc = pair_cut if first else cut
         fcut = frequent_cutoff(pc)
@@ -592,10 +595,11 @@ def count_runs(
                 first_part = None
             else:
                 v, own, lv = partition(p)
-            limit = max(0, params.pair_budget - made) if first else 2**64 - 1
-            h, com, freq, k, c, m, flen, hd = _native.partition_counts(
+            # (pairs up to the least cut-off, 2, are kept whatever the budget: they need no limit)
+            limit = max(0, params.pair_budget - made) if first and pc > 2 else 2**64 - 1
+            h, com, freq, k, c, m, flen, hr, hd = _native.partition_counts(
                 v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
-                kept if fits else None, pair_limit=limit, pair_cut=pc,
+                kept if fits else None, pair_limit=limit, pair_cut=pc, hold_entries=held is not None,
             )
             del v, own, lv
             if first:
@@ -604,41 +608,50 @@ def count_runs(
                 common_parts.append(com)
                 frequent_parts.append((freq, flen))
             made += m
-            held_values += hd[0].size
-            if fits and first and (made > params.pair_budget or held_values > HELD_VALUES):
+            if fits and first and pc > 2 and made > params.pair_budget:
                 fits = False  # the cut-off must be lowered below ``pair_cut``: pass 2; this one only measures
                 key_parts.clear()
                 cnt_parts.clear()
-                held.clear()
+                held_runs.clear()
+                held = None
             elif fits:
                 if k.size:
                     key_parts.append(k)
                     cnt_parts.append(c)
-                if hd[0].size:
+                if hr[0].size:
+                    held_runs.append(hr)
+                if held is not None and hd[0].size:
                     held.append(hd)
+                    held_values += hd[0].size
+                    if held_values > HELD_VALUES:
+                        held = None  # (needed only if the final cut-off is above ``pair_cut``)
             if report:
                 report("pairs", p + 1, parts)
-        return kept, key_parts, cnt_parts, fits, common_parts, frequent_parts, held
+        return kept, key_parts, cnt_parts, fits, common_parts, frequent_parts, held_runs, held
 
-    kept, key_parts, cnt_parts, fits, com, freq, held = one_pass(cutoff, True)
+    kept, key_parts, cnt_parts, fits, com, freq, held_runs, held = one_pass(cutoff, True)
     final = budget_cutoff(hist, cutoff, params.pair_budget)  # (the cut-off when the pairs fit the budget)
-    fits = fits and final >= pair_cut
-    if fits and held:
-        # The held runs counted again with the final cut-off: their pairs, and each file's entries in
-        # those under it back in ``kept`` (the first pass took every held entry out).
+    fits = fits and (final == pair_cut or final > pair_cut and held is not None)
+    if fits and held_runs:
+        # The held runs: common above the final cut-off, frequent under it as the others.
+        hv, hn = (np.concatenate(col) for col in zip(*held_runs))
+        held_runs.clear()
+        com.append(hv[hn > final])
+        freq.append((hv[hn <= final], hn[hn <= final]))
+        del hv, hn
+    if fits and final > pair_cut and held:
+        # Their entries counted again with the final cut-off: their pairs, and each file's entries in
+        # the runs under it back in ``kept`` (the first pass took every held entry out).
         hv, ho, hl = (np.concatenate(col) for col in zip(*held))
         held.clear()
-        _, hcom, hfreq, k, c, _, hflen, _ = _native.partition_counts(
-            hv, ho, hl, rl, nr, final, frequent_cutoff(final), 2, True, LEVEL_COLUMNS, None, kept,
-        )
+        k, c = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept)[3:5]
         del hv, ho, hl
         if k.size:
             key_parts.append(k)
             cnt_parts.append(c)
-        com.append(hcom)
-        freq.append((hfreq, hflen))
+    held = None
     if not fits:
-        kept, key_parts, cnt_parts, _, com, freq, _ = one_pass(final, False)
+        kept, key_parts, cnt_parts, _, com, freq, _, _ = one_pass(final, False)
     if rare is not None:
         fcut = frequent_cutoff(final)
         fr = [f[n > fcut] for f, n in freq]

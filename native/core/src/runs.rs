@@ -23,9 +23,13 @@ pub struct Counted {
     pub frequent: Vec<u64>,
     /// The length of each run of `frequent`.
     pub frequent_len: Vec<u32>,
-    /// The entries of the *held* runs (longer than the pair cut-off, not longer than the cut-off),
-    /// when pairs are made: values, positions and levels, run after run.  Counted again with the
-    /// final cut-off, they give what the partition would have given with it (see [`Rule::pair_cut`]).
+    /// The values of the *held* runs (longer than the pair cut-off, not longer than the cut-off) when
+    /// pairs are made, ascending, and their lengths.
+    pub held_runs: Vec<u64>,
+    pub held_runs_len: Vec<u32>,
+    /// Their entries too when [`Rule::hold_entries`]: values, positions and levels, run after run.
+    /// Counted again with the final cut-off, they give what the partition would have given with it
+    /// (see [`Rule::pair_cut`]).
     pub held_values: Vec<u64>,
     pub held_own: Vec<u32>,
     pub held_level: Vec<u8>,
@@ -49,6 +53,8 @@ pub struct Rule<'a> {
     /// again once it knows its final cut-off (between this and `cut`), without a second pass over
     /// every partition.  `cut` or more: nothing is held.
     pub pair_cut: usize,
+    /// Give the held runs' entries back, not only their values.
+    pub hold_entries: bool,
     /// Runs longer than this (and not common) are frequent.
     pub frequent_cut: usize,
     /// Bins of the run-length histogram (the last one holds every longer run).
@@ -161,6 +167,7 @@ pub fn count_partition(
     let make = rule.pairs && out.made <= rule.pair_limit;
     let mut pairs: Vec<u64> = Vec::new();
     let mut frequent: Vec<(u64, u32)> = Vec::new();
+    let mut held: Vec<(u64, u32)> = Vec::new();
     for &(s, len) in &runs {
         let run = &entries[s..s + len];
         let v = entries[s].0.rotate_right(2);
@@ -168,10 +175,13 @@ pub fn count_partition(
             if len > rule.cut {
                 out.common.push(v);
             } else if make {
-                for x in run {
-                    out.held_values.push(v);
-                    out.held_own.push((x.1 >> 8) as u32);
-                    out.held_level.push((x.1 & 0xFF) as u8);
+                held.push((v, len as u32));
+                if rule.hold_entries {
+                    for x in run {
+                        out.held_values.push(v);
+                        out.held_own.push((x.1 >> 8) as u32);
+                        out.held_level.push((x.1 & 0xFF) as u8);
+                    }
                 }
             }
             if let Some(k) = kept.as_deref_mut() {
@@ -191,6 +201,8 @@ pub fn count_partition(
     out.common.sort_unstable();
     frequent.sort_unstable();
     (out.frequent, out.frequent_len) = frequent.into_iter().unzip();
+    held.sort_unstable();
+    (out.held_runs, out.held_runs_len) = held.into_iter().unzip();
     if !pairs.is_empty() {
         pairs.sort_unstable();
         let mut k = 0;
@@ -306,6 +318,11 @@ mod tests {
                 out.counts.push(c);
             }
             for (v, h) in held {
+                out.held_runs.push(v);
+                out.held_runs_len.push(h.len() as u32);
+                if !rule.hold_entries {
+                    continue;
+                }
                 for (p, l) in h {
                     out.held_values.push(v);
                     out.held_own.push(p as u32);
@@ -349,6 +366,7 @@ mod tests {
                 n,
                 cut,
                 pair_cut: if case % 3 == 1 { cut } else { (rng.next() % 14) as usize },
+                hold_entries: case % 4 != 2,
                 frequent_cut: (rng.next() % 4) as usize,
                 hist_bins: 2 + (rng.next() % 20) as usize,
                 pairs: case % 5 != 0,
@@ -412,6 +430,7 @@ mod tests {
                 n,
                 cut: c,
                 pair_cut: pc,
+                hold_entries: true,
                 frequent_cut: 1,
                 hist_bins: 40,
                 pairs: true,
@@ -456,6 +475,7 @@ mod tests {
             n: 3,
             cut: 5,
             pair_cut: 5,
+            hold_entries: true,
             frequent_cut: 1,
             hist_bins: 7,
             pairs: true,
