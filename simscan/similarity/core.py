@@ -584,6 +584,7 @@ def count_runs(
         held_runs: list[tuple[np.ndarray, np.ndarray]] = []
         held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
         held_values = 0
+        pending = 0  # keys in ``key_parts`` since they were last folded into one batch
         pc = pair_cut if first else cut
         fcut = frequent_cutoff(pc)
         made = 0
@@ -618,6 +619,10 @@ def count_runs(
                 if k.size:
                     key_parts.append(k)
                     cnt_parts.append(c)
+                    pending += k.size
+                    if pending > max(FOLD_KEYS, key_parts[0].size):
+                        _fold(key_parts, cnt_parts)
+                        pending = 0
                 if hr[0].size:
                     held_runs.append(hr)
                 if held is not None and hd[0].size:
@@ -682,9 +687,23 @@ def _at_least(per_level: np.ndarray, nr: int) -> np.ndarray:
     return x
 
 
+#: Keys of the pairs' counts that ``count_runs`` lets wait in batches before it merges them into one
+#: (:func:`_fold`; at least as many as that one holds).  A pair of similar files shares values in most
+#: partitions, so its key comes from each: the 1,000,000-file mix made ~10 M keys of a few hundred
+#: thousand pairs, ~0.25 GB at their merge when they all waited for it.
+FOLD_KEYS = 1 << 21
+
+
+def _fold(key_parts: list[np.ndarray], cnt_parts: list[np.ndarray]) -> None:
+    """The batches merged into one, in place (:func:`merge_counts`)."""
+    k, c = merge_counts(key_parts, cnt_parts)
+    key_parts[:] = [k]
+    cnt_parts[:] = [c]
+
+
 def merge_counts(key_parts: list[np.ndarray], cnt_parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The batches of (sorted distinct keys, counts) merged: sorted distinct keys, counts summed.
-    The lists are emptied as they are read (this is the pair search's peak of memory)."""
+    The lists are emptied as they are read (~2.5 times the keys' bytes at the peak)."""
     if not key_parts:
         return np.empty(0, np.int64), np.empty(0, np.int32)
     several = len(key_parts) > 1  # one batch is already sorted and distinct
