@@ -253,6 +253,24 @@ mod tests {
         }
     }
 
+    /// `m` entries drawn from `pool` for `n` positions (each (value, position) once), their levels,
+    /// and a level per position.
+    fn draw(rng: &mut Rng, pool: &[u64], n: u64, m: u64) -> (Vec<u64>, Vec<u32>, Vec<u8>, Vec<u8>) {
+        let mut seen = std::collections::HashSet::new();
+        let (mut values, mut own) = (Vec::new(), Vec::new());
+        for _ in 0..m {
+            let v = pool[(rng.next() % pool.len() as u64) as usize];
+            let p = (rng.next() % n) as u32;
+            if seen.insert((v, p)) {
+                values.push(v);
+                own.push(p);
+            }
+        }
+        let level: Vec<u8> = values.iter().map(|_| (rng.next() % 9) as u8).collect();
+        let row_level: Vec<u8> = (0..n).map(|_| (rng.next() % 5) as u8).collect();
+        (values, own, level, row_level)
+    }
+
     /// The same counts, one value at a time with maps.
     fn plain(
         values: &[u64],
@@ -347,25 +365,17 @@ mod tests {
                     _ => (0xABCD << 48) | (rng.next() >> 16),
                 })
                 .collect();
-            let m = (rng.next() % 3000) as usize;
-            let mut values = Vec::new();
-            let mut own = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for _ in 0..m {
-                let v = pool[(rng.next() % pool.len() as u64) as usize];
-                let p = (rng.next() % n) as u32;
-                if seen.insert((v, p)) {
-                    values.push(v);
-                    own.push(p);
-                }
-            }
-            let level: Vec<u8> = values.iter().map(|_| (rng.next() % 9) as u8).collect();
-            let row_level: Vec<u8> = (0..n).map(|_| (rng.next() % 5) as u8).collect();
+            let m = rng.next() % 3000;
+            let (values, own, level, row_level) = draw(&mut rng, &pool, n, m);
             let cut = 1 + (rng.next() % 12) as usize;
             let rule = Rule {
                 n,
                 cut,
-                pair_cut: if case % 3 == 1 { cut } else { (rng.next() % 14) as usize },
+                pair_cut: if case % 3 == 1 {
+                    cut
+                } else {
+                    (rng.next() % 14) as usize
+                },
                 hold_entries: case % 4 != 2,
                 frequent_cut: (rng.next() % 4) as usize,
                 hist_bins: 2 + (rng.next() % 20) as usize,
@@ -411,18 +421,8 @@ mod tests {
         for case in 0..40u64 {
             let n = 2 + (rng.next() % 50);
             let pool: Vec<u64> = (0..(5 + rng.next() % 150)).map(|_| rng.next()).collect();
-            let mut seen = std::collections::HashSet::new();
-            let (mut values, mut own) = (Vec::new(), Vec::new());
-            for _ in 0..(rng.next() % 2500) {
-                let v = pool[(rng.next() % pool.len() as u64) as usize];
-                let p = (rng.next() % n) as u32;
-                if seen.insert((v, p)) {
-                    values.push(v);
-                    own.push(p);
-                }
-            }
-            let level: Vec<u8> = values.iter().map(|_| (rng.next() % 9) as u8).collect();
-            let row_level: Vec<u8> = (0..n).map(|_| (rng.next() % 5) as u8).collect();
+            let m = rng.next() % 2500;
+            let (values, own, level, row_level) = draw(&mut rng, &pool, n, m);
             let cut = 2 + (rng.next() % 30) as usize;
             let pair_cut = 1 + (rng.next() % cut as u64) as usize;
             let last = pair_cut + (rng.next() % (cut - pair_cut + 1) as u64) as usize;
@@ -440,9 +440,23 @@ mod tests {
             };
             let cells = n as usize * 8;
             let mut kept_one = vec![0i32; cells];
-            let one = count_partition(&values, &own, &level, &rule(last, last), None, Some(&mut kept_one));
+            let one = count_partition(
+                &values,
+                &own,
+                &level,
+                &rule(last, last),
+                None,
+                Some(&mut kept_one),
+            );
             let mut kept = vec![0i32; cells];
-            let first = count_partition(&values, &own, &level, &rule(cut, pair_cut), None, Some(&mut kept));
+            let first = count_partition(
+                &values,
+                &own,
+                &level,
+                &rule(cut, pair_cut),
+                None,
+                Some(&mut kept),
+            );
             let again = count_partition(
                 &first.held_values,
                 &first.held_own,
@@ -453,10 +467,20 @@ mod tests {
             );
             assert_eq!(kept, kept_one, "case {case}");
             let mut shared: BTreeMap<u64, u32> = BTreeMap::new();
-            for (k, c) in first.keys.iter().zip(&first.counts).chain(again.keys.iter().zip(&again.counts)) {
+            for (k, c) in first
+                .keys
+                .iter()
+                .zip(&first.counts)
+                .chain(again.keys.iter().zip(&again.counts))
+            {
                 *shared.entry(*k).or_default() += c;
             }
-            let want: BTreeMap<u64, u32> = one.keys.iter().copied().zip(one.counts.iter().copied()).collect();
+            let want: BTreeMap<u64, u32> = one
+                .keys
+                .iter()
+                .copied()
+                .zip(one.counts.iter().copied())
+                .collect();
             assert_eq!(shared, want, "case {case}");
             let mut common = first.common.clone();
             common.extend(&again.common);
