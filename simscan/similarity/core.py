@@ -52,6 +52,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -589,49 +590,56 @@ def count_runs(
         fcut = frequent_cutoff(pc)
         made = 0
         fits = True
-        for p in range(parts):
-            _check(cancel)
-            if p == 0 and first_part is not None:
-                v, own, lv = first_part
-                first_part = None
-            else:
-                v, own, lv = partition(p)
-            # (pairs up to the least cut-off, 2, are kept whatever the budget: they need no limit)
-            limit = max(0, params.pair_budget - made) if first and pc > 2 else 2**64 - 1
-            h, com, freq, k, c, m, flen, hr, hd = _native.partition_counts(
-                v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
-                kept if fits else None, pair_limit=limit, pair_cut=pc, hold_entries=held is not None,
-            )
-            del v, own, lv
-            if first:
-                hist[:] += h.astype(np.int64)
-            if rare is not None:
-                common_parts.append(com)
-                frequent_parts.append((freq, flen))
-            made += m
-            if fits and first and pc > 2 and made > params.pair_budget:
-                fits = False  # the cut-off must be lowered below ``pair_cut``: pass 2; this one only measures
-                key_parts.clear()
-                cnt_parts.clear()
-                held_runs.clear()
-                held = None
-            elif fits:
-                if k.size:
-                    key_parts.append(k)
-                    cnt_parts.append(c)
-                    pending += k.size
-                    if pending > max(FOLD_KEYS, key_parts[0].size):
-                        _fold(key_parts, cnt_parts)
-                        pending = 0
-                if hr[0].size:
-                    held_runs.append(hr)
-                if held is not None and hd[0].size:
-                    held.append(hd)
-                    held_values += hd[0].size
-                    if held_values > HELD_VALUES:
-                        held = None  # (needed only if the final cut-off is above ``pair_cut``)
-            if report:
-                report("pairs", p + 1, parts)
+        # The next partition is read (numpy, files) while this one is counted (native, without the GIL).
+        ahead = ThreadPoolExecutor(1)
+        nxt: Future | None = None
+        try:
+            for p in range(parts):
+                _check(cancel)
+                if p == 0 and first_part is not None:
+                    v, own, lv = first_part
+                    first_part = None
+                else:
+                    v, own, lv = nxt.result() if nxt is not None else partition(p)
+                nxt = ahead.submit(partition, p + 1) if p + 1 < parts else None
+                # (pairs up to the least cut-off, 2, are kept whatever the budget: they need no limit)
+                limit = max(0, params.pair_budget - made) if first and pc > 2 else 2**64 - 1
+                h, com, freq, k, c, m, flen, hr, hd = _native.partition_counts(
+                    v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
+                    kept if fits else None, pair_limit=limit, pair_cut=pc, hold_entries=held is not None,
+                )
+                del v, own, lv
+                if first:
+                    hist[:] += h.astype(np.int64)
+                if rare is not None:
+                    common_parts.append(com)
+                    frequent_parts.append((freq, flen))
+                made += m
+                if fits and first and pc > 2 and made > params.pair_budget:
+                    fits = False  # the cut-off must be lowered below ``pair_cut``: pass 2; this one only measures
+                    key_parts.clear()
+                    cnt_parts.clear()
+                    held_runs.clear()
+                    held = None
+                elif fits:
+                    if k.size:
+                        key_parts.append(k)
+                        cnt_parts.append(c)
+                        pending += k.size
+                        if pending > max(FOLD_KEYS, key_parts[0].size):
+                            _fold(key_parts, cnt_parts)
+                            pending = 0
+                    if hr[0].size:
+                        held_runs.append(hr)
+                    if held is not None and hd[0].size:
+                        held.append(hd)
+                        held_values += hd[0].size
+                        if held_values > HELD_VALUES:
+                            held = None  # (needed only if the final cut-off is above ``pair_cut``)
+                if report:
+                    report("pairs", p + 1, parts)
+        finally:
+            ahead.shutdown(cancel_futures=True)
         return kept, key_parts, cnt_parts, fits, common_parts, frequent_parts, held_runs, held
 
     kept, key_parts, cnt_parts, fits, com, freq, held_runs, held = one_pass(cutoff, True)
