@@ -255,7 +255,7 @@ def compare_searches(path: Path, n_files: int, budgets: list[float], unsliced: b
         same = "" if k == 0 else f"; pairs and scores {'==' if r['digest'] == first else '!='} {base}"
         print(f"[budget] {n_files:,} files, {label}: find_pair_set {r['seconds']:.2f} s ({r['cpu']:.2f} s CPU), "
               f"{r['pairs']:,} pairs; with groups {r['with_groups']:.2f} s ({r['cpu_with_groups']:.2f} s CPU, "
-              f"{r['groups']:,} groups; target <= 60 s); peak RSS {r['peak']:.0f} MB (target <= 1024 MB; file "
+              f"{r['groups']:,} groups; 1M target <= 60 s); peak RSS {r['peak']:.0f} MB (1M target <= 1024 MB; file "
               f"table read: {r['rss_before']:.0f} MB){spill}{same}", flush=True)
 
 

@@ -555,8 +555,8 @@ def count_runs(
     above the final cut-off are common, and the entries of the others are counted again with it.  Only
     when the final cut-off falls below the provisional one, or lies above it with entries no longer
     held, does a second pass pair every partition with the final cut-off (the 1,000,000-file benchmark
-    paid 12 s for it: its runs of two files alone exceed the budget, the cut-off falls to 2).  ``provisional``: False pairs up to the cut-off in the first
-    pass, as before (the tests compare both).
+    paid 12 s for it: its runs of two files alone exceed the budget, the cut-off falls to 2).
+    ``provisional``: False pairs up to the cut-off in the first pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)
     rl = np.empty(0, np.uint8) if row_level is None else np.asarray(row_level).astype(np.uint8)
@@ -662,7 +662,7 @@ def count_runs(
         if k.size:
             key_parts.append(k)
             cnt_parts.append(c)
-    held = None
+    held = held_runs = None  # (freed)
     if not fits:
         kept, key_parts, cnt_parts, _, com, freq, _, _ = one_pass(final, False)
     if rare is not None:
@@ -697,8 +697,8 @@ def _at_least(per_level: np.ndarray, nr: int) -> np.ndarray:
 
 #: Keys of the pairs' counts that ``count_runs`` lets wait in batches before it merges them into one
 #: (:func:`_fold`; at least as many as that one holds).  A pair of similar files shares values in most
-#: partitions, so its key comes from each: the 1,000,000-file mix made ~10 M keys of a few hundred
-#: thousand pairs, ~0.25 GB at their merge when they all waited for it.
+#: partitions, so its key comes from each: the 1,000,000-file mix makes ~10 M keys (~40,000 a partition),
+#: which peaked at ~0.25 GB more when they all waited for one merge at the end (1,040 -> 757 MB).
 FOLD_KEYS = 1 << 21
 
 

@@ -15,13 +15,16 @@ values; the sort's temporaries several times that), so they are never held at on
    reads), is read back, restricted to the files taking part, the view searched and the values not
    ignored, and counted natively (``core.count_runs``): document frequencies, set sizes per level,
    the shared counts of the pairs.  Partitions are sized so that one's work fits the other half of the
-   budget (~64 bytes a value at the peak of its sort).
+   budget (~64 bytes a value at the peak of its sort; the next partition is read meanwhile, ~30 bytes
+   a value).  Once the read pass has spilled, what it still holds in memory is written too, so the
+   counting has that half of the budget.
 3. The pairs' **evidence** (stored sets with places) is read in chunks of files that fit the budget
    too (``core.compute_pair_arrays``' ``memory``).
 
-What does not shrink with the budget: the file table (~0.6 KB a file), two tables of set sizes
+What does not shrink with the budget: the file table (~0.3 KB a file), two tables of set sizes
 per level (2 x 32 bytes a file taking part), and the candidate pairs, which the pair budget bounds
-(``SimilarityParams.pair_budget``: at most ~8 M, ~0.2 GB while they are merged).  The results are
+(``SimilarityParams.pair_budget``: at most ~8 M; their counts from each partition are merged as they
+come, ``core.FOLD_KEYS``).  The results are
 those of the search on the whole CSR in memory, bit for bit (``tests/test_slices.py``): the budget
 changes where the values wait, never what is counted.
 """
@@ -51,7 +54,8 @@ from simscan.similarity.types import FileTableLike
 #: 877-888 MB at 128 MB, 1,049 MB at 256, 1,297 MB at 512, 1,729 MB unsliced, in about the same
 #: time (19-23 s);
 #: below ~128 MB what the budget does not bound (~260 MB there: candidate pairs, per-file tables)
-#: dominates and the search only slows down.
+#: dominates and the search only slows down.  (Since the file table holds no object per row: 1,000,000
+#: files of the scan benchmark's mix, 196 M fingerprints, peak at 812 MB at 128 MB.)
 DEFAULT_MEMORY = 128 << 20
 
 #: Smallest budget taken (tests force many partitions and chunks with it).
