@@ -164,8 +164,10 @@ def hwm_mb() -> float:
 def measure_search(path: Path, mode: str, memory_mb: float) -> None:
     """One pair search on the index ``path`` (cache off, default threshold) in this process, as
     ``mode``: ``memory`` (every stored set in one CSR, their places read at once: the search before
-    slices) or ``sliced`` (``find_pair_set`` with a budget of ``memory_mb`` MB).  Prints one JSON line:
-    seconds, CPU seconds, peak RSS (MB) before and after, pairs, partitions, spill flushes."""
+    slices) or ``sliced`` (``find_pair_set`` with a budget of ``memory_mb`` MB), then the groups of its
+    pairs (``group_pair_arrays``, as ``simscan groups`` and the window make them).  Prints one JSON
+    line: seconds and CPU seconds of the search and of pairs plus groups, peak RSS (MB) before and
+    after, pairs, groups, partitions, spill flushes."""
     import json
 
     from simscan.similarity import engine
@@ -198,9 +200,16 @@ def measure_search(path: Path, mode: str, memory_mb: float) -> None:
             del ids, offsets, values, got
             pa = engine._filter(pa, DEFAULT_MIN_SIMILARITY, engine.DEFAULT_SIM_PARAMS.min_passage)
         else:
-            pa = engine.find_pair_set(ix, min_similarity=DEFAULT_MIN_SIMILARITY, cache=False,
-                                      memory=int(memory_mb * (1 << 20))).pairs
+            ps = engine.find_pair_set(ix, min_similarity=DEFAULT_MIN_SIMILARITY, cache=False,
+                                      memory=int(memory_mb * (1 << 20)))
+            pa, files = ps.pairs, ps.files
+            del ps
         t, c = time.perf_counter() - t, time.process_time() - c
+    from simscan.similarity.grouping import group_pair_arrays
+
+    tg, cg = time.perf_counter(), time.process_time()
+    groups = group_pair_arrays(pa, files, min_similarity=DEFAULT_MIN_SIMILARITY).n_groups
+    tg, cg = t + time.perf_counter() - tg, c + time.process_time() - cg
     # A digest of every column of the pairs in one order (the same pairs and scores give the same).
     import hashlib
 
@@ -210,7 +219,7 @@ def measure_search(path: Path, mode: str, memory_mb: float) -> None:
     digest = hashlib.sha256(b"".join(np.ascontiguousarray(getattr(pa, f)[order]).tobytes()
                                      for f in PairArrays.__slots__)).hexdigest()[:16]
     print(json.dumps({"seconds": t, "cpu": c, "rss_before": before, "peak": hwm_mb(), "pairs": int(pa.a.size),
-                      "digest": digest,
+                      "digest": digest, "with_groups": tg, "cpu_with_groups": cg, "groups": int(groups),
                       "parts": seen[0].value.parts if seen else 0, "flushes": seen[0].flushes if seen else 0}))
 
 
@@ -228,28 +237,31 @@ class _Entered:
         return self.cm.__exit__(*exc)
 
 
-def compare_searches(path: Path, n_files: int, budgets: list[float]) -> None:
-    """Section 1c: the pair search unsliced and in slices, each in a fresh process (peak RSS is per
-    process), one after the other."""
+def compare_searches(path: Path, n_files: int, budgets: list[float], unsliced: bool = True) -> None:
+    """Section 1c: the pair search unsliced (unless not ``unsliced``) and in slices, each in a fresh
+    process (peak RSS is per process), one after the other; the sliced ones' digests against the first
+    search's."""
     import json
     import subprocess
 
     from simscan.similarity.slices import DEFAULT_MEMORY
 
     default = DEFAULT_MEMORY / (1 << 20)
-    rows = [("unsliced (whole CSR in memory)", "memory", 0.0)]
+    rows = [("unsliced (whole CSR in memory)", "memory", 0.0)] if unsliced else []
     rows += [(f"sliced, {'default ' if mb == default else ''}budget {mb:g} MB", "sliced", mb) for mb in budgets]
     first = None
-    for label, mode, mb in rows:
+    for k, (label, mode, mb) in enumerate(rows):
         out = subprocess.run([sys.executable, __file__, "--measure-search", str(path), mode, str(mb)],
                              capture_output=True, text=True, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         first = first or r["digest"]
         spill = f"; {r['parts']} partitions, {r['flushes']} spill flushes" if mode == "sliced" else ""
-        same = "" if mode == "memory" else f"; pairs and scores {'==' if r['digest'] == first else '!='} unsliced"
+        base = "unsliced" if unsliced else "the first"
+        same = "" if k == 0 else f"; pairs and scores {'==' if r['digest'] == first else '!='} {base}"
         print(f"[budget] {n_files:,} files, {label}: find_pair_set {r['seconds']:.2f} s ({r['cpu']:.2f} s CPU), "
-              f"{r['pairs']:,} pairs; peak RSS {r['peak']:.0f} MB (file table read: {r['rss_before']:.0f} MB){spill}{same}",
-              flush=True)
+              f"{r['pairs']:,} pairs; with groups {r['with_groups']:.2f} s ({r['cpu_with_groups']:.2f} s CPU, "
+              f"{r['groups']:,} groups; 1M target <= 60 s); peak RSS {r['peak']:.0f} MB (1M target <= 1024 MB; file "
+              f"table read: {r['rss_before']:.0f} MB){spill}{same}", flush=True)
 
 
 def main() -> None:
@@ -270,6 +282,8 @@ def main() -> None:
     ap.add_argument("--query-only", action="store_true", help="only the queries (section 3)")
     ap.add_argument("--search-only", action="store_true",
                     help="only the pair search's memory (section 1c)")
+    ap.add_argument("--no-unsliced", action="store_true",
+                    help="section 1c without the search on the whole CSR in memory (~5 GB at --scale 4)")
     args = ap.parse_args()
     d = Path(args.dir)
     from simscan.similarity.slices import DEFAULT_MEMORY
@@ -288,7 +302,7 @@ def main() -> None:
         print(f"writing {args.files:,} synthetic files ... ", end="", flush=True)
         print(f"{build(p100, args.files, 1, scale=args.scale):.1f} s")
     if args.search_only:  # section 1c alone
-        compare_searches(p100, args.files, budgets)
+        compare_searches(p100, args.files, budgets, unsliced=not args.no_unsliced)
         if not args.keep:
             _remove(p100)
         return
@@ -352,7 +366,7 @@ def main() -> None:
     del cold, warm, table, ga, ga60
 
     # 1c. the pair search's memory: unsliced against sliced (each in a process of its own)
-    compare_searches(p100, args.files, budgets)
+    compare_searches(p100, args.files, budgets, unsliced=not args.no_unsliced)
 
     # 1b. adversarial: many mid-frequency fingerprints (code idioms shared by ~50 files each)
     from simscan.similarity.core import SimilarityParams, compute_pair_arrays

@@ -78,6 +78,8 @@ def test_shared_counts_equal_a_plain_reference(monkeypatch, seed: int, partition
     # The budget: none, or small enough to lower the cut-off (the second pass).
     params = SimilarityParams(common_min_df=rng.choice([3, 8, 50]), pair_budget=rng.choice([1 << 23, 40, 200]))
     monkeypatch.setattr(core, "PARTITION_VALUES", partition_values)
+    if seed % 2:
+        monkeypatch.setattr(core, "FOLD_KEYS", 5)  # the pairs' counts merged as they come
     full, kept, keys, cnts = shared_counts(offsets, values, rows, row_text[rows], params)
     w_full, w_kept, w_keys, w_cnts = _reference(offsets, values, rows, row_text[rows], params)
     assert np.array_equal(full, w_full) and np.array_equal(kept, w_kept)
@@ -172,3 +174,43 @@ def test_budget_cutoff_equals_a_plain_search() -> None:
         if want != cutoff:
             want = max([2] + [c for c in present if pairs(c) <= budget])
         assert lengths_cutoff(lengths, cutoff, budget) == want
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_one_pass_with_held_runs_equals_two_passes(monkeypatch, seed: int) -> None:
+    """``count_runs`` pairs up to a provisional cut-off and counts the held runs again at the end; it
+    gives what pairing every partition with the final cut-off gives (``provisional=False``: pairs up
+    to the cut-off, a second pass when they exceed the budget), the common and frequent values too,
+    whether the held runs suffice, are too many (``HELD_VALUES``) or the final cut-off falls below the
+    provisional one; and the common and frequent values are those of the final cut-off."""
+    from simscan.similarity.evidence import frequent_cutoff
+
+    rng = random.Random(1000 + seed)
+    offsets, values, row_text = _random_csr(rng, rng.randrange(20, 90))
+    n = offsets.size - 1
+    own = np.repeat(np.arange(n), np.diff(offsets))
+    lv = value_levels(values, row_text[own]).view(np.uint8)
+    parts = rng.choice([2, 4, 8])
+    pid = core._partition_ids(values, parts)
+    split = [(values[pid == p], own[pid == p].astype(np.uint32), lv[pid == p]) for p in range(parts)]
+    row_level = np.array([rng.randrange(0, 3) for _ in range(n)], np.uint8)
+    if seed % 4 == 3:
+        monkeypatch.setattr(core, "HELD_VALUES", 5)
+    for budget in (1 << 23, 2000, 400, 100, 30):
+        params = SimilarityParams(common_min_df=rng.choice([8, 30, 50]), pair_budget=budget)
+        got = []
+        for provisional in (True, False):
+            rare: list[np.ndarray] = []
+            out = core.count_runs(split.__getitem__, parts, n, params, row_level=row_level, rare=rare,
+                                  provisional=provisional)
+            got.append((*out, *rare))
+        for a, b in zip(*got):
+            assert np.array_equal(a, b)
+        # The rare values against the final cut-off: a value held by more files is common.
+        df: dict[int, int] = defaultdict(int)
+        for v in values.tolist():
+            df[v] += 1
+        cut = lengths_cutoff(np.array(list(df.values()), np.int64), params.common_cutoff(n), budget)
+        common = sorted(v for v, d in df.items() if d > cut)
+        frequent = sorted(v for v, d in df.items() if frequent_cutoff(cut) < d <= cut)
+        assert got[0][4].tolist() == common and got[0][5].tolist() == frequent

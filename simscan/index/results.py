@@ -40,6 +40,7 @@ from urllib.parse import quote
 import numpy as np
 import xxhash
 
+from simscan.columns import ByteColumn, EncodedPaths
 from simscan.index.checks import Mismatch, meta_get, meta_set
 
 #: Version of the blob layout and of what the arrays mean; part of every key.  3: the digest also
@@ -249,6 +250,9 @@ def store(path: Path, schema_version: int, key: str, gen: int | None, floor: flo
 def _pack_bytes(items: list[Any], prefix: str, out: dict[str, np.ndarray]) -> None:
     """A list of bytes (or None) as lengths (-1: None) and the joined bytes."""
     n = len(items)
+    if isinstance(items, ByteColumn):  # (already packed so)
+        out[prefix + "_len"], out[prefix + "_data"] = items.packed()
+        return
     widths = set(map(len, items)) if None not in items else set()
     if len(widths) == 1:  # the usual case: every digest has the same length
         lens = np.full(n, widths.pop(), np.int64)
@@ -323,11 +327,24 @@ def unpack_file_table(d: dict[str, np.ndarray], table_type: type, prefix: str = 
     for name, a in cols.items():
         if a.shape[:1] != (n,):
             raise ValueError(f"column {name} has {a.shape[:1]} rows, not {n}")
+    paths = _decode_paths(raw, joined)
+    del raw, joined
     return table_type(
-        paths=_decode_paths(raw, joined),
-        raw_paths=raw,
+        paths=paths,
+        raw_paths=EncodedPaths(paths),
         encoding=encoding,
-        checksum=_unpack_bytes(d, prefix + "checksum"),
-        content_hash=_unpack_bytes(d, prefix + "content_hash"),
+        checksum=_byte_column(d, prefix + "checksum"),
+        content_hash=_byte_column(d, prefix + "content_hash"),
         **cols,
     )
+
+
+def _byte_column(d: dict[str, np.ndarray], prefix: str) -> ByteColumn:
+    """What :func:`_pack_bytes` packed, as a ``ByteColumn`` (no object per row)."""
+    lens = np.asarray(d[prefix + "_len"], np.int64)
+    off = np.zeros(lens.size + 1, np.int64)
+    np.cumsum(np.maximum(lens, 0), out=off[1:])
+    data = d[prefix + "_data"].tobytes()
+    if len(data) != int(off[-1]):
+        raise ValueError(f"column {prefix} holds {len(data)} bytes, not {int(off[-1])}")
+    return ByteColumn(data, off, lens < 0)

@@ -58,6 +58,7 @@ from urllib.parse import quote
 import numpy as np
 import xxhash
 
+from simscan.columns import ByteColumn, EncodedPaths
 from simscan.extract import PLAIN_VERSION, current_versions
 from simscan.fingerprint.checksum import to_signed64
 from simscan.index import checks as _checks
@@ -199,18 +200,22 @@ class FileRecord:
 
 @dataclass(frozen=True, slots=True)
 class FileTable:
-    """Columnar snapshot of the indexed files (same order in every column, ascending id)."""
+    """Columnar snapshot of the indexed files (same order in every column, ascending id).
+
+    :meth:`Index.files` gives ``raw_paths`` as an ``EncodedPaths`` of ``paths`` and the digests as
+    ``ByteColumn`` s (``simscan.columns``: no object per row; they read as lists); other tables
+    may hold lists."""
 
     ids: np.ndarray
     paths: list[str]
-    raw_paths: list[bytes]
+    raw_paths: Sequence[bytes]
     size: np.ndarray
     mtime_ns: np.ndarray
     is_text: np.ndarray
     encoding: list[str | None]
-    checksum: list[bytes]
+    checksum: Sequence[bytes]
     partial: np.ndarray
-    content_hash: list[bytes]
+    content_hash: Sequence[bytes | None]
     simhash: np.ndarray
     fp_count: np.ndarray
     units: np.ndarray
@@ -1973,7 +1978,14 @@ def _joined(parts: list[FileTable]) -> FileTable:
     cols: dict[str, Any] = {}
     for f in dataclasses.fields(FileTable):
         got = [getattr(p, f.name) for p in parts]
-        cols[f.name] = np.concatenate(got) if isinstance(got[0], np.ndarray) else list(itertools.chain.from_iterable(got))
+        if isinstance(got[0], np.ndarray):
+            cols[f.name] = np.concatenate(got)
+        elif isinstance(got[0], ByteColumn):
+            cols[f.name] = ByteColumn.concat(got)
+        elif not isinstance(got[0], EncodedPaths):
+            cols[f.name] = list(itertools.chain.from_iterable(got))
+    if "raw_paths" not in cols:
+        cols["raw_paths"] = EncodedPaths(cols["paths"])
     return FileTable(**cols)
 
 
@@ -1987,20 +1999,20 @@ def _table(rows: list[tuple[Any, ...]], pos: Sequence[int] | None = None) -> Fil
     def col(k: int) -> Iterator[Any]:
         return map(itemgetter(at[k]), rows)
 
-    raw = list(col(1))
+    paths = list(map(os.fsdecode, col(1)))
     names: dict[bytes | None, str | None] = {None: None}  # (read as bytes: a damaged text must not fail the read)
     encoding = [names[e] if e in names else names.setdefault(e, e.decode("utf-8", "replace")) for e in col(5)]
     return FileTable(
         ids=np.fromiter(col(0), np.int64, n),
-        paths=list(map(os.fsdecode, raw)),
-        raw_paths=raw,
+        paths=paths,
+        raw_paths=EncodedPaths(paths),
         size=np.fromiter(col(2), np.int64, n),
         mtime_ns=np.fromiter(col(3), np.int64, n),
         is_text=np.fromiter(col(4), bool, n),
         encoding=encoding,
-        checksum=list(col(6)),
+        checksum=ByteColumn.of(list(col(6))),
         partial=np.fromiter(col(7), np.int64, n),
-        content_hash=list(col(8)),
+        content_hash=ByteColumn.of(list(col(8))),
         simhash=np.fromiter(col(9), np.int64, n).view(np.uint64),
         fp_count=np.fromiter(col(10), np.int64, n),
         units=np.fromiter(col(11), np.int64, n),

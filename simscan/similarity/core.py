@@ -52,12 +52,14 @@ import dataclasses
 import math
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from simscan import _native
+from simscan.columns import ByteColumn, EncodedPaths
 from simscan.fingerprint import DEFAULT_PARAMS as _FP_PARAMS
 from simscan.progress import Cancelled, CancelToken
 from simscan.similarity.arrays import intersect_counts, popcount64
@@ -206,10 +208,14 @@ def budget_cutoff(hist: np.ndarray, cutoff: int, budget: int) -> int:
     return max(2, int(lens[fits][-1])) if fits.any() else 2
 
 
-def _digest_matrix(digests: list[bytes]) -> np.ndarray:
+def _digest_matrix(digests: Sequence[bytes]) -> np.ndarray:
     """16-byte digests as an (n, 2) uint64 array (shorter ones zero-padded)."""
-    if not digests:
+    if not len(digests):
         return np.empty((0, 2), np.uint64)
+    fixed = getattr(digests, "fixed", None)  # (a ``ByteColumn`` of the index's table: no join)
+    got = fixed(16) if fixed is not None else None
+    if got is not None:
+        return got.view("<u8").reshape(-1, 2)
     if set(map(len, digests)) == {16}:  # xxh3-128 digests: one C-level join (~5x faster)
         joined = b"".join(digests)
     else:
@@ -350,6 +356,10 @@ def subset_table(files: FileTableLike, rows: np.ndarray) -> FileTableLike:
             kw[f.name] = v[rows]
         elif isinstance(v, list) and len(v) == n:
             kw[f.name] = [v[r] for r in rl]
+        elif isinstance(v, ByteColumn) and len(v) == n:
+            kw[f.name] = v.take(rows)
+        elif isinstance(v, EncodedPaths):
+            kw[f.name] = EncodedPaths(kw["paths"])  # (paths come before raw_paths)
         else:
             kw[f.name] = v
     return type(files)(**kw)
@@ -520,6 +530,7 @@ def count_runs(
     report: Callable[[str, int, int], None] | None = None,
     row_level: np.ndarray | None = None,
     rare: list[np.ndarray] | None = None,
+    provisional: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The inverted-index half of the pair search over ``nr`` files whose fingerprints come in
     ``parts`` partitions of the value space: ``partition(p)`` gives partition p's (values uint64,
@@ -537,61 +548,143 @@ def count_runs(
 
     Each partition is counted natively (``simscan_core::runs``: sorted, its runs measured, the pairs
     inside the runs under the cut-off counted).  The cut-off needs the run lengths of every partition,
-    so it is first assumed not lowered; when the lists exceed the budget, that pass goes on measuring
-    only and a second one pairs with the lowered cut-off.
+    known only at the end.  So the runs are paired up to a *provisional* cut-off, the cut-off the pair
+    budget would give if every partition had the run lengths of the first (:func:`provisional_cutoff`,
+    at most the cut-off), and the runs above it and under the cut-off are held (their values and
+    lengths; their entries too, up to :data:`HELD_VALUES`): once every partition is counted, those
+    above the final cut-off are common, and the entries of the others are counted again with it.  Only
+    when the final cut-off falls below the provisional one, or lies above it with entries no longer
+    held, does a second pass pair every partition with the final cut-off (the 1,000,000-file benchmark
+    paid 12 s for it: its runs of two files alone exceed the budget, the cut-off falls to 2).
+    ``provisional``: False pairs up to the cut-off in the first pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)
     rl = np.empty(0, np.uint8) if row_level is None else np.asarray(row_level).astype(np.uint8)
     full = np.zeros(nr * LEVEL_COLUMNS, np.int32)
     hist = np.zeros(cutoff + 2, np.int64)  # run lengths, clipped above the cut-off (common anyway)
+    pair_cut = cutoff
+    first_part: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    if provisional and parts > 1:
+        first_part = partition(0)
+        pair_cut = provisional_cutoff(_native.partition_counts(
+            *first_part, rl, nr, cutoff, cutoff, cutoff + 2, False, LEVEL_COLUMNS)[0], parts, cutoff,
+            params.pair_budget)
 
-    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool, list, list]:
-        """kept_size, key and count batches, and whether the pairs fit the budget at ``cut`` (the
-        first pass also sums ``full`` and ``hist``, and goes on measuring when they do not), and the
-        common and frequent values when ``rare`` is asked for."""
+    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool, list, list, list, list | None]:
+        """kept_size, key and count batches, whether the pairs fit the budget at ``cut`` (the first
+        pass also sums ``full`` and ``hist``, pairs up to ``pair_cut`` and holds the runs above it,
+        and goes on measuring only when they do not fit), the common and frequent values (with their
+        runs' lengths) when ``rare`` is asked for, the held runs (values, lengths) and their entries
+        (None when there were too many)."""
+        nonlocal first_part
         kept = np.zeros(nr * LEVEL_COLUMNS, np.int32)
         key_parts: list[np.ndarray] = []
         cnt_parts: list[np.ndarray] = []
         common_parts: list[np.ndarray] = []
-        frequent_parts: list[np.ndarray] = []
-        fcut = frequent_cutoff(cut)
+        frequent_parts: list[tuple[np.ndarray, np.ndarray]] = []
+        held_runs: list[tuple[np.ndarray, np.ndarray]] = []
+        held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
+        held_values = 0
+        pending = 0  # keys in ``key_parts`` since they were last folded into one batch
+        pc = pair_cut if first else cut
+        fcut = frequent_cutoff(pc)
         made = 0
         fits = True
-        for p in range(parts):
-            _check(cancel)
-            v, own, lv = partition(p)
-            limit = max(0, params.pair_budget - made) if first else 2**64 - 1
-            h, com, freq, k, c, m = _native.partition_counts(
-                v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
-                kept if fits else None, pair_limit=limit,
-            )
-            del v, own, lv
-            if first:
-                hist[:] += h.astype(np.int64)
-            if rare is not None:
-                common_parts.append(com)
-                frequent_parts.append(freq)
-            made += m
-            if fits and first and made > params.pair_budget:
-                fits = False  # the cut-off must be lowered: pass 2; this one only measures
-                key_parts.clear()
-                cnt_parts.clear()
-            elif fits and k.size:
-                key_parts.append(k)
-                cnt_parts.append(c)
-            if report:
-                report("pairs", p + 1, parts)
-        return kept, key_parts, cnt_parts, fits, common_parts, frequent_parts
+        # The next partition is read (numpy, files) while this one is counted (native, without the GIL).
+        ahead = ThreadPoolExecutor(1)
+        nxt: Future | None = None
+        try:
+            for p in range(parts):
+                _check(cancel)
+                if p == 0 and first_part is not None:
+                    v, own, lv = first_part
+                    first_part = None
+                else:
+                    v, own, lv = nxt.result() if nxt is not None else partition(p)
+                nxt = ahead.submit(partition, p + 1) if p + 1 < parts else None
+                # (pairs up to the least cut-off, 2, are kept whatever the budget: they need no limit)
+                limit = max(0, params.pair_budget - made) if first and pc > 2 else 2**64 - 1
+                h, com, freq, k, c, m, flen, hr, hd = _native.partition_counts(
+                    v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
+                    kept if fits else None, pair_limit=limit, pair_cut=pc, hold_entries=held is not None,
+                )
+                del v, own, lv
+                if first:
+                    hist[:] += h.astype(np.int64)
+                if rare is not None:
+                    common_parts.append(com)
+                    frequent_parts.append((freq, flen))
+                made += m
+                if fits and first and pc > 2 and made > params.pair_budget:
+                    fits = False  # the cut-off must be lowered below ``pair_cut``: pass 2; this one only measures
+                    key_parts.clear()
+                    cnt_parts.clear()
+                    held_runs.clear()
+                    held = None
+                elif fits:
+                    if k.size:
+                        key_parts.append(k)
+                        cnt_parts.append(c)
+                        pending += k.size
+                        if pending > max(FOLD_KEYS, key_parts[0].size):
+                            _fold(key_parts, cnt_parts)
+                            pending = 0
+                    if hr[0].size:
+                        held_runs.append(hr)
+                    if held is not None and hd[0].size:
+                        held.append(hd)
+                        held_values += hd[0].size
+                        if held_values > HELD_VALUES:
+                            held = None  # (needed only if the final cut-off is above ``pair_cut``)
+                if report:
+                    report("pairs", p + 1, parts)
+        finally:
+            ahead.shutdown(cancel_futures=True)
+        return kept, key_parts, cnt_parts, fits, common_parts, frequent_parts, held_runs, held
 
-    kept, key_parts, cnt_parts, fits, com, freq = one_pass(cutoff, True)
+    kept, key_parts, cnt_parts, fits, com, freq, held_runs, held = one_pass(cutoff, True)
+    final = budget_cutoff(hist, cutoff, params.pair_budget)  # (the cut-off when the pairs fit the budget)
+    fits = fits and (final == pair_cut or final > pair_cut and held is not None)
+    if fits and held_runs:
+        # The held runs: common above the final cut-off, frequent under it as the others.
+        hv, hn = (np.concatenate(col) for col in zip(*held_runs))
+        held_runs.clear()
+        com.append(hv[hn > final])
+        freq.append((hv[hn <= final], hn[hn <= final]))
+        del hv, hn
+    if fits and final > pair_cut and held:
+        # Their entries counted again with the final cut-off: their pairs, and each file's entries in
+        # the runs under it back in ``kept`` (the first pass took every held entry out).
+        hv, ho, hl = (np.concatenate(col) for col in zip(*held))
+        held.clear()
+        k, c = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept)[3:5]
+        del hv, ho, hl
+        if k.size:
+            key_parts.append(k)
+            cnt_parts.append(c)
+    held = held_runs = None  # (freed)
     if not fits:
-        kept, key_parts, cnt_parts, _, com, freq = one_pass(budget_cutoff(hist, cutoff, params.pair_budget), False)
+        kept, key_parts, cnt_parts, _, com, freq, _, _ = one_pass(final, False)
     if rare is not None:
+        fcut = frequent_cutoff(final)
+        fr = [f[n > fcut] for f, n in freq]
         rare[:] = [np.unique(np.concatenate(com)) if com else np.empty(0, np.uint64),
-                   np.unique(np.concatenate(freq)) if freq else np.empty(0, np.uint64)]
+                   np.unique(np.concatenate(fr)) if fr else np.empty(0, np.uint64)]
     del com, freq
     keys, cnts = merge_counts(key_parts, cnt_parts)
     return _at_least(full, nr), _at_least(kept, nr), keys, cnts
+
+
+#: Most held entries (``count_runs``: runs above the provisional cut-off, counted again at the end; 13
+#: bytes each while held, ~3x that while counted again) before the search falls back to a second pass.
+HELD_VALUES = 1 << 22
+
+
+def provisional_cutoff(hist0: np.ndarray, parts: int, cutoff: int, budget: int) -> int:
+    """The cut-off the pair budget would give if each of ``parts`` partitions had the run lengths
+    ``hist0`` of the first (hash bits choose the partitions, so each holds a sample of the runs), with
+    a margin: the budget taken as half.  At most ``cutoff``."""
+    return budget_cutoff(np.asarray(hist0, np.int64) * parts, cutoff, budget // 2)
 
 
 def _at_least(per_level: np.ndarray, nr: int) -> np.ndarray:
@@ -602,9 +695,23 @@ def _at_least(per_level: np.ndarray, nr: int) -> np.ndarray:
     return x
 
 
+#: Keys of the pairs' counts that ``count_runs`` lets wait in batches before it merges them into one
+#: (:func:`_fold`; at least as many as that one holds).  A pair of similar files shares values in most
+#: partitions, so its key comes from each: the 1,000,000-file mix makes ~10 M keys (~40,000 a partition),
+#: which peaked at ~0.25 GB more when they all waited for one merge at the end (1,040 -> 757 MB).
+FOLD_KEYS = 1 << 21
+
+
+def _fold(key_parts: list[np.ndarray], cnt_parts: list[np.ndarray]) -> None:
+    """The batches merged into one, in place (:func:`merge_counts`)."""
+    k, c = merge_counts(key_parts, cnt_parts)
+    key_parts[:] = [k]
+    cnt_parts[:] = [c]
+
+
 def merge_counts(key_parts: list[np.ndarray], cnt_parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The batches of (sorted distinct keys, counts) merged: sorted distinct keys, counts summed.
-    The lists are emptied as they are read (this is the pair search's peak of memory)."""
+    The lists are emptied as they are read (~2.5 times the keys' bytes at the peak)."""
     if not key_parts:
         return np.empty(0, np.int64), np.empty(0, np.int32)
     several = len(key_parts) > 1  # one batch is already sorted and distinct

@@ -15,13 +15,16 @@ values; the sort's temporaries several times that), so they are never held at on
    reads), is read back, restricted to the files taking part, the view searched and the values not
    ignored, and counted natively (``core.count_runs``): document frequencies, set sizes per level,
    the shared counts of the pairs.  Partitions are sized so that one's work fits the other half of the
-   budget (~64 bytes a value at the peak of its sort).
+   budget (~64 bytes a value at the peak of its sort; the next partition is read meanwhile, ~30 bytes
+   a value).  Once the read pass has spilled, what it still holds in memory is written too, so the
+   counting has that half of the budget.
 3. The pairs' **evidence** (stored sets with places) is read in chunks of files that fit the budget
    too (``core.compute_pair_arrays``' ``memory``).
 
-What does not shrink with the budget: the file table (~0.6 KB a file), two tables of set sizes
+What does not shrink with the budget: the file table (~0.3 KB a file), two tables of set sizes
 per level (2 x 32 bytes a file taking part), and the candidate pairs, which the pair budget bounds
-(``SimilarityParams.pair_budget``: at most ~8 M, ~0.2 GB while they are merged).  The results are
+(``SimilarityParams.pair_budget``: at most ~8 M; their counts from each partition are merged as they
+come, ``core.FOLD_KEYS``).  The results are
 those of the search on the whole CSR in memory, bit for bit (``tests/test_slices.py``): the budget
 changes where the values wait, never what is counted.
 """
@@ -51,7 +54,8 @@ from simscan.similarity.types import FileTableLike
 #: 877-888 MB at 128 MB, 1,049 MB at 256, 1,297 MB at 512, 1,729 MB unsliced, in about the same
 #: time (19-23 s);
 #: below ~128 MB what the budget does not bound (~260 MB there: candidate pairs, per-file tables)
-#: dominates and the search only slows down.
+#: dominates and the search only slows down.  (Since the file table holds no object per row: 1,000,000
+#: files of the scan benchmark's mix, 196 M fingerprints, peak at 812 MB at 128 MB.)
 DEFAULT_MEMORY = 128 << 20
 
 #: Smallest budget taken (tests force many partitions and chunks with it).
@@ -165,6 +169,11 @@ class Spill:
                 report("load", min(self.values, total), total)
             if self._held_bytes > self.memory // 2 and self.unwritable is None:
                 self._flush()
+        if self._flushes and self._held_bytes and self.unwritable is None:
+            # Past the budget already: what waits in memory goes to the files too, so that the counting,
+            # the merge of its pairs and the evidence, which come next, have that memory (up to half the
+            # budget) for themselves.
+            self._flush()
 
     def _deal(self, values: np.ndarray, own: np.ndarray, packed: np.ndarray) -> None:
         """Hold one batch's values in their partitions."""
@@ -400,29 +409,37 @@ def pair_chunks(ra: np.ndarray, rb: np.ndarray, size: np.ndarray, limit: int) ->
     """Pairs (rows ``ra``, ``rb`` of files with ``size`` values each) in chunks whose files hold at
     most ``limit`` values together (a pair whose two files alone hold more is a chunk of its own):
     each chunk the indexes of its pairs, sorted by ``ra`` then ``rb`` so that the pairs of one file
-    go together.  The files of a chunk are read at once for the pairs' evidence, so the chunks bound
-    its memory; a file in several chunks is read once for each."""
+    go together, each as long as the limit allows.  The files of a chunk are read at once for the
+    pairs' evidence, so the chunks bound its memory; a file in several chunks is read once for each.
+
+    The pairs' files in order (a, b, a, b, ...) are *slots*; a slot counts its file's size in a chunk
+    starting at slot ``s`` when the file's previous slot lies before ``s`` (its first in the chunk), so
+    one cumulative sum per chunk finds where it ends."""
     m = ra.size
     order = np.lexsort((rb, ra))
+    if m == 0:
+        return []
+    slot = np.empty(2 * m, np.int64)
+    slot[0::2], slot[1::2] = ra[order], rb[order]
+    by_file = np.argsort(slot, kind="stable")
+    prev = np.full(2 * m, -1, np.int64)  # each slot's previous slot of the same file
+    same = slot[by_file[1:]] == slot[by_file[:-1]]
+    prev[by_file[1:][same]] = by_file[:-1][same]
+    del by_file, same
+    weight = np.asarray(size, np.int64)[slot]
     out: list[np.ndarray] = []
-
-    def fits(s: int, k: int) -> bool:
-        """Whether the ``k`` pairs from ``s`` (in ``order``) fit the limit."""
-        sel = order[s : s + k]
-        return int(size[np.union1d(ra[sel], rb[sel])].sum()) <= limit
-
-    s = 0
+    s, w = 0, 1024
     while s < m:
-        take = 1  # (a pair is always taken)
-        while take < m - s and fits(s, min(2 * take, m - s)):
-            take = min(2 * take, m - s)
-        lo, hi = take, min(2 * take, m - s)  # ``lo`` pairs fit; ``hi`` do not (or are all there is)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fits(s, mid):
-                lo = mid
-            else:
-                hi = mid
-        out.append(order[s : s + lo])
-        s += lo
+        while True:  # a window of pairs from ``s``, doubled until the chunk ends inside it
+            e = min(m, s + w)
+            first = prev[2 * s : 2 * e] < 2 * s
+            got = np.cumsum((weight[2 * s : 2 * e] * first).reshape(-1, 2).sum(axis=1))
+            take = int(np.searchsorted(got, limit, side="right"))
+            if take < e - s or e == m:
+                break
+            w *= 2
+        take = max(1, take)  # (a pair is always taken)
+        out.append(order[s : s + take])
+        s += take
+        w = max(1024, 2 * take)
     return out

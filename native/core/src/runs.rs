@@ -18,13 +18,26 @@ pub struct Counted {
     pub hist: Vec<u64>,
     /// The values of runs longer than the cut-off, ascending.
     pub common: Vec<u64>,
-    /// The values of runs longer than the frequent cut-off and not longer than the cut-off, ascending.
+    /// The values of runs longer than the frequent cut-off and not longer than the pair cut-off,
+    /// ascending.
     pub frequent: Vec<u64>,
+    /// The length of each run of `frequent`.
+    pub frequent_len: Vec<u32>,
+    /// The values of the *held* runs (longer than the pair cut-off, not longer than the cut-off) when
+    /// pairs are made, ascending, and their lengths.
+    pub held_runs: Vec<u64>,
+    pub held_runs_len: Vec<u32>,
+    /// Their entries too when [`Rule::hold_entries`]: values, positions and levels, run after run.
+    /// Counted again with the final cut-off, they give what the partition would have given with it
+    /// (see [`Rule::pair_cut`]).
+    pub held_values: Vec<u64>,
+    pub held_own: Vec<u32>,
+    pub held_level: Vec<u8>,
     /// Distinct pair keys `lo * n + hi` (positions of the two files, `lo < hi`), ascending.
     pub keys: Vec<u64>,
     /// How many values each pair of `keys` shares.
     pub counts: Vec<u32>,
-    /// Pair incidences the runs under the cut-off make (each run of `L` entries: `L (L - 1) / 2`).
+    /// Pair incidences the runs up to the pair cut-off make (each run of `L` entries: `L (L - 1) / 2`).
     pub made: u64,
 }
 
@@ -35,6 +48,13 @@ pub struct Rule<'a> {
     pub n: u64,
     /// Runs longer than this are common: no pairs, not counted in `kept`.
     pub cut: usize,
+    /// Runs longer than this (and not common) are *held*: no pairs, not counted in `kept`, not
+    /// frequent; their entries are given back (`Counted::held_*`) so that the caller can count them
+    /// again once it knows its final cut-off (between this and `cut`), without a second pass over
+    /// every partition.  `cut` or more: nothing is held.
+    pub pair_cut: usize,
+    /// Give the held runs' entries back, not only their values.
+    pub hold_entries: bool,
     /// Runs longer than this (and not common) are frequent.
     pub frequent_cut: usize,
     /// Bins of the run-length histogram (the last one holds every longer run).
@@ -137,19 +157,33 @@ pub fn count_partition(
         runs.push((s, e - s));
         s = e;
     }
+    let pair_cut = rule.pair_cut.min(rule.cut);
     for &(_, len) in &runs {
         out.hist[len.min(bins - 1)] += 1;
-        if len <= rule.cut && len >= 2 {
+        if len <= pair_cut && len >= 2 {
             out.made += (len as u64) * (len as u64 - 1) / 2;
         }
     }
     let make = rule.pairs && out.made <= rule.pair_limit;
     let mut pairs: Vec<u64> = Vec::new();
+    let mut frequent: Vec<(u64, u32)> = Vec::new();
+    let mut held: Vec<(u64, u32)> = Vec::new();
     for &(s, len) in &runs {
         let run = &entries[s..s + len];
         let v = entries[s].0.rotate_right(2);
-        if len > rule.cut {
-            out.common.push(v);
+        if len > pair_cut {
+            if len > rule.cut {
+                out.common.push(v);
+            } else if make {
+                held.push((v, len as u32));
+                if rule.hold_entries {
+                    for x in run {
+                        out.held_values.push(v);
+                        out.held_own.push((x.1 >> 8) as u32);
+                        out.held_level.push((x.1 & 0xFF) as u8);
+                    }
+                }
+            }
             if let Some(k) = kept.as_deref_mut() {
                 for x in run {
                     k[cell(x.1)] -= 1;
@@ -158,14 +192,17 @@ pub fn count_partition(
             continue;
         }
         if len > rule.frequent_cut {
-            out.frequent.push(v);
+            frequent.push((v, len as u32));
         }
         if make && len >= 2 {
             push_pairs(run, rule, &mut pairs);
         }
     }
     out.common.sort_unstable();
-    out.frequent.sort_unstable();
+    frequent.sort_unstable();
+    (out.frequent, out.frequent_len) = frequent.into_iter().unzip();
+    held.sort_unstable();
+    (out.held_runs, out.held_runs_len) = held.into_iter().unzip();
     if !pairs.is_empty() {
         pairs.sort_unstable();
         let mut k = 0;
@@ -216,6 +253,24 @@ mod tests {
         }
     }
 
+    /// `m` entries drawn from `pool` for `n` positions (each (value, position) once), their levels,
+    /// and a level per position.
+    fn draw(rng: &mut Rng, pool: &[u64], n: u64, m: u64) -> (Vec<u64>, Vec<u32>, Vec<u8>, Vec<u8>) {
+        let mut seen = std::collections::HashSet::new();
+        let (mut values, mut own) = (Vec::new(), Vec::new());
+        for _ in 0..m {
+            let v = pool[(rng.next() % pool.len() as u64) as usize];
+            let p = (rng.next() % n) as u32;
+            if seen.insert((v, p)) {
+                values.push(v);
+                own.push(p);
+            }
+        }
+        let level: Vec<u8> = values.iter().map(|_| (rng.next() % 9) as u8).collect();
+        let row_level: Vec<u8> = (0..n).map(|_| (rng.next() % 5) as u8).collect();
+        (values, own, level, row_level)
+    }
+
     /// The same counts, one value at a time with maps.
     fn plain(
         values: &[u64],
@@ -238,6 +293,7 @@ mod tests {
         let mut full = vec![0i32; rule.n as usize * w];
         let mut kept = full.clone();
         let mut shared: BTreeMap<u64, u32> = BTreeMap::new();
+        let mut held: Vec<(u64, Vec<(u64, u8)>)> = Vec::new();
         for (&v, h) in &holders {
             let len = h.len();
             out.hist[len.min(rule.hist_bins - 1)] += 1;
@@ -248,8 +304,13 @@ mod tests {
                 out.common.push(v);
                 continue;
             }
+            if len > rule.pair_cut {
+                held.push((v, h.clone()));
+                continue;
+            }
             if len > rule.frequent_cut {
                 out.frequent.push(v);
+                out.frequent_len.push(len as u32);
             }
             for &(p, l) in h {
                 kept[p as usize * w + (l as usize).min(w - 1)] += 1;
@@ -274,6 +335,18 @@ mod tests {
                 out.keys.push(k);
                 out.counts.push(c);
             }
+            for (v, h) in held {
+                out.held_runs.push(v);
+                out.held_runs_len.push(h.len() as u32);
+                if !rule.hold_entries {
+                    continue;
+                }
+                for (p, l) in h {
+                    out.held_values.push(v);
+                    out.held_own.push(p as u32);
+                    out.held_level.push(l);
+                }
+            }
         }
         (out, full, kept)
     }
@@ -292,23 +365,18 @@ mod tests {
                     _ => (0xABCD << 48) | (rng.next() >> 16),
                 })
                 .collect();
-            let m = (rng.next() % 3000) as usize;
-            let mut values = Vec::new();
-            let mut own = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for _ in 0..m {
-                let v = pool[(rng.next() % pool.len() as u64) as usize];
-                let p = (rng.next() % n) as u32;
-                if seen.insert((v, p)) {
-                    values.push(v);
-                    own.push(p);
-                }
-            }
-            let level: Vec<u8> = values.iter().map(|_| (rng.next() % 9) as u8).collect();
-            let row_level: Vec<u8> = (0..n).map(|_| (rng.next() % 5) as u8).collect();
+            let m = rng.next() % 3000;
+            let (values, own, level, row_level) = draw(&mut rng, &pool, n, m);
+            let cut = 1 + (rng.next() % 12) as usize;
             let rule = Rule {
                 n,
-                cut: 1 + (rng.next() % 12) as usize,
+                cut,
+                pair_cut: if case % 3 == 1 {
+                    cut
+                } else {
+                    (rng.next() % 14) as usize
+                },
+                hold_entries: case % 4 != 2,
                 frequent_cut: (rng.next() % 4) as usize,
                 hist_bins: 2 + (rng.next() % 20) as usize,
                 pairs: case % 5 != 0,
@@ -327,9 +395,101 @@ mod tests {
                 Some(&mut full),
                 Some(&mut kept),
             );
-            assert_eq!(got, want, "case {case}");
+            assert_eq!(sorted_held(got), sorted_held(want), "case {case}");
             assert_eq!(full, wfull, "case {case}");
             assert_eq!(kept, wkept, "case {case}");
+        }
+    }
+
+    /// The counts with the held entries in one order (within a run the sort leaves ties in any order).
+    fn sorted_held(mut c: Counted) -> Counted {
+        let mut h: Vec<(u64, u32, u8)> = (0..c.held_values.len())
+            .map(|k| (c.held_values[k], c.held_own[k], c.held_level[k]))
+            .collect();
+        h.sort_unstable();
+        c.held_values = h.iter().map(|x| x.0).collect();
+        c.held_own = h.iter().map(|x| x.1).collect();
+        c.held_level = h.iter().map(|x| x.2).collect();
+        c
+    }
+
+    /// Counting the held entries again at a final cut-off between the pair cut-off and the cut-off
+    /// gives what one count at that cut-off gives.
+    #[test]
+    fn held_runs_counted_again_equal_one_count() {
+        let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+        for case in 0..40u64 {
+            let n = 2 + (rng.next() % 50);
+            let pool: Vec<u64> = (0..(5 + rng.next() % 150)).map(|_| rng.next()).collect();
+            let m = rng.next() % 2500;
+            let (values, own, level, row_level) = draw(&mut rng, &pool, n, m);
+            let cut = 2 + (rng.next() % 30) as usize;
+            let pair_cut = 1 + (rng.next() % cut as u64) as usize;
+            let last = pair_cut + (rng.next() % (cut - pair_cut + 1) as u64) as usize;
+            let rule = |c: usize, pc: usize| Rule {
+                n,
+                cut: c,
+                pair_cut: pc,
+                hold_entries: true,
+                frequent_cut: 1,
+                hist_bins: 40,
+                pairs: true,
+                pair_limit: u64::MAX,
+                row_level: (case % 2 == 0).then_some(&row_level[..]),
+                width: 8,
+            };
+            let cells = n as usize * 8;
+            let mut kept_one = vec![0i32; cells];
+            let one = count_partition(
+                &values,
+                &own,
+                &level,
+                &rule(last, last),
+                None,
+                Some(&mut kept_one),
+            );
+            let mut kept = vec![0i32; cells];
+            let first = count_partition(
+                &values,
+                &own,
+                &level,
+                &rule(cut, pair_cut),
+                None,
+                Some(&mut kept),
+            );
+            let again = count_partition(
+                &first.held_values,
+                &first.held_own,
+                &first.held_level,
+                &rule(last, last),
+                None,
+                Some(&mut kept),
+            );
+            assert_eq!(kept, kept_one, "case {case}");
+            let mut shared: BTreeMap<u64, u32> = BTreeMap::new();
+            for (k, c) in first
+                .keys
+                .iter()
+                .zip(&first.counts)
+                .chain(again.keys.iter().zip(&again.counts))
+            {
+                *shared.entry(*k).or_default() += c;
+            }
+            let want: BTreeMap<u64, u32> = one
+                .keys
+                .iter()
+                .copied()
+                .zip(one.counts.iter().copied())
+                .collect();
+            assert_eq!(shared, want, "case {case}");
+            let mut common = first.common.clone();
+            common.extend(&again.common);
+            common.sort_unstable();
+            assert_eq!(common, one.common, "case {case}");
+            let mut frequent: Vec<u64> = first.frequent.clone();
+            frequent.extend(&again.frequent);
+            frequent.sort_unstable();
+            assert_eq!(frequent, one.frequent, "case {case}");
         }
     }
 
@@ -338,6 +498,8 @@ mod tests {
         let rule = Rule {
             n: 3,
             cut: 5,
+            pair_cut: 5,
+            hold_entries: true,
             frequent_cut: 1,
             hist_bins: 7,
             pairs: true,

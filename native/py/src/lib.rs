@@ -816,11 +816,14 @@ fn pair_evidence<'py>(
 /// One partition of the pair search's inverted index (`simscan_core::runs`): `values` (uint64),
 /// `own` (uint32 positions `< n`) and `level` (uint8) aligned; `row_level` (uint8 per position,
 /// empty: every shared value counts); `full` / `kept` (int32, `n * width`, or None) receive each
-/// position's entries per level; `pair_limit`: most pair incidences to make (more: none).  Returns (hist uint64, common uint64, frequent uint64, keys int64,
-/// counts int32, made).
+/// position's entries per level; `pair_limit`: most pair incidences to make (more: none);
+/// `pair_cut`: runs longer than it (not common) are held, not paired (`runs::Rule::pair_cut`), and
+/// with `hold_entries` their entries given back.  Returns (hist uint64, common uint64, frequent
+/// uint64, keys int64, counts int32, made, frequent_len uint32, (held runs uint64, their lengths
+/// uint32), (held values uint64, held positions uint32, held levels uint8)).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (values, own, level, row_level, n, cut, frequent_cut, hist_bins, pairs, width, full=None, kept=None, pair_limit=u64::MAX))]
+#[pyo3(signature = (values, own, level, row_level, n, cut, frequent_cut, hist_bins, pairs, width, full=None, kept=None, pair_limit=u64::MAX, pair_cut=usize::MAX, hold_entries=true))]
 fn partition_counts<'py>(
     py: Python<'py>,
     values: PyReadonlyArray1<'py, u64>,
@@ -836,6 +839,8 @@ fn partition_counts<'py>(
     mut full: Option<PyReadwriteArray1<'py, i32>>,
     mut kept: Option<PyReadwriteArray1<'py, i32>>,
     pair_limit: u64,
+    pair_cut: usize,
+    hold_entries: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (v, o, l, rl) = (
         values.as_slice()?,
@@ -877,6 +882,8 @@ fn partition_counts<'py>(
     let rule = runs::Rule {
         n,
         cut,
+        pair_cut,
+        hold_entries,
         frequent_cut,
         hist_bins,
         pairs,
@@ -887,6 +894,15 @@ fn partition_counts<'py>(
     let c = detached(py, || runs::count_partition(v, o, l, &rule, full_s, kept_s))?;
     let keys: Vec<i64> = c.keys.into_iter().map(|k| k as i64).collect();
     let counts: Vec<i32> = c.counts.into_iter().map(|k| k as i32).collect();
+    let runs = (
+        PyArray1::from_vec(py, c.held_runs),
+        PyArray1::from_vec(py, c.held_runs_len),
+    );
+    let held = (
+        PyArray1::from_vec(py, c.held_values),
+        PyArray1::from_vec(py, c.held_own),
+        PyArray1::from_vec(py, c.held_level),
+    );
     (
         PyArray1::from_vec(py, c.hist),
         PyArray1::from_vec(py, c.common),
@@ -894,6 +910,9 @@ fn partition_counts<'py>(
         PyArray1::from_vec(py, keys),
         PyArray1::from_vec(py, counts),
         c.made,
+        PyArray1::from_vec(py, c.frequent_len),
+        runs,
+        held,
     )
         .into_pyobject(py)
 }
