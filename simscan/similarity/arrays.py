@@ -25,6 +25,21 @@ def popcount64(x: np.ndarray) -> np.ndarray:
         return ((x * _H01) >> np.uint64(56)).astype(np.int64)
 
 
+def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected-component label (smallest row) of each of n rows given edges a-b."""
+    lab = np.arange(n, dtype=np.int64)
+    if a.size == 0:
+        return lab
+    while True:
+        before = lab.copy()
+        m = np.minimum(lab[a], lab[b])
+        np.minimum.at(lab, a, m)
+        np.minimum.at(lab, b, m)
+        lab = lab[lab]  # pointer jumping
+        if np.array_equal(lab, before):
+            return lab
+
+
 def run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(starts, lengths) of the runs of equal values of a sorted 1-D array."""
     n = sorted_keys.size

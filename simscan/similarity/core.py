@@ -60,11 +60,12 @@ import numpy as np
 from simscan import _native
 from simscan.fingerprint import DEFAULT_PARAMS as _FP_PARAMS
 from simscan.progress import Cancelled, CancelToken
-from simscan.similarity.arrays import intersect_counts, popcount64
+from simscan.similarity.arrays import components, intersect_counts, popcount64
 from simscan.similarity.evidence import (
     DEFAULT_MIN_PASSAGE,
     LEVEL_OF_SPAN,
     PlacesLoader,
+    StoredSets,
     frequent_cutoff,
     pair_evidence,
     sets_of_rows,
@@ -711,6 +712,7 @@ def compute_pair_arrays(
     view: int = 0,
     sets: FingerprintSets | None = None,
     memory: int | None = None,
+    groups_at: float | None = None,
 ) -> PairArrays:
     """Every pair with best score >= ``min_similarity`` (and something shared), or sharing a passage
     of at least ``params.min_passage`` characters, as arrays.
@@ -729,8 +731,13 @@ def compute_pair_arrays(
     pairs then carry their passages' evidence (``longest`` / ``shared``), and a pair sharing a passage
     of ``params.min_passage`` characters is kept whatever its share; without it both are -1.
     view: the view these values are of (0 text, 1 code: ``views``).
-    memory: the pairs' evidence reads the stored sets of files holding at most about this many bytes
-    at once (``slices.pair_chunks``; None: all at once).
+    memory: the pairs' evidence reads the stored sets of files holding at most about half this many
+    bytes at once (``slices.pair_chunks``; None: all at once).
+    groups_at: only what the groups at this threshold (>= ``min_similarity``) need: every pair the
+    full search keeps whose best score reaches it, as the full search gives it, and the copies; pairs
+    scoring under it may be missing.  The evidence then weighs only the pairs that can reach it
+    (:func:`_evidence_in_chunks`' bound): a cluster of n near-copies has ~n^2/2 candidate pairs, most
+    of which cannot.
     Raises :class:`Cancelled` when ``cancel`` is set.
     """
     if sets is None:
@@ -741,7 +748,7 @@ def compute_pair_arrays(
         sub = compute_pair_arrays(
             subset_table(files, keep), None, None, None, min_similarity=min_similarity, params=params,
             cancel=cancel, report=report, identity=(np.zeros(keep.size, np.int64), np.zeros(keep.size, np.int64)),
-            places=places, view=view, sets=sets, memory=memory,
+            places=places, view=view, sets=sets, memory=memory, groups_at=groups_at,
         )
         return dataclasses.replace(sub, a=keep[sub.a], b=keep[sub.b])
     n = len(files.paths)
@@ -832,14 +839,14 @@ def compute_pair_arrays(
         # depend on them.
         keep = by_share | want_passages & (c >= max(2, params.min_shared))
         parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], lv[keep], by_share[keep],
-                      full[keep]))
+                      full[keep], shared[keep]))
     if report and keys.size:
         report("score", int(keys.size), int(keys.size))
     if parts:
-        ra, rb, r, ca, cb, dist, lv, by_share, full = (np.concatenate(col) for col in zip(*parts))
+        ra, rb, r, ca, cb, dist, lv, by_share, full, cnt = (np.concatenate(col) for col in zip(*parts))
     else:
         e = np.empty(0, np.int64)
-        ra, rb, dist, lv = e, e.copy(), e.copy(), e.copy()
+        ra, rb, dist, lv, cnt = e, e.copy(), e.copy(), e.copy(), e.copy()
         r, ca, cb = np.empty(0), np.empty(0), np.empty(0)
         by_share, full = np.empty(0, bool), np.empty(0, bool)
     longest = np.full(ra.size, -1, np.int32)
@@ -849,9 +856,12 @@ def compute_pair_arrays(
         _check(cancel)
         if report:
             report("passages", 0, int(ra.size))
+        # A pair is kept by its share (``min_shared`` values shared) or by a passage (one value at least).
+        fewest = 1 if params.min_passage > 0 else params.min_shared
+        bound = None if groups_at is None else (np.where(full, -1, cnt), groups_at, fewest)
         ok, inter, na, nb, longest, shared_chars = _evidence_in_chunks(
             places, csr_row, ra, rb, lv, view, common, frequent, np.asarray(files.fp_count)[rep_rows], memory, cancel,
-            report,
+            report, bound,
         )
         # The scores leave common text out too (``evidence``), except where the full sets scored.
         re_ = ok & ~full
@@ -862,6 +872,8 @@ def compute_pair_arrays(
         if report:
             report("passages", int(ra.size), int(ra.size))
         keep = by_share | ((params.min_passage > 0) & (longest >= params.min_passage))
+        if groups_at is not None:  # less the pairs the bound left out (``inter`` -1): under ``groups_at``
+            keep &= inter >= 0
         ra, rb, r, ca, cb, dist, longest, shared_chars = (
             x[keep] for x in (ra, rb, r, ca, cb, dist, longest, shared_chars)
         )
@@ -890,20 +902,29 @@ def compute_pair_arrays(
 
 
 #: Bytes a stored value costs while a chunk of the evidence is weighed: its value, span and place
-#: (19), the blobs they are read from, and margins.
-EVIDENCE_BYTES = 48
+#: (19), the blobs they are read from and the index arrays that gather them (``Index.stored_sets``),
+#: the evidence's flags, and margins (measured: ~60-70 at the peak of a chunk of 2.8 M values).
+EVIDENCE_BYTES = 64
 
 
 def _evidence_in_chunks(
     places: PlacesLoader, csr_row: np.ndarray, ra: np.ndarray, rb: np.ndarray, lv: np.ndarray, view: int,
     common: np.ndarray, frequent: np.ndarray, set_size: np.ndarray, memory: int | None, cancel: CancelToken | None,
-    report: Callable[[str, int, int], None] | None,
+    report: Callable[[str, int, int], None] | None, bound: tuple[np.ndarray, float, int] | None = None,
 ) -> tuple[np.ndarray, ...]:
     """The evidence (``evidence.pair_evidence`` with common text) of the pairs of positions ``ra``,
     ``rb`` (weighed at level ``lv``), their files' stored sets read by ``places`` (``csr_row``: the
-    handle of each position) in chunks holding at most ``memory`` bytes of them (``set_size``: values
-    per position).  Returns (weighed, inter, na, nb, longest, shared) per pair; a pair not weighed
-    (its sets could not be read: the index changed since) has longest and shared -1."""
+    handle of each position) in chunks holding at most half of ``memory`` bytes of them (``set_size``:
+    values per position).  Returns (weighed, inter, na, nb, longest, shared) per pair; a pair not weighed
+    (its sets could not be read: the index changed since) has longest and shared -1.
+
+    ``bound``: (per pair the shared count of the search, -1 to weigh it whatever, a threshold, the
+    fewest shared values a kept pair has): a pair that cannot reach the threshold is not weighed, and
+    reads (not weighed, inter -1).  Its evidence's counts are each side's counted values (``na``, ``nb``: a
+    file's own, the same in all its pairs at one window, so counted once a file and window) and at
+    most that many and the search's count shared (common text only takes values out), so its best
+    score is at most that of min(count, na, nb) shared: under the threshold, or under the fewest
+    shared values, it is not weighed."""
     from simscan.similarity.slices import pair_chunks
 
     m = ra.size
@@ -911,7 +932,18 @@ def _evidence_in_chunks(
     inter, na, nb = (np.zeros(m, np.int64) for _ in range(3))
     longest = np.full(m, -1, np.int32)
     shared = np.full(m, -1, np.int32)
-    chunks = [np.arange(m)] if memory is None else pair_chunks(ra, rb, set_size, max(1, memory // EVIDENCE_BYTES))
+    if memory is None:
+        chunks = [np.arange(m)]
+    else:
+        # The chunks follow the positions' order: positions renumbered component by component of the
+        # pairs' graph, a cluster of near-copies is read in one chunk rather than a part of it in each
+        # (20,000 near-copies in clusters of 50 spread over the rows: every file read 3.6 times
+        # before, about once now).  One giant component keeps the positions' own order.
+        order = np.lexsort((np.arange(set_size.size), components(set_size.size, ra, rb)))
+        new = np.empty(order.size, np.int64)
+        new[order] = np.arange(order.size)
+        # Half the budget: the partitions of the sliced search still wait in the other half.
+        chunks = pair_chunks(new[ra], new[rb], set_size[order], max(1, memory // 2 // EVIDENCE_BYTES))
     done = 0
     for chunk in chunks:
         _check(cancel)
@@ -920,6 +952,10 @@ def _evidence_in_chunks(
         sets, row_of = places(csr_row[need])
         row_a, row_b = row_of[np.searchsorted(need, a)], row_of[np.searchsorted(need, b)]
         has = (row_a >= 0) & (row_b >= 0)
+        if bound is not None:
+            can = _can_reach(sets, row_a, row_b, lv[chunk], view, common, frequent, *bound, chunk, has)
+            inter[chunk[has & ~can]] = -1
+            has &= can
         at = chunk[has]
         ev = pair_evidence(sets, row_a[has], row_b[has], window_of_level(lv[at]), view, common, frequent,
                            common_text=True)
@@ -931,6 +967,32 @@ def _evidence_in_chunks(
         if report and len(chunks) > 1:
             report("passages", done, m)
     return ok, inter, na, nb, longest, shared
+
+
+def _can_reach(
+    sets: StoredSets, row_a: np.ndarray, row_b: np.ndarray, lv: np.ndarray, view: int, common: np.ndarray,
+    frequent: np.ndarray, count: np.ndarray, threshold: float, min_shared: int, chunk: np.ndarray, has: np.ndarray,
+) -> np.ndarray:
+    """Per pair of a chunk of :func:`_evidence_in_chunks` (rows of ``sets``, -1 where ``has`` is
+    False), whether its evidence can score it at ``threshold`` with ``min_shared`` values shared (see
+    its ``bound``; ``count`` of every pair, ``chunk`` the chunk's pairs): True where unknown."""
+    can = np.ones(chunk.size, dtype=bool)
+    c = count[chunk]
+    test = has & (c >= 0)
+    if not test.any():
+        return can
+    # Each side's counted values: the evidence of a file with itself, once a (file, window).
+    key = np.concatenate((row_a[test], row_b[test])) * LEVEL_COLUMNS + np.concatenate((lv[test], lv[test]))
+    keys, back = np.unique(key, return_inverse=True)
+    rows = keys // LEVEL_COLUMNS
+    own = pair_evidence(sets, rows, rows, window_of_level(keys % LEVEL_COLUMNS), view, common, frequent,
+                        common_text=True).na.astype(np.int64)[back]
+    na, nb = own[: back.size // 2], own[back.size // 2 :]
+    most = np.minimum(c[test], np.minimum(na, nb))
+    r, ca, cb = _scores(most, na.astype(np.float64), nb.astype(np.float64))
+    best = np.maximum(r, np.maximum(ca, cb))
+    can[test] = passes(best, threshold) & (most >= max(1, min_shared))
+    return can
 
 
 def concat_pairs(x: PairArrays, y: PairArrays) -> PairArrays:

@@ -3,6 +3,7 @@ arrays and call the pure functions of ``core`` and ``grouping``."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -66,6 +67,32 @@ def _snapshot(index: Any) -> Iterator[None]:
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")  # nothing was written; ends the read snapshot
+
+
+#: SQLite page cache (KiB) of the index's connection while the pair search reads the stored sets: it
+#: reads each once in order (and again for the evidence), so the index's 64 MiB cache holds nothing it
+#: reads twice soon, but adds its 64 MB to the peak memory (the cluster case: 436 -> 371 MB, the same
+#: time, 4.4-4.9 s either way).
+_SEARCH_PAGE_CACHE_KIB = 2048
+
+
+@contextmanager
+def _small_page_cache(index: Any) -> Iterator[None]:
+    """The index's connection with a page cache of :data:`_SEARCH_PAGE_CACHE_KIB` while in the block,
+    its own after (an index without a connection, or that refuses, is left as it is)."""
+    conn = getattr(index, "connection", None)
+    try:
+        before = conn.execute("PRAGMA cache_size").fetchone()[0] if conn is not None else None
+        if before is not None:
+            conn.execute(f"PRAGMA cache_size = {-_SEARCH_PAGE_CACHE_KIB}")
+    except sqlite3.Error:
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA cache_size = {int(before)}")
 
 
 def progress_reporter(progress: ProgressSink | None) -> Callable[[str, int, int], None] | None:
@@ -168,7 +195,10 @@ class PairSet:
     best score >= ``floor`` (the requested similarity).  cached: read from the index's results
     cache rather than computed.  stored: computed and written to that cache now.  derived: not
     searched but derived from an earlier set after files left the index (``removal``).  key: the
-    results-cache key of the parameters and reference folders it was found with.
+    results-cache key of the parameters and reference folders it was found with.  for_groups: found
+    for the groups alone (``find_pair_set(for_groups=True)``): every pair at ``floor`` or above and
+    the copies, with their scores, but neither their passages nor the pairs a passage alone keeps;
+    never cached.
     """
 
     files: Any
@@ -178,6 +208,7 @@ class PairSet:
     derived: bool = False
     key: str = ""
     floor: float = DEFAULT_MIN_SIMILARITY
+    for_groups: bool = False
 
 
 def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArrays:
@@ -236,6 +267,7 @@ def find_pair_set(
     cache: bool = True,
     previous: PairSet | None = None,
     memory: int | None = None,
+    for_groups: bool = False,
 ) -> PairSet:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent), as
     columns, with the file table read in the same snapshot.
@@ -257,6 +289,12 @@ def find_pair_set(
     to the same floor and filtered alike: a pair both views find is scored by the view with the
     higher score, which a search at a higher threshold could miss.  The result is the same
     either way (tested).  Raises :class:`Cancelled` when cancelled.
+
+    ``for_groups``: the pairs are for :func:`groups_of_pair_set` at ``min_similarity`` only.  When the
+    cache does not hold them, only what the groups need is computed (``core.compute_pair_arrays``'
+    ``groups_at``: the pairs that cannot reach the threshold are not weighed, no passages) and nothing
+    is written to the cache (a :class:`PairSet` ``for_groups``): the same groups in less time and
+    memory (issue 19's cluster case, 20,000 near-copies: see ``benchmarks/groups_clusters.py``).
     """
     key = cache_key(params, reference_roots)
     can_cache = cache and hasattr(index, "generation") and hasattr(index, "cached_results")
@@ -270,7 +308,7 @@ def find_pair_set(
             if got is not None:
                 return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key, floor=min_similarity)
         files = index.files()
-        if previous is not None and previous.key == key and previous.floor <= min_similarity:
+        if previous is not None and previous.key == key and previous.floor <= min_similarity and not for_groups:
             derived = pairs_after_removal(previous.files, previous.pairs, files,
                                           lambda a, b: _same_fingerprints(index, a, b))
             if derived is not None:
@@ -278,6 +316,7 @@ def find_pair_set(
                 return PairSet(files, _filter(derived, min_similarity, params.min_passage), stored=stored, derived=True, key=key,
                                floor=min_similarity)
         identity = _identity(index, files)
+        groups_at = min_similarity if for_groups else None
         if gen is None and hasattr(index, "generation"):
             gen = index.generation()
         report = progress_reporter(progress)
@@ -285,15 +324,15 @@ def find_pair_set(
             # In slices (``slices``), in this read snapshot: the values wait in partitions, in memory
             # up to the budget and in files past it, and a few files' sets are read again later.
             budget = memory_budget(memory)
-            with spilled(index, files, budget, cancel=cancel, report=report,
-                         spill_dir=_spill_dir(index)) as spill:
+            with _small_page_cache(index), spilled(index, files, budget, cancel=cancel, report=report,
+                                                   spill_dir=_spill_dir(index)) as spill:
                 ignored = params.ignored()
                 text = SlicedSets(spill, index, TEXT, ignored)
                 code = SlicedSets(spill, index, CODE, ignored) if spill.has_code and params.code_view else None
                 pa = pair_arrays_by_view(
                     files, text, code, min_similarity=floor, params=params, cancel=cancel, report=report,
                     identity=identity, reference_roots=reference_roots,
-                    places=_places_loader(index, files, files.ids, gen), memory=budget,
+                    places=_places_loader(index, files, files.ids, gen), memory=budget, groups_at=groups_at,
                 )
         else:  # another index implementation: every set in memory
             got: list[np.ndarray] = []
@@ -306,9 +345,11 @@ def find_pair_set(
             pa = compute_pair_arrays_by_view(
                 files, ids, offsets, values, consume=True, min_similarity=floor, params=params,
                 cancel=cancel, report=report, identity=identity, reference_roots=reference_roots,
-                spans=spans, places=places,
+                spans=spans, places=places, groups_at=groups_at,
             )
             del ids, offsets, values, spans
+    if for_groups:
+        return PairSet(files, _filter(pa, min_similarity, 0), key=key, floor=min_similarity, for_groups=True)
     stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa))
     return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity)
 
@@ -440,7 +481,8 @@ def find_groups(
     the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``)."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
-                           reference_roots=reference_roots, cache=cache, params=params, memory=memory)
+                           reference_roots=reference_roots, cache=cache, params=params, memory=memory,
+                           for_groups=True)
     except Cancelled:
         return []
     return groups_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots, keep=keep,

@@ -405,11 +405,17 @@ def pair_chunks(ra: np.ndarray, rb: np.ndarray, size: np.ndarray, limit: int) ->
     m = ra.size
     order = np.lexsort((rb, ra))
     out: list[np.ndarray] = []
+    stamp = np.zeros(size.size, np.int64)
 
     def fits(s: int, k: int) -> bool:
         """Whether the ``k`` pairs from ``s`` (in ``order``) fit the limit."""
         sel = order[s : s + k]
-        return int(size[np.union1d(ra[sel], rb[sel])].sum()) <= limit
+        rows = np.concatenate((ra[sel], rb[sel]))
+        # Each distinct row once, without a sort: of the positions writing one row's stamp, exactly one
+        # reads its own position back.
+        at = np.arange(rows.size)
+        stamp[rows] = at
+        return int(size[rows[stamp[rows] == at]].sum()) <= limit
 
     s = 0
     while s < m:
