@@ -981,11 +981,15 @@ def _can_reach(
     test = has & (c >= 0)
     if not test.any():
         return can
-    # Each side's counted values: the evidence of a file with itself, once a (file, window).
+    # Each side's counted values, once a (file, window): its evidence against an empty set (a row
+    # added last), which matches nothing (against itself every value would be chained).
     key = np.concatenate((row_a[test], row_b[test])) * LEVEL_COLUMNS + np.concatenate((lv[test], lv[test]))
     keys, back = np.unique(key, return_inverse=True)
     rows = keys // LEVEL_COLUMNS
-    own = pair_evidence(sets, rows, rows, window_of_level(keys % LEVEL_COLUMNS), view, common, frequent,
+    with_empty = dataclasses.replace(sets, offsets=np.append(sets.offsets, sets.offsets[-1]),
+                                     is_text=np.append(sets.is_text, False))
+    empty = np.full(rows.size, sets.offsets.size - 1, np.int64)
+    own = pair_evidence(with_empty, rows, empty, window_of_level(keys % LEVEL_COLUMNS), view, common, frequent,
                         common_text=True).na.astype(np.int64)[back]
     na, nb = own[: back.size // 2], own[back.size // 2 :]
     most = np.minimum(c[test], np.minimum(na, nb))
