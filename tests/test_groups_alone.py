@@ -105,8 +105,8 @@ def _at_or_above(pa: PairArrays, at: float) -> list[tuple]:
 
 def test_the_pairs_for_groups_are_the_pairs_at_the_threshold(indexes: dict[str, Path]) -> None:
     """Every column of every pair at the threshold or above (the scores the groups show, the view,
-    the kind, the passages of the pairs weighed) as the plain search gives it; it keeps fewer pairs
-    below it; nothing is written to the results cache."""
+    the kind, the passages) as the plain search gives it; it keeps fewer pairs below it; nothing is
+    written to the results cache."""
     with Index.open(indexes["clusters"]) as ix:
         for params in (SimilarityParams(), SimilarityParams(common_min_df=4)):
             for at in (15.0, 40.0, 75.0):

@@ -856,9 +856,8 @@ def compute_pair_arrays(
         _check(cancel)
         if report:
             report("passages", 0, int(ra.size))
-        # A pair is kept by its share (``min_shared`` values shared) or by a passage (one value at least).
-        fewest = 1 if params.min_passage > 0 else params.min_shared
-        bound = None if groups_at is None else (np.where(full, -1, cnt), groups_at, fewest)
+        bound = None if groups_at is None else _GroupsBound(np.where(full, -1, cnt), groups_at, params.min_shared,
+                                                            params.min_passage > 0)
         ok, inter, na, nb, longest, shared_chars = _evidence_in_chunks(
             places, csr_row, ra, rb, lv, view, common, frequent, np.asarray(files.fp_count)[rep_rows], memory, cancel,
             report, bound,
@@ -910,7 +909,7 @@ EVIDENCE_BYTES = 64
 def _evidence_in_chunks(
     places: PlacesLoader, csr_row: np.ndarray, ra: np.ndarray, rb: np.ndarray, lv: np.ndarray, view: int,
     common: np.ndarray, frequent: np.ndarray, set_size: np.ndarray, memory: int | None, cancel: CancelToken | None,
-    report: Callable[[str, int, int], None] | None, bound: tuple[np.ndarray, float, int] | None = None,
+    report: Callable[[str, int, int], None] | None, bound: _GroupsBound | None = None,
 ) -> tuple[np.ndarray, ...]:
     """The evidence (``evidence.pair_evidence`` with common text) of the pairs of positions ``ra``,
     ``rb`` (weighed at level ``lv``), their files' stored sets read by ``places`` (``csr_row``: the
@@ -918,13 +917,8 @@ def _evidence_in_chunks(
     values per position).  Returns (weighed, inter, na, nb, longest, shared) per pair; a pair not weighed
     (its sets could not be read: the index changed since) has longest and shared -1.
 
-    ``bound``: (per pair the shared count of the search, -1 to weigh it whatever, a threshold, the
-    fewest shared values a kept pair has): a pair that cannot reach the threshold is not weighed, and
-    reads (not weighed, inter -1).  Its evidence's counts are each side's counted values (``na``, ``nb``: a
-    file's own, the same in all its pairs at one window, so counted once a file and window) and at
-    most that many and the search's count shared (common text only takes values out), so its best
-    score is at most that of min(count, na, nb) shared: under the threshold, or under the fewest
-    shared values, it is not weighed."""
+    ``bound``: only what the groups at its threshold need (:class:`_GroupsBound`): a pair that cannot
+    reach it is not weighed, and reads (not weighed, inter -1)."""
     from simscan.similarity.slices import pair_chunks
 
     m = ra.size
@@ -953,7 +947,7 @@ def _evidence_in_chunks(
         row_a, row_b = row_of[np.searchsorted(need, a)], row_of[np.searchsorted(need, b)]
         has = (row_a >= 0) & (row_b >= 0)
         if bound is not None:
-            can = _can_reach(sets, row_a, row_b, lv[chunk], view, common, frequent, *bound, chunk, has)
+            can = bound.can_reach(sets, row_a, row_b, lv[chunk], view, common, frequent, chunk, has)
             inter[chunk[has & ~can]] = -1
             has &= can
         at = chunk[has]
@@ -969,34 +963,53 @@ def _evidence_in_chunks(
     return ok, inter, na, nb, longest, shared
 
 
-def _can_reach(
-    sets: StoredSets, row_a: np.ndarray, row_b: np.ndarray, lv: np.ndarray, view: int, common: np.ndarray,
-    frequent: np.ndarray, count: np.ndarray, threshold: float, min_shared: int, chunk: np.ndarray, has: np.ndarray,
-) -> np.ndarray:
-    """Per pair of a chunk of :func:`_evidence_in_chunks` (rows of ``sets``, -1 where ``has`` is
-    False), whether its evidence can score it at ``threshold`` with ``min_shared`` values shared (see
-    its ``bound``; ``count`` of every pair, ``chunk`` the chunk's pairs): True where unknown."""
-    can = np.ones(chunk.size, dtype=bool)
-    c = count[chunk]
-    test = has & (c >= 0)
-    if not test.any():
+@dataclass(frozen=True)
+class _GroupsBound:
+    """What the groups at ``threshold`` need of the pairs' evidence (``compute_pair_arrays``'
+    ``groups_at``).  ``count``: per pair the shared count of the search (-1: weigh it whatever, its
+    scores are the full sets'); ``min_shared``: the fewest values a pair kept by its share shares;
+    ``passages``: a passage can keep a pair too (``min_passage`` > 0).
+
+    A pair's evidence counts each side's counted values (``na``, ``nb``: a file's own, the same in all
+    its pairs at one window, so counted once a file and window) and at most that many and the search's
+    count shared (common text only takes values out), so its best score is at most that of
+    min(count, na, nb) shared: a pair under the threshold by that bound, or sharing too few values
+    to be kept, is not weighed."""
+
+    count: np.ndarray
+    threshold: float
+    min_shared: int
+    passages: bool
+
+    def can_reach(
+        self, sets: StoredSets, row_a: np.ndarray, row_b: np.ndarray, lv: np.ndarray, view: int, common: np.ndarray,
+        frequent: np.ndarray, chunk: np.ndarray, has: np.ndarray,
+    ) -> np.ndarray:
+        """Per pair of a chunk of :func:`_evidence_in_chunks` (rows of ``sets``, -1 where ``has`` is
+        False; ``chunk`` its pairs' indexes), whether its evidence can keep it at the threshold: True
+        where unknown."""
+        can = np.ones(chunk.size, dtype=bool)
+        c = self.count[chunk]
+        test = has & (c >= 0)
+        if not test.any():
+            return can
+        # Each side's counted values, once a (file, window): its evidence against an empty set (a row
+        # added last), which matches nothing.
+        key = np.concatenate((row_a[test], row_b[test])) * LEVEL_COLUMNS + np.concatenate((lv[test], lv[test]))
+        keys, back = np.unique(key, return_inverse=True)
+        rows = keys // LEVEL_COLUMNS
+        with_empty = dataclasses.replace(sets, offsets=np.append(sets.offsets, sets.offsets[-1]),
+                                         is_text=np.append(sets.is_text, False))
+        empty = np.full(rows.size, sets.offsets.size - 1, np.int64)
+        own = pair_evidence(with_empty, rows, empty, window_of_level(keys % LEVEL_COLUMNS), view, common, frequent,
+                            common_text=True).na.astype(np.int64)[back]
+        na, nb = own[: back.size // 2], own[back.size // 2 :]
+        most = np.minimum(c[test], np.minimum(na, nb))
+        r, ca, cb = _scores(most, na.astype(np.float64), nb.astype(np.float64))
+        best = np.maximum(r, np.maximum(ca, cb))
+        # Kept by its share (``min_shared`` values shared) or by a passage (one value at least).
+        can[test] = passes(best, self.threshold) & (most >= (1 if self.passages else max(1, self.min_shared)))
         return can
-    # Each side's counted values, once a (file, window): its evidence against an empty set (a row
-    # added last), which matches nothing (against itself every value would be chained).
-    key = np.concatenate((row_a[test], row_b[test])) * LEVEL_COLUMNS + np.concatenate((lv[test], lv[test]))
-    keys, back = np.unique(key, return_inverse=True)
-    rows = keys // LEVEL_COLUMNS
-    with_empty = dataclasses.replace(sets, offsets=np.append(sets.offsets, sets.offsets[-1]),
-                                     is_text=np.append(sets.is_text, False))
-    empty = np.full(rows.size, sets.offsets.size - 1, np.int64)
-    own = pair_evidence(with_empty, rows, empty, window_of_level(keys % LEVEL_COLUMNS), view, common, frequent,
-                        common_text=True).na.astype(np.int64)[back]
-    na, nb = own[: back.size // 2], own[back.size // 2 :]
-    most = np.minimum(c[test], np.minimum(na, nb))
-    r, ca, cb = _scores(most, na.astype(np.float64), nb.astype(np.float64))
-    best = np.maximum(r, np.maximum(ca, cb))
-    can[test] = passes(best, threshold) & (most >= max(1, min_shared))
-    return can
 
 
 def concat_pairs(x: PairArrays, y: PairArrays) -> PairArrays:
