@@ -196,8 +196,8 @@ class PairSet:
     cache rather than computed.  stored: computed and written to that cache now.  derived: not
     searched but derived from an earlier set after files left the index (``removal``).  key: the
     results-cache key of the parameters and reference folders it was found with.  for_groups: found
-    for the groups alone (``find_pair_set(for_groups=True)``): every pair at ``floor`` or above and
-    the copies, with their scores, but neither their passages nor the pairs a passage alone keeps;
+    for the groups alone (``find_pair_set(for_groups=True)``): the pairs the full search keeps whose
+    best score is ``floor`` or above, and the copies, as it gives them, but none under ``floor``;
     never cached.
     """
 
@@ -292,9 +292,9 @@ def find_pair_set(
 
     ``for_groups``: the pairs are for :func:`groups_of_pair_set` at ``min_similarity`` only.  When the
     cache does not hold them, only what the groups need is computed (``core.compute_pair_arrays``'
-    ``groups_at``: the pairs that cannot reach the threshold are not weighed, no passages) and nothing
-    is written to the cache (a :class:`PairSet` ``for_groups``): the same groups in less time and
-    memory (issue 19's cluster case, 20,000 near-copies: see ``benchmarks/groups_clusters.py``).
+    ``groups_at``: the pairs that cannot reach the threshold are not weighed) and nothing is written
+    to the cache (a :class:`PairSet` ``for_groups``): the same groups in less time (issue 19's cluster
+    case, 20,000 near-copies: see ``benchmarks/groups_clusters.py``).
     """
     key = cache_key(params, reference_roots)
     can_cache = cache and hasattr(index, "generation") and hasattr(index, "cached_results")
@@ -478,7 +478,9 @@ def find_groups(
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
     ``cache``, ``params`` and ``memory`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
     each copy set is kept, the order references are chosen in).  ``empty``: a list that receives
-    the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``)."""
+    the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``).  The pairs
+    come from the results cache when it holds them, else from a search for the groups alone
+    (``find_pair_set(for_groups=True)``: the same groups, nothing cached)."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
                            reference_roots=reference_roots, cache=cache, params=params, memory=memory,

@@ -319,14 +319,29 @@ fn flags_on_threads(values: &[u64], set: &[u64], threads: usize) -> Vec<bool> {
             .map(|&v| filter.may_hold(v) && holds(set, v))
             .collect()
     };
-    if threads == 1 || values.len() < 1 << 16 {
-        return one(values);
+    on_threads(
+        values,
+        if values.len() < 1 << 16 { 1 } else { threads },
+        one,
+    )
+}
+
+/// `work` of `items` in contiguous shares on up to `threads` threads, the results in the items'
+/// order (one thread when `threads` is 1 or there are few items).
+fn on_threads<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(&[T]) -> Vec<R> + Sync,
+) -> Vec<R> {
+    if threads <= 1 || items.len() < 256 {
+        return work(items);
     }
-    let share = values.len().div_ceil(threads);
+    let share = items.len().div_ceil(threads);
+    let work = &work;
     std::thread::scope(|s| {
-        let parts: Vec<_> = values
+        let parts: Vec<_> = items
             .chunks(share)
-            .map(|part| s.spawn(move || one(part)))
+            .map(|part| s.spawn(move || work(part)))
             .collect();
         parts
             .into_iter()
@@ -487,21 +502,7 @@ pub fn evidence_of_pairs(
                 .filter_map(|&r| Some((r, counted(&sets.row(r)?, &rule, flags_of(r)?.common))))
                 .collect()
         };
-        let got = if threads == 1 || rows.len() < 256 {
-            count(&rows)
-        } else {
-            let share = rows.len().div_ceil(threads);
-            std::thread::scope(|s| {
-                let parts: Vec<_> = rows
-                    .chunks(share)
-                    .map(|part| s.spawn(move || count(part)))
-                    .collect();
-                parts
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect::<Vec<_>>()
-            })
-        };
+        let got = on_threads(&rows, threads, count);
         let mut flat = vec![false; sets.values.len()];
         for (r, m) in got {
             if let Some(dst) = sets.range(r).and_then(|at| flat.get_mut(at)) {
@@ -533,20 +534,7 @@ pub fn evidence_of_pairs(
         };
         part.iter().map(one).collect()
     };
-    if threads == 1 || jobs.len() < 256 {
-        return run(jobs);
-    }
-    let share = jobs.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = jobs
-            .chunks(share)
-            .map(|part| s.spawn(move || run(part)))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    on_threads(jobs, threads, run)
 }
 
 #[cfg(test)]
