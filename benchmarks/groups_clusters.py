@@ -9,11 +9,8 @@ paragraph (seeded).  So the files form N clusters of ~files/N near-copies each (
 a cluster, up to 490,000 similar pairs), the shape where every pair of a cluster is formed. Scans
 them with the command line, then times ``simscan pairs`` and ``simscan groups`` (JSON to a
 file) each in its own process and prints wall and CPU time, peak RSS and how many pairs and
-groups they list.  The peer, in the same run: the groups of every pair (``plain``: the pair set
-``simscan pairs`` lists, every candidate weighed, then grouped, JSON written as ``groups`` writes
-it; how ``groups`` worked before it searched for the groups alone), whose output must be the same
-bytes.  Targets (issue 19): groups <= 2 s and <= 300 MB.  Scanning 20,000 files takes a minute or
-two on a 2-core machine.
+groups they list.  Targets (issue 19): groups <= 2 s and <= 300 MB.  Scanning 20,000 files takes a
+minute or two on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -94,31 +91,11 @@ def main() -> None:
         print(f"scan: {time.perf_counter() - t0:.1f} s")
     env_note = f"load {os.getloadavg()[0]:.1f}"
     out = base / "out.json"
-    outputs = {}
-    for what in ("pairs", "groups", "plain"):
-        cmd = ([sys.executable, "-c", _PLAIN, str(idx)] if what == "plain" else
-               simscan + [what, "--no-cache", "--index", str(idx), "--format", "json"])
-        wall, cpu, rss = timed(cmd, out)
+    for what in ("pairs", "groups"):
+        wall, cpu, rss = timed(simscan + [what, "--no-cache", "--index", str(idx), "--format", "json"], out)
         n = sum(1 for _ in out.open("rb")) if what == "pairs" else _groups(out)
-        outputs[what] = out.read_bytes()
-        noun = "pairs" if what == "pairs" else "groups"
-        print(f"{what:6s}: {wall:6.2f} s wall, {cpu:6.2f} s CPU, peak RSS {rss:7.1f} MB, {n:,} {noun}  ({env_note})")
-    same = "the same bytes" if outputs["groups"] == outputs["plain"] else "DIFFERENT OUTPUT"
-    print(f"groups vs plain (the groups of every pair): {same}")
+        print(f"{what:6s}: {wall:6.2f} s wall, {cpu:6.2f} s CPU, peak RSS {rss:7.1f} MB, {n:,} {what}  ({env_note})")
     print("targets (issue 19): groups <= 2 s, <= 300 MB")
-
-
-#: The groups of every pair (the peer): ``simscan groups --no-cache --format json`` as it worked before
-#: it searched for the groups alone.
-_PLAIN = """
-import sys
-from simscan.cli.similarity_cmds import write_groups
-from simscan.index import Index
-from simscan.similarity.engine import find_pair_set, groups_of_pair_set
-with Index.open(sys.argv[1], readonly=True) as ix:
-    groups = groups_of_pair_set(find_pair_set(ix, cache=False), min_similarity=15.0)
-write_groups(groups, "json", sys.stdout)
-"""
 
 
 def _groups(path: Path) -> int:

@@ -377,9 +377,10 @@ def test_cli_output_is_the_same_with_and_without_the_cache(indexed, capsys) -> N
             assert main([*cmd, "--index", str(idx), *extra]) == 0
             outs.append(capsys.readouterr().out)
         assert outs[0] and outs[0] == outs[1] == outs[2] == outs[3], cmd
-    # One row per key: no reference folder (now down to 0 %, which replaced the default).  The groups
-    # with a folder were computed for the groups alone (``find_pair_set(for_groups=True)``), not stored.
-    assert sorted(r[2] for r in _rows(idx)) == [0.0]
+    # One row per key: no reference folder (now down to 0 %, which replaced the default), and one folder.
+    from simscan.similarity import DEFAULT_MIN_SIMILARITY
+
+    assert sorted(r[2] for r in _rows(idx)) == [0.0, DEFAULT_MIN_SIMILARITY]
 
 
 def test_pack_narrows_integer_columns_exactly() -> None:

@@ -316,8 +316,7 @@ def _add_cache_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-cache", action="store_true",
         help="neither read nor write the results cached in the index (the output is the same; by default "
-        "results computed from the same files are read from the index, and new ones stored in it by `pairs`; "
-        "`groups` stores none)",
+        "results computed from the same files are read from the index, and new ones stored in it)",
     )
 
 

@@ -65,7 +65,6 @@ from simscan.similarity.evidence import (
     DEFAULT_MIN_PASSAGE,
     LEVEL_OF_SPAN,
     PlacesLoader,
-    StoredSets,
     frequent_cutoff,
     pair_evidence,
     sets_of_rows,
@@ -712,7 +711,6 @@ def compute_pair_arrays(
     view: int = 0,
     sets: FingerprintSets | None = None,
     memory: int | None = None,
-    groups_at: float | None = None,
 ) -> PairArrays:
     """Every pair with best score >= ``min_similarity`` (and something shared), or sharing a passage
     of at least ``params.min_passage`` characters, as arrays.
@@ -733,11 +731,6 @@ def compute_pair_arrays(
     view: the view these values are of (0 text, 1 code: ``views``).
     memory: the pairs' evidence reads the stored sets of files holding at most about half this many
     bytes at once (``slices.pair_chunks``; None: all at once).
-    groups_at: only what the groups at this threshold (>= ``min_similarity``) need: every pair the
-    full search keeps whose best score reaches it, as the full search gives it, and the copies; pairs
-    scoring under it may be missing.  The evidence then weighs only the pairs that can reach it
-    (:func:`_evidence_in_chunks`' bound): a cluster of n near-copies has ~n^2/2 candidate pairs, most
-    of which cannot.
     Raises :class:`Cancelled` when ``cancel`` is set.
     """
     if sets is None:
@@ -748,7 +741,7 @@ def compute_pair_arrays(
         sub = compute_pair_arrays(
             subset_table(files, keep), None, None, None, min_similarity=min_similarity, params=params,
             cancel=cancel, report=report, identity=(np.zeros(keep.size, np.int64), np.zeros(keep.size, np.int64)),
-            places=places, view=view, sets=sets, memory=memory, groups_at=groups_at,
+            places=places, view=view, sets=sets, memory=memory,
         )
         return dataclasses.replace(sub, a=keep[sub.a], b=keep[sub.b])
     n = len(files.paths)
@@ -839,14 +832,14 @@ def compute_pair_arrays(
         # depend on them.
         keep = by_share | want_passages & (c >= max(2, params.min_shared))
         parts.append((ra[keep], rb[keep], r[keep], ca[keep], cb[keep], dist[keep], lv[keep], by_share[keep],
-                      full[keep], shared[keep]))
+                      full[keep]))
     if report and keys.size:
         report("score", int(keys.size), int(keys.size))
     if parts:
-        ra, rb, r, ca, cb, dist, lv, by_share, full, cnt = (np.concatenate(col) for col in zip(*parts))
+        ra, rb, r, ca, cb, dist, lv, by_share, full = (np.concatenate(col) for col in zip(*parts))
     else:
         e = np.empty(0, np.int64)
-        ra, rb, dist, lv, cnt = e, e.copy(), e.copy(), e.copy(), e.copy()
+        ra, rb, dist, lv = e, e.copy(), e.copy(), e.copy()
         r, ca, cb = np.empty(0), np.empty(0), np.empty(0)
         by_share, full = np.empty(0, bool), np.empty(0, bool)
     longest = np.full(ra.size, -1, np.int32)
@@ -856,11 +849,9 @@ def compute_pair_arrays(
         _check(cancel)
         if report:
             report("passages", 0, int(ra.size))
-        bound = None if groups_at is None else _GroupsBound(np.where(full, -1, cnt), groups_at, params.min_shared,
-                                                            params.min_passage > 0)
         ok, inter, na, nb, longest, shared_chars = _evidence_in_chunks(
             places, csr_row, ra, rb, lv, view, common, frequent, np.asarray(files.fp_count)[rep_rows], memory, cancel,
-            report, bound,
+            report,
         )
         # The scores leave common text out too (``evidence``), except where the full sets scored.
         re_ = ok & ~full
@@ -871,8 +862,6 @@ def compute_pair_arrays(
         if report:
             report("passages", int(ra.size), int(ra.size))
         keep = by_share | ((params.min_passage > 0) & (longest >= params.min_passage))
-        if groups_at is not None:  # less the pairs the bound left out (``inter`` -1): under ``groups_at``
-            keep &= inter >= 0
         ra, rb, r, ca, cb, dist, longest, shared_chars = (
             x[keep] for x in (ra, rb, r, ca, cb, dist, longest, shared_chars)
         )
@@ -909,16 +898,13 @@ EVIDENCE_BYTES = 64
 def _evidence_in_chunks(
     places: PlacesLoader, csr_row: np.ndarray, ra: np.ndarray, rb: np.ndarray, lv: np.ndarray, view: int,
     common: np.ndarray, frequent: np.ndarray, set_size: np.ndarray, memory: int | None, cancel: CancelToken | None,
-    report: Callable[[str, int, int], None] | None, bound: _GroupsBound | None = None,
+    report: Callable[[str, int, int], None] | None,
 ) -> tuple[np.ndarray, ...]:
     """The evidence (``evidence.pair_evidence`` with common text) of the pairs of positions ``ra``,
     ``rb`` (weighed at level ``lv``), their files' stored sets read by ``places`` (``csr_row``: the
     handle of each position) in chunks holding at most half of ``memory`` bytes of them (``set_size``:
     values per position).  Returns (weighed, inter, na, nb, longest, shared) per pair; a pair not weighed
-    (its sets could not be read: the index changed since) has longest and shared -1.
-
-    ``bound``: only what the groups at its threshold need (:class:`_GroupsBound`): a pair that cannot
-    reach it is not weighed, and reads (not weighed, inter -1)."""
+    (its sets could not be read: the index changed since) has longest and shared -1."""
     from simscan.similarity.slices import pair_chunks
 
     m = ra.size
@@ -946,10 +932,6 @@ def _evidence_in_chunks(
         sets, row_of = places(csr_row[need])
         row_a, row_b = row_of[np.searchsorted(need, a)], row_of[np.searchsorted(need, b)]
         has = (row_a >= 0) & (row_b >= 0)
-        if bound is not None:
-            can = bound.can_reach(sets, row_a, row_b, lv[chunk], view, common, frequent, chunk, has)
-            inter[chunk[has & ~can]] = -1
-            has &= can
         at = chunk[has]
         ev = pair_evidence(sets, row_a[has], row_b[has], window_of_level(lv[at]), view, common, frequent,
                            common_text=True)
@@ -961,55 +943,6 @@ def _evidence_in_chunks(
         if report and len(chunks) > 1:
             report("passages", done, m)
     return ok, inter, na, nb, longest, shared
-
-
-@dataclass(frozen=True)
-class _GroupsBound:
-    """What the groups at ``threshold`` need of the pairs' evidence (``compute_pair_arrays``'
-    ``groups_at``).  ``count``: per pair the shared count of the search (-1: weigh it whatever, its
-    scores are the full sets'); ``min_shared``: the fewest values a pair kept by its share shares;
-    ``passages``: a passage can keep a pair too (``min_passage`` > 0).
-
-    A pair's evidence counts each side's counted values (``na``, ``nb``: a file's own, the same in all
-    its pairs at one window, so counted once a file and window) and at most that many and the search's
-    count shared (common text only takes values out), so its best score is at most that of
-    min(count, na, nb) shared: a pair under the threshold by that bound, or sharing too few values
-    to be kept, is not weighed."""
-
-    count: np.ndarray
-    threshold: float
-    min_shared: int
-    passages: bool
-
-    def can_reach(
-        self, sets: StoredSets, row_a: np.ndarray, row_b: np.ndarray, lv: np.ndarray, view: int, common: np.ndarray,
-        frequent: np.ndarray, chunk: np.ndarray, has: np.ndarray,
-    ) -> np.ndarray:
-        """Per pair of a chunk of :func:`_evidence_in_chunks` (rows of ``sets``, -1 where ``has`` is
-        False; ``chunk`` its pairs' indexes), whether its evidence can keep it at the threshold: True
-        where unknown."""
-        can = np.ones(chunk.size, dtype=bool)
-        c = self.count[chunk]
-        test = has & (c >= 0)
-        if not test.any():
-            return can
-        # Each side's counted values, once a (file, window): its evidence against an empty set (a row
-        # added last), which matches nothing.
-        key = np.concatenate((row_a[test], row_b[test])) * LEVEL_COLUMNS + np.concatenate((lv[test], lv[test]))
-        keys, back = np.unique(key, return_inverse=True)
-        rows = keys // LEVEL_COLUMNS
-        with_empty = dataclasses.replace(sets, offsets=np.append(sets.offsets, sets.offsets[-1]),
-                                         is_text=np.append(sets.is_text, False))
-        empty = np.full(rows.size, sets.offsets.size - 1, np.int64)
-        own = pair_evidence(with_empty, rows, empty, window_of_level(keys % LEVEL_COLUMNS), view, common, frequent,
-                            common_text=True).na.astype(np.int64)[back]
-        na, nb = own[: back.size // 2], own[back.size // 2 :]
-        most = np.minimum(c[test], np.minimum(na, nb))
-        r, ca, cb = _scores(most, na.astype(np.float64), nb.astype(np.float64))
-        best = np.maximum(r, np.maximum(ca, cb))
-        # Kept by its share (``min_shared`` values shared) or by a passage (one value at least).
-        can[test] = passes(best, self.threshold) & (most >= (1 if self.passages else max(1, self.min_shared)))
-        return can
 
 
 def concat_pairs(x: PairArrays, y: PairArrays) -> PairArrays:

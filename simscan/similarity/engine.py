@@ -195,10 +195,7 @@ class PairSet:
     best score >= ``floor`` (the requested similarity).  cached: read from the index's results
     cache rather than computed.  stored: computed and written to that cache now.  derived: not
     searched but derived from an earlier set after files left the index (``removal``).  key: the
-    results-cache key of the parameters and reference folders it was found with.  for_groups: found
-    for the groups alone (``find_pair_set(for_groups=True)``): the pairs the full search keeps whose
-    best score is ``floor`` or above, and the copies, as it gives them, but none under ``floor``;
-    never cached.
+    results-cache key of the parameters and reference folders it was found with.
     """
 
     files: Any
@@ -208,7 +205,6 @@ class PairSet:
     derived: bool = False
     key: str = ""
     floor: float = DEFAULT_MIN_SIMILARITY
-    for_groups: bool = False
 
 
 def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArrays:
@@ -267,7 +263,6 @@ def find_pair_set(
     cache: bool = True,
     previous: PairSet | None = None,
     memory: int | None = None,
-    for_groups: bool = False,
 ) -> PairSet:
     """Every pair of indexed files whose best score is >= ``min_similarity`` (percent), as
     columns, with the file table read in the same snapshot.
@@ -289,12 +284,6 @@ def find_pair_set(
     to the same floor and filtered alike: a pair both views find is scored by the view with the
     higher score, which a search at a higher threshold could miss.  The result is the same
     either way (tested).  Raises :class:`Cancelled` when cancelled.
-
-    ``for_groups``: the pairs are for :func:`groups_of_pair_set` at ``min_similarity`` only.  When the
-    cache does not hold them, only what the groups need is computed (``core.compute_pair_arrays``'
-    ``groups_at``: the pairs that cannot reach the threshold are not weighed) and nothing is written
-    to the cache (a :class:`PairSet` ``for_groups``): the same groups in less time (issue 19's cluster
-    case, 20,000 near-copies: see ``benchmarks/groups_clusters.py``).
     """
     key = cache_key(params, reference_roots)
     can_cache = cache and hasattr(index, "generation") and hasattr(index, "cached_results")
@@ -308,7 +297,7 @@ def find_pair_set(
             if got is not None:
                 return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key, floor=min_similarity)
         files = index.files()
-        if previous is not None and previous.key == key and previous.floor <= min_similarity and not for_groups:
+        if previous is not None and previous.key == key and previous.floor <= min_similarity:
             derived = pairs_after_removal(previous.files, previous.pairs, files,
                                           lambda a, b: _same_fingerprints(index, a, b))
             if derived is not None:
@@ -316,7 +305,6 @@ def find_pair_set(
                 return PairSet(files, _filter(derived, min_similarity, params.min_passage), stored=stored, derived=True, key=key,
                                floor=min_similarity)
         identity = _identity(index, files)
-        groups_at = min_similarity if for_groups else None
         if gen is None and hasattr(index, "generation"):
             gen = index.generation()
         report = progress_reporter(progress)
@@ -332,7 +320,7 @@ def find_pair_set(
                 pa = pair_arrays_by_view(
                     files, text, code, min_similarity=floor, params=params, cancel=cancel, report=report,
                     identity=identity, reference_roots=reference_roots,
-                    places=_places_loader(index, files, files.ids, gen), memory=budget, groups_at=groups_at,
+                    places=_places_loader(index, files, files.ids, gen), memory=budget,
                 )
         else:  # another index implementation: every set in memory
             got: list[np.ndarray] = []
@@ -345,11 +333,9 @@ def find_pair_set(
             pa = compute_pair_arrays_by_view(
                 files, ids, offsets, values, consume=True, min_similarity=floor, params=params,
                 cancel=cancel, report=report, identity=identity, reference_roots=reference_roots,
-                spans=spans, places=places, groups_at=groups_at,
+                spans=spans, places=places,
             )
             del ids, offsets, values, spans
-    if for_groups:
-        return PairSet(files, _filter(pa, min_similarity, 0), key=key, floor=min_similarity, for_groups=True)
     stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa))
     return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity)
 
@@ -478,13 +464,10 @@ def find_groups(
     """Groups of similar files (see ``grouping`` for the rules).  Returns [] when cancelled.
     ``cache``, ``params`` and ``memory`` as for :func:`find_pairs`; ``keep``: the keep rules (which file of
     each copy set is kept, the order references are chosen in).  ``empty``: a list that receives
-    the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``).  The pairs
-    come from the results cache when it holds them, else from a search for the groups alone
-    (``find_pair_set(for_groups=True)``: the same groups, nothing cached)."""
+    the paths of the indexed empty files, which groups leave out (``grouping.empty_rows``)."""
     try:
         ps = find_pair_set(index, min_similarity=min_similarity, progress=progress, cancel=cancel,
-                           reference_roots=reference_roots, cache=cache, params=params, memory=memory,
-                           for_groups=True)
+                           reference_roots=reference_roots, cache=cache, params=params, memory=memory)
     except Cancelled:
         return []
     return groups_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots, keep=keep,
