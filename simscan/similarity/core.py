@@ -912,18 +912,22 @@ def _evidence_in_chunks(
     inter, na, nb = (np.zeros(m, np.int64) for _ in range(3))
     longest = np.full(m, -1, np.int32)
     shared = np.full(m, -1, np.int32)
-    if memory is None:
+    # Half the budget: the partitions of the sliced search still wait in the other half.
+    limit = None if memory is None else max(1, memory // 2 // EVIDENCE_BYTES)
+    involved = np.zeros(set_size.size, dtype=bool)
+    involved[ra] = involved[rb] = True
+    if limit is None or int(set_size[involved].sum()) <= limit:
         chunks = [np.arange(m)]
     else:
-        # The chunks follow the positions' order: positions renumbered component by component of the
-        # pairs' graph, a cluster of near-copies is read in one chunk rather than a part of it in each
-        # (20,000 near-copies in clusters of 50 spread over the rows: every file read 3.6 times
-        # before, about once now).  One giant component keeps the positions' own order.
-        order = np.lexsort((np.arange(set_size.size), components(set_size.size, ra, rb)))
+        # The chunks follow the positions' order: positions renumbered cluster by cluster of the pairs'
+        # graph (two rounds of its components: enough for clusters of near-copies, ~0.3 s for 4 M
+        # pairs), a cluster is read in one chunk rather than a part of it in each (20,000 near-copies
+        # in clusters of 50 spread over the rows: every file read 3.6 times before, about once now).
+        # One giant component keeps the positions' own order.
+        order = np.lexsort((np.arange(set_size.size), components(set_size.size, ra, rb, rounds=2)))
         new = np.empty(order.size, np.int64)
         new[order] = np.arange(order.size)
-        # Half the budget: the partitions of the sliced search still wait in the other half.
-        chunks = pair_chunks(new[ra], new[rb], set_size[order], max(1, memory // 2 // EVIDENCE_BYTES))
+        chunks = pair_chunks(new[ra], new[rb], set_size[order], limit)
     done = 0
     for chunk in chunks:
         _check(cancel)
