@@ -25,6 +25,26 @@ def popcount64(x: np.ndarray) -> np.ndarray:
         return ((x * _H01) >> np.uint64(56)).astype(np.int64)
 
 
+def components(n: int, a: np.ndarray, b: np.ndarray, rounds: int | None = None) -> np.ndarray:
+    """Connected-component label (smallest row) of each of n rows given edges a-b.  ``rounds``: stop
+    after that many rounds (each O(edges)), the labels then the smallest row within reach so far: a
+    clique, or a cluster whose rows all pair with a few of them, has its label after one or two."""
+    lab = np.arange(n, dtype=np.int64)
+    if a.size == 0:
+        return lab
+    done = 0
+    while rounds is None or done < rounds:
+        before = lab.copy()
+        m = np.minimum(lab[a], lab[b])
+        np.minimum.at(lab, a, m)
+        np.minimum.at(lab, b, m)
+        lab = lab[lab]  # pointer jumping
+        done += 1
+        if np.array_equal(lab, before):
+            break
+    return lab
+
+
 def run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(starts, lengths) of the runs of equal values of a sorted 1-D array."""
     n = sorted_keys.size

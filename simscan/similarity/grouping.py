@@ -59,25 +59,10 @@ from operator import attrgetter
 
 import numpy as np
 
+from simscan.similarity.arrays import components as _components
 from simscan.similarity.core import PairArrays, file_identity, under_roots
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, member_kind, passes
-
-
-def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Connected-component label (smallest row) of each of n rows given edges a-b."""
-    lab = np.arange(n, dtype=np.int64)
-    if a.size == 0:
-        return lab
-    while True:
-        before = lab.copy()
-        m = np.minimum(lab[a], lab[b])
-        np.minimum.at(lab, a, m)
-        np.minimum.at(lab, b, m)
-        lab = lab[lab]  # pointer jumping
-        if np.array_equal(lab, before):
-            return lab
-
 
 #: A member is moved to another reference to give that one a group only when it keeps at least this
 #: share of its percentage (two excerpts of one source: 100 % -> 86 % is moved; a 50 % member is not

@@ -306,25 +306,73 @@ fn chain(matches: &mut [Match], rule: &Rule, ev: &mut Evidence) {
     }
 }
 
-/// [`flags`] of `values` in `set`, on up to `threads` threads.
+/// [`flags`] of `values` in `set`, on up to `threads` threads, through a [`LowBits`] filter (most
+/// values are in no set: one bit read says so, where a binary search of a large set misses the cache
+/// at each step).
 fn flags_on_threads(values: &[u64], set: &[u64], threads: usize) -> Vec<bool> {
     if set.is_empty() {
         return vec![false; values.len()];
     }
-    if threads == 1 || values.len() < 1 << 16 {
-        return flags(values, set);
+    let filter = LowBits::of(set);
+    let one = |part: &[u64]| -> Vec<bool> {
+        part.iter()
+            .map(|&v| filter.may_hold(v) && holds(set, v))
+            .collect()
+    };
+    on_threads(
+        values,
+        if values.len() < 1 << 16 { 1 } else { threads },
+        one,
+    )
+}
+
+/// `work` of `items` in contiguous shares on up to `threads` threads, the results in the items'
+/// order (one thread when `threads` is 1 or there are few items).
+fn on_threads<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(&[T]) -> Vec<R> + Sync,
+) -> Vec<R> {
+    if threads <= 1 || items.len() < 256 {
+        return work(items);
     }
-    let share = values.len().div_ceil(threads);
+    let share = items.len().div_ceil(threads);
+    let work = &work;
     std::thread::scope(|s| {
-        let parts: Vec<_> = values
+        let parts: Vec<_> = items
             .chunks(share)
-            .map(|part| s.spawn(move || flags(part, set)))
+            .map(|part| s.spawn(move || work(part)))
             .collect();
         parts
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
+}
+
+/// The low [`LowBits::BITS`] bits of every value of a set, as a bit table (128 KiB): a value whose
+/// low bits are not there is not in the set (stored values are hashes: their low bits are uniform).
+struct LowBits {
+    table: Vec<u64>,
+}
+
+impl LowBits {
+    const BITS: u32 = 20;
+
+    fn of(set: &[u64]) -> Self {
+        let mut table = vec![0u64; 1 << (Self::BITS - 6)];
+        for &v in set {
+            let k = (v & ((1 << Self::BITS) - 1)) as usize;
+            table[k >> 6] |= 1 << (k & 63);
+        }
+        LowBits { table }
+    }
+
+    #[inline]
+    fn may_hold(&self, v: u64) -> bool {
+        let k = (v & ((1 << Self::BITS) - 1)) as usize;
+        (self.table[k >> 6] >> (k & 63)) & 1 == 1
+    }
 }
 
 /// Length of the union of half-open ranges.
@@ -420,13 +468,59 @@ pub fn evidence_of_pairs(
             frequent: is_frequent.get(at)?,
         })
     };
-    // Jobs come sorted by their first file: the values that count in it are kept from one job to
-    // the next while the file and the window stay the same.
+    // Which values count in each file at each window its pairs are weighed at, once for all the pairs
+    // (a file takes part in many pairs; its common text is found once): per window, a flag per stored
+    // value, set for the files weighed at that window.
+    let mut windows: Vec<u8> = Vec::new();
+    for j in jobs {
+        if !windows.contains(&j.w) {
+            windows.push(j.w);
+        }
+    }
+    let n_rows = sets.offsets.len().saturating_sub(1);
+    let mut masks: Vec<Vec<bool>> = Vec::with_capacity(windows.len());
+    for &w in &windows {
+        let mut need = vec![false; n_rows];
+        for j in jobs.iter().filter(|j| j.w == w) {
+            for r in [j.a, j.b] {
+                if let Some(x) = need.get_mut(r) {
+                    *x = true;
+                }
+            }
+        }
+        let rows: Vec<usize> = (0..n_rows).filter(|&r| need[r]).collect();
+        let rule = Rule {
+            w,
+            view: batch.view,
+            gap: 0,
+            drift: 0,
+            passages: false,
+            common_text: batch.common_text,
+        };
+        let count = |part: &[usize]| -> Vec<(usize, Vec<bool>)> {
+            part.iter()
+                .filter_map(|&r| Some((r, counted(&sets.row(r)?, &rule, flags_of(r)?.common))))
+                .collect()
+        };
+        let got = on_threads(&rows, threads, count);
+        let mut flat = vec![false; sets.values.len()];
+        for (r, m) in got {
+            if let Some(dst) = sets.range(r).and_then(|at| flat.get_mut(at)) {
+                if dst.len() == m.len() {
+                    dst.copy_from_slice(&m);
+                }
+            }
+        }
+        masks.push(flat);
+    }
+    let mask = |r: usize, w: u8| -> Option<&[bool]> {
+        let k = windows.iter().position(|&x| x == w)?;
+        masks[k].get(sets.range(r)?)
+    };
     let run = |part: &[PairJob]| -> Vec<Option<Evidence>> {
-        let mut last: Option<(usize, u8, Vec<bool>)> = None;
-        let mut one = |job: &PairJob| -> Option<Evidence> {
+        let one = |job: &PairJob| -> Option<Evidence> {
             let (a, b) = (sets.row(job.a)?, sets.row(job.b)?);
-            let (fa, fb) = (flags_of(job.a)?, flags_of(job.b)?);
+            let fa = flags_of(job.a)?;
             let rule = Rule {
                 w: job.w,
                 view: batch.view,
@@ -435,29 +529,12 @@ pub fn evidence_of_pairs(
                 passages: batch.passages,
                 common_text: batch.common_text,
             };
-            if !matches!(&last, Some((r, w, _)) if *r == job.a && *w == job.w) {
-                last = Some((job.a, job.w, counted(&a, &rule, fa.common)));
-            }
-            let ma = last.as_ref().map(|l| &l.2[..])?;
-            let mb = counted(&b, &rule, fb.common);
-            Some(flagged_evidence(&a, &fa, ma, &b, &mb, &rule))
+            let (ma, mb) = (mask(job.a, job.w)?, mask(job.b, job.w)?);
+            Some(flagged_evidence(&a, &fa, ma, &b, mb, &rule))
         };
-        part.iter().map(&mut one).collect()
+        part.iter().map(one).collect()
     };
-    if threads == 1 || jobs.len() < 256 {
-        return run(jobs);
-    }
-    let share = jobs.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = jobs
-            .chunks(share)
-            .map(|part| s.spawn(move || run(part)))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    on_threads(jobs, threads, run)
 }
 
 #[cfg(test)]
@@ -567,6 +644,105 @@ mod tests {
                         counts_slow(&a, &b, &rule, &common)
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_weighs_each_pair_as_alone() {
+        // Files drawn from one pool of values at random places and spans (some common, some common
+        // coarse anchors: common text), weighed in one batch at several windows, on 1 and 3 threads.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let pool: Vec<u64> = (0..60).map(|_| next() >> 2).collect();
+        let files: Vec<Owned> = (0..260)
+            .map(|_| {
+                let mut items: Vec<(u64, u8, u32)> = Vec::new();
+                for &v in &pool {
+                    let r = next();
+                    if r % 3 != 0 {
+                        items.push((v, (r >> 8) as u8 % 80, (r >> 20) as u32 % 400));
+                    }
+                }
+                Owned::new(items)
+            })
+            .collect();
+        let mut common: Vec<u64> = pool.iter().copied().filter(|v| v % 5 == 0).collect();
+        common.sort_unstable();
+        let mut frequent: Vec<u64> = pool.iter().copied().filter(|v| v % 7 == 0).collect();
+        frequent.sort_unstable();
+        let mut offsets = vec![0i64];
+        let (mut values, mut d, mut unit, mut char, mut chars) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for f in &files {
+            values.extend(&f.values);
+            d.extend(&f.d);
+            unit.extend(&f.unit);
+            char.extend(&f.char);
+            chars.extend(&f.chars);
+            offsets.push(values.len() as i64);
+        }
+        let is_text = vec![true; files.len()];
+        let sets = StoredSets {
+            offsets: &offsets,
+            values: &values,
+            d: &d,
+            unit: &unit,
+            char: &char,
+            chars: &chars,
+            is_text: &is_text,
+        };
+        // Every file in a few pairs (with itself too), enough of both to be shared among threads.
+        let mut jobs = Vec::new();
+        for a in 0..files.len() {
+            for k in 0..3 {
+                let b = (a * 7 + k * 31) % files.len();
+                jobs.push(PairJob {
+                    a,
+                    b,
+                    w: [4u8, 14, 64][(a + k) % 3],
+                });
+            }
+        }
+        let common_text = Some(CommonText {
+            coarse: 40,
+            span: 150,
+        });
+        for threads in [1, 3] {
+            let batch = BatchRule {
+                view: 0,
+                gap_per_w: 2,
+                drift: 12,
+                passages: false,
+                common_text,
+            };
+            let got = evidence_of_pairs(&sets, &jobs, &batch, &common, &frequent, threads);
+            for (job, ev) in jobs.iter().zip(got) {
+                let rule = Rule {
+                    w: job.w,
+                    view: 0,
+                    gap: 2 * job.w as u32,
+                    drift: 12,
+                    passages: false,
+                    common_text,
+                };
+                let want = evidence(
+                    &files[job.a].set(),
+                    &files[job.b].set(),
+                    &common,
+                    &frequent,
+                    &rule,
+                );
+                let ev = ev.expect("rows in range");
+                assert_eq!(
+                    (ev.inter, ev.na, ev.nb, ev.longest, ev.shared),
+                    (want.inter, want.na, want.nb, want.longest, want.shared)
+                );
             }
         }
     }
