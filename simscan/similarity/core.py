@@ -125,9 +125,13 @@ class SimilarityParams:
     heavy 0.860 vs 0.850) but lets one posting list make 20,000 pairs instead of 1,225.
     pair_budget: most (file, file) incidences the posting lists may generate (each list of d
     files makes d(d-1)/2).  When the lists under the cut-off would exceed it, the cut-off is
-    lowered until they fit (``budget_cutoff``), so time and memory stay bounded on any data:
-    2^23 incidences take a few seconds and ~0.3 GB of pair keys at most.  Real collections stay far
-    below it (100 k synthetic files: ~0.1 M).
+    lowered until they fit (``budget_cutoff``), so time and memory stay bounded on any data.
+    2^25: 1,000,000 files of the scan benchmark's mix (``similarity_scale.py --scale 4``; 15 % edited
+    versions) make ~21 M incidences under the cut-off, runs of two files alone 13.6 M: at 2^23 the
+    cut-off fell to 2 (a value three versions share counted nowhere) and the search listed 218,507
+    pairs in 53 s, 744 MB; at 2^25 it is not lowered: 294,569 pairs in 45 s, 741 MB (2^27: the same
+    pairs, 37 s, 712 MB).  The bound's worst case, 50,000
+    files sharing ~1 M mid-frequency values (~10 M incidences): 340 MB peak at 2^23, 424 MB at 2^25.
     code_view: also score program sources on their code view (``views``; a pair keeps the
     better view).  Off, only their text counts: a copy with renamed identifiers scores lower,
     and sources that merely share a shape (e.g. classes of getters and setters) are not paired
@@ -142,7 +146,7 @@ class SimilarityParams:
     contained_ratio: float = 1.5
     contained_min: float = 50.0
     min_shared: int = 2
-    pair_budget: int = 1 << 23
+    pair_budget: int = 1 << 25
     code_view: bool = True
     ignore_values: bytes = b""
     min_passage: int = DEFAULT_MIN_PASSAGE
