@@ -162,7 +162,8 @@ _CODE_MODULES = (
     "simscan.fingerprint", "simscan.fingerprint.rolling", "simscan.fingerprint.views", "simscan.index.results",
     "simscan.index.store", "simscan.similarity.arrays", "simscan.similarity.core", "simscan.similarity.engine",
     "simscan.similarity.levels", "simscan.similarity.removal", "simscan.similarity.simhash_tables",
-    "simscan.similarity.views", "simscan.similarity.evidence",
+    "simscan.similarity.views", "simscan.similarity.evidence", "simscan.similarity.slices", "simscan.columns",
+    "simscan._native",  # (the compiled core: its counting and evidence decide the pairs too)
 )
 
 
