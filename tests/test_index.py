@@ -151,6 +151,26 @@ def test_a_passage_of_177_units_is_always_found_by_the_inverted_index(tmp_path: 
         assert by_sample < 50
 
 
+def test_a_query_finds_short_files_that_lie_wholly_in_it(tmp_path: Path):
+    """A file shorter than the guarantee's 177 units posts its rightmost minimum (its whole text is
+    the stretch: span 128), which inside a longer query has a smaller span: a query of a few hundred
+    values looks every value up, so each such file is found (the span rule alone missed ~6 %)."""
+    from simscan.similarity.engine import query_fingerprints
+
+    rng = np.random.default_rng(100)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    texts = ["".join(rng.choice(letters, 100)) for _ in range(40)]
+    recs = [FileRecord.from_fingerprints(b"/data/s%02d.txt" % i, 1, 10 + i, 1, fingerprint_bytes(t.encode()))
+            for i, t in enumerate(texts)]
+    with Index.open(tmp_path / "i.db") as ix:
+        ids = ix.write_files(recs).tolist()
+        for i, t in enumerate(texts):
+            at = int(rng.integers(0, 500))
+            q = "".join(rng.choice(letters, at)) + t + "".join(rng.choice(letters, 500 - at))
+            got = query_fingerprints(ix, fingerprint_bytes(q.encode()), "/q.txt", min_similarity=0)
+            assert ids[i] in [p.b_id for p in got], (i, at)
+
+
 def test_an_index_of_the_sample_alone_is_posted_again_by_a_writable_open(tmp_path: Path):
     """An index whose postings an earlier simscan wrote (the 1-in-8 sample alone, ``posting_shift`` 3)
     is read by that rule while opened read-only, and posted again by the current rule by the next
