@@ -18,6 +18,7 @@ from simscan.index import (
     FileRecord,
     Index,
     IndexCorrupt,
+    IndexDamaged,
     IndexLocked,
     IndexUnavailable,
     NotAnIndex,
@@ -171,10 +172,11 @@ def test_a_query_finds_short_files_that_lie_wholly_in_it(tmp_path: Path):
             assert ids[i] in [p.b_id for p in got], (i, at)
 
 
-def test_an_index_of_the_sample_alone_is_posted_again_by_a_writable_open(tmp_path: Path):
+def test_an_index_of_the_sample_alone_is_brought_to_the_current_rule(tmp_path: Path):
     """An index whose postings an earlier simscan wrote (the 1-in-8 sample alone, ``posting_shift`` 3)
-    is read by that rule while opened read-only, and posted again by the current rule by the next
-    writable open (a scan)."""
+    is read by that rule until ``upgrade_postings`` (a scan's posting phase) has added every text's
+    values of span 128; a writable open alone changes nothing.  The current rule is recorded so that
+    an older simscan looks every value up (``posting_shift`` 0) and a damaged record is rebuilt."""
     from simscan.index import checks
     from simscan.index.postings import DEFAULT_RULE, DEFAULT_SHIFT
 
@@ -184,21 +186,42 @@ def test_an_index_of_the_sample_alone_is_posted_again_by_a_writable_open(tmp_pat
         ids = ix.write_files(recs)
         by_id = dict(zip(ids.tolist(), recs))
         assert ix.posting_shift == DEFAULT_RULE and _stored_postings(ix) == _brute_postings(by_id)
-    with sqlite3.connect(p) as c:  # as an earlier simscan left it
+    with sqlite3.connect(p) as c:
+        assert checks.meta_get(c, "posting_shift") == "0" and checks.meta_get(c, "posting_rule") == str(DEFAULT_RULE)
+        # as an earlier simscan left it
         c.execute("DELETE FROM postings")
         c.executemany("INSERT INTO postings(fp, file_id) VALUES (?, ?)", [
             (int(np.uint64(v).view(np.int64)), fid) for v, fid in _brute_postings(by_id) if sampled(v)])
         checks.meta_set(c, "posting_shift", DEFAULT_SHIFT, True)
+    sample = _stored_postings_at(p)
     q = recs[4]
     spans = FingerprintMeta.from_blob(q.meta, q.fps.size).d
-    with Index.open(p, readonly=True) as ix:
-        assert ix.posting_shift == DEFAULT_SHIFT
-        assert int(ix.posted_mask(q.fps, spans).sum()) == sum(sampled(v) for v in q.fps.tolist())
-        _v, f = ix.files_with_fingerprints(q.fps, spans)
-        assert int(ids[4]) in f.tolist()
+    for readonly in (True, False):
+        with Index.open(p, readonly=readonly) as ix:
+            assert ix.posting_shift == DEFAULT_SHIFT
+            assert int(ix.posted_mask(q.fps, spans).sum()) == sum(sampled(v) for v in q.fps.tolist())
+            assert int(ids[4]) in ix.files_with_fingerprints(q.fps, spans)[1].tolist()
+    assert _stored_postings_at(p) == sample
+    seen = []
     with Index.open(p) as ix:
+        assert ix.upgrade_postings(on_progress=lambda d, t: seen.append((d, t))) == 12 and seen[-1] == (12, 12)
+        assert ix.posting_shift == DEFAULT_RULE and ix.upgrade_postings() == 0
+        assert _stored_postings(ix) == _brute_postings(by_id)
+    with Index.open(p, readonly=True) as ix:
         assert ix.posting_shift == DEFAULT_RULE
-        assert _stored_postings(ix) == _brute_postings(by_id) and ix.pending_postings() == 0
+    # The rule's second setting lost (a repair drops a damaged row): the postings are made again.
+    with sqlite3.connect(p) as c:
+        c.execute("DELETE FROM meta WHERE key = 'posting_rule'")
+        c.execute("DELETE FROM postings WHERE file_id = ?", (int(ids[0]),))
+    with pytest.raises(IndexDamaged), Index.open(p, readonly=True) as ix:
+        ix.files_with_fingerprints(q.fps, spans)
+    with Index.open(p) as ix:
+        assert ix.posting_shift == DEFAULT_RULE and _stored_postings(ix) == _brute_postings(by_id)
+
+
+def _stored_postings_at(p: Path) -> set[tuple[int, int]]:
+    with Index.open(p, readonly=True) as ix:
+        return _stored_postings(ix)
 
 
 def test_replace_and_remove_keep_postings_exact(tmp_path: Path):

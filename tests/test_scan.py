@@ -422,6 +422,38 @@ def test_postings_follow_the_scanned_content(tmp_path: Path):
         assert {rows[os.fsencode(paths[0])]["id"], rows[os.fsencode(paths[1])]["id"]} <= set(f.tolist())
 
 
+def test_a_scan_brings_postings_of_the_earlier_rule_to_the_current_one(tmp_path: Path, capsys):
+    """An index an older simscan posted (the value sample alone) is updated by the next scan's posting
+    phase, even when nothing changed, with its progress; after it, the postings are exactly the rule's."""
+    from simscan.index.postings import DEFAULT_RULE, DEFAULT_SHIFT, posted_mask
+
+    root = tmp_path / "t"
+    make_tree(root, 12, binary_every=5)
+    idx = tmp_path / "i.db"
+    scan(root, idx)
+    with sqlite3.connect(idx) as c:
+        rows = c.execute("SELECT fp, file_id FROM postings").fetchall()
+        c.execute("DELETE FROM postings")
+        keep = [(v, f) for v, f in rows if posted_mask(np.array([v], np.int64).view(np.uint64), DEFAULT_SHIFT)[0]]
+        assert 0 < len(keep) < len(rows)
+        c.executemany("INSERT INTO postings(fp, file_id) VALUES (?, ?)", keep)
+        meta_set(c, "posting_shift", DEFAULT_SHIFT)
+    from simscan.cli import main
+
+    some = next(p for p in sorted(root.rglob("*")) if p.is_file())
+    main(["query", str(some), "--index", str(idx)])
+    assert "older simscan made this index's inverted index" in capsys.readouterr().err
+    seen = []
+    r = run_scan(ScanRequest(roots=[root], index_path=idx), progress=seen.append)
+    assert r.files_read == 0 and not r.cancelled
+    assert any(p.phase == "write" and "inverted index" in (p.message or "") for p in seen)
+    assert_postings_exact(idx)
+    with Index.open(idx, readonly=True) as ix:
+        assert ix.posting_shift == DEFAULT_RULE
+    main(["query", str(some), "--index", str(idx)])
+    assert "older simscan" not in capsys.readouterr().err
+
+
 def test_concurrent_reader_while_scanning(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(scanner, "COMMIT_FILES", 20)
     monkeypatch.setattr(scanner, "BATCH_FILES", 20)

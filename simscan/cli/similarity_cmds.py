@@ -533,10 +533,14 @@ def _add_keep_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_query(args: argparse.Namespace) -> int:
     from simscan.cli.common import open_index_from_args
+    from simscan.index.postings import DEFAULT_RULE
 
     with open_index_from_args(args, readonly=True) as index:
         pairs, failed = query_files(args, index)
         _warn_incomplete(index)
+        if getattr(index, "posting_shift", DEFAULT_RULE) != DEFAULT_RULE:
+            print("simscan: note: an older simscan made this index's inverted index, which finds a shared passage "
+                  "only by chance; the next `simscan scan` updates it (once).", file=sys.stderr)
     return print_query(args, pairs, failed)
 
 

@@ -230,8 +230,9 @@ class StoreIndex:
     """What ``similarity.engine.query_fingerprints`` reads of an index, from a store: the file
     rows (read once, here), the stored sets of the candidates (their blobs), and the holders of
     values (looked up in the partitions on the cluster).  As the local inverted index,
-    :meth:`files_with_fingerprints` finds the holders of the posted values only (the same
-    sample: ``index.postings``), and :meth:`holders` of every value (a short file's query)."""
+    :meth:`files_with_fingerprints` finds the holders that posted the values (``index.postings``:
+    the sample, and a text's values of span 128, by each holder's own span), and :meth:`holders`
+    every holder of every value (a short file's query)."""
 
     def __init__(self, client: Any, store: Store) -> None:
         check_current(store)
@@ -251,13 +252,24 @@ class StoreIndex:
         self, values: np.ndarray, spans: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         v = np.asarray(values, np.uint64)
-        return self.holders(v[posted_mask(v, spans=spans)])
+        vals, fids, d = self._holders(v[posted_mask(v, spans=spans)])
+        # Those a local index would have posted (the posting rule, by each holder's own span), so that
+        # a query finds the files it finds locally.
+        hit, at = tasks.positions(self._table.ids, fids)
+        text = hit & np.asarray(self._table.is_text, bool)[at]
+        keep = posted_mask(vals, spans=np.where(text, d, 0).astype(np.uint8))
+        return vals[keep], fids[keep]
 
     def holders(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(values, file ids) of every live file holding one of ``values``, sorted by value then id."""
+        vals, fids, _d = self._holders(values)
+        return vals, fids
+
+    def _holders(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`holders` with each row's span."""
         v = np.unique(np.asarray(values, np.uint64))
         if v.size == 0:
-            return v, np.zeros(0, np.int64)
+            return v, np.zeros(0, np.int64), np.zeros(0, np.uint8)
         part = partition_of(v, self.store.manifest.partitions)
         if self._live is None:
             self._live = self.client.scatter(self._table.ids, broadcast=True, hash=False)
@@ -269,8 +281,9 @@ class StoreIndex:
         got = self.client.gather(futures)
         vals = np.concatenate([g[0] for g in got]) if got else np.zeros(0, np.uint64)
         fids = np.concatenate([g[1] for g in got]) if got else np.zeros(0, np.int64)
+        d = np.concatenate([g[2] for g in got]) if got else np.zeros(0, np.uint8)
         order = np.lexsort((fids, vals))
-        return vals[order], fids[order]
+        return vals[order], fids[order], d[order]
 
     def fingerprints(self, file_ids: np.ndarray, kind: str = "all") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if kind != "all":

@@ -365,18 +365,19 @@ def merge_counts(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.n
 
 
 # ------------------------------------------------------------------ query
-def lookup(files: list[str], values: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, file ids) of the rows of one partition (``files``) whose value is in ``values``
+def lookup(files: list[str], values: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, file ids, spans) of the rows of one partition (``files``) whose value is in ``values``
     (sorted) and whose file is in ``live`` (sorted ids)."""
     import pyarrow.compute as pc
 
     want = pc.field("value").isin(pa.array(values, pa.uint64()))  # (row groups without them are not read)
-    vs, fs = [], []
+    vs, fs, ds = [], [], []
     for path in files:
-        t = pq.read_table(path, columns=["value", "file_id"], filters=want)
+        t = pq.read_table(path, columns=["value", "file_id", "d"], filters=want)
         t = t.filter(pc.is_in(t.column("file_id"), value_set=pa.array(live, pa.int64())))
         vs.append(t.column("value").to_numpy())
         fs.append(t.column("file_id").to_numpy())
+        ds.append(t.column("d").to_numpy())
     if not vs:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    return np.concatenate(vs), np.concatenate(fs)
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.uint8)
+    return np.concatenate(vs), np.concatenate(fs), np.concatenate(ds)

@@ -34,9 +34,10 @@ of which reach 128, so it posts ~4x as many values as the sample alone (measured
 evaluation corpus, 2.4x on a Python tree with its binaries, whose values keep the sample only, as
 their spans are all 128 by definition).
 
-The rule is stored in ``meta.posting_shift`` (the shift, plus :data:`SPANS` when spans post too); an
-index built with another rule has its postings rebuilt on the next writable open, and a read-only
-open looks values up by the rule its postings were written with.
+The rule is recorded in ``meta`` (``store._read_rule``: ``posting_shift`` 3 is the earlier rule, the
+sample alone; ``posting_shift`` 0 with ``posting_rule`` 259 is this one).  An index of the earlier
+rule is read by it until a scan adds the span values (``Index.upgrade_postings``); any other record
+has its postings rebuilt on the next writable open.
 """
 
 from __future__ import annotations

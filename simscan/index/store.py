@@ -570,9 +570,9 @@ class Index:
         if not self.readonly:
             self._check_posting_shift()  # (rebuilds the inverted index when the setting is damaged)
         try:
-            shift = meta_get(c, "posting_shift", self.checked)
-            if shift is not None:
-                self.posting_shift = int(shift)
+            rule = _read_rule(c, self.checked)
+            if rule is not None:
+                self.posting_shift = rule
         except Mismatch as e:
             self._shift_damage = e  # only the inverted index's lookups need it: they raise it
 
@@ -679,20 +679,57 @@ class Index:
         want = _postings.DEFAULT_RULE
         c = self._conn
         try:
-            have = meta_get(c, "posting_shift", self.checked)
+            have = _read_rule(c, self.checked)
             damaged_row = False
         except Mismatch:
             have, damaged_row = None, True  # derived data: the postings are rebuilt, as for another shift
-        if have is not None and int(have) == want:
+        if have == want:
+            return
+        if have == _postings.DEFAULT_SHIFT:
+            # The earlier rule (the sample alone): the current one adds to it, which a scan's
+            # posting phase does with its progress (``upgrade_postings``); until then it is read so.
+            self.posting_shift = have
             return
         with self.atomic():
             if have is not None or damaged_row:
                 # Postings are derived data: rebuild them from the stored fingerprints.
                 c.execute("DELETE FROM postings")
                 c.execute("INSERT OR IGNORE INTO unposted(file_id) SELECT file_id FROM fingerprints")
-            meta_set(c, "posting_shift", want, self.checked)
+            _write_rule(c, self.checked)
         self.posting_shift = want
         self.post_pending()
+
+    @_sql_errors
+    def upgrade_postings(self, on_progress: Callable[[int, int], None] | None = None) -> int:
+        """Bring an inverted index of the earlier posting rule (the 1-in-8 sample alone) to the current
+        one by adding each text file's values of span 128 (``postings``), 4,096 files a transaction;
+        the rule is recorded once every file has them, so readers meanwhile look up by the earlier
+        rule (a posting more is never wrong under it).  Stopped part way (``on_progress`` may raise),
+        the next call adds them again (``INSERT OR IGNORE``).  Returns the number of files gone through
+        (0 when there was nothing to do)."""
+        if self.posting_shift != _postings.DEFAULT_SHIFT:
+            return 0
+        c = self._conn
+        ids = [r[0] for r in c.execute("SELECT file_id FROM fingerprints ORDER BY file_id")]
+        for s in range(0, len(ids), 4096):
+            chunk = ids[s : s + 4096]
+            with self.atomic():
+                rows = c.execute(_POSTING_ROWS + f" WHERE f.file_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+                try:
+                    _verify_blobs([r[:4] for r in rows])
+                    spans = self._row_spans(rows)
+                except Mismatch as e:
+                    raise _damage_found(self.path, e) from e
+                arrays = [np.frombuffer(r[2], "<u8") for r in rows]
+                fp, owner = self._posted_pairs([r[0] for r in rows], arrays, spans, _postings.DEFAULT_RULE)
+                new = ~_postings.posted_mask(fp.view(np.uint64), _postings.DEFAULT_SHIFT)  # (the sample is there)
+                self._insert_pairs(fp[new], owner[new])
+            if on_progress is not None:
+                on_progress(s + len(chunk), len(ids))
+        with self.atomic():
+            _write_rule(c, self.checked)
+        self.posting_shift = _postings.DEFAULT_RULE
+        return len(ids)
 
     def close(self) -> None:
         self.release_scan_lock()
@@ -993,9 +1030,10 @@ class Index:
 
     def _posted_pairs(
         self, ids: Sequence[int], arrays: list[np.ndarray], spans: Sequence[np.ndarray | None],
+        rule: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The posted (fp as int64, file id) pairs of these files' fingerprint arrays (``spans``: as
-        :meth:`posted_pairs` takes them)."""
+        :meth:`posted_pairs` takes them) under ``rule`` (None: the index's)."""
         lens = np.fromiter((a.size for a in arrays), np.int64, len(arrays))
         if not arrays or int(lens.sum()) == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -1004,7 +1042,7 @@ class Index:
         if any(d is not None for d in spans):
             # A binary file's spans (all 128) post nothing more: zeros stand for them.
             alld = np.concatenate([np.zeros(a.size, np.uint8) if d is None else d for a, d in zip(arrays, spans)])
-        m = _postings.posted_mask(allv, self.posting_shift, alld)
+        m = _postings.posted_mask(allv, self.posting_shift if rule is None else rule, alld)
         return allv[m].view(np.int64), np.repeat(np.asarray(ids, np.int64), lens)[m]
 
     def _insert_postings(
@@ -1047,7 +1085,7 @@ class Index:
         c = self._conn
         total = self.pending_postings()
         done = 0
-        fetch = max(1, min(4096, max_values // 100))  # a file has ~25 postings: stay near max_values
+        fetch = max(1, min(4096, max_values // 100))  # (postings a file: ~25 by the sample, ~90 by the rule)
         while True:
             with self.atomic():
                 ids: list[int] = []
@@ -2067,6 +2105,28 @@ def _u32_at(half: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = half[idx].astype(np.uint32)
     out |= half[idx + 1].astype(np.uint32) << 16
     return out
+
+
+def _read_rule(c: sqlite3.Connection, checked: bool) -> int | None:
+    """The posting rule the inverted index was written by (None: not recorded).  The current rule is
+    recorded as ``posting_shift`` 0 and ``posting_rule`` (an older simscan, which knows the first
+    only, then looks every value up: right, as every posted value is found so; and a writable open of
+    it posts the sample again, which leaves ``posting_shift`` 3: the earlier rule, read so here)."""
+    shift = meta_get(c, "posting_shift", checked)
+    if shift is None:
+        return None
+    if int(shift) == 0:  # (never written by itself: an older simscan's shift is 3)
+        rule = meta_get(c, "posting_rule", checked)
+        if rule is None or int(rule) != _postings.DEFAULT_RULE:
+            raise Mismatch("the setting 'posting_rule' of the index is missing or unknown")
+        return int(rule)
+    return int(shift)
+
+
+def _write_rule(c: sqlite3.Connection, checked: bool) -> None:
+    """Record that the inverted index follows the current posting rule (see :func:`_read_rule`)."""
+    meta_set(c, "posting_shift", 0, checked)
+    meta_set(c, "posting_rule", _postings.DEFAULT_RULE, checked)
 
 
 def posting_spans(record: FileRecord) -> np.ndarray | None:

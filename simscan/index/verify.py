@@ -285,7 +285,7 @@ def repair(index: Any, rep: CheckReport) -> list[tuple[bytes, str]]:
         with index.atomic():
             c.execute("DELETE FROM postings")
             c.execute("INSERT OR IGNORE INTO unposted(file_id) SELECT file_id FROM fingerprints")
-        index._check_posting_shift()
+    index._check_posting_shift()  # (and when the rule's second setting, ``posting_rule``, was dropped)
     return gone
 
 

@@ -130,8 +130,10 @@ class SimilarityParams:
     versions) make ~21 M incidences under the cut-off, runs of two files alone 13.6 M: at 2^23 the
     cut-off fell to 2 (a value three versions share counted nowhere) and the search listed 218,507
     pairs in 53 s, 744 MB; at 2^25 it is not lowered: 294,569 pairs in 45 s, 741 MB (2^27: the same
-    pairs, 37 s, 712 MB).  The bound's worst case, 50,000
-    files sharing ~1 M mid-frequency values (~10 M incidences): 340 MB peak at 2^23, 424 MB at 2^25.
+    pairs, 37 s, 712 MB).  A hard case, 50,000 files sharing ~1 M mid-frequency values (~10 M
+    incidences, in memory): 340 MB peak at 2^23, 424 MB at 2^25.  What the bound allows at most:
+    2^25 distinct pairs, 12 bytes each (~0.4 GB, ~1 GB while their batches merge) on data made to
+    reach it.
     code_view: also score program sources on their code view (``views``; a pair keeps the
     better view).  Off, only their text counts: a copy with renamed identifiers scores lower,
     and sources that merely share a shape (e.g. classes of getters and setters) are not paired
@@ -559,7 +561,7 @@ def count_runs(
     above the final cut-off are common, and the entries of the others are counted again with it.  Only
     when the final cut-off falls below the provisional one, or lies above it with entries no longer
     held, does a second pass pair every partition with the final cut-off (the 1,000,000-file benchmark
-    paid 12 s for it: its runs of two files alone exceed the budget, the cut-off falls to 2).
+    paid 12 s for it under the budget of 2^23, when its runs of two files alone exceeded the budget).
     ``provisional``: False pairs up to the cut-off in the first pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)

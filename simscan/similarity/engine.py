@@ -713,7 +713,7 @@ def query_fingerprints(
     the queried file (a_id -1 unless it is indexed).  The document frequencies are counted on the
     files found (a lower bound: a value can be common in the index and not among them);
     ``exact_df`` counts every holder instead, by a pass over every stored set (``compare``: the
-    number ``pairs`` gives while both use the same common cut-off, see ARCHITECTURE; ~2 s a
+    number ``pairs`` gives while both use the same common cut-off, see ARCHITECTURE; ~2.5-3.5 s a
     million files; one pass serves both views).  ``only``: score these indexed files alone, found
     or not by the postings, without looking anything up (``compare``: its other file).
     """
