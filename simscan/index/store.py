@@ -1138,20 +1138,23 @@ class Index:
             # A file still waiting in ``unposted`` may have part of its postings (a posting job stopped
             # half-way by a crash), so its postings are deleted like any other's.
             c.execute(f"DELETE FROM unposted WHERE file_id IN ({marks})", chunk)
-            q = (f"SELECT f.file_id, f.n_rolling, CAST(f.fps AS BLOB), f.chk, CAST(f.spans AS BLOB), fl.is_text"
-                 f" FROM fingerprints f LEFT JOIN files fl ON fl.id = f.file_id WHERE f.file_id IN ({marks})")
-            for fid, n_roll, blob, chk, spans, is_text in c.execute(q, chunk):
+            for fid, n_roll, blob, chk, spans, schk, is_text in c.execute(
+                    _POSTING_ROWS + f" WHERE f.file_id IN ({marks})", chunk):
                 if chk != _checks.fingerprint_check(fid, n_roll, blob):
                     damaged_ids.append(fid)  # its values are unknown: its postings are found by file
                     continue
                 values = np.frombuffer(blob, "<u8")
-                # A binary file posted its sample, a text its values of span 128 too; a text without
-                # its spans (or a file without a row to say which) every value it may have posted
-                # (deleting a pair that is not there costs a seek, nothing more).  Spans damaged since
-                # can leave a posting behind: a candidate more for a query, scored on the stored sets.
-                d = np.frombuffer(spans, np.uint8) if is_text and spans is not None else None
-                if is_text is None or (is_text and (d is None or d.size != values.size)):
+                # A binary file posted its sample, a text its values of span 128 too; a text whose spans
+                # are missing or fail their check (or a file without a row to say which) every value it
+                # may have posted: deleting a pair that is not there costs a seek, nothing more.
+                ok = (is_text and spans is not None and len(spans) == values.size
+                      and (not self.checked or schk == _checks.meta_check(fid, _checks.SPANS, spans)))
+                if ok:
+                    d = np.frombuffer(spans, np.uint8)
+                elif is_text is None or is_text:
                     d = np.full(values.size, _postings.SPAN_POSTED, np.uint8)
+                else:
+                    d = None
                 vals = _postings.posted(values, self.posting_shift, d)
                 rows.extend((v, fid) for v in vals.view(np.int64).tolist())
         if rows:
