@@ -714,14 +714,8 @@ class Index:
         for s in range(0, len(ids), 4096):
             chunk = ids[s : s + 4096]
             with self.atomic():
-                rows = c.execute(_POSTING_ROWS + f" WHERE f.file_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
-                try:
-                    _verify_blobs([r[:4] for r in rows])
-                    spans = self._row_spans(rows)
-                except Mismatch as e:
-                    raise _damage_found(self.path, e) from e
-                arrays = [np.frombuffer(r[2], "<u8") for r in rows]
-                fp, owner = self._posted_pairs([r[0] for r in rows], arrays, spans, _postings.DEFAULT_RULE)
+                got = [self._stored_posted_pairs(part, _postings.DEFAULT_RULE) for part in _chunks(chunk)]
+                fp, owner = (np.concatenate(col) for col in zip(*got))
                 new = ~_postings.posted_mask(fp.view(np.uint64), _postings.DEFAULT_SHIFT)  # (the sample is there)
                 self._insert_pairs(fp[new], owner[new])
             if on_progress is not None:
@@ -1050,6 +1044,17 @@ class Index:
     ) -> None:
         fp, owner = self._posted_pairs(ids, arrays, spans)
         self._insert_pairs(fp, owner)
+
+    def _stored_posted_pairs(self, ids: list[int], rule: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The posted pairs (``_posted_pairs``, under ``rule``; None: the index's) of these files' stored
+        sets, read back after their checks (a failed one raises :class:`IndexDamaged`)."""
+        rows = self._conn.execute(_POSTING_ROWS + f" WHERE f.file_id IN ({','.join('?' * len(ids))})", ids).fetchall()
+        try:
+            _verify_blobs([r[:4] for r in rows])
+            spans = self._row_spans(rows)
+        except Mismatch as e:
+            raise _damage_found(self.path, e) from e
+        return self._posted_pairs([r[0] for r in rows], [np.frombuffer(r[2], "<u8") for r in rows], spans, rule)
 
     def _row_spans(self, rows: Sequence[tuple[Any, ...]]) -> list[np.ndarray | None]:
         """The spans that post (``posted_pairs``) of :data:`_UNPOSTED_ROWS`-shaped rows (file id, rolling
@@ -1952,15 +1957,8 @@ class PostingJob:
         else:
             fps: list[np.ndarray] = []
             owners: list[np.ndarray] = []
-            c = index.connection
             for chunk in _chunks(ids):
-                rows = c.execute(_POSTING_ROWS + f" WHERE f.file_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
-                try:
-                    _verify_blobs([r[:4] for r in rows])
-                    spans = index._row_spans(rows)
-                except Mismatch as e:
-                    raise _damage_found(index.path, e) from e
-                fp, owner = index._posted_pairs([r[0] for r in rows], [np.frombuffer(r[2], "<u8") for r in rows], spans)
+                fp, owner = index._stored_posted_pairs(chunk)
                 fps.append(fp)
                 owners.append(owner)
             fp = np.concatenate(fps) if fps else np.zeros(0, np.int64)
