@@ -649,7 +649,7 @@ def _post_pending(index: Index, reader: _Reader, throttle: Throttle, cancel: Can
 
 def _upgrade_postings(index: Index, throttle: Throttle, cancel: CancelToken) -> bool:
     """An inverted index an older simscan posted (the value sample alone) gets each text's values of
-    span 128 too (``Index.upgrade_postings``: ~30 s a million files, once); returns True when
+    span 128 too (``Index.upgrade_postings``: ~18 s a million files, once); returns True when
     cancelled (the next scan does it again)."""
     msg = "updating the inverted index (once, after an upgrade of simscan)"
 
