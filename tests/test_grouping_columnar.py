@@ -70,7 +70,7 @@ def test_group_pair_arrays_equals_group_pairs_on_find_pairs_output(seed: int) ->
     for threshold in (0.0, 33.3333, 60.0):
         want = reference_group_pairs(pairs, t, min_similarity=threshold, reference_roots=("/ref",))
         ga = group_pair_arrays(table, t, min_similarity=threshold, reference_roots=("/ref",))
-        got = groups_from_arrays(ga, t, lambda k: pairs[k])
+        got = groups_from_arrays(ga, t, lambda ks: [pairs[k] for k in ks.tolist()])
         assert _as_rows(got) == _as_rows(want)
         # The columns themselves say what the objects say.
         for g in want:

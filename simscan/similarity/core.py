@@ -62,7 +62,7 @@ from simscan import _native
 from simscan.columns import ByteColumn, EncodedPaths
 from simscan.fingerprint import DEFAULT_PARAMS as _FP_PARAMS
 from simscan.progress import Cancelled, CancelToken
-from simscan.similarity.arrays import components, intersect_counts, popcount64
+from simscan.similarity.arrays import components, intersect_counts, native_threads, popcount64
 from simscan.similarity.evidence import (
     DEFAULT_MIN_PASSAGE,
     LEVEL_OF_SPAN,
@@ -565,6 +565,7 @@ def count_runs(
     ``provisional``: False pairs up to the cut-off in the first pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)
+    threads = native_threads(nr)  # (the native count makes and sorts a partition's pairs on them)
     rl = np.empty(0, np.uint8) if row_level is None else np.asarray(row_level).astype(np.uint8)
     full = np.zeros(nr * LEVEL_COLUMNS, np.int32)
     hist = np.zeros(cutoff + 2, np.int64)  # run lengths, clipped above the cut-off (common anyway)
@@ -613,6 +614,7 @@ def count_runs(
                 h, com, freq, k, c, m, flen, hr, hd = _native.partition_counts(
                     v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
                     kept if fits else None, pair_limit=limit, pair_cut=pc, hold_entries=held is not None,
+                    threads=threads,
                 )
                 del v, own, lv
                 if first:
@@ -663,7 +665,8 @@ def count_runs(
         # the runs under it back in ``kept`` (the first pass took every held entry out).
         hv, ho, hl = (np.concatenate(col) for col in zip(*held))
         held.clear()
-        k, c = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept)[3:5]
+        k, c = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept,
+                                        threads=threads)[3:5]
         del hv, ho, hl
         if k.size:
             key_parts.append(k)
@@ -1060,6 +1063,11 @@ def _evidence_in_chunks(
         if report and len(chunks) > 1:
             report("passages", done, m)
     return ok, inter, na, nb, longest, shared
+
+
+def take_pairs(pa: PairArrays, sel: np.ndarray) -> PairArrays:
+    """The pairs ``sel`` (positions or a mask) of ``pa``, in that order."""
+    return PairArrays(*(getattr(pa, f)[sel] for f in PairArrays.__slots__))
 
 
 def concat_pairs(x: PairArrays, y: PairArrays) -> PairArrays:

@@ -32,8 +32,9 @@ from simscan.similarity.core import (
     SimilarityParams,
     expand_copy_pairs,
     ignore_values,
-    passage_value,
+    pairs_from_rounded,
     sorted_rounded,
+    take_pairs,
     to_pairs,
 )
 from simscan.similarity.evidence import PlacesLoader, StoredSets, frequent_cutoff, pair_evidence, window_of_level
@@ -41,7 +42,7 @@ from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_fr
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.removal import pairs_after_removal
 from simscan.similarity.slices import SlicedSets, memory_budget, spilled
-from simscan.similarity.types import KIND_CODE, KINDS, SCORE_DECIMALS, Group, Pair, passes
+from simscan.similarity.types import KIND_CODE, SCORE_DECIMALS, Group, Pair, passes
 from simscan.similarity.views import (
     CODE_MIN_SHARED,
     compute_pair_arrays_by_view,
@@ -216,7 +217,7 @@ def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArra
         keep |= pa.longest >= min_passage
     if keep.all():
         return pa
-    return PairArrays(*(getattr(pa, f)[keep] for f in PairArrays.__slots__))
+    return take_pairs(pa, keep)
 
 
 def _pack_pairs(files: Any, pa: PairArrays) -> dict[str, np.ndarray]:
@@ -486,17 +487,7 @@ def groups_of_pair_set(
                            keep=keep)
     if empty is not None:
         empty.extend(ps.files.paths[r] for r in empty_rows(ps.files).tolist())
-    return groups_from_arrays(ga, ps.files, lambda k: _pair_at(table, ps.files, k))
-
-
-def _pair_at(t: PairArrays, files: Any, k: int) -> Pair:
-    from simscan.similarity.types import VIEWS
-
-    a, b = int(t.a[k]), int(t.b[k])
-    return Pair(int(files.ids[a]), int(files.ids[b]), files.paths[a], files.paths[b], float(t.resemblance[k]),
-                float(t.containment_a[k]), float(t.containment_b[k]), int(t.distance[k]), bool(t.exact[k]),
-                KINDS[int(t.kind[k])], VIEWS[int(t.view[k])], passage_value(int(t.longest[k])),
-                passage_value(int(t.shared[k])))
+    return groups_from_arrays(ga, ps.files, lambda ks: pairs_from_rounded(take_pairs(table, ks), ps.files))
 
 
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"

@@ -283,8 +283,9 @@ def group_rows(
     eb, ep = bst[e], idx[e]
     diff = ua != ub
     ua, ub, eb, ep = ua[diff], ub[diff], eb[diff], ep[diff]
-    src = np.concatenate((ua, ub))
-    dst = np.concatenate((ub, ua))
+    # (int32: half the bytes of ~2 edges a pair, and a faster sort; file tables hold < 2^31 rows)
+    src = np.concatenate((ua, ub)).astype(np.int32)
+    dst = np.concatenate((ub, ua)).astype(np.int32)
     wb = np.concatenate((eb, eb))
     wp = np.concatenate((ep, ep))
     if src.size:
@@ -330,7 +331,12 @@ def group_rows(
     assigned = bytearray(n)
     is_ref = bytearray(n)
     near_ref = [0.0] * n  # a covered unit's best score with a reference so far
-    dst_l, wp_l, wb_l = dst.tolist(), wp.tolist(), wb.tolist()
+
+    def edges_of(s: int, t: int) -> list[tuple[int, float, int]]:
+        """Edges ``s:t`` as (partner unit, score, pair index); read per unit, only for the units
+        the loops below weigh (Python lists of every edge: ~90 MB for 440,000 pairs)."""
+        return list(zip(dst[s:t].tolist(), wb[s:t].tolist(), wp[s:t].tolist()))
+
     count_l = count_of.tolist()
     ep_pos = np.flatnonzero(has_edges)
     walk = list(zip(ep_pos.tolist(), visit[ep_pos].tolist(), e_start[ep_pos].tolist(), e_end[ep_pos].tolist()))
@@ -338,33 +344,37 @@ def group_rows(
     for pos, u, s, t in walk:
         if assigned[u]:
             continue
-        if count_l[u] < 2 and not any(not assigned[dst_l[k]] or wb_l[k] > near_ref[dst_l[k]] for k in range(s, t)):
+        mine = edges_of(s, t)
+        if count_l[u] < 2 and not any(not assigned[v] or w > near_ref[v] for v, w, _ in mine):
             continue
         assigned[u] = is_ref[u] = 1
         refs.append((pos, u))
-        for k in range(s, t):
-            v = dst_l[k]
+        for v, w, _ in mine:
             assigned[v] = 1
-            near_ref[v] = max(near_ref[v], wb_l[k])
-    ref_pos = {u: pos for pos, u in refs}
+            near_ref[v] = max(near_ref[v], w)
     members: dict[int, list[tuple[float, int, int, int]]] = {u: [] for _, u in refs}
     chosen: dict[int, int] = {}  # covered unit -> its reference
     span = {u: (s, t) for _, u, s, t in walk}
     pos_of = {u: pos for pos, u, _, _ in walk}
-    for pos, u, s, t in walk:
-        if is_ref[u] or not assigned[u]:
-            continue
-        best_k = -1
-        for k in range(s, t):
-            r = dst_l[k]
-            if not is_ref[r]:
-                continue
-            # Highest score, then the preferred reference, then the first pair (one unit may
-            # have several pairs with another).
-            if best_k < 0 or (-wb_l[k], ref_pos[r], wp_l[k]) < (-wb_l[best_k], ref_pos[dst_l[best_k]], wp_l[best_k]):
-                best_k = k
-        members[dst_l[best_k]].append((-wb_l[best_k], pos, u, wp_l[best_k]))
-        chosen[u] = dst_l[best_k]
+    # Each covered unit's best edge to a reference, as arrays (a cluster of n near-copies has ~n²
+    # edges, only ~n of them to its reference): highest score, then the preferred reference, then
+    # the first pair (one unit may have several pairs with another).
+    ref_mask = np.frombuffer(bytes(is_ref), dtype=np.uint8).astype(bool)
+    covered = np.frombuffer(bytes(assigned), dtype=np.uint8).astype(bool) & ~ref_mask
+    to_ref = np.flatnonzero(covered[src] & ref_mask[dst])
+    if to_ref.size:
+        ref_pos_of = np.zeros(n, np.int64)
+        ref_pos_of[[u for _, u in refs]] = [pos for pos, _ in refs]
+        es, ed = src[to_ref], dst[to_ref]
+        o = np.lexsort((wp[to_ref], ref_pos_of[ed], -wb[to_ref], es))
+        first = o[np.flatnonzero(np.r_[True, es[o][1:] != es[o][:-1]])]
+        vis = np.zeros(n, np.int64)
+        vis[visit] = np.arange(visit.size)
+        for u, r, w, k, pos in sorted(zip(es[first].tolist(), ed[first].tolist(), wb[to_ref][first].tolist(),
+                                          wp[to_ref][first].tolist(), vis[es[first]].tolist()),
+                                      key=lambda e: e[4]):
+            members[r].append((-w, pos, u, k))
+            chosen[u] = r
     # A reference whose partners all went to better references would vanish from the groups
     # although it has partners: it takes back its best partner whose reference keeps another,
     # when that partner may move (``_may_move``: it keeps at least MOVE_KEEPS of its percentage,
@@ -379,15 +389,13 @@ def group_rows(
     for _, u in refs:
         if members[u] or count_l[u] >= 2:
             continue
-        s, t = span[u]
         best: tuple[float, int, int] | None = None
         best_v = -1
-        for k in range(s, t):
-            v = dst_l[k]
+        for v, w, k in edges_of(*span[u]):
             r = chosen.get(v)
-            if r is None or len(members[r]) < 2 or not _may_move(v, wb_l[k], chosen, score_of, marked):
+            if r is None or len(members[r]) < 2 or not _may_move(v, w, chosen, score_of, marked):
                 continue
-            key = (-wb_l[k], pos_of[v], wp_l[k])
+            key = (-w, pos_of[v], k)
             if best is None or key < best:
                 best, best_v = key, v
         if best is not None:
@@ -396,7 +404,7 @@ def group_rows(
             members[u].append((best[0], best[1], best_v, best[2]))
             chosen[best_v] = u
             score_of[best_v] = -best[0]
-    _place_orphans(walk, dst_l, wb_l, wp_l, count_l, is_ref, refs, members, chosen, pos_of, score_of, marked)
+    _place_orphans(walk, edges_of, count_l, is_ref, refs, members, chosen, pos_of, score_of, marked)
     lp_pos: list[int] = []
     lb_pos: list[int] = []
     lb_seq: list[int] = []
@@ -495,9 +503,7 @@ def _may_move(v: int, score: float, chosen: dict[int, int], score_of: dict[int, 
 
 def _place_orphans(
     walk: list[tuple[int, int, int, int]],
-    dst_l: list[int],
-    wb_l: list[float],
-    wp_l: list[int],
+    edges_of: Callable[[int, int], list[tuple[int, float, int]]],
     count_l: list[int],
     is_ref: bytearray,
     refs: list[tuple[int, int]],
@@ -529,27 +535,27 @@ def _place_orphans(
     for pos, u, s, t in walk:
         if placed(u):
             continue
-        lead = [k for k in range(s, t) if is_ref[dst_l[k]] and placed(dst_l[k])]
+        mine = edges_of(s, t)
+        lead = [e for e in mine if is_ref[e[0]] and placed(e[0])]
         if lead:
-            k = min(lead, key=lambda k: (-wb_l[k], pos_of[dst_l[k]], wp_l[k]))
-            members[dst_l[k]].append((-wb_l[k], pos, u, wp_l[k]))
-            chosen[u] = dst_l[k]
-            score_of[u] = wb_l[k]
+            v, w, k = min(lead, key=lambda e: (-e[1], pos_of[e[0]], e[2]))
+            members[v].append((-w, pos, u, k))
+            chosen[u] = v
+            score_of[u] = w
             is_ref[u] = 0
             continue
         led = [
-            k for k in range(s, t)
-            if dst_l[k] in chosen
+            e for e in mine
+            if e[0] in chosen
             and (
-                _may_move(dst_l[k], wb_l[k], chosen, score_of, marked)
-                if keeps_group(chosen[dst_l[k]], dst_l[k])
-                else not marked[chosen[dst_l[k]]]  # it leads its reference: nobody's percentage drops
+                _may_move(e[0], e[1], chosen, score_of, marked)
+                if keeps_group(chosen[e[0]], e[0])
+                else not marked[chosen[e[0]]]  # it leads its reference: nobody's percentage drops
             )
         ]
         if not led:
             continue
-        k = min(led, key=lambda k: (-wb_l[k], pos_of[dst_l[k]], wp_l[k]))
-        v = dst_l[k]
+        v, w, k = min(led, key=lambda e: (-e[1], pos_of[e[0]], e[2]))
         r = chosen[v]
         entry = next(e for e in members[r] if e[2] == v)
         members[r].remove(entry)
@@ -557,17 +563,17 @@ def _place_orphans(
             if not is_ref[u]:
                 is_ref[u] = 1
                 refs.append((pos, u))
-            members[u] = [(-wb_l[k], pos_of[v], v, wp_l[k])]
+            members[u] = [(-w, pos_of[v], v, k)]
             chosen[v] = u
-            score_of[v] = wb_l[k]
+            score_of[v] = w
         else:  # v leads: r (through the pair that made v its member) and u
             is_ref[r] = is_ref[u] = 0
             is_ref[v] = 1
             refs.append((pos_of[v], v))
             del chosen[v]
-            members[v] = [(entry[0], pos_of[r], r, entry[3]), (-wb_l[k], pos, u, wp_l[k])]
+            members[v] = [(entry[0], pos_of[r], r, entry[3]), (-w, pos, u, k)]
             chosen[r] = chosen[u] = v
-            score_of[r], score_of[u] = -entry[0], wb_l[k]
+            score_of[r], score_of[u] = -entry[0], w
     refs.sort()
 
 
@@ -609,12 +615,15 @@ def group_pairs(
     ga = group_rows(_rows(ids, cols.a_id), _rows(ids, cols.b_id), cols.best, cols.kind, files,
                     min_similarity=min_similarity, reference_roots=reference_roots, a_in_b=cols.a_in_b,
                     b_in_a=cols.b_in_a, keep=keep)
-    return groups_from_arrays(ga, files, lambda k: pairs[k])
+    return groups_from_arrays(ga, files, lambda ks: [pairs[k] for k in ks.tolist()])
 
 
-def groups_from_arrays(ga: GroupArrays, files: FileTableLike, pair_at: Callable[[int], Pair]) -> list[Group]:
-    """``Group`` / ``Member`` / ``Pair`` objects of ``ga``; ``pair_at(k)`` gives pair k of the
-    columns grouped (in any orientation: it is turned to read (reference, member))."""
+def groups_from_arrays(
+    ga: GroupArrays, files: FileTableLike, pairs_at: Callable[[np.ndarray], Sequence[Pair]]
+) -> list[Group]:
+    """``Group`` / ``Member`` / ``Pair`` objects of ``ga``; ``pairs_at(ks)`` gives pairs ``ks`` of the
+    columns grouped, in that order (in any orientation: each is turned to read (reference, member));
+    one call for every member's pair, so that columns are read as columns."""
     paths = files.paths
     size = np.asarray(files.size).tolist()
     mtime = np.asarray(files.mtime_ns).tolist()
@@ -625,6 +634,8 @@ def groups_from_arrays(ga: GroupArrays, files: FileTableLike, pair_at: Callable[
     set_no = copy_set_numbers(ga).tolist()
     keeper = ga.m_keeper.tolist()
     start = ga.g_start.tolist()
+    with_pair = np.flatnonzero(ga.m_pair >= 0)
+    their = dict(zip(with_pair.tolist(), pairs_at(ga.m_pair[with_pair]))) if with_pair.size else {}
     groups: list[Group] = []
     for g, gk in enumerate(ga.g_kind.tolist()):
         s, t = start[g], start[g + 1]
@@ -641,7 +652,7 @@ def groups_from_arrays(ga: GroupArrays, files: FileTableLike, pair_at: Callable[
                 mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, kd, False, p,
                                   set_no[j], keeper[j]))
                 continue
-            sp = pair_at(k)
+            sp = their[j]
             ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], sp.resemblance, ca, cb, sp.simhash_distance, False,
                      sp.kind, sp.view)

@@ -33,6 +33,7 @@ from simscan.similarity.core import (
     align_csr,
     compute_pair_arrays,
     concat_pairs,
+    take_pairs,
 )
 
 #: Fewest shared code-view fingerprints for the code view to score a pair (about 250 units of
@@ -154,7 +155,7 @@ def merge_best(text: PairArrays, code: PairArrays) -> PairArrays:
     the longer passage and larger shared characters of the two.
     Copy pairs (kinds 0, 1) come from the text pass only (the code pass finds the same)."""
     near = code.kind >= 2
-    code = PairArrays(*(getattr(code, f)[near] for f in PairArrays.__slots__))
+    code = take_pairs(code, near)
     if code.a.size == 0:
         return text
     both = concat_pairs(text, code)
