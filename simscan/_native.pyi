@@ -107,11 +107,15 @@ def partition_counts(
     values: npt.NDArray[np.uint64], own: npt.NDArray[np.uint32], level: npt.NDArray[np.uint8],
     row_level: npt.NDArray[np.uint8], n: int, cut: int, frequent_cut: int, hist_bins: int, pairs: bool,
     width: int, full: npt.NDArray[np.int32] | None = None, kept: npt.NDArray[np.int32] | None = None,
-    pair_limit: int = 2**64 - 1,
+    pair_limit: int = 2**64 - 1, pair_cut: int = 2**64 - 1, hold_entries: bool = True, threads: int = 1,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.int64],
-           npt.NDArray[np.int32], int]:
+           npt.NDArray[np.int32], int, npt.NDArray[np.uint32],
+           tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
+           tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint8]]]:
     """One partition of the pair search (``simscan_core::runs``): (run-length histogram, common values,
-    frequent values, pair keys, their shared counts, pair incidences made)."""
+    frequent values, pair keys, their shared counts, pair incidences made, the frequent runs' lengths,
+    the held runs (values, lengths), their entries (values, positions, levels)); ``threads``: threads
+    that make and sort the pairs (the result does not depend on it)."""
 
 def unicode_version() -> str: ...
 

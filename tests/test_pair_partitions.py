@@ -214,3 +214,28 @@ def test_one_pass_with_held_runs_equals_two_passes(monkeypatch, seed: int) -> No
         common = sorted(v for v, d in df.items() if d > cut)
         frequent = sorted(v for v, d in df.items() if frequent_cutoff(cut) < d <= cut)
         assert got[0][4].tolist() == common and got[0][5].tolist() == frequent
+
+
+def test_pairs_made_on_threads_equal_one_thread_and_a_plain_count() -> None:
+    """A partition big enough that the native count shares its pairs among threads (>= 2^18
+    incidences): the same keys and counts on 1, 2 and 3 threads, and as counted plainly."""
+    from simscan import _native
+
+    rng = np.random.default_rng(7)
+    n, runs, per = 2000, 3000, 30  # 3,000 values, each held by 30 files: 1.3 M pair incidences
+    own = np.concatenate([rng.choice(n, per, replace=False) for _ in range(runs)]).astype(np.uint32)
+    values = np.repeat(rng.integers(1, 2**62, runs, dtype=np.uint64), per)
+    shuffle = rng.permutation(values.size)
+    values, own = values[shuffle], own[shuffle]
+    level = np.zeros(values.size, np.uint8)
+    h = own.reshape(-1)  # plain: every pair of holders of each value
+    by_value = np.argsort(values, kind="stable")
+    holders = h[by_value].reshape(runs, per).astype(np.int64)
+    i, j = np.triu_indices(per, 1)
+    lo, hi = np.minimum(holders[:, i], holders[:, j]), np.maximum(holders[:, i], holders[:, j])
+    want_keys, want_counts = np.unique((lo * n + hi).ravel(), return_counts=True)
+    for threads in (1, 2, 3):
+        got = _native.partition_counts(values, own, level, np.empty(0, np.uint8), n, 1000, 1000, 2, True, 1,
+                                       threads=threads)
+        assert got[5] == runs * per * (per - 1) // 2
+        assert np.array_equal(got[3], want_keys) and np.array_equal(got[4], want_counts)

@@ -3,9 +3,17 @@ set intersection sizes for many pairs at once.  No Python loop per element."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import numpy as np
+
+
+def native_threads(items: int, least: int = 1024) -> int:
+    """Threads the native core may use for ``items`` items of work: one under ``least``, else the
+    CPUs this process may run on (at most 8)."""
+    return 1 if items < least else max(1, min(8, len(os.sched_getaffinity(0))))
+
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)

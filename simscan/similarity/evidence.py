@@ -21,7 +21,6 @@ shorter side in characters, from its first window's first character to its last 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ import numpy as np
 from simscan import _native
 from simscan.fingerprint import DEFAULT_PARAMS, FingerprintParams
 from simscan.model import Fingerprints
+from simscan.similarity.arrays import native_threads
 
 #: Most units between two neighbouring fingerprints of one passage, per unit of the pair's window:
 #: the winnowing guarantee leaves at most ``w + 49`` units between two kept windows of a shared
@@ -174,7 +174,7 @@ def pair_evidence(
         sets.offsets, sets.values, sets.d, sets.unit, sets.char, sets.chars, sets.is_text,
         np.asarray(rows_a, dtype=np.int64), np.asarray(rows_b, dtype=np.int64), np.asarray(w, dtype=np.uint8),
         view, np.asarray(common, dtype=np.uint64), np.asarray(frequent, dtype=np.uint64), GAP_PER_W, DRIFT,
-        passages=passages, threads=_threads(len(rows_a)),
+        passages=passages, threads=native_threads(len(rows_a)),
         common_coarse=DEFAULT_PARAMS.winnow[-1] if common_text else 0, common_span=COMMON_TEXT_SPAN,
     )
     if not passages:
@@ -182,6 +182,3 @@ def pair_evidence(
     scores, p = out
     return PairEvidence(*scores, *p[:5])
 
-
-def _threads(n: int) -> int:
-    return 1 if n < 1024 else max(1, min(8, len(os.sched_getaffinity(0))))

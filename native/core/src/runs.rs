@@ -69,6 +69,8 @@ pub struct Rule<'a> {
     pub row_level: Option<&'a [u8]>,
     /// Columns of the per-file level tables (levels above `width - 1` count in the last column).
     pub width: usize,
+    /// Threads that make and sort the pairs (1: the calling thread alone; the result is the same).
+    pub threads: usize,
 }
 
 /// Bits of the bucket pass of [`sorted_entries`] (4,096 buckets: their write positions stay in
@@ -165,7 +167,7 @@ pub fn count_partition(
         }
     }
     let make = rule.pairs && out.made <= rule.pair_limit;
-    let mut pairs: Vec<u64> = Vec::new();
+    let mut paired: Vec<(usize, usize)> = Vec::new();
     let mut frequent: Vec<(u64, u32)> = Vec::new();
     let mut held: Vec<(u64, u32)> = Vec::new();
     for &(s, len) in &runs {
@@ -195,7 +197,7 @@ pub fn count_partition(
             frequent.push((v, len as u32));
         }
         if make && len >= 2 {
-            push_pairs(run, rule, &mut pairs);
+            paired.push((s, len));
         }
     }
     out.common.sort_unstable();
@@ -203,20 +205,131 @@ pub fn count_partition(
     (out.frequent, out.frequent_len) = frequent.into_iter().unzip();
     held.sort_unstable();
     (out.held_runs, out.held_runs_len) = held.into_iter().unzip();
-    if !pairs.is_empty() {
-        pairs.sort_unstable();
-        let mut k = 0;
-        while k < pairs.len() {
-            let mut j = k + 1;
-            while j < pairs.len() && pairs[j] == pairs[k] {
-                j += 1;
+    (out.keys, out.counts) = pair_counts(&entries, &paired, rule, out.made);
+    out
+}
+
+/// Pair incidences a thread makes before it sorts and counts them (16 MiB of keys).
+#[cfg(not(test))]
+const PAIR_BATCH: usize = 1 << 21;
+#[cfg(test)]
+const PAIR_BATCH: usize = 64;
+
+/// Pair incidences under which one thread makes them all (a thread's start costs more); the tests
+/// share even their small partitions among threads.
+#[cfg(not(test))]
+const THREADED_PAIRS: u64 = 1 << 18;
+#[cfg(test)]
+const THREADED_PAIRS: u64 = 1;
+
+/// The distinct pair keys of the runs `paired` (start, length in `entries`), ascending, and how many
+/// runs make each: on up to `rule.threads` threads, each making and sorting the pairs of a contiguous
+/// share of the runs (shares of about `made / threads` incidences), the shares' counts then merged.
+fn pair_counts(
+    entries: &[(u64, u64)],
+    paired: &[(usize, usize)],
+    rule: &Rule,
+    made: u64,
+) -> (Vec<u64>, Vec<u32>) {
+    // Made and counted in batches of PAIR_BATCH incidences, each batch's counts merged into the
+    // share's: the incidences of a run of L files are L (L - 1) / 2 keys (~85 MB for the 10 M a
+    // partition of 20,000 near-copies in clusters of 50 makes), their distinct keys far fewer.
+    let one = |runs: &[(usize, usize)]| -> (Vec<u64>, Vec<u32>) {
+        let mut counted = (Vec::new(), Vec::new());
+        let mut pairs = Vec::new();
+        let mut add = |pairs: &mut Vec<u64>| {
+            pairs.sort_unstable();
+            let batch = run_lengths(pairs);
+            pairs.clear();
+            counted = if counted.0.is_empty() {
+                batch
+            } else {
+                merge_counted(&counted, &batch)
+            };
+        };
+        for &(s, len) in runs {
+            push_pairs(&entries[s..s + len], rule, &mut pairs);
+            if pairs.len() >= PAIR_BATCH {
+                add(&mut pairs);
             }
-            out.keys.push(pairs[k]);
-            out.counts.push((j - k) as u32);
-            k = j;
+        }
+        if !pairs.is_empty() {
+            add(&mut pairs);
+        }
+        counted
+    };
+    let threads = rule.threads.clamp(1, 64);
+    if threads == 1 || made < THREADED_PAIRS {
+        return one(paired);
+    }
+    // Contiguous shares of about equal incidences.
+    let per = made.div_ceil(threads as u64);
+    let mut bounds = vec![0usize];
+    let mut acc = 0u64;
+    for (k, &(_, len)) in paired.iter().enumerate() {
+        acc += (len as u64) * (len as u64 - 1) / 2;
+        if acc >= per * bounds.len() as u64 && k + 1 < paired.len() {
+            bounds.push(k + 1);
         }
     }
-    out
+    bounds.push(paired.len());
+    let one = &one;
+    let parts: Vec<(Vec<u64>, Vec<u32>)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| sc.spawn(move || one(&paired[w[0]..w[1]])))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    parts
+        .into_iter()
+        .reduce(|a, b| merge_counted(&a, &b))
+        .unwrap_or_default()
+}
+
+/// Distinct values of a sorted slice and how often each occurs.
+fn run_lengths(sorted: &[u64]) -> (Vec<u64>, Vec<u32>) {
+    let (mut keys, mut counts) = (Vec::new(), Vec::new());
+    let mut k = 0;
+    while k < sorted.len() {
+        let mut j = k + 1;
+        while j < sorted.len() && sorted[j] == sorted[k] {
+            j += 1;
+        }
+        keys.push(sorted[k]);
+        counts.push((j - k) as u32);
+        k = j;
+    }
+    (keys, counts)
+}
+
+/// Two (ascending distinct keys, counts) lists as one: keys in either, counts summed.
+fn merge_counted(a: &(Vec<u64>, Vec<u32>), b: &(Vec<u64>, Vec<u32>)) -> (Vec<u64>, Vec<u32>) {
+    let (mut keys, mut counts) = (
+        Vec::with_capacity(a.0.len() + b.0.len()),
+        Vec::with_capacity(a.0.len() + b.0.len()),
+    );
+    let (mut i, mut j) = (0, 0);
+    while i < a.0.len() || j < b.0.len() {
+        let take_a = j == b.0.len() || (i < a.0.len() && a.0[i] <= b.0[j]);
+        let take_b = i == a.0.len() || (j < b.0.len() && b.0[j] <= a.0[i]);
+        let key = if take_a { a.0[i] } else { b.0[j] };
+        let mut c = 0;
+        if take_a {
+            c += a.1[i];
+            i += 1;
+        }
+        if take_b {
+            c += b.1[j];
+            j += 1;
+        }
+        keys.push(key);
+        counts.push(c);
+    }
+    (keys, counts)
 }
 
 /// The keys of every pair of entries of one run (both files' positions), where the value's level
@@ -383,6 +496,7 @@ mod tests {
                 pair_limit: if case % 7 == 3 { 10 } else { u64::MAX },
                 row_level: (case % 2 == 0).then_some(&row_level[..]),
                 width: 8,
+                threads: 1 + (case % 3) as usize,
             };
             let (want, wfull, wkept) = plain(&values, &own, &level, &rule);
             let mut full = vec![0i32; n as usize * 8];
@@ -437,6 +551,7 @@ mod tests {
                 pair_limit: u64::MAX,
                 row_level: (case % 2 == 0).then_some(&row_level[..]),
                 width: 8,
+                threads: 2,
             };
             let cells = n as usize * 8;
             let mut kept_one = vec![0i32; cells];
@@ -506,6 +621,7 @@ mod tests {
             pair_limit: u64::MAX,
             row_level: None,
             width: 8,
+            threads: 1,
         };
         let got = count_partition(&[], &[], &[], &rule, None, None);
         assert_eq!(got.hist, vec![0; 7]);

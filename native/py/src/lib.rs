@@ -823,7 +823,7 @@ fn pair_evidence<'py>(
 /// uint32), (held values uint64, held positions uint32, held levels uint8)).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (values, own, level, row_level, n, cut, frequent_cut, hist_bins, pairs, width, full=None, kept=None, pair_limit=u64::MAX, pair_cut=usize::MAX, hold_entries=true))]
+#[pyo3(signature = (values, own, level, row_level, n, cut, frequent_cut, hist_bins, pairs, width, full=None, kept=None, pair_limit=u64::MAX, pair_cut=usize::MAX, hold_entries=true, threads=1))]
 fn partition_counts<'py>(
     py: Python<'py>,
     values: PyReadonlyArray1<'py, u64>,
@@ -841,6 +841,7 @@ fn partition_counts<'py>(
     pair_limit: u64,
     pair_cut: usize,
     hold_entries: bool,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (v, o, l, rl) = (
         values.as_slice()?,
@@ -890,6 +891,7 @@ fn partition_counts<'py>(
         pair_limit,
         row_level: (!rl.is_empty()).then_some(rl),
         width,
+        threads,
     };
     let c = detached(py, || runs::count_partition(v, o, l, &rule, full_s, kept_s))?;
     let keys: Vec<i64> = c.keys.into_iter().map(|k| k as i64).collect();
