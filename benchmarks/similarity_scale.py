@@ -170,8 +170,11 @@ def measure_search(path: Path, mode: str, memory_mb: float) -> None:
     after, pairs, groups, partitions, spill flushes."""
     import json
 
+    from simscan.heap import one_arena
     from simscan.similarity import engine
     from simscan.similarity.compare import SCORE_KIND
+
+    one_arena()  # (as the command line and the window do at start)
     from simscan.similarity.views import compute_pair_arrays_by_view
 
     seen: list = []

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from simscan import __version__
 from simscan.errors import SimscanError
+from simscan.heap import one_arena
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command != "gui":  # (the window asks in its own start)
+        one_arena()  # one malloc arena for every thread: ``simscan.heap``
     watch = args.command != "gui" and threading.current_thread() is threading.main_thread()
     if watch:  # (the window handles its own signals)
         previous = signal.signal(signal.SIGTERM, _terminate)

@@ -88,12 +88,14 @@ def no_display() -> str | None:
 def run(roots: Sequence[str] = (), index: str | None = None) -> int:
     from simscan.gui.dialogs import install_excepthook
     from simscan.gui.mainwindow import MainWindow
+    from simscan.heap import one_arena
 
     why = no_display()
     if why is not None:
         print(f"simscan: the window cannot open: {why}.\nRun it in a desktop session, or use the command line: "
               "`simscan scan FOLDER`, then `simscan groups`.", file=sys.stderr)
         return 1
+    one_arena()  # (before Qt and the jobs start threads: ``simscan.heap``)
     app = ensure_app()
     install_excepthook()
     win = MainWindow(index_path=index, roots=roots)
