@@ -67,6 +67,7 @@ from simscan.similarity.evidence import (
     DEFAULT_MIN_PASSAGE,
     LEVEL_OF_SPAN,
     PlacesLoader,
+    StoredSets,
     frequent_cutoff,
     pair_evidence,
     sets_of_rows,
@@ -1018,8 +1019,8 @@ def _evidence_in_chunks(
 ) -> tuple[np.ndarray, ...]:
     """The evidence (``evidence.pair_evidence`` with common text) of the pairs of positions ``ra``,
     ``rb`` (weighed at level ``lv``), their files' stored sets read by ``places`` (``csr_row``: the
-    handle of each position) in chunks holding at most half of ``memory`` bytes of them (``set_size``:
-    values per position).  Returns (weighed, inter, na, nb, longest, shared) per pair; a pair not weighed
+    handle of each position) in chunks holding at most a quarter of ``memory`` bytes of them (``set_size``:
+    values per position): a chunk is weighed natively on a worker thread while the next one is read.  Returns (weighed, inter, na, nb, longest, shared) per pair; a pair not weighed
     (its sets could not be read: the index changed since) has longest and shared -1."""
     from simscan.similarity.slices import pair_chunks
 
@@ -1028,8 +1029,9 @@ def _evidence_in_chunks(
     inter, na, nb = (np.zeros(m, np.int64) for _ in range(3))
     longest = np.full(m, -1, np.int32)
     shared = np.full(m, -1, np.int32)
-    # Half the budget: the partitions of the sliced search still wait in the other half.
-    limit = None if memory is None else max(1, memory // 2 // EVIDENCE_BYTES)
+    # Half the budget (the partitions of the sliced search still wait in the other half), shared by
+    # two chunks: one read while the other is weighed.
+    limit = None if memory is None else max(1, memory // 4 // EVIDENCE_BYTES)
     involved = np.zeros(set_size.size, dtype=bool)
     involved[ra] = involved[rb] = True
     if limit is None or int(set_size[involved].sum()) <= limit:
@@ -1044,24 +1046,42 @@ def _evidence_in_chunks(
         new = np.empty(order.size, np.int64)
         new[order] = np.arange(order.size)
         chunks = pair_chunks(new[ra], new[rb], set_size[order], limit)
-    done = 0
-    for chunk in chunks:
-        _check(cancel)
-        a, b = ra[chunk], rb[chunk]
-        need = np.union1d(a, b)
-        sets, row_of = places(csr_row[need])
-        row_a, row_b = row_of[np.searchsorted(need, a)], row_of[np.searchsorted(need, b)]
+
+    def weigh(chunk: np.ndarray, sets: StoredSets, row_a: np.ndarray, row_b: np.ndarray) -> None:
+        """The evidence of a chunk's pairs whose sets were read, into the columns (a worker thread: the
+        native core runs without the GIL, while the next chunk is read from the index)."""
         has = (row_a >= 0) & (row_b >= 0)
         at = chunk[has]
         ev = pair_evidence(sets, row_a[has], row_b[has], window_of_level(lv[at]), view, common, frequent,
                            common_text=True)
-        del sets
         ok[at] = True
         inter[at], na[at], nb[at] = ev.inter, ev.na, ev.nb
         longest[at], shared[at] = ev.longest, ev.shared
-        done += chunk.size
-        if report and len(chunks) > 1:
-            report("passages", done, m)
+
+    done = 0
+    # The index is read on this thread only (its connection and read snapshot are this thread's).
+    worker = ThreadPoolExecutor(1)
+    running: Future | None = None
+    try:
+        for chunk in chunks:
+            _check(cancel)
+            a, b = ra[chunk], rb[chunk]
+            need = np.union1d(a, b)
+            sets, row_of = places(csr_row[need])
+            row_a, row_b = row_of[np.searchsorted(need, a)], row_of[np.searchsorted(need, b)]
+            del a, b, need, row_of
+            if running is not None:
+                running.result()
+                running = None
+            running = worker.submit(weigh, chunk, sets, row_a, row_b)
+            del sets
+            done += chunk.size
+            if report and len(chunks) > 1:
+                report("passages", done, m)
+        if running is not None:
+            running.result()
+    finally:
+        worker.shutdown(cancel_futures=True)
     return ok, inter, na, nb, longest, shared
 
 
