@@ -20,6 +20,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -96,6 +97,8 @@ def main() -> None:
         n = sum(1 for _ in out.open("rb")) if what == "pairs" else _groups(out)
         print(f"{what:6s}: {wall:6.2f} s wall, {cpu:6.2f} s CPU, peak RSS {rss:7.1f} MB, {n:,} {what}  ({env_note})")
     print("targets (issue 19): groups <= 2 s, <= 300 MB")
+    if args.keep is None:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _groups(path: Path) -> int:

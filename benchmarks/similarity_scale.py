@@ -1,6 +1,7 @@
 """Scale of the similarity layer on synthetic, seeded data written through the index writer API.
 
-Usage: python3 benchmarks/similarity_scale.py [--files 100000] [--query-files 1000000] [--keep] [--search-only | --query-only]
+Usage: python3 benchmarks/similarity_scale.py [--files 100000] [--query-files 1000000] [--keep]
+       [--search-only | --query-only | --clusters-only]
 
 Prints:
 1. pairs and groups over an index of ``--files`` files (target: <= 10 s for 100k), computed
@@ -14,7 +15,10 @@ Prints:
 3. queries against an index of ``--query-files`` files (target <= 50 ms): a file, an indexed file's
    fingerprints, 550-character paragraphs of a real book indexed among them (the issue's short file,
    found by the inverted index), a tiny and a very short file (``--query-only``: that alone);
-4. peak RSS of the process (target <= 1 GB).
+4. peak RSS of the process (target <= 1 GB);
+5. the cluster case, ``benchmarks/groups_clusters.py`` (20,000 near-copies of 400 paragraphs, scanned;
+   ``simscan pairs`` and ``groups`` each in its own process; target: groups <= 2 s, <= 300 MB;
+   ``--clusters-only``: that alone).
 
 The synthetic collection (seeded): text-like files of 20-80 fingerprints; 15% are edited
 versions of another file (10-40% of their fingerprints replaced), 5% exact copies, 2%
@@ -287,9 +291,14 @@ def main() -> None:
                     help="only the pair search's memory (section 1c)")
     ap.add_argument("--no-unsliced", action="store_true",
                     help="section 1c without the search on the whole CSR in memory (~5 GB at --scale 4)")
+    ap.add_argument("--clusters-only", action="store_true", help="only the cluster case (section 5)")
     args = ap.parse_args()
     d = Path(args.dir)
     from simscan.similarity.slices import DEFAULT_MEMORY
+
+    if args.clusters_only:
+        run_clusters(args, d)
+        return
 
     if args.query_only:
         pq = run_queries(args, d)
@@ -416,6 +425,21 @@ def main() -> None:
     if not args.keep:
         _remove(p100)
         _remove(pq)
+
+    # 5. the cluster case
+    run_clusters(args, d)
+
+
+def run_clusters(args: argparse.Namespace, d: Path) -> None:
+    """Section 5: ``groups_clusters.py`` in a process of its own (it runs each command in one too); its
+    tree and index kept under ``d`` with ``--keep``."""
+    import subprocess
+
+    cmd = [sys.executable, str(Path(__file__).with_name("groups_clusters.py"))]
+    if args.keep:
+        cmd += ["--keep", str(d / f"simscan-clusters-v{ALGORITHM_VERSION}")]
+    print("[clusters] ", end="", flush=True)
+    subprocess.run(cmd, check=True)
 
 
 def run_queries(args: argparse.Namespace, d: Path) -> Path:
