@@ -209,12 +209,6 @@ pub fn count_partition(
     out
 }
 
-/// Pair incidences a thread makes before it sorts and counts them (16 MiB of keys).
-#[cfg(not(test))]
-const PAIR_BATCH: usize = 1 << 21;
-#[cfg(test)]
-const PAIR_BATCH: usize = 64;
-
 /// Pair incidences under which one thread makes them all (a thread's start costs more); the tests
 /// share even their small partitions among threads.
 #[cfg(not(test))]
@@ -223,131 +217,127 @@ const THREADED_PAIRS: u64 = 1 << 18;
 const THREADED_PAIRS: u64 = 1;
 
 /// The distinct pair keys of the runs `paired` (start, length in `entries`), ascending, and how many
-/// runs make each: on up to `rule.threads` threads, each making and sorting the pairs of a contiguous
-/// share of the runs (shares of about `made / threads` incidences), the shares' counts then merged.
+/// runs hold each pair (where the value's level reaches both files' levels, see [`Rule::row_level`]).
+///
+/// No sort of the pairs: each run's entries are put in position order, and each file `a` adds, for
+/// every run it is in, one to a counter of every file after it in the run (an array of `n` counters,
+/// the files touched listed); its pairs `(a, b)` are then the counters it touched, in order.  A run of
+/// L files costs L (L - 1) / 2 counter increments where a sort of its pair keys cost several times
+/// that (20,000 near-copies in clusters of 50: 6.4 M incidences a partition).  Files are shared among
+/// up to `rule.threads` threads in contiguous ranges of about equal work, each with its counters; the
+/// ranges' keys follow one another, so they are in order as they come.
 fn pair_counts(
     entries: &[(u64, u64)],
     paired: &[(usize, usize)],
     rule: &Rule,
     made: u64,
 ) -> (Vec<u64>, Vec<u32>) {
-    // Made and counted in batches of PAIR_BATCH incidences, each batch's counts merged into the
-    // share's: the incidences of a run of L files are L (L - 1) / 2 keys (~85 MB for the 10 M a
-    // partition of 20,000 near-copies in clusters of 50 makes), their distinct keys far fewer.
-    let one = |runs: &[(usize, usize)]| -> (Vec<u64>, Vec<u32>) {
-        let mut counted = (Vec::new(), Vec::new());
-        let mut pairs = Vec::new();
-        let mut add = |pairs: &mut Vec<u64>| {
-            pairs.sort_unstable();
-            let batch = run_lengths(pairs);
-            pairs.clear();
-            counted = if counted.0.is_empty() {
-                batch
-            } else {
-                merge_counted(&counted, &batch)
-            };
-        };
-        for &(s, len) in runs {
-            push_pairs(&entries[s..s + len], rule, &mut pairs);
-            if pairs.len() >= PAIR_BATCH {
-                add(&mut pairs);
+    let n = rule.n as usize;
+    let total: usize = paired.iter().map(|&(_, len)| len).sum();
+    if total == 0 {
+        return (Vec::new(), Vec::new());
+    }
+    // The runs' entries in position order, run after run: (position, level), and each entry's run end.
+    let mut pos: Vec<u32> = Vec::with_capacity(total);
+    let mut lvl: Vec<u8> = Vec::with_capacity(total);
+    let mut end: Vec<usize> = Vec::with_capacity(total);
+    let mut run: Vec<(u32, u8)> = Vec::new();
+    for &(s, len) in paired {
+        run.clear();
+        run.extend(
+            entries[s..s + len]
+                .iter()
+                .map(|e| ((e.1 >> 8) as u32, (e.1 & 0xFF) as u8)),
+        );
+        run.sort_unstable();
+        let stop = pos.len() + len;
+        for &(p, l) in &run {
+            pos.push(p);
+            lvl.push(l);
+            end.push(stop);
+        }
+    }
+    // Each position's entries (indexes into `pos`), positions ascending.
+    let mut first = vec![0usize; n + 1];
+    for &p in &pos {
+        first[p as usize + 1] += 1;
+    }
+    for a in 0..n {
+        first[a + 1] += first[a];
+    }
+    let mut next = first.clone();
+    let mut at = vec![0usize; total];
+    for (k, &p) in pos.iter().enumerate() {
+        at[next[p as usize]] = k;
+        next[p as usize] += 1;
+    }
+    drop(next);
+    let one = |range: std::ops::Range<usize>| -> (Vec<u64>, Vec<u32>) {
+        let (mut keys, mut counts) = (Vec::new(), Vec::new());
+        let mut count = vec![0u32; n];
+        let mut touched: Vec<u32> = Vec::new();
+        for a in range {
+            for &k in &at[first[a]..first[a + 1]] {
+                let la = lvl[k];
+                for j in k + 1..end[k] {
+                    let b = pos[j];
+                    if let Some(rl) = rule.row_level {
+                        if la.min(lvl[j]) < rl[a].max(rl[b as usize]) {
+                            continue;
+                        }
+                    }
+                    let c = &mut count[b as usize];
+                    if *c == 0 {
+                        touched.push(b);
+                    }
+                    *c += 1;
+                }
             }
+            touched.sort_unstable();
+            for &b in &touched {
+                keys.push(a as u64 * rule.n + u64::from(b));
+                counts.push(count[b as usize]);
+                count[b as usize] = 0;
+            }
+            touched.clear();
         }
-        if !pairs.is_empty() {
-            add(&mut pairs);
-        }
-        counted
+        (keys, counts)
     };
     let threads = rule.threads.clamp(1, 64);
     if threads == 1 || made < THREADED_PAIRS {
-        return one(paired);
+        return one(0..n);
     }
-    // Contiguous shares of about equal incidences.
+    // Contiguous ranges of files of about equal work (the entries after each of a file's entries).
     let per = made.div_ceil(threads as u64);
     let mut bounds = vec![0usize];
-    let mut acc = 0u64;
-    for (k, &(_, len)) in paired.iter().enumerate() {
-        acc += (len as u64) * (len as u64 - 1) / 2;
-        if acc >= per * bounds.len() as u64 && k + 1 < paired.len() {
-            bounds.push(k + 1);
+    let mut work = 0u64;
+    for a in 0..n {
+        work += at[first[a]..first[a + 1]]
+            .iter()
+            .map(|&k| (end[k] - k - 1) as u64)
+            .sum::<u64>();
+        if work >= per * bounds.len() as u64 && a + 1 < n {
+            bounds.push(a + 1);
         }
     }
-    bounds.push(paired.len());
+    bounds.push(n);
     let one = &one;
     let parts: Vec<(Vec<u64>, Vec<u32>)> = std::thread::scope(|sc| {
         let handles: Vec<_> = bounds
             .windows(2)
-            .map(|w| sc.spawn(move || one(&paired[w[0]..w[1]])))
+            .map(|w| sc.spawn(move || one(w[0]..w[1])))
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    parts
-        .into_iter()
-        .reduce(|a, b| merge_counted(&a, &b))
-        .unwrap_or_default()
-}
-
-/// Distinct values of a sorted slice and how often each occurs.
-fn run_lengths(sorted: &[u64]) -> (Vec<u64>, Vec<u32>) {
     let (mut keys, mut counts) = (Vec::new(), Vec::new());
-    let mut k = 0;
-    while k < sorted.len() {
-        let mut j = k + 1;
-        while j < sorted.len() && sorted[j] == sorted[k] {
-            j += 1;
-        }
-        keys.push(sorted[k]);
-        counts.push((j - k) as u32);
-        k = j;
+    for (k, c) in parts {
+        keys.extend(k);
+        counts.extend(c);
     }
     (keys, counts)
-}
-
-/// Two (ascending distinct keys, counts) lists as one: keys in either, counts summed.
-fn merge_counted(a: &(Vec<u64>, Vec<u32>), b: &(Vec<u64>, Vec<u32>)) -> (Vec<u64>, Vec<u32>) {
-    let (mut keys, mut counts) = (
-        Vec::with_capacity(a.0.len() + b.0.len()),
-        Vec::with_capacity(a.0.len() + b.0.len()),
-    );
-    let (mut i, mut j) = (0, 0);
-    while i < a.0.len() || j < b.0.len() {
-        let take_a = j == b.0.len() || (i < a.0.len() && a.0[i] <= b.0[j]);
-        let take_b = i == a.0.len() || (j < b.0.len() && b.0[j] <= a.0[i]);
-        let key = if take_a { a.0[i] } else { b.0[j] };
-        let mut c = 0;
-        if take_a {
-            c += a.1[i];
-            i += 1;
-        }
-        if take_b {
-            c += b.1[j];
-            j += 1;
-        }
-        keys.push(key);
-        counts.push(c);
-    }
-    (keys, counts)
-}
-
-/// The keys of every pair of entries of one run (both files' positions), where the value's level
-/// reaches both files' levels.
-fn push_pairs(run: &[(u64, u64)], rule: &Rule, pairs: &mut Vec<u64>) {
-    for (i, a) in run.iter().enumerate() {
-        let (pa, la) = (a.1 >> 8, (a.1 & 0xFF) as u8);
-        for b in &run[i + 1..] {
-            let (pb, lb) = (b.1 >> 8, (b.1 & 0xFF) as u8);
-            if let Some(rl) = rule.row_level {
-                if la.min(lb) < rl[pa as usize].max(rl[pb as usize]) {
-                    continue;
-                }
-            }
-            let (lo, hi) = if pa < pb { (pa, pb) } else { (pb, pa) };
-            pairs.push(lo * rule.n + hi);
-        }
-    }
 }
 
 #[cfg(test)]
