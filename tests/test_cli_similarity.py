@@ -423,3 +423,30 @@ def test_a_backslash_in_a_name_is_told_from_an_escaped_byte(tmp_path: Path, caps
     assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
     (rec,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert sorted((rec["a"], rec["b"])) == [f"{root}/caf\\xe9.txt"] * 2 and ("a_raw" in rec) != ("b_raw" in rec)
+
+
+def test_pairs_json_lines_equal_the_records_json_dumps() -> None:
+    """``pairs --format json`` writes each line by hand (``_PairLine``): the same text as
+    ``json.dumps(pair_record(p), ensure_ascii=False)``, for names with quotes, backslashes, control
+    characters, other scripts and bytes that are not UTF-8, scores of any float, and passages unknown."""
+    import random
+
+    from simscan.cli.similarity_cmds import pair_record, write_pairs
+    from simscan.similarity import Pair
+
+    rng = random.Random(5)
+    names = ["/a/plain.txt", '/a/"quoted".txt', "/a/back\\slash.txt", "/a/tab\tnl\nbell\x07.txt", "/a/café ü 日本.txt",
+             os.fsdecode(b"/a/latin-\xe9.txt"), "/a/emoji \U0001f600.txt", "/a/\u2028sep.txt"]
+    pairs = []
+    for _ in range(300):
+        a, b = rng.sample(names, 2)
+        scores = [rng.choice([0.0, 100.0, 14.999999, 33.333333333, rng.uniform(0, 100)]) for _ in range(3)]
+        passage = rng.choice([None, 0, 150, 12345])
+        pairs.append(Pair(rng.randrange(1, 99), rng.randrange(1, 99), a, b, *scores, rng.randrange(0, 65),
+                          rng.random() < 0.2, rng.choice(["exact", "content", "near", "contained"]),
+                          rng.choice(["text", "code"]), passage, None if passage is None else passage * 2))
+    buf = io.StringIO()
+    assert write_pairs(pairs, "json", buf) == len(pairs)
+    want = "".join(json.dumps(pair_record(p), ensure_ascii=False) + "\n" for p in pairs)
+    assert buf.getvalue() == want
+    assert all(json.loads(line) == pair_record(p) for line, p in zip(buf.getvalue().split("\n"), pairs))
