@@ -1103,7 +1103,7 @@ def sorted_rounded(pa: PairArrays) -> PairArrays:
     then rows a and b) with the three scores rounded to :data:`SCORE_DECIMALS`, as the ``Pair`` objects of
     :func:`to_pairs` carry them.  Apply a threshold to the unrounded columns first."""
     best = pa.best
-    order = np.lexsort((pa.b, pa.a, pa.kind, -best))
+    order = _find_pairs_order(pa.a, pa.b, pa.kind, best)
     return PairArrays(
         pa.a[order],
         pa.b[order],
@@ -1117,6 +1117,18 @@ def sorted_rounded(pa: PairArrays) -> PairArrays:
         pa.longest[order],
         pa.shared[order],
     )
+
+
+def _find_pairs_order(a: np.ndarray, b: np.ndarray, kind: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """``np.lexsort((b, a, kind, -best))``, as two stable sorts: (kind, a, b) packed in one int64 key,
+    then by ``-best`` (435,000 pairs: 0.07 s instead of 0.12-0.14; the same order, ties included).
+    Rows too many to pack (kind * n * n past 2^62) are sorted by the lexsort itself."""
+    n = int(max(int(a.max()), int(b.max())) + 1) if a.size else 1
+    if a.size == 0 or 4 * n * n >= 1 << 62 or int(min(a.min(), b.min())) < 0:
+        return np.lexsort((b, a, kind, -best))
+    key = (np.asarray(kind, np.int64) * n + a) * n + b
+    first = np.argsort(key, kind="stable")
+    return first[np.argsort(-best[first], kind="stable")]
 
 
 def passage_value(x: int) -> int | None:
