@@ -315,3 +315,14 @@ def test_find_pairs_order_equals_the_lexsort(seed: int) -> None:
     kind = rng.integers(0, 4, m).astype(np.int8)
     best = rng.choice([15.0, 50.0, 99.9, 100.0, float(rng.uniform(0, 100))], m)
     assert np.array_equal(_find_pairs_order(a, b, kind, best), np.lexsort((b, a, kind, -best)))
+
+
+@pytest.mark.parametrize("high", [1 << 8, 1 << 16, 1 << 20, 1 << 32, 1 << 40])
+def test_argsort_rows_is_a_stable_argsort(high: int) -> None:
+    from simscan.similarity.arrays import argsort_rows
+
+    rng = np.random.default_rng(high % 97)
+    x = rng.integers(0, high, 50_000)
+    assert np.array_equal(argsort_rows(x), np.argsort(x, kind="stable"))
+    assert np.array_equal(argsort_rows(x.astype(np.int32 if high <= 1 << 31 else np.int64)[:100]),
+                          np.argsort(x[:100], kind="stable"))

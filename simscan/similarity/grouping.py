@@ -59,6 +59,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from simscan.similarity.arrays import argsort_rows
 from simscan.similarity.arrays import components as _components
 from simscan.similarity.core import PairArrays, file_identity, under_roots
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
@@ -289,7 +290,7 @@ def group_rows(
     wb = np.concatenate((eb, eb))
     wp = np.concatenate((ep, ep))
     if src.size:
-        o = np.argsort(src)
+        o = argsort_rows(src)
         src, dst, wb, wp = src[o], dst[o], wb[o], wp[o]
 
     # Participating rows in preference order; each unit's rows form a block (preference order
@@ -303,7 +304,7 @@ def group_rows(
     head = part[first]
     pref_u = preferred[head] if preferred is not None else np.zeros(units.size, dtype=bool)
     visit = units[np.lexsort((first, tier[units], ~pref_u))]
-    ob = np.argsort(pu, kind="stable")
+    ob = argsort_rows(pu)
     blk_rows = part[ob]
     blk_start = np.searchsorted(pu[ob], units)
     blk_count = np.diff(np.append(blk_start, part.size))
