@@ -113,6 +113,13 @@ def test_groups_json_and_reference(tree: tuple[Path, Path], capsys: pytest.Captu
     assert sum(m["is_reference"] for m in g["members"]) == 1
     assert g["members"][0]["is_reference"] and g["members"][0]["similarity"] == 100
     assert {Path(m["path"]).name for m in g["members"]} >= {"orig.txt", "edit.txt", "=SUM(A1).txt"}
+    # A member's pair carries its passages, as `pairs` lists that pair (they were always null here).
+    edit = next(m for m in g["members"] if Path(m["path"]).name == "edit.txt")
+    assert main(["pairs", "--index", str(idx), "--format", "json", "-m", "10"]) == 0
+    listed = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    pair = next(p for p in listed if {Path(p["a"]).name, Path(p["b"]).name} == {"orig.txt", "edit.txt"})
+    assert edit["longest_passage"] == pair["longest_passage"] and edit["longest_passage"] >= 1000
+    assert edit["shared_chars"] == pair["shared_chars"]
     assert main(["groups", "--index", str(idx), "-m", "10"]) == 0
     assert "ref" in capsys.readouterr().out
 

@@ -656,7 +656,7 @@ def groups_from_arrays(
             sp = their[j]
             ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
             p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], sp.resemblance, ca, cb, sp.simhash_distance, False,
-                     sp.kind, sp.view)
+                     sp.kind, sp.view, sp.longest_passage, sp.shared_chars)
             mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, member_kind(p), False, p,
                               set_no[j], keeper[j]))
         groups.append(Group(g, KINDS[gk], ref_m, mem))
