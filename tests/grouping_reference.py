@@ -412,7 +412,8 @@ def reference_group_pairs(
             for i_r, r in enumerate(rows_v):
                 p = Pair(
                     id_l[ref], id_l[r], paths[ref], paths[r], src_pair.resemblance, ca, cb,
-                    src_pair.simhash_distance, False, src_pair.kind, src_pair.view,
+                    src_pair.simhash_distance, False, src_pair.kind, src_pair.view, src_pair.longest_passage,
+                    src_pair.shared_chars,
                 )
                 kinds.add(p.kind)
                 # Seen from the member: "contains" when the reference lies in it.
