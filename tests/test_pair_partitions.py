@@ -239,3 +239,21 @@ def test_pairs_made_on_threads_equal_one_thread_and_a_plain_count() -> None:
                                        threads=threads)
         assert got[5] == runs * per * (per - 1) // 2
         assert np.array_equal(got[3], want_keys) and np.array_equal(got[4], want_counts)
+
+
+def test_provisional_cutoff_is_the_lowest_between_both_estimates_whose_held_entries_fit() -> None:
+    """Plainly: among the cut-offs from the budget's estimate with the margin (half) to without it, the
+    lowest whose held entries (runs above it, up to the cut-off: length x count) fit; else the highest."""
+    from simscan.similarity.core import budget_cutoff, provisional_cutoff
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        cutoff = int(rng.integers(2, 40))
+        hist = np.zeros(cutoff + 2, np.int64)
+        hist[2:] = rng.integers(0, 50, cutoff) * (rng.random(cutoff) < 0.5)
+        parts, budget, held = int(rng.integers(1, 300)), int(rng.integers(10, 10**6)), int(rng.integers(0, 10**5))
+        est = hist * parts
+        low, high = budget_cutoff(est, cutoff, budget // 2), budget_cutoff(est, cutoff, budget)
+        fit = [c for c in range(low, high + 1) if sum(int(est[L]) * L for L in range(c + 1, cutoff + 1)) <= held]
+        want = high if high <= low else (fit[0] if fit else high)
+        assert provisional_cutoff(hist, parts, cutoff, budget, held) == want

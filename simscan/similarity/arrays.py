@@ -12,7 +12,11 @@ import numpy as np
 def native_threads(items: int, least: int = 1024) -> int:
     """Threads the native core may use for ``items`` items of work: one under ``least``, else the
     CPUs this process may run on (at most 8)."""
-    return 1 if items < least else max(1, min(8, len(os.sched_getaffinity(0))))
+    if items < least:
+        return 1
+    affinity = getattr(os, "sched_getaffinity", None)  # (Linux; macOS and Windows have only the count)
+    cpus = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return max(1, min(8, cpus))
 
 
 _M1 = np.uint64(0x5555555555555555)

@@ -223,7 +223,8 @@ const THREADED_PAIRS: u64 = 1;
 /// every run it is in, one to a counter of every file after it in the run (an array of `n` counters,
 /// the files touched listed); its pairs `(a, b)` are then the counters it touched, in order.  A run of
 /// L files costs L (L - 1) / 2 counter increments where a sort of its pair keys cost several times
-/// that (20,000 near-copies in clusters of 50: 6.4 M incidences a partition).  Files are shared among
+/// that (20,000 near-copies in clusters of 50: 6.4 M incidences a partition).  The files taking part are
+/// renumbered first, so that the work does not grow with the index's files.  Files are shared among
 /// up to `rule.threads` threads in contiguous ranges of about equal work, each with its counters; the
 /// ranges' keys follow one another, so they are in order as they come.
 fn pair_counts(
@@ -232,11 +233,14 @@ fn pair_counts(
     rule: &Rule,
     made: u64,
 ) -> (Vec<u64>, Vec<u32>) {
-    let n = rule.n as usize;
     let total: usize = paired.iter().map(|&(_, len)| len).sum();
     if total == 0 {
         return (Vec::new(), Vec::new());
     }
+    assert!(
+        total <= u32::MAX as usize,
+        "a partition's paired entries must be numbered in 32 bits"
+    );
     // The runs' entries in position order, run after run: (position, level), and each entry's run end.
     let mut pos: Vec<u32> = Vec::with_capacity(total);
     let mut lvl: Vec<u8> = Vec::with_capacity(total);
@@ -257,47 +261,61 @@ fn pair_counts(
             end.push(stop);
         }
     }
-    // Each position's entries (indexes into `pos`), positions ascending.
-    let mut first = vec![0usize; n + 1];
-    for &p in &pos {
-        first[p as usize + 1] += 1;
+    // The files taking part, renumbered 0..d in position order (the arrays below are then as long as
+    // the partition's entries, not as the index's files: a partition of 1,000,000 files' index holds
+    // ~700,000 entries, and arrays of n cost 11 ms a call, 256 calls a search); `file[x]` is file x's
+    // position.  The renumbering keeps the order, so keys built from it come out in order too.
+    // One sort of (position, entry) gives the files in order, each file's entries together and each
+    // entry's file number.
+    let mut order: Vec<u64> = pos
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| (u64::from(p) << 32) | k as u64)
+        .collect();
+    order.sort_unstable();
+    let mut file: Vec<u32> = Vec::new();
+    let mut first: Vec<usize> = Vec::new();
+    let mut at: Vec<usize> = Vec::with_capacity(total);
+    let mut local = vec![0u32; total];
+    for &e in &order {
+        let (p, k) = ((e >> 32) as u32, (e & 0xFFFF_FFFF) as usize);
+        if file.last() != Some(&p) {
+            first.push(at.len());
+            file.push(p);
+        }
+        local[k] = (file.len() - 1) as u32;
+        at.push(k);
     }
-    for a in 0..n {
-        first[a + 1] += first[a];
-    }
-    let mut next = first.clone();
-    let mut at = vec![0usize; total];
-    for (k, &p) in pos.iter().enumerate() {
-        at[next[p as usize]] = k;
-        next[p as usize] += 1;
-    }
-    drop(next);
+    first.push(total);
+    drop(order);
+    let d = file.len();
     let one = |range: std::ops::Range<usize>| -> (Vec<u64>, Vec<u32>) {
         let (mut keys, mut counts) = (Vec::new(), Vec::new());
-        let mut count = vec![0u32; n];
+        let mut count = vec![0u32; d];
         let mut touched: Vec<u32> = Vec::new();
-        for a in range {
-            for &k in &at[first[a]..first[a + 1]] {
+        for x in range {
+            let a = file[x] as usize;
+            for &k in &at[first[x]..first[x + 1]] {
                 let la = lvl[k];
                 for j in k + 1..end[k] {
-                    let b = pos[j];
                     if let Some(rl) = rule.row_level {
-                        if la.min(lvl[j]) < rl[a].max(rl[b as usize]) {
+                        if la.min(lvl[j]) < rl[a].max(rl[pos[j] as usize]) {
                             continue;
                         }
                     }
-                    let c = &mut count[b as usize];
+                    let y = local[j];
+                    let c = &mut count[y as usize];
                     if *c == 0 {
-                        touched.push(b);
+                        touched.push(y);
                     }
                     *c += 1;
                 }
             }
             touched.sort_unstable();
-            for &b in &touched {
-                keys.push(a as u64 * rule.n + u64::from(b));
-                counts.push(count[b as usize]);
-                count[b as usize] = 0;
+            for &y in &touched {
+                keys.push(a as u64 * rule.n + u64::from(file[y as usize]));
+                counts.push(count[y as usize]);
+                count[y as usize] = 0;
             }
             touched.clear();
         }
@@ -305,22 +323,22 @@ fn pair_counts(
     };
     let threads = rule.threads.clamp(1, 64);
     if threads == 1 || made < THREADED_PAIRS {
-        return one(0..n);
+        return one(0..d);
     }
     // Contiguous ranges of files of about equal work (the entries after each of a file's entries).
     let per = made.div_ceil(threads as u64);
     let mut bounds = vec![0usize];
     let mut work = 0u64;
-    for a in 0..n {
-        work += at[first[a]..first[a + 1]]
+    for x in 0..d {
+        work += at[first[x]..first[x + 1]]
             .iter()
             .map(|&k| (end[k] - k - 1) as u64)
             .sum::<u64>();
-        if work >= per * bounds.len() as u64 && a + 1 < n {
-            bounds.push(a + 1);
+        if work >= per * bounds.len() as u64 && x + 1 < d {
+            bounds.push(x + 1);
         }
     }
-    bounds.push(n);
+    bounds.push(d);
     let one = &one;
     let parts: Vec<(Vec<u64>, Vec<u32>)> = std::thread::scope(|sc| {
         let handles: Vec<_> = bounds
