@@ -326,3 +326,20 @@ def test_argsort_rows_is_a_stable_argsort(high: int) -> None:
     assert np.array_equal(argsort_rows(x), np.argsort(x, kind="stable"))
     assert np.array_equal(argsort_rows(x.astype(np.int32 if high <= 1 << 31 else np.int64)[:100]),
                           np.argsort(x[:100], kind="stable"))
+
+
+def test_pair_scores_read_what_the_pair_objects_say() -> None:
+    """``pair_scores`` (a member's pair's scores straight from the columns) says what the ``Pair`` of
+    ``pairs_from_rounded`` says, passages unknown (-1) as None."""
+    from simscan.similarity.core import pairs_from_rounded, take_pairs
+    from simscan.similarity.grouping import pair_scores
+
+    rng = random.Random(77)
+    t = random_table(rng, 40)
+    pa = sorted_rounded(random_pair_arrays(rng, t, 150))
+    pa = dataclasses.replace(pa, longest=np.where(np.arange(pa.a.size) % 3 == 0, -1, pa.a * 7).astype(np.int32),
+                             view=(np.arange(pa.a.size) % 2).astype(np.int8))
+    ks = np.array(sorted(rng.sample(range(pa.a.size), 60)))
+    for got, p in zip(pair_scores(pa, ks), pairs_from_rounded(take_pairs(pa, ks), t)):
+        assert got == (p.resemblance, p.containment_a, p.containment_b, p.simhash_distance, p.kind, p.view,
+                       p.longest_passage, p.shared_chars)

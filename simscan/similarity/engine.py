@@ -32,13 +32,12 @@ from simscan.similarity.core import (
     SimilarityParams,
     expand_copy_pairs,
     ignore_values,
-    pairs_from_rounded,
     sorted_rounded,
     take_pairs,
     to_pairs,
 )
 from simscan.similarity.evidence import PlacesLoader, StoredSets, frequent_cutoff, pair_evidence, window_of_level
-from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_from_arrays
+from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_from_arrays, pair_scores
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.removal import pairs_after_removal
 from simscan.similarity.slices import SlicedSets, memory_budget, spilled
@@ -487,7 +486,7 @@ def groups_of_pair_set(
                            keep=keep)
     if empty is not None:
         empty.extend(ps.files.paths[r] for r in empty_rows(ps.files).tolist())
-    return groups_from_arrays(ga, ps.files, lambda ks: pairs_from_rounded(take_pairs(table, ks), ps.files))
+    return groups_from_arrays(ga, ps.files, lambda ks: pair_scores(table, ks))
 
 
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"

@@ -56,6 +56,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -619,12 +620,41 @@ def group_pairs(
     return groups_from_arrays(ga, files, lambda ks: [pairs[k] for k in ks.tolist()])
 
 
+class PairScores(NamedTuple):
+    """What a member's pair takes from the pair it comes from (a ``Pair`` has these too)."""
+
+    resemblance: float
+    containment_a: float
+    containment_b: float
+    simhash_distance: int
+    kind: str
+    view: str
+    longest_passage: int | None
+    shared_chars: int | None
+
+
+def pair_scores(pa: PairArrays, ks: np.ndarray) -> list[PairScores]:
+    """:class:`PairScores` of pairs ``ks`` of the columns ``pa`` (as ``core.pairs_from_rounded`` would
+    give them, without a ``Pair`` each: 19,000 members' pairs, ~0.05 s less)."""
+    from simscan.similarity.types import VIEWS
+
+    def passage(x: np.ndarray) -> list[int | None]:
+        return [None if v < 0 else v for v in x.tolist()]
+
+    return list(map(PairScores._make, zip(
+        pa.resemblance[ks].tolist(), pa.containment_a[ks].tolist(), pa.containment_b[ks].tolist(),
+        pa.distance[ks].tolist(), [KINDS[k] for k in pa.kind[ks].tolist()], [VIEWS[v] for v in pa.view[ks].tolist()],
+        passage(pa.longest[ks]), passage(pa.shared[ks]),
+    )))
+
+
 def groups_from_arrays(
-    ga: GroupArrays, files: FileTableLike, pairs_at: Callable[[np.ndarray], Sequence[Pair]]
+    ga: GroupArrays, files: FileTableLike, pairs_at: Callable[[np.ndarray], Sequence[Pair | PairScores]]
 ) -> list[Group]:
     """``Group`` / ``Member`` / ``Pair`` objects of ``ga``; ``pairs_at(ks)`` gives pairs ``ks`` of the
-    columns grouped, in that order (in any orientation: each is turned to read (reference, member));
-    one call for every member's pair, so that columns are read as columns."""
+    columns grouped (their scores: ``Pair`` or :class:`PairScores`), in that order (in any orientation:
+    each is turned to read (reference, member)); one call for every member's pair, so that columns are
+    read as columns."""
     paths = files.paths
     size = np.asarray(files.size).tolist()
     mtime = np.asarray(files.mtime_ns).tolist()
