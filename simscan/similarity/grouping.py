@@ -369,11 +369,11 @@ def group_rows(
         ref_pos_of[[u for _, u in refs]] = [pos for pos, _ in refs]
         es, ed = src[to_ref], dst[to_ref]
         o = np.lexsort((wp[to_ref], ref_pos_of[ed], -wb[to_ref], es))
-        first = o[np.flatnonzero(np.r_[True, es[o][1:] != es[o][:-1]])]
+        top = o[np.flatnonzero(np.r_[True, es[o][1:] != es[o][:-1]])]  # each covered unit's best edge
         vis = np.zeros(n, np.int64)
         vis[visit] = np.arange(visit.size)
-        for u, r, w, k, pos in sorted(zip(es[first].tolist(), ed[first].tolist(), wb[to_ref][first].tolist(),
-                                          wp[to_ref][first].tolist(), vis[es[first]].tolist()),
+        for u, r, w, k, pos in sorted(zip(es[top].tolist(), ed[top].tolist(), wb[to_ref][top].tolist(),
+                                          wp[to_ref][top].tolist(), vis[es[top]].tolist()),
                                       key=lambda e: e[4]):
             members[r].append((-w, pos, u, k))
             chosen[u] = r
