@@ -343,3 +343,24 @@ def test_pair_scores_read_what_the_pair_objects_say() -> None:
     for got, p in zip(pair_scores(pa, ks), pairs_from_rounded(take_pairs(pa, ks), t)):
         assert got == (p.resemblance, p.containment_a, p.containment_b, p.simhash_distance, p.kind, p.view,
                        p.longest_passage, p.shared_chars)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pair_objects_in_parts_equal_expand_copy_pairs(monkeypatch, seed: int) -> None:
+    """``simscan pairs`` makes its objects a part at a time (``core.pair_objects``, parts of 7 here): the
+    same pairs, in the same order, as ``expand_copy_pairs`` of ``to_pairs`` at once, with the same count
+    left out by the limit (one count across the parts)."""
+    from simscan.similarity import core
+    from simscan.similarity.core import expand_copy_pairs, pair_objects, to_pairs
+
+    monkeypatch.setattr(core, "PAIRS_AT_A_TIME", 7)
+    rng = random.Random(3000 + seed)
+    t = random_table(rng, rng.randrange(2, 60))
+    pa = random_pair_arrays(rng, t, rng.randrange(0, 150))
+    pa = dataclasses.replace(pa, **{f: getattr(pa, f)[pa.a != pa.b] for f in pa.__slots__})
+    for limit in (10**9, rng.randrange(0, 30)):
+        want, left_out = expand_copy_pairs(to_pairs(pa, t), limit)
+        got, ex = pair_objects(pa, t, expand=True, limit=limit)
+        assert list(got) == want and ex is not None and ex.left_out == left_out
+    plain, none = pair_objects(pa, t)
+    assert list(plain) == to_pairs(pa, t) and none is None

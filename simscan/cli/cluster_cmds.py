@@ -169,13 +169,12 @@ def _pair_set(args: argparse.Namespace, client: Any, store: Any, roots: Sequence
 def cmd_pairs(args: argparse.Namespace) -> int:
     from simscan.cluster import require
     from simscan.cluster.store import Store
-    from simscan.similarity.core import to_pairs
 
     require()
     store = Store.open(args.store)
     with _connect(args) as client:
         ps = _pair_set(args, client, store)
-    print_pairs(args, to_pairs(ps.pairs, ps.files))
+    print_pairs(args, ps)
     return 0
 
 

@@ -417,31 +417,38 @@ def _progress_bar() -> Any:
 
 def cmd_pairs(args: argparse.Namespace) -> int:
     from simscan.cli.common import open_index_from_args
-    from simscan.similarity import find_pairs
+    from simscan.progress import Cancelled
+    from simscan.similarity.engine import find_pair_set
 
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
-        pairs = find_pairs(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
-                           params=params_from_args(args), memory=args.memory)
+        try:
+            ps = find_pair_set(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
+                               params=params_from_args(args), memory=args.memory)
+        except Cancelled:
+            ps = None
         bar.finish()
         _warn_incomplete(index)
-    print_pairs(args, pairs)
+    if ps is not None:
+        print_pairs(args, ps)
+    else:
+        _say_none(args, [], "pairs")
     return 0
 
 
-def print_pairs(args: argparse.Namespace, pairs: list[Any]) -> None:
-    """Write ``pairs`` (representatives' pairs, as ``find_pairs`` gives them) as ``pairs`` does:
-    copies expanded unless ``--representatives-only``, in ``--format``."""
-    from simscan.similarity.core import expand_copy_pairs
+def print_pairs(args: argparse.Namespace, ps: Any) -> None:
+    """Write the pairs of the pair set ``ps`` (``engine.find_pair_set``'s, here or from a cluster) as
+    ``pairs`` does: copies expanded unless ``--representatives-only``, in ``--format``; the objects are
+    made a part at a time as they are written (``core.pair_objects``)."""
+    from simscan.similarity.core import pair_objects
 
-    if not args.representatives_only:
-        pairs, left_out = expand_copy_pairs(pairs, args.max_copy_pairs)
-        if left_out:
-            print(f"simscan: {left_out:,} pairs of copies with other files were left out (more than "
-                  f"--max-copy-pairs {args.max_copy_pairs:,}); each copy has the scores of the copy it is "
-                  "paired with as exact/content.", file=sys.stderr)
-    write_pairs(pairs, args.format, _out())
-    _say_none(args, pairs, "pairs")
+    pairs, ex = pair_objects(ps.pairs, ps.files, expand=not args.representatives_only, limit=args.max_copy_pairs)
+    n = write_pairs(pairs, args.format, _out())
+    if ex is not None and ex.left_out:
+        print(f"simscan: {ex.left_out:,} pairs of copies with other files were left out (more than "
+              f"--max-copy-pairs {args.max_copy_pairs:,}); each copy has the scores of the copy it is "
+              "paired with as exact/content.", file=sys.stderr)
+    _say_none(args, range(n), "pairs")
 
 
 def _warn_incomplete(index: Any) -> None:
