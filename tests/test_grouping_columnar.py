@@ -364,3 +364,30 @@ def test_pair_objects_in_parts_equal_expand_copy_pairs(monkeypatch, seed: int) -
         assert list(got) == want and ex is not None and ex.left_out == left_out
     plain, none = pair_objects(pa, t)
     assert list(plain) == to_pairs(pa, t) and none is None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_groups_json_from_the_columns_equals_the_objects_json(seed: int) -> None:
+    """``groups --format json`` writes from the members' columns (``write_group_rows_json``): the same
+    text as ``write_groups`` of the ``Group`` objects built from the same rows (copy sets, contained
+    pairs read from either side, reference folders, names that are not UTF-8)."""
+    import io
+    import os
+
+    from simscan.cli.similarity_cmds import write_group_rows_json, write_groups
+    from simscan.similarity.core import pairs_from_rounded, take_pairs
+    from simscan.similarity.grouping import groups_of_rows, member_rows
+
+    rng = random.Random(4000 + seed)
+    t = random_table(rng, rng.randrange(2, 80))
+    t = dataclasses.replace(t, paths=[p if k % 7 else os.fsdecode(os.fsencode(p) + b"\xff") for k, p in enumerate(t.paths)])
+    pa = sorted_rounded(random_pair_arrays(rng, t, rng.randrange(0, 200)))
+    pa = dataclasses.replace(pa, longest=np.where(np.arange(pa.a.size) % 4 == 0, -1, pa.a * 3).astype(np.int32),
+                             shared=np.where(np.arange(pa.a.size) % 4 == 0, -1, pa.b * 5).astype(np.int32))
+    for threshold in (0.0, 40.0):
+        ga = group_pair_arrays(pa, t, min_similarity=threshold, reference_roots=("/ref",))
+        mr = member_rows(ga, t, lambda ks: pairs_from_rounded(take_pairs(pa, ks), t))
+        got, want = io.StringIO(), io.StringIO()
+        assert write_group_rows_json(mr, got) == ga.n_groups
+        write_groups(groups_of_rows(mr), "json", want)
+        assert got.getvalue() == want.getvalue()

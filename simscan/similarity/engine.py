@@ -37,7 +37,14 @@ from simscan.similarity.core import (
     to_pairs,
 )
 from simscan.similarity.evidence import PlacesLoader, StoredSets, frequent_cutoff, pair_evidence, window_of_level
-from simscan.similarity.grouping import empty_rows, group_pair_arrays, groups_from_arrays, pair_scores
+from simscan.similarity.grouping import (
+    MemberRows,
+    empty_rows,
+    group_pair_arrays,
+    groups_of_rows,
+    member_rows,
+    pair_scores,
+)
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
 from simscan.similarity.removal import pairs_after_removal
 from simscan.similarity.slices import SlicedSets, memory_budget, spilled
@@ -481,12 +488,22 @@ def groups_of_pair_set(
 ) -> list[Group]:
     """The groups of :func:`find_groups` (same ``keep`` and ``empty``) from a pair set found with
     the same ``reference_roots`` (here or elsewhere: ``simscan.cluster`` finds it on a cluster)."""
+    return groups_of_rows(group_rows_of_pair_set(ps, min_similarity=min_similarity, reference_roots=reference_roots,
+                                                 keep=keep, empty=empty))
+
+
+def group_rows_of_pair_set(
+    ps: PairSet, *, min_similarity: float, reference_roots: Sequence[str] = (), keep: KeepRules = DEFAULT_KEEP,
+    empty: list[str] | None = None,
+) -> MemberRows:
+    """:func:`groups_of_pair_set` as :class:`~simscan.similarity.grouping.MemberRows`: the groups' members
+    column by column, for writers that need no ``Group`` object (``simscan groups --format json``)."""
     table = sorted_rounded(ps.pairs)
     ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots,
                            keep=keep)
     if empty is not None:
         empty.extend(ps.files.paths[r] for r in empty_rows(ps.files).tolist())
-    return groups_from_arrays(ga, ps.files, lambda ks: pair_scores(table, ks))
+    return member_rows(ga, ps.files, lambda ks: pair_scores(table, ks))
 
 
 _FILE_COLS = "id, path, size, is_text, checksum, content_hash, simhash, units, device, inode"

@@ -64,7 +64,7 @@ from simscan.similarity.arrays import argsort_rows
 from simscan.similarity.arrays import components as _components
 from simscan.similarity.core import PairArrays, file_identity, under_roots
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
-from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, member_kind, passes
+from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, member_kind_of, passes
 
 #: A member is moved to another reference to give that one a group only when it keeps at least this
 #: share of its percentage (two excerpts of one source: 100 % -> 86 % is moved; a 50 % member is not
@@ -648,48 +648,94 @@ def pair_scores(pa: PairArrays, ks: np.ndarray) -> list[PairScores]:
     )))
 
 
+@dataclass(frozen=True, slots=True)
+class MemberRows:
+    """Every member of a :class:`GroupArrays` as the ``Member`` (and ``Pair`` with its reference) it
+    stands for, column by column (lists, member order): what writers that need no object read
+    (``simscan groups --format json``), and what :func:`groups_from_arrays` builds the objects from.
+    ``pair[j]``: (resemblance, containment_a, containment_b, simhash_distance, exact, kind, view,
+    longest_passage, shared_chars) of the pair (reference, member); None for the reference."""
+
+    g_start: list[int]
+    g_kind: list[str]
+    file_id: list[int]
+    path: list[str]
+    size: list[int]
+    mtime_ns: list[int]
+    encoding: list[str | None]
+    is_text: list[bool]
+    similarity: list[float]
+    kind: list[str]
+    copy_set: list[int]
+    keeper: list[bool]
+    pair: list[tuple | None]
+
+
+def member_rows(
+    ga: GroupArrays, files: FileTableLike, pairs_at: Callable[[np.ndarray], Sequence[Pair | PairScores]]
+) -> MemberRows:
+    """:class:`MemberRows` of ``ga``; ``pairs_at(ks)`` gives pairs ``ks`` of the columns grouped (their
+    scores: ``Pair`` or :class:`PairScores`), in that order (in any orientation: each is turned to read
+    (reference, member)); one call for every member's pair, so that columns are read as columns."""
+    rows = ga.m_row
+    row_l = rows.tolist()
+    start = ga.g_start.tolist()
+    pk, sw, mk = ga.m_pair.tolist(), ga.m_swap.tolist(), ga.m_kind.tolist()
+    with_pair = np.flatnonzero(ga.m_pair >= 0)
+    their = dict(zip(with_pair.tolist(), pairs_at(ga.m_pair[with_pair]))) if with_pair.size else {}
+    is_first = np.zeros(rows.size, dtype=bool)
+    is_first[ga.g_start[:-1]] = True
+    first_l = is_first.tolist()
+    similarity: list[float] = []
+    kind: list[str] = []
+    pair: list[tuple | None] = []
+    for j in range(len(row_l)):
+        if first_l[j]:
+            similarity.append(100.0)
+            kind.append("exact")
+            pair.append(None)
+        elif pk[j] < 0:  # a copy of the reference (its unit)
+            kd = KINDS[mk[j]]
+            similarity.append(100.0)
+            kind.append(kd)
+            pair.append((100.0, 100.0, 100.0, 0, kd == "exact", kd, "text", None, None))
+        else:
+            sp = their[j]
+            ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
+            similarity.append(max(sp.resemblance, ca, cb))
+            kind.append(member_kind_of(sp.kind, ca, cb))
+            pair.append((sp.resemblance, ca, cb, sp.simhash_distance, False, sp.kind, sp.view, sp.longest_passage,
+                         sp.shared_chars))
+    ids = np.asarray(files.ids, dtype=np.int64)[rows].tolist()
+    return MemberRows(
+        start, [KINDS[k] for k in ga.g_kind.tolist()], ids, [files.paths[r] for r in row_l],
+        np.asarray(files.size)[rows].tolist(), np.asarray(files.mtime_ns)[rows].tolist(),
+        [files.encoding[r] for r in row_l], np.asarray(files.is_text, dtype=bool)[rows].tolist(), similarity, kind,
+        copy_set_numbers(ga).tolist(), ga.m_keeper.tolist(), pair,
+    )
+
+
 def groups_from_arrays(
     ga: GroupArrays, files: FileTableLike, pairs_at: Callable[[np.ndarray], Sequence[Pair | PairScores]]
 ) -> list[Group]:
-    """``Group`` / ``Member`` / ``Pair`` objects of ``ga``; ``pairs_at(ks)`` gives pairs ``ks`` of the
-    columns grouped (their scores: ``Pair`` or :class:`PairScores`), in that order (in any orientation:
-    each is turned to read (reference, member)); one call for every member's pair, so that columns are
-    read as columns."""
-    paths = files.paths
-    size = np.asarray(files.size).tolist()
-    mtime = np.asarray(files.mtime_ns).tolist()
-    is_text = np.asarray(files.is_text, dtype=bool).tolist()
-    enc = files.encoding
-    id_l = np.asarray(files.ids, dtype=np.int64).tolist()
-    rows, pk, sw, mk = ga.m_row.tolist(), ga.m_pair.tolist(), ga.m_swap.tolist(), ga.m_kind.tolist()
-    set_no = copy_set_numbers(ga).tolist()
-    keeper = ga.m_keeper.tolist()
-    start = ga.g_start.tolist()
-    with_pair = np.flatnonzero(ga.m_pair >= 0)
-    their = dict(zip(with_pair.tolist(), pairs_at(ga.m_pair[with_pair]))) if with_pair.size else {}
+    """``Group`` / ``Member`` / ``Pair`` objects of ``ga`` (:func:`member_rows`, whose ``pairs_at`` this
+    takes)."""
+    return groups_of_rows(member_rows(ga, files, pairs_at))
+
+
+def groups_of_rows(mr: MemberRows) -> list[Group]:
+    """The ``Group`` / ``Member`` / ``Pair`` objects of :class:`MemberRows`."""
     groups: list[Group] = []
-    for g, gk in enumerate(ga.g_kind.tolist()):
-        s, t = start[g], start[g + 1]
-        ref = rows[s]
-        ref_m = Member(id_l[ref], paths[ref], size[ref], mtime[ref], enc[ref], is_text[ref], 100.0, "exact", True,
-                       None, set_no[s], True)
+    for g, gk in enumerate(mr.g_kind):
+        s, t = mr.g_start[g], mr.g_start[g + 1]
+        ref_m = Member(mr.file_id[s], mr.path[s], mr.size[s], mr.mtime_ns[s], mr.encoding[s], mr.is_text[s], 100.0,
+                       "exact", True, None, mr.copy_set[s], True)
         mem = [ref_m]
         for j in range(s + 1, t):
-            r = rows[j]
-            k = pk[j]
-            if k < 0:
-                kd = KINDS[mk[j]]
-                p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], 100.0, 100.0, 100.0, 0, kd == "exact", kd)
-                mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], 100.0, kd, False, p,
-                                  set_no[j], keeper[j]))
-                continue
-            sp = their[j]
-            ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
-            p = Pair(id_l[ref], id_l[r], paths[ref], paths[r], sp.resemblance, ca, cb, sp.simhash_distance, False,
-                     sp.kind, sp.view, sp.longest_passage, sp.shared_chars)
-            mem.append(Member(id_l[r], paths[r], size[r], mtime[r], enc[r], is_text[r], p.best, member_kind(p), False, p,
-                              set_no[j], keeper[j]))
-        groups.append(Group(g, KINDS[gk], ref_m, mem))
+            p = Pair(mr.file_id[s], mr.file_id[j], mr.path[s], mr.path[j], *mr.pair[j])  # type: ignore[misc]
+            mem.append(Member(mr.file_id[j], mr.path[j], mr.size[j], mr.mtime_ns[j], mr.encoding[j], mr.is_text[j],
+                              mr.similarity[j], mr.kind[j], False, p, mr.copy_set[j], mr.keeper[j]))
+        groups.append(Group(g, gk, ref_m, mem))
     return groups
 
 

@@ -45,9 +45,12 @@ def member_kind(pair: Pair) -> str:
     "contained" pair says one file lies in the other, and the member is "contained" when it is the
     excerpt (it lies in the reference), "contains" when the reference lies in it (a short reference,
     e.g. the older student answer, quoted by a longer source).  Other kinds are symmetric."""
-    if pair.kind == "contained" and pair.containment_a > pair.containment_b:
-        return "contains"
-    return pair.kind
+    return member_kind_of(pair.kind, pair.containment_a, pair.containment_b)
+
+
+def member_kind_of(kind: str, containment_reference: float, containment_member: float) -> str:
+    """:func:`member_kind` of a pair (reference, member) of ``kind`` with these containments."""
+    return "contains" if kind == "contained" and containment_reference > containment_member else kind
 
 
 #: Fingerprint views a pair can be scored on (``simscan.similarity.views``): "text" (the
