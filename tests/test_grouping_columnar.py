@@ -368,13 +368,13 @@ def test_pair_objects_in_parts_equal_expand_copy_pairs(monkeypatch, seed: int) -
 
 @pytest.mark.parametrize("seed", range(10))
 def test_groups_json_from_the_columns_equals_the_objects_json(seed: int) -> None:
-    """``groups --format json`` writes from the members' columns (``write_group_rows_json``): the same
+    """``groups --format json|csv`` writes from the members' columns (``write_group_rows``): the same
     text as ``write_groups`` of the ``Group`` objects built from the same rows (copy sets, contained
     pairs read from either side, reference folders, names that are not UTF-8)."""
     import io
     import os
 
-    from simscan.cli.similarity_cmds import write_group_rows_json, write_groups
+    from simscan.cli.similarity_cmds import write_group_rows, write_groups
     from simscan.similarity.core import pairs_from_rounded, take_pairs
     from simscan.similarity.grouping import groups_of_rows, member_rows
 
@@ -387,7 +387,8 @@ def test_groups_json_from_the_columns_equals_the_objects_json(seed: int) -> None
     for threshold in (0.0, 40.0):
         ga = group_pair_arrays(pa, t, min_similarity=threshold, reference_roots=("/ref",))
         mr = member_rows(ga, t, lambda ks: pairs_from_rounded(take_pairs(pa, ks), t))
-        got, want = io.StringIO(), io.StringIO()
-        assert write_group_rows_json(mr, got) == ga.n_groups
-        write_groups(groups_of_rows(mr), "json", want)
-        assert got.getvalue() == want.getvalue()
+        for fmt in ("json", "csv"):
+            got, want = io.StringIO(), io.StringIO()
+            assert write_group_rows(mr, fmt, got) == ga.n_groups
+            write_groups(groups_of_rows(mr), fmt, want)
+            assert got.getvalue() == want.getvalue()
