@@ -445,7 +445,8 @@ def run_clusters(args: argparse.Namespace, d: Path) -> None:
 def run_queries(args: argparse.Namespace, d: Path) -> Path:
     """Section 3: queries against an index of ``--query-files`` files (written once); returns its path."""
     rng = np.random.default_rng(7)
-    pq = d / f"simscan-scale-v{ALGORITHM_VERSION}-{args.query_files}.sqlite3"
+    # (a name of its own: with --files equal to --query-files, section 1's index was taken for it, without the book)
+    pq = d / f"simscan-scale-query-v{ALGORITHM_VERSION}-{args.query_files}.sqlite3"
     if not pq.exists():
         print(f"writing {args.query_files:,} synthetic files (once; kept with --keep) ... ", end="", flush=True)
         print(f"{build(pq, args.query_files, 2, fast_simhash=True):.1f} s")
