@@ -303,20 +303,6 @@ def test_empty_files_are_listed_apart() -> None:
     assert empty_rows(t).tolist() == [0, 1, 2]
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_find_pairs_order_equals_the_lexsort(seed: int) -> None:
-    """``sorted_rounded``'s order (two stable sorts on a packed key) is ``np.lexsort((b, a, kind, -best))``,
-    ties and repeated (a, b) included."""
-    from simscan.similarity.core import _find_pairs_order
-
-    rng = np.random.default_rng(seed)
-    m, n = int(rng.integers(0, 3000)), int(rng.integers(1, 60))
-    a, b = rng.integers(0, n, m), rng.integers(0, n, m)
-    kind = rng.integers(0, 4, m).astype(np.int8)
-    best = rng.choice([15.0, 50.0, 99.9, 100.0, float(rng.uniform(0, 100))], m)
-    assert np.array_equal(_find_pairs_order(a, b, kind, best), np.lexsort((b, a, kind, -best)))
-
-
 @pytest.mark.parametrize("high", [1 << 8, 1 << 16, 1 << 20, 1 << 32, 1 << 40])
 def test_argsort_rows_is_a_stable_argsort(high: int) -> None:
     from simscan.similarity.arrays import argsort_rows

@@ -99,7 +99,7 @@ def pair_record(p: Any, unambiguous: bool = False) -> dict[str, Any]:
 class _PairLine:
     """``json.dumps(pair_record(p), ensure_ascii=False) + "\\n"``, written out by hand: a pair list
     names each file many times (445,893 pairs of 20,000 files), so each path's JSON text and raw bytes
-    are made once, and the record needs no dict nor encoder (12 -> ~3 µs a pair;
+    are made once, and the record needs no dict nor encoder (those 445,893 lines: ~0.4 s less, 1.8 s;
     tests/test_cli_similarity.py checks it against ``pair_record``)."""
 
     def __init__(self) -> None:
@@ -170,19 +170,15 @@ def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
 
 
 def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
-    p = m.pair
     return _member_fields(m.path, m.similarity, m.kind, m.is_reference, m.size, m.mtime_ns, m.encoding, m.is_text,
-                          m.copy_set, m.keeper, None if p is None else (p.resemblance, p.containment_a,
-                                                                        p.containment_b, p.view, p.longest_passage,
-                                                                        p.shared_chars), unambiguous)
+                          m.copy_set, m.keeper, m.pair, unambiguous)
 
 
 def _member_fields(path: str, similarity: float, kind: str, is_reference: bool, size: int, mtime_ns: int,
-                   encoding: str | None, is_text: bool, copy_set: int, keeper: bool, pair: tuple | None,
+                   encoding: str | None, is_text: bool, copy_set: int, keeper: bool, pair: Any,
                    unambiguous: bool = False) -> dict[str, Any]:
-    """A group member as JSON (and CSV) has it; ``pair``: (resemblance, containment of the reference,
-    containment of the member, view, longest passage, shared characters) of its pair with the
-    reference, None for the reference."""
+    """A group member as JSON (and CSV) has it; ``pair``: its pair with the reference, read (reference,
+    member) (a ``Pair`` or ``grouping.PairScores``), None for the reference."""
     rec = {
         "path": display_path(path, unambiguous=unambiguous),
         "similarity": _num(similarity),
@@ -197,12 +193,12 @@ def _member_fields(path: str, similarity: float, kind: str, is_reference: bool, 
         rec["copy_set"] = copy_set
         rec["kept"] = bool(keeper)
     if pair is not None:
-        rec["resemblance"] = _num(pair[0])
-        rec["containment_reference"] = _num(pair[1])
-        rec["containment_member"] = _num(pair[2])
-        rec["view"] = pair[3]
-        rec["longest_passage"] = pair[4]
-        rec["shared_chars"] = pair[5]
+        rec["resemblance"] = _num(pair.resemblance)
+        rec["containment_reference"] = _num(pair.containment_a)
+        rec["containment_member"] = _num(pair.containment_b)
+        rec["view"] = pair.view
+        rec["longest_passage"] = pair.longest_passage
+        rec["shared_chars"] = pair.shared_chars
     raw = raw_b64(path)
     if raw is not None:
         rec["path_raw"] = raw
@@ -221,9 +217,7 @@ def write_group_rows(mr: Any, fmt: str, out: TextIO) -> int:
             s, t = start[g], start[g + 1]
             members = [
                 _member_fields(mr.path[j], mr.similarity[j], mr.kind[j], j == s, mr.size[j], mr.mtime_ns[j],
-                               mr.encoding[j], mr.is_text[j], mr.copy_set[j], mr.keeper[j],
-                               None if j == s else (mr.pair[j][0], mr.pair[j][1], mr.pair[j][2], mr.pair[j][6],
-                                                    mr.pair[j][7], mr.pair[j][8]), csv_)
+                               mr.encoding[j], mr.is_text[j], mr.copy_set[j], mr.keeper[j], mr.pair[j], csv_)
                 for j in range(s, t)
             ]
             yield gk, mr.path[s], sum(mr.size[j] for j in range(s, t) if not mr.keeper[j]), members

@@ -165,10 +165,11 @@ def argsort_rows(x: np.ndarray) -> np.ndarray:
     keys by radix, so two such passes (low half, then high half) sort them, ~8x faster than its sort of
     32- or 64-bit keys (874,000 edges' rows: 9-20 ms against 70 ms).  Other values: ``np.argsort``."""
     x = np.asarray(x)
-    if x.size < 1 << 12 or int(x.min()) < 0 or int(x.max()) >= 1 << 32:
+    top = int(x.max()) if x.size else 0
+    if x.size < 1 << 12 or int(x.min()) < 0 or top >= 1 << 32:
         return np.argsort(x, kind="stable")
     lo = np.argsort((x & 0xFFFF).astype(np.uint16), kind="stable")
-    if int(x.max()) < 1 << 16:
+    if top < 1 << 16:
         return lo
     return lo[np.argsort((x[lo] >> 16).astype(np.uint16), kind="stable")]
 

@@ -497,7 +497,7 @@ def group_rows_of_pair_set(
     empty: list[str] | None = None,
 ) -> MemberRows:
     """:func:`groups_of_pair_set` as :class:`~simscan.similarity.grouping.MemberRows`: the groups' members
-    column by column, for writers that need no ``Group`` object (``simscan groups --format json``)."""
+    column by column, for writers that need no ``Group`` object (``simscan groups --format json|csv``)."""
     table = sorted_rounded(ps.pairs)
     ga = group_pair_arrays(table, ps.files, min_similarity=min_similarity, reference_roots=reference_roots,
                            keep=keep)
@@ -558,9 +558,10 @@ def query(
 MIN_POSTED_FOR_LOOKUP = 4
 
 
-#: A text query with at most this many values looks every one of them up (a seek each: ~0.1 ms on a
-#: 1,000,000-file index, so a 550-character paragraph's ~200 take ~24 ms there against ~6 ms for the
-#: rule's values alone; a text of ~2,000 units has a few hundred): files shorter than the posting
+#: A text query with at most this many values looks every one of them up (a seek each: a 550-character
+#: paragraph's ~200 took 4-24 ms on a 1,000,000-file index with its pages in memory, against ~6 ms for
+#: the rule's values alone, and ~170 ms with none of them there; a text of ~2,000 units has a few
+#: hundred): files shorter than the posting
 #: rule's 177-unit guarantee that lie wholly in it are found too.  Longer queries look up the values
 #: the rule posts.
 LOOKUP_ALL = 4096

@@ -62,9 +62,19 @@ import numpy as np
 
 from simscan.similarity.arrays import argsort_rows
 from simscan.similarity.arrays import components as _components
-from simscan.similarity.core import PairArrays, file_identity, under_roots
+from simscan.similarity.core import PairArrays, file_identity, passage_value, under_roots
 from simscan.similarity.keep import DEFAULT_KEEP, KeepRules
-from simscan.similarity.types import KIND_CODE, KINDS, FileTableLike, Group, Member, Pair, member_kind_of, passes
+from simscan.similarity.types import (
+    KIND_CODE,
+    KINDS,
+    VIEWS,
+    FileTableLike,
+    Group,
+    Member,
+    Pair,
+    member_kind_of,
+    passes,
+)
 
 #: A member is moved to another reference to give that one a group only when it keeps at least this
 #: share of its percentage (two excerpts of one source: 100 % -> 86 % is moved; a 50 % member is not
@@ -636,15 +646,10 @@ class PairScores(NamedTuple):
 def pair_scores(pa: PairArrays, ks: np.ndarray) -> list[PairScores]:
     """:class:`PairScores` of pairs ``ks`` of the columns ``pa`` (as ``core.pairs_from_rounded`` would
     give them, without a ``Pair`` each: 19,000 members' pairs, ~0.05 s less)."""
-    from simscan.similarity.types import VIEWS
-
-    def passage(x: np.ndarray) -> list[int | None]:
-        return [None if v < 0 else v for v in x.tolist()]
-
     return list(map(PairScores._make, zip(
         pa.resemblance[ks].tolist(), pa.containment_a[ks].tolist(), pa.containment_b[ks].tolist(),
         pa.distance[ks].tolist(), [KINDS[k] for k in pa.kind[ks].tolist()], [VIEWS[v] for v in pa.view[ks].tolist()],
-        passage(pa.longest[ks]), passage(pa.shared[ks]),
+        [passage_value(v) for v in pa.longest[ks].tolist()], [passage_value(v) for v in pa.shared[ks].tolist()],
     )))
 
 
@@ -652,9 +657,9 @@ def pair_scores(pa: PairArrays, ks: np.ndarray) -> list[PairScores]:
 class MemberRows:
     """Every member of a :class:`GroupArrays` as the ``Member`` (and ``Pair`` with its reference) it
     stands for, column by column (lists, member order): what writers that need no object read
-    (``simscan groups --format json``), and what :func:`groups_from_arrays` builds the objects from.
-    ``pair[j]``: (resemblance, containment_a, containment_b, simhash_distance, exact, kind, view,
-    longest_passage, shared_chars) of the pair (reference, member); None for the reference."""
+    (``simscan groups --format json|csv``), and what :func:`groups_from_arrays` builds the objects from.
+    ``pair[j]``: the scores of the pair (reference, member), turned to read so (None for the
+    reference); ``exact[j]``: that pair is of the same bytes."""
 
     g_start: list[int]
     g_kind: list[str]
@@ -668,7 +673,8 @@ class MemberRows:
     kind: list[str]
     copy_set: list[int]
     keeper: list[bool]
-    pair: list[tuple | None]
+    pair: list[PairScores | None]
+    exact: list[bool]
 
 
 def member_rows(
@@ -688,30 +694,34 @@ def member_rows(
     first_l = is_first.tolist()
     similarity: list[float] = []
     kind: list[str] = []
-    pair: list[tuple | None] = []
+    pair: list[PairScores | None] = []
+    exact: list[bool] = []
     for j in range(len(row_l)):
         if first_l[j]:
             similarity.append(100.0)
             kind.append("exact")
             pair.append(None)
+            exact.append(False)
         elif pk[j] < 0:  # a copy of the reference (its unit)
             kd = KINDS[mk[j]]
             similarity.append(100.0)
             kind.append(kd)
-            pair.append((100.0, 100.0, 100.0, 0, kd == "exact", kd, "text", None, None))
+            pair.append(PairScores(100.0, 100.0, 100.0, 0, kd, "text", None, None))
+            exact.append(kd == "exact")
         else:
             sp = their[j]
             ca, cb = (sp.containment_b, sp.containment_a) if sw[j] else (sp.containment_a, sp.containment_b)
             similarity.append(max(sp.resemblance, ca, cb))
             kind.append(member_kind_of(sp.kind, ca, cb))
-            pair.append((sp.resemblance, ca, cb, sp.simhash_distance, False, sp.kind, sp.view, sp.longest_passage,
-                         sp.shared_chars))
+            pair.append(PairScores(sp.resemblance, ca, cb, sp.simhash_distance, sp.kind, sp.view, sp.longest_passage,
+                                   sp.shared_chars))
+            exact.append(False)
     ids = np.asarray(files.ids, dtype=np.int64)[rows].tolist()
     return MemberRows(
         start, [KINDS[k] for k in ga.g_kind.tolist()], ids, [files.paths[r] for r in row_l],
         np.asarray(files.size)[rows].tolist(), np.asarray(files.mtime_ns)[rows].tolist(),
         [files.encoding[r] for r in row_l], np.asarray(files.is_text, dtype=bool)[rows].tolist(), similarity, kind,
-        copy_set_numbers(ga).tolist(), ga.m_keeper.tolist(), pair,
+        copy_set_numbers(ga).tolist(), ga.m_keeper.tolist(), pair, exact,
     )
 
 
@@ -732,7 +742,11 @@ def groups_of_rows(mr: MemberRows) -> list[Group]:
                        "exact", True, None, mr.copy_set[s], True)
         mem = [ref_m]
         for j in range(s + 1, t):
-            p = Pair(mr.file_id[s], mr.file_id[j], mr.path[s], mr.path[j], *mr.pair[j])  # type: ignore[misc]
+            sp = mr.pair[j]
+            assert sp is not None  # (every member but the reference has its pair)
+            p = Pair(mr.file_id[s], mr.file_id[j], mr.path[s], mr.path[j], sp.resemblance, sp.containment_a,
+                     sp.containment_b, sp.simhash_distance, mr.exact[j], sp.kind, sp.view, sp.longest_passage,
+                     sp.shared_chars)
             mem.append(Member(mr.file_id[j], mr.path[j], mr.size[j], mr.mtime_ns[j], mr.encoding[j], mr.is_text[j],
                               mr.similarity[j], mr.kind[j], False, p, mr.copy_set[j], mr.keeper[j]))
         groups.append(Group(g, gk, ref_m, mem))

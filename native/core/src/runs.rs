@@ -69,7 +69,7 @@ pub struct Rule<'a> {
     pub row_level: Option<&'a [u8]>,
     /// Columns of the per-file level tables (levels above `width - 1` count in the last column).
     pub width: usize,
-    /// Threads that make and sort the pairs (1: the calling thread alone; the result is the same).
+    /// Threads that count the pairs (1: the calling thread alone; the result is the same).
     pub threads: usize,
 }
 
@@ -220,11 +220,10 @@ const THREADED_PAIRS: u64 = 1;
 /// runs hold each pair (where the value's level reaches both files' levels, see [`Rule::row_level`]).
 ///
 /// No sort of the pairs: each run's entries are put in position order, and each file `a` adds, for
-/// every run it is in, one to a counter of every file after it in the run (an array of `n` counters,
-/// the files touched listed); its pairs `(a, b)` are then the counters it touched, in order.  A run of
-/// L files costs L (L - 1) / 2 counter increments where a sort of its pair keys cost several times
-/// that (20,000 near-copies in clusters of 50: 6.4 M incidences a partition).  The files taking part are
-/// renumbered first, so that the work does not grow with the index's files.  Files are shared among
+/// every run it is in, one to a counter of every file after it in the run (a counter per file taking
+/// part, the ones touched listed); its pairs `(a, b)` are then the counters it touched, in order.  A
+/// run of L files costs L (L - 1) / 2 counter increments where a sort of its pair keys cost several
+/// times that (20,000 near-copies in clusters of 50: 6.4 M incidences a partition).  Files are shared among
 /// up to `rule.threads` threads in contiguous ranges of about equal work, each with its counters; the
 /// ranges' keys follow one another, so they are in order as they come.
 fn pair_counts(
@@ -261,10 +260,6 @@ fn pair_counts(
             end.push(stop);
         }
     }
-    // The files taking part, renumbered 0..d in position order (the arrays below are then as long as
-    // the partition's entries, not as the index's files: a partition of 1,000,000 files' index holds
-    // ~700,000 entries, and arrays of n cost 11 ms a call, 256 calls a search); `file[x]` is file x's
-    // position.  The renumbering keeps the order, so keys built from it come out in order too.
     // Files numbered 0..d in position order, each file's entries together (`at[first[x]..first[x + 1]]`)
     // and each entry's file number (`local`).  When the index's files are few beside the entries, the
     // positions themselves (a counting sort); else the files taking part renumbered by one sort of

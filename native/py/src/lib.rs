@@ -818,7 +818,8 @@ fn pair_evidence<'py>(
 /// empty: every shared value counts); `full` / `kept` (int32, `n * width`, or None) receive each
 /// position's entries per level; `pair_limit`: most pair incidences to make (more: none);
 /// `pair_cut`: runs longer than it (not common) are held, not paired (`runs::Rule::pair_cut`), and
-/// with `hold_entries` their entries given back.  Returns (hist uint64, common uint64, frequent
+/// with `hold_entries` their entries given back; `threads`: threads that count the pairs (the
+/// result does not depend on them).  Returns (hist uint64, common uint64, frequent
 /// uint64, keys int64, counts int32, made, frequent_len uint32, (held runs uint64, their lengths
 /// uint32), (held values uint64, held positions uint32, held levels uint8)).
 #[pyfunction]
