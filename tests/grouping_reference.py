@@ -29,6 +29,7 @@ Rules (documented for users, see ``simscan.similarity.grouping``):
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import random
 from collections.abc import Sequence
@@ -492,3 +493,41 @@ def random_pair_arrays(rng: random.Random, t: FileTable, m: int) -> PairArrays:
                       kind == 0, kind, np.where(star, 0, np.array([rng.randrange(2) for _ in range(m)])).astype(np.int8),
                       np.where(star, -1, np.array([rng.randrange(300) for _ in range(m)])).astype(np.int32),
                       np.where(star, -1, np.array([rng.randrange(900) for _ in range(m)])).astype(np.int32))
+
+
+def reference_expand_copies(pairs: Sequence[Pair], limit: int) -> tuple[list[Pair], int]:
+    """Copies' inherited pairs, one ``Pair`` at a time (the slow reference of ``copies.expand_copies``):
+    the copy pairs join files into classes (members in id order); each other pair (a, b) is followed by
+    every (x, y) of a's class × b's class but itself, in that order; once the pairs added so far and a
+    block's would pass ``limit``, that block and every later one are left out and counted."""
+    parent: dict[int, int] = {}
+
+    def root(x: int) -> int:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    path_of: dict[int, str] = {}
+    for p in pairs:
+        path_of.setdefault(p.a_id, p.a_path)
+        path_of.setdefault(p.b_id, p.b_path)
+        if p.kind in ("exact", "content"):
+            ra, rb = root(p.a_id), root(p.b_id)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    members: dict[int, list[int]] = {}
+    for fid in sorted(path_of):
+        members.setdefault(root(fid), []).append(fid)
+    out: list[Pair] = []
+    wanted = left_out = 0
+    for p in pairs:
+        out.append(p)
+        if p.kind in ("exact", "content"):
+            continue
+        block = [(x, y) for x in members[root(p.a_id)] for y in members[root(p.b_id)] if (x, y) != (p.a_id, p.b_id)]
+        wanted += len(block)
+        if wanted > limit:
+            left_out += len(block)
+            continue
+        out += [dataclasses.replace(p, a_id=x, b_id=y, a_path=path_of[x], b_path=path_of[y]) for x, y in block]
+    return out, left_out

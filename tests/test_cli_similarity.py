@@ -432,10 +432,11 @@ def test_a_backslash_in_a_name_is_told_from_an_escaped_byte(tmp_path: Path, caps
     assert sorted((rec["a"], rec["b"])) == [f"{root}/caf\\xe9.txt"] * 2 and ("a_raw" in rec) != ("b_raw" in rec)
 
 
-def test_pairs_json_lines_equal_the_records_json_dumps() -> None:
-    """``pairs --format json`` writes each line by hand (``_PairLine``): the same text as
-    ``json.dumps(pair_record(p), ensure_ascii=False)``, for names with quotes, backslashes, control
-    characters, other scripts and bytes that are not UTF-8, scores of any float, and passages unknown."""
+def test_pairs_lines_equal_the_records_in_every_format() -> None:
+    """``pairs`` writes its lines column by column (``PairWriter``): for JSON the same text as
+    ``json.dumps(pair_record(p), ensure_ascii=False)``, for CSV as ``csv`` writes the records, for text
+    the line of each pair, for names with quotes, backslashes, control characters, other scripts and
+    bytes that are not UTF-8, scores of any float, and passages unknown."""
     import random
 
     from simscan.cli.similarity_cmds import pair_record, write_pairs
@@ -457,3 +458,30 @@ def test_pairs_json_lines_equal_the_records_json_dumps() -> None:
     want = "".join(json.dumps(pair_record(p), ensure_ascii=False) + "\n" for p in pairs)
     assert buf.getvalue() == want
     assert all(json.loads(line) == pair_record(p) for line, p in zip(buf.getvalue().split("\n"), pairs))
+    # CSV: the records' cells (formulas neutralised); text: one line a pair, as people read it.
+    import csv as csv_module
+
+    from simscan.cli.similarity_cmds import _PAIR_FIELDS, csv_cell
+    from simscan.display import display_path
+    from simscan.similarity.types import shown_pct
+
+    buf = io.StringIO()
+    assert write_pairs(pairs, "csv", buf) == len(pairs)
+    ref = io.StringIO()
+    w = csv_module.writer(ref)
+    w.writerow(_PAIR_FIELDS)
+    for p in pairs:
+        rec = pair_record(p, unambiguous=True)
+        w.writerow([csv_cell("" if rec[k] is None else rec[k]) for k in _PAIR_FIELDS])
+    assert buf.getvalue() == ref.getvalue()
+    buf = io.StringIO()
+    assert write_pairs(pairs, "text", buf) == len(pairs)
+
+    def line(p: Pair) -> str:
+        mark = "  all" if p.kind in ("exact", "content") else "    -" if p.longest_passage is None else f"{p.longest_passage:5d}"
+        return (f"{shown_pct(p.best):6.1f}%  {p.kind:<9}  {'code' if p.view == 'code' else '    '}  "
+                f"J {shown_pct(p.resemblance):5.1f}  A {shown_pct(p.containment_a):5.1f}  "
+                f"B {shown_pct(p.containment_b):5.1f}  d {p.simhash_distance:2d}  L {mark}  "
+                f"{display_path(p.a_path, terminal=True)}  <->  {display_path(p.b_path, terminal=True)}\n")
+
+    assert buf.getvalue() == "".join(map(line, pairs))

@@ -332,24 +332,35 @@ def test_pair_scores_read_what_the_pair_objects_say() -> None:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_pair_objects_in_parts_equal_expand_copy_pairs(monkeypatch, seed: int) -> None:
-    """``simscan pairs`` makes its objects a part at a time (``core.pair_objects``, parts of 7 here): the
-    same pairs, in the same order, as ``expand_copy_pairs`` of ``to_pairs`` at once, with the same count
-    left out by the limit (one count across the parts)."""
-    from simscan.similarity import core
-    from simscan.similarity.core import expand_copy_pairs, pair_objects, to_pairs
+def test_pairs_written_from_the_columns_in_parts_equal_the_objects(monkeypatch, seed: int) -> None:
+    """``simscan pairs`` writes from the columns a part at a time (``pair_column_parts``, parts of 7 here):
+    in every format, the same text as ``write_pairs`` of the objects that the slow reference expansion
+    (``reference_expand_copies``) lists, and the same count left out by the limit."""
+    import io
 
-    monkeypatch.setattr(core, "PAIRS_AT_A_TIME", 7)
+    from grouping_reference import reference_expand_copies
+
+    from simscan.cli import similarity_cmds as cmds
+    from simscan.similarity.core import expand_copy_pairs, to_pairs
+
+    monkeypatch.setattr(cmds, "PAIRS_AT_A_TIME", 7)
     rng = random.Random(3000 + seed)
     t = random_table(rng, rng.randrange(2, 60))
     pa = random_pair_arrays(rng, t, rng.randrange(0, 150))
     pa = dataclasses.replace(pa, **{f: getattr(pa, f)[pa.a != pa.b] for f in pa.__slots__})
-    for limit in (10**9, rng.randrange(0, 30)):
-        want, left_out = expand_copy_pairs(to_pairs(pa, t), limit)
-        got, ex = pair_objects(pa, t, expand=True, limit=limit)
-        assert list(got) == want and ex is not None and ex.left_out == left_out
-    plain, none = pair_objects(pa, t)
-    assert list(plain) == to_pairs(pa, t) and none is None
+    pa = dataclasses.replace(pa, longest=np.where(np.arange(pa.a.size) % 3 == 0, -1, pa.a * 7).astype(np.int32))
+    for expand, limit in ((True, 10**9), (True, rng.randrange(0, 30)), (False, 0)):
+        want, left_out = reference_expand_copies(to_pairs(pa, t), limit) if expand else (to_pairs(pa, t), 0)
+        assert expand_copy_pairs(to_pairs(pa, t), limit) == (want, left_out) or not expand
+        for fmt in ("json", "csv", "text"):
+            parts, got_left = cmds.pair_column_parts(pa, t, expand, limit)
+            got, ref = io.StringIO(), io.StringIO()
+            w = cmds.PairWriter(fmt, got)
+            for part in parts:
+                w.write(part)
+            assert w.n == len(want) and got_left == left_out
+            assert cmds.write_pairs(want, fmt, ref) == len(want)
+            assert got.getvalue() == ref.getvalue()
 
 
 @pytest.mark.parametrize("seed", range(10))

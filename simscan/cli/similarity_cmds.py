@@ -12,17 +12,21 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
+import io
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
+
+import numpy as np
 
 from simscan.cli.common import display_path, human_bytes, raw_b64
 from simscan.display import terminal_text
 from simscan.errors import SimscanError
-from simscan.similarity.core import MAX_COPY_PAIRS
-from simscan.similarity.types import shown_pct
+from simscan.similarity.copies import MAX_COPY_PAIRS
+from simscan.similarity.types import KINDS, VIEWS, shown_pct
 
 _PAIR_FIELDS = (
     "a", "b", "best", "resemblance", "containment_a", "containment_b", "simhash_distance", "exact", "kind", "view",
@@ -96,47 +100,96 @@ def pair_record(p: Any, unambiguous: bool = False) -> dict[str, Any]:
     return rec
 
 
-class _PairLine:
-    """``json.dumps(pair_record(p), ensure_ascii=False) + "\\n"``, written out by hand: a pair list
-    names each file many times (445,893 pairs of 20,000 files), so each path's JSON text and raw bytes
-    are made once, and the record needs no dict nor encoder (those 445,893 lines: ~0.4 s less, 1.8 s;
-    tests/test_cli_similarity.py checks it against ``pair_record``)."""
+@dataclasses.dataclass(frozen=True)
+class PairColumns:
+    """A part of a pair list to write, column by column: ``names[a[k]]`` and ``names[b[k]]`` are pair
+    k's paths; scores in percent as the pairs carry them; ``kind`` / ``view``: codes into ``KINDS`` /
+    ``VIEWS``; ``longest`` / ``shared``: characters, -1 when unknown."""
 
-    def __init__(self) -> None:
-        self._paths: dict[str, tuple[str, str]] = {}
-        self._words: dict[str, str] = {}
+    names: Sequence[str]
+    a: np.ndarray
+    b: np.ndarray
+    resemblance: np.ndarray
+    containment_a: np.ndarray
+    containment_b: np.ndarray
+    distance: np.ndarray
+    exact: np.ndarray
+    kind: np.ndarray
+    view: np.ndarray
+    longest: np.ndarray
+    shared: np.ndarray
 
-    def _path(self, path: str, key: str) -> tuple[str, str]:
-        got = self._paths.get(path)
-        if got is None:
-            raw = raw_b64(path)
-            got = (json.dumps(display_path(path), ensure_ascii=False), "" if raw is None else json.dumps(raw))
-            self._paths[path] = got
-        return got[0], f', "{key}_raw": {got[1]}' if got[1] else ""
+    @classmethod
+    def of_pairs(cls, pairs: Sequence[Any]) -> PairColumns:
+        """The columns of ``Pair`` objects."""
+        from simscan.similarity.types import KIND_CODE, VIEWS
 
-    def _word(self, w: str) -> str:
-        got = self._words.get(w)
-        if got is None:
-            got = self._words[w] = json.dumps(w, ensure_ascii=False)
-        return got
+        at: dict[str, int] = {}
+        a = [at.setdefault(p.a_path, len(at)) for p in pairs]
+        b = [at.setdefault(p.b_path, len(at)) for p in pairs]
 
-    def __call__(self, p: Any) -> str:
-        a, a_raw = self._path(p.a_path, "a")
-        b, b_raw = self._path(p.b_path, "b")
-        lp, sc = p.longest_passage, p.shared_chars
-        return (f'{{"a": {a}, "b": {b}, "best": {_num(p.best)!r}, "resemblance": {_num(p.resemblance)!r}, '
-                f'"containment_a": {_num(p.containment_a)!r}, "containment_b": {_num(p.containment_b)!r}, '
-                f'"simhash_distance": {int(p.simhash_distance)}, "exact": {"true" if p.exact else "false"}, '
-                f'"kind": {self._word(p.kind)}, "view": {self._word(p.view)}, '
-                f'"longest_passage": {"null" if lp is None else int(lp)}, '
-                f'"shared_chars": {"null" if sc is None else int(sc)}{a_raw}{b_raw}}}\n')
+        def col(get: Callable[[Any], Any], dtype: Any) -> np.ndarray:
+            return np.fromiter(map(get, pairs), dtype, len(pairs))
+
+        return cls(list(at), np.asarray(a, np.int64), np.asarray(b, np.int64),
+                   col(lambda p: p.resemblance, np.float64), col(lambda p: p.containment_a, np.float64),
+                   col(lambda p: p.containment_b, np.float64), col(lambda p: p.simhash_distance, np.int64),
+                   col(lambda p: p.exact, bool), col(lambda p: KIND_CODE[p.kind], np.int8),
+                   col(lambda p: VIEWS.index(p.view), np.int8),
+                   col(lambda p: -1 if p.longest_passage is None else p.longest_passage, np.int64),
+                   col(lambda p: -1 if p.shared_chars is None else p.shared_chars, np.int64))
 
 
-def _passage_mark(p: Any) -> str:
-    """The longest shared passage in text output: its characters, "all" for a copy, "-" unknown."""
-    if p.kind in ("exact", "content"):
-        return "  all"
-    return f"{p.longest_passage:5d}" if p.longest_passage is not None else "    -"
+#: Pairs written at a time by ``simscan pairs`` (their texts are made column by column: ~15 MB of them).
+PAIRS_AT_A_TIME = 1 << 14
+
+
+def pair_column_parts(pa: Any, files: Any, expand: bool, limit: int) -> tuple[Iterator[PairColumns], int]:
+    """The pairs of ``pa`` (``PairArrays`` of rows of ``files``) as ``simscan pairs`` lists them, in
+    parts: in ``find_pairs``' order, and with ``expand`` followed by the pairs their copies inherit
+    (``copies.expand_copies``, at most ``limit`` added).  Returns (the parts, how many were left out)."""
+    from simscan.similarity.copies import expand_copies
+    from simscan.similarity.core import sorted_rounded
+
+    table = sorted_rounded(pa)
+    if expand:
+        a, b, src, left_out = expand_copies(table.a, table.b, table.kind <= 1, len(files.paths), limit)
+    else:
+        a, b, src, left_out = table.a, table.b, np.arange(table.a.size), 0
+
+    def parts() -> Iterator[PairColumns]:
+        for lo in range(0, int(a.size), PAIRS_AT_A_TIME):
+            k = src[lo : lo + PAIRS_AT_A_TIME]
+            yield PairColumns(files.paths, a[lo : lo + PAIRS_AT_A_TIME], b[lo : lo + PAIRS_AT_A_TIME],
+                              table.resemblance[k], table.containment_a[k], table.containment_b[k],
+                              table.distance[k], table.exact[k], table.kind[k], table.view[k], table.longest[k],
+                              table.shared[k])
+
+    return parts(), left_out
+
+
+@functools.lru_cache(maxsize=8)
+def _pct_table(decimals: int, spec: str) -> np.ndarray:
+    """The text of every percentage shown with ``decimals`` (0 to 100), by ``format(x, spec)`` (``"r"``: repr)."""
+    scale = 10**decimals
+    return np.array([repr(k / scale) if spec == "r" else format(k / scale, spec) for k in range(100 * scale + 1)],
+                    dtype=object)
+
+
+def _pct_texts(x: np.ndarray, decimals: int, spec: str) -> list[str]:
+    """``format(shown_pct(v, decimals), spec)`` of each score (``"r"``: repr), from a table."""
+    k = np.floor(np.asarray(x, np.float64) * 10**decimals + 1e-6)  # (as ``shown_pct`` cuts them)
+    table = _pct_table(decimals, spec)
+    if k.size and not (k.min() >= 0 and k.max() < table.size):  # (never, for percentages)
+        return [repr(shown_pct(v, decimals)) if spec == "r" else format(shown_pct(v, decimals), spec)
+                for v in np.asarray(x, np.float64).tolist()]
+    return table[k.astype(np.intp)].tolist()
+
+
+def _or_blank(x: np.ndarray, blank: str, width: int = 0) -> list[str]:
+    """Each int as text (right-aligned to ``width``), ``blank`` where it is negative (unknown)."""
+    text = x.astype(str) if width == 0 else np.char.rjust(x.astype(str), width)
+    return np.where(x < 0, blank, text).tolist()
 
 
 def _view_mark(view: str) -> str:
@@ -144,29 +197,94 @@ def _view_mark(view: str) -> str:
     return "code" if view == "code" else "    "
 
 
-def write_pairs(pairs: Iterable[Any], fmt: str, out: TextIO) -> int:
-    n = 0
-    if fmt == "csv":
-        w = csv.writer(out)  # RFC 4180 rows end in \r\n: then a cell holding \r is quoted too
-        w.writerow(_PAIR_FIELDS)
-        for p in pairs:
-            rec = pair_record(p, unambiguous=True)
-            w.writerow([csv_cell("" if rec[k] is None else rec[k]) for k in _PAIR_FIELDS])
-            n += 1
-    elif fmt == "json":
-        line = _PairLine()
-        for p in pairs:
-            out.write(line(p))
-            n += 1
-    else:
-        for p in pairs:
-            out.write(
-                f"{shown_pct(p.best):6.1f}%  {p.kind:<9}  {_view_mark(p.view)}  J {shown_pct(p.resemblance):5.1f}  "
-                f"A {shown_pct(p.containment_a):5.1f}  B {shown_pct(p.containment_b):5.1f}  d {p.simhash_distance:2d}  "
-                f"L {_passage_mark(p)}  {_shown(p.a_path)}  <->  {_shown(p.b_path)}\n"
-            )
-            n += 1
-    return n
+_KIND_JSON = np.array([json.dumps(k) for k in KINDS], dtype=object)
+_VIEW_JSON = np.array([json.dumps(v) for v in VIEWS], dtype=object)
+_KIND_TEXT = np.array([f"{k:<9}" for k in KINDS], dtype=object)
+_VIEW_TEXT = np.array([_view_mark(v) for v in VIEWS], dtype=object)
+
+
+class PairWriter:
+    """Writes a pair list in a ``--format`` (json, csv, text), a :class:`PairColumns` part at a time; each
+    path's texts are made once (a list names each file many times: 445,893 pairs of 20,000 files)."""
+
+    def __init__(self, fmt: str, out: TextIO) -> None:
+        self.fmt, self.out, self.n = fmt, out, 0
+        self._texts: dict[str, Any] = {}
+        if fmt == "csv":
+            csv.writer(out).writerow(_PAIR_FIELDS)
+
+    def _path_text(self, path: str) -> Any:
+        if self.fmt == "json":
+            raw = raw_b64(path)
+            return (json.dumps(display_path(path), ensure_ascii=False),
+                    "" if raw is None else f', "a_raw": {json.dumps(raw)}', "" if raw is None else f', "b_raw": {json.dumps(raw)}')
+        if self.fmt == "csv":
+            return csv_cell(display_path(path, unambiguous=True))
+        return _shown(path)
+
+    def _paths(self, part: PairColumns) -> list[list[str]]:
+        """Texts of the part's paths: side a's, side b's (json: then the a_raw and b_raw fields)."""
+        used = np.unique(np.concatenate((part.a, part.b)))
+        cache = self._texts
+        got = []
+        for k in used.tolist():
+            name = part.names[k]
+            t = cache.get(name)
+            if t is None:
+                t = cache[name] = self._path_text(name)
+            got.append(t)
+        at_a, at_b = np.searchsorted(used, part.a), np.searchsorted(used, part.b)
+        if self.fmt != "json":
+            texts = np.empty(used.size, dtype=object)
+            texts[:] = got
+            return [texts[at_a].tolist(), texts[at_b].tolist()]
+        path, a_raw, b_raw = (np.empty(used.size, dtype=object) for _ in range(3))
+        for col, k in ((path, 0), (a_raw, 1), (b_raw, 2)):
+            col[:] = [t[k] for t in got]
+        return [path[at_a].tolist(), path[at_b].tolist(), a_raw[at_a].tolist(), b_raw[at_b].tolist()]
+
+    def write(self, part: PairColumns) -> None:
+        r, ca, cb = part.resemblance, part.containment_a, part.containment_b
+        best = np.maximum(r, np.maximum(ca, cb))
+        a, b, *raw = self._paths(part)
+        if self.fmt == "json":
+            cols = (a, b, *(_pct_texts(x, 2, "r") for x in (best, r, ca, cb)), part.distance.tolist(),
+                    np.where(part.exact, "true", "false").tolist(), _KIND_JSON[part.kind].tolist(),
+                    _VIEW_JSON[part.view].tolist(), _or_blank(part.longest, "null"), _or_blank(part.shared, "null"),
+                    *raw)
+            self.out.write("".join(
+                f'{{"a": {pa}, "b": {pb}, "best": {x}, "resemblance": {xr}, "containment_a": {xa}, '
+                f'"containment_b": {xb}, "simhash_distance": {d}, "exact": {e}, "kind": {k}, "view": {v}, '
+                f'"longest_passage": {lp}, "shared_chars": {sc}{ra}{rb}}}\n'
+                for pa, pb, x, xr, xa, xb, d, e, k, v, lp, sc, ra, rb in zip(*cols)))
+        elif self.fmt == "csv":
+            # A part's rows into one string, then one write (a row at a time: a write each to an unbuffered
+            # stdout).  Numbers as the texts ``csv`` gives them (repr).  RFC 4180 rows end in \r\n: a cell
+            # holding \r is quoted too.
+            buf = io.StringIO()
+            csv.writer(buf).writerows(zip(
+                a, b, *(_pct_texts(x, 2, "r") for x in (best, r, ca, cb)), part.distance.tolist(),
+                np.where(part.exact, "True", "False").tolist(), np.asarray(KINDS, dtype=object)[part.kind].tolist(),
+                np.asarray(VIEWS, dtype=object)[part.view].tolist(), _or_blank(part.longest, ""),
+                _or_blank(part.shared, "")))
+            self.out.write(buf.getvalue())
+        else:
+            mark = np.where(part.kind <= 1, "  all", _or_blank(part.longest, "    -", 5)).tolist()
+            self.out.write("".join(
+                f"{x}%  {k}  {v}  J {xr}  A {xa}  B {xb}  d {d}  L {lp}  {pa}  <->  {pb}\n"
+                for x, k, v, xr, xa, xb, d, lp, pa, pb in zip(
+                    _pct_texts(best, 1, "6.1f"), _KIND_TEXT[part.kind].tolist(), _VIEW_TEXT[part.view].tolist(),
+                    *(_pct_texts(y, 1, "5.1f") for y in (r, ca, cb)),
+                    np.char.rjust(part.distance.astype(str), 2).tolist(), mark, a, b)))
+        self.n += int(part.a.size)
+
+
+def write_pairs(pairs: Sequence[Any], fmt: str, out: TextIO) -> int:
+    """Writes ``Pair`` objects in ``fmt`` (as ``simscan pairs`` writes its columns); returns how many."""
+    w = PairWriter(fmt, out)
+    if pairs:
+        w.write(PairColumns.of_pairs(pairs))
+    return w.n
 
 
 def _member_record(m: Any, unambiguous: bool = False) -> dict[str, Any]:
@@ -476,17 +594,17 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 
 def print_pairs(args: argparse.Namespace, ps: Any) -> None:
     """Write the pairs of the pair set ``ps`` (``engine.find_pair_set``'s, here or from a cluster) as
-    ``pairs`` does: copies expanded unless ``--representatives-only``, in ``--format``; the objects are
-    made a part at a time as they are written (``core.pair_objects``)."""
-    from simscan.similarity.core import pair_objects
-
-    pairs, ex = pair_objects(ps.pairs, ps.files, expand=not args.representatives_only, limit=args.max_copy_pairs)
-    n = write_pairs(pairs, args.format, _out())
-    if ex is not None and ex.left_out:
-        print(f"simscan: {ex.left_out:,} pairs of copies with other files were left out (more than "
+    ``pairs`` does: copies' inherited pairs too unless ``--representatives-only``, in ``--format``,
+    written from the columns a part at a time (``pair_column_parts``: no object per pair)."""
+    parts, left_out = pair_column_parts(ps.pairs, ps.files, not args.representatives_only, args.max_copy_pairs)
+    w = PairWriter(args.format, _out())
+    for part in parts:
+        w.write(part)
+    if left_out:
+        print(f"simscan: {left_out:,} pairs of copies with other files were left out (more than "
               f"--max-copy-pairs {args.max_copy_pairs:,}); each copy has the scores of the copy it is "
               "paired with as exact/content.", file=sys.stderr)
-    _say_none(args, range(n), "pairs")
+    _say_none(args, range(w.n), "pairs")
 
 
 def _warn_incomplete(index: Any) -> None:

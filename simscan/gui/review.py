@@ -6,7 +6,7 @@ for reading pairs one by one.
 * :class:`ReviewRows` -- the pairs at one threshold as immutable columns, built in a worker by
   :func:`review_rows` from the pair set the groups come from (``jobs.Results.pairs``: no second
   search).  Copies inherit their representative's pairs, as ``simscan pairs`` lists them
-  (:func:`expand_copies`).
+  (``copies.expand_copies``).
 * :class:`PairsModel` -- a flat Qt model over them: sorting and filtering are numpy passes over the
   columns (no ``QSortFilterProxyModel``, whose per-row Python calls would take seconds for 100,000
   pairs); rows are handed to the view :data:`~simscan.gui.results_model.FETCH_BATCH` at a time.
@@ -34,7 +34,8 @@ from simscan.gui.results_model import (
     percent_text,
 )
 from simscan.similarity.arrays import popcount64
-from simscan.similarity.core import MAX_COPY_PAIRS, PairArrays, concat_pairs, priority_order
+from simscan.similarity.copies import MAX_COPY_PAIRS, copy_classes, expand_copies
+from simscan.similarity.core import PairArrays, concat_pairs, priority_order
 from simscan.similarity.types import KINDS, VIEWS, Pair, passes, shown_pct
 
 ModelIndex = QModelIndex | QPersistentModelIndex
@@ -64,77 +65,9 @@ def _tr(text: str) -> str:
     return QCoreApplication.translate("PairsModel", text)
 
 
-def _ranges(lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(n) for each n of ``lengths``."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.empty(0, np.int64)
-    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-
-
-def copy_classes(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Label (the smallest row) of each of ``n`` rows' class of copies, the copy pairs (``a[k]``,
-    ``b[k]``) joining rows: connected components by label propagation with pointer jumping (the pair
-    search gives stars, one round; any graph converges)."""
-    lab = np.arange(n, dtype=np.int64)
-    if a.size == 0:
-        return lab
-    while True:
-        low = np.minimum(lab[a], lab[b])
-        new = lab.copy()
-        np.minimum.at(new, a, low)
-        np.minimum.at(new, b, low)
-        new = new[new]
-        if np.array_equal(new, lab):
-            return lab
-        lab = new
-
-
-def expand_copies(
-    a: np.ndarray, b: np.ndarray, copy: np.ndarray, n: int, limit: int = MAX_COPY_PAIRS,
-    labels: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Every pair of files, copies included: ``(a, b, source, left_out)``.
-
-    The pair search pairs one file of each set of copies (its representative) with other files and
-    each copy only with it.  A copy has the same fingerprints, hence the same scores: each pair
-    (x, y) of two files that are not copies stands for every file of x's set with every file of
-    y's (``simscan pairs`` lists them so, ``core.expand_copy_pairs``).  ``copy``: bool per pair, a
-    copy pair (exact / content); ``n``: rows of the file table.  ``source[k]``: the index of the
-    listed pair output pair ``k`` comes from (its scores); each block follows its pair, so the
-    order is kept.  At most ``limit`` pairs are added, in the pairs' order; ``left_out`` counts
-    the rest (their blocks are left out whole).  ``labels``: :func:`copy_classes` of these copy
-    pairs, when at hand."""
-    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
-    copy = np.asarray(copy, bool)
-    lab = copy_classes(n, a[copy], b[copy]) if labels is None else labels
-    size = np.bincount(lab, minlength=n)
-    if not (size > 1).any():
-        return a, b, np.arange(a.size, dtype=np.int64), 0
-    members = np.argsort(lab, kind="stable")  # rows by class: class c is members[start[c]:start[c] + size[c]]
-    start = np.zeros(n + 1, np.int64)
-    np.cumsum(size, out=start[1:])
-    na, nb = size[lab[a]], size[lab[b]]
-    block = np.where(copy, 1, na * nb)
-    extra = block - 1
-    room = np.cumsum(extra) <= limit
-    # Blocks past the limit are left out whole (their own pair stays, as listed).
-    fits = room | (extra == 0)
-    left_out = int(extra[~fits].sum())
-    block = np.where(fits, block, 1)
-    src = np.repeat(np.arange(a.size, dtype=np.int64), block)
-    t = _ranges(block)
-    expanded = block[src] > 1
-    i, j = t // nb[src], t % nb[src]
-    x, y = a[src], b[src]
-    x = np.where(expanded, members[start[lab[x]] + i], x)
-    y = np.where(expanded, members[start[lab[y]] + j], y)
-    return x, y, src, left_out
-
-
 def recentred_copies(files: Any, labels: np.ndarray, rows: np.ndarray) -> PairArrays:
     """The copy pairs of ``rows``, the files in the scope of the sets of copies that lie partly outside
-    it (``labels``: :func:`copy_classes`): the pair search lists a set of copies as a star around one
+    it (``labels``: ``copies.copy_classes``): the pair search lists a set of copies as a star around one
     file, so two copies in the listed folders whose star centre lies elsewhere would not be paired.
     A star again, around the first of them by the representative's rules (oldest, shortest path,
     path); "exact" for the same bytes, else "content"."""
@@ -277,7 +210,7 @@ def review_rows(
     """The pairs of ``pairs`` (``PairArrays`` of rows of ``files``, as the window's load keeps them)
     listed at ``threshold``: copies, pairs whose best share passes it, and pairs sharing a passage
     of ``min_passage`` characters (0: none by passage), as the pair search keeps them; with copies'
-    inherited pairs (:func:`expand_copies`), both files in ``scope`` (bool per row; None: all) and
+    inherited pairs (``copies.expand_copies``), both files in ``scope`` (bool per row; None: all) and
     neither empty; ranked by evidence.  Columnar: no object per pair."""
     if files is None or pairs is None or len(files.paths) == 0:
         return ReviewRows.empty(threshold, min_passage)

@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -63,6 +63,7 @@ from simscan.columns import ByteColumn, EncodedPaths
 from simscan.fingerprint import DEFAULT_PARAMS as _FP_PARAMS
 from simscan.progress import Cancelled, CancelToken
 from simscan.similarity.arrays import components, intersect_counts, native_threads, popcount64
+from simscan.similarity.copies import MAX_COPY_PAIRS, expand_copies
 from simscan.similarity.evidence import (
     DEFAULT_MIN_PASSAGE,
     LEVEL_OF_SPAN,
@@ -1159,11 +1160,6 @@ def to_pairs(pa: PairArrays, files: FileTableLike) -> list[Pair]:
     return pairs_from_rounded(sorted_rounded(pa), files)
 
 
-#: Most pairs :func:`expand_copy_pairs` adds by default (a class of n copies paired with a class
-#: of m copies becomes n·m pairs; 10^6 lines of output is ~200 MB of JSON).
-MAX_COPY_PAIRS = 1_000_000
-
-
 def expand_copy_pairs(pairs: Sequence[Pair], limit: int = MAX_COPY_PAIRS) -> tuple[list[Pair], int]:
     """Every pair of files, copies included: (pairs, number of pairs left out by ``limit``).
 
@@ -1171,94 +1167,27 @@ def expand_copy_pairs(pairs: Sequence[Pair], limit: int = MAX_COPY_PAIRS) -> tup
     "content" pairs) with other files.  Here each copy inherits its representative's pairs
     with other files: for a pair (a, b), every member x of a's class and y of b's class gives
     (x, y) with the same scores, simhash distance and kind (a copy has the same fingerprints,
-    hence the same scores).  The copy pairs themselves stay a star (each copy against its
-    representative, n - 1 pairs for n copies, not n²).  Each inherited pair follows the pair it
-    comes from, so the order by score is kept.  At most ``limit`` pairs are added; the rest are
-    counted, not listed.  (:class:`CopyExpansion` does it a part of the pairs at a time.)
+    hence the same scores).  The copy pairs themselves stay a star.  Each inherited pair follows
+    the pair it comes from, so the order by score is kept; at most ``limit`` pairs are added
+    (``copies.expand_copies``, which this is on ``Pair`` objects: members of a class in id order).
     """
-    ex = CopyExpansion((p for p in pairs if p.kind in _COPY_KINDS), limit)
-    return list(ex.expand(pairs)), ex.left_out
-
-
-_COPY_KINDS = ("exact", "content")
-
-
-class CopyExpansion:
-    """:func:`expand_copy_pairs` in parts: the copy classes from ``copy_pairs`` (every "exact" /
-    "content" pair of the list, in its order), then :meth:`expand` on consecutive parts of the list
-    (the copy pairs included), with one count of pairs added and left out across the parts
-    (``left_out``).  ``simscan pairs`` writes a pair list this way a part at a time."""
-
-    def __init__(self, copy_pairs: Iterable[Pair], limit: int = MAX_COPY_PAIRS) -> None:
-        parent: dict[int, int] = {}
-
-        def find(x: int) -> int:
-            root = x
-            while parent.get(root, root) != root:
-                root = parent[root]
-            while parent.get(x, x) != root:
-                parent[x], x = root, parent[x]
-            return root
-
-        path_of: dict[int, str] = {}
-        for p in copy_pairs:
-            ra, rb = find(p.a_id), find(p.b_id)
-            if ra != rb:
-                parent[rb] = ra
-            path_of[p.a_id], path_of[p.b_id] = p.a_path, p.b_path
-        members: dict[int, list[int]] = {}
-        for fid in path_of:
-            members.setdefault(find(fid), []).append(fid)
-        self._class = {fid: members[find(fid)] for fid in path_of}
-        self._path_of = path_of
-        self.limit = limit
-        self.added = 0
-        self.left_out = 0
-
-    def expand(self, pairs: Iterable[Pair]) -> Iterator[Pair]:
-        """The pairs of this part, each followed by the pairs its files' copies inherit."""
-        path_of, cls = self._path_of, self._class
-        for p in pairs:
-            yield p
-            if not path_of or p.kind in _COPY_KINDS:
-                continue
-            xs = cls.get(p.a_id, [p.a_id])
-            ys = cls.get(p.b_id, [p.b_id])
-            extra = len(xs) * len(ys) - 1
-            if extra <= 0:
-                continue
-            if self.added + extra > self.limit:
-                self.left_out += extra
-                continue
-            self.added += extra
-            for x in xs:
-                for y in ys:
-                    if (x, y) != (p.a_id, p.b_id):
-                        yield dataclasses.replace(
-                            p, a_id=x, b_id=y, a_path=path_of.get(x, p.a_path), b_path=path_of.get(y, p.b_path),
-                        )
-
-
-#: Pairs made into objects at a time where a pair list is written out (``simscan pairs``).
-PAIRS_AT_A_TIME = 1 << 16
-
-
-def pair_objects(pa: PairArrays, files: FileTableLike, *, expand: bool = False,
-                 limit: int = MAX_COPY_PAIRS) -> tuple[Iterator[Pair], CopyExpansion | None]:
-    """The ``Pair`` objects of :func:`to_pairs` (then, with ``expand``, of :func:`expand_copy_pairs`), made
-    :data:`PAIRS_AT_A_TIME` at a time as they are read: (the pairs, the expansion, whose ``left_out``
-    is known once they are all read).  What ``simscan pairs`` writes, without holding every object
-    (the cluster case's 445,893 pairs: the command peaked at 369 MB holding them, 276 MB this way)."""
-    table = sorted_rounded(pa)
-    ex = CopyExpansion(pairs_from_rounded(take_pairs(table, np.flatnonzero(table.kind <= 1)), files), limit) \
-        if expand else None
-
-    def parts() -> Iterator[Pair]:
-        for lo in range(0, int(table.a.size), PAIRS_AT_A_TIME):
-            part = pairs_from_rounded(take_pairs(table, slice(lo, lo + PAIRS_AT_A_TIME)), files)
-            yield from (ex.expand(part) if ex is not None else part)
-
-    return parts(), ex
+    if not pairs:
+        return [], 0
+    ids = np.unique(np.fromiter((i for p in pairs for i in (p.a_id, p.b_id)), np.int64, 2 * len(pairs)))
+    a = np.searchsorted(ids, np.fromiter((p.a_id for p in pairs), np.int64, len(pairs)))
+    b = np.searchsorted(ids, np.fromiter((p.b_id for p in pairs), np.int64, len(pairs)))
+    copy = np.fromiter((p.kind in ("exact", "content") for p in pairs), bool, len(pairs))
+    x, y, src, left_out = expand_copies(a, b, copy, ids.size, limit)
+    path_of: dict[int, str] = {}
+    for p in pairs:
+        path_of.setdefault(p.a_id, p.a_path)
+        path_of.setdefault(p.b_id, p.b_path)
+    out: list[Pair] = []
+    for k, i, j in zip(src.tolist(), ids[x].tolist(), ids[y].tolist()):
+        p = pairs[k]
+        out.append(p if (i, j) == (p.a_id, p.b_id) else
+                   dataclasses.replace(p, a_id=i, b_id=j, a_path=path_of[i], b_path=path_of[j]))
+    return out, left_out
 
 
 def under_roots(paths: list[str], roots: tuple[str, ...] | list[str]) -> np.ndarray:

@@ -441,7 +441,7 @@ def find_pairs(
     files (see ``core``).  Paths of one file on disk (same device and inode: hard links, a
     folder indexed through a symbolic link too) count as one file: only the preferred path
     appears.  ``expand_copies``: every copy also inherits its representative's pairs with other
-    files (``core.expand_copy_pairs``, at most ``core.MAX_COPY_PAIRS`` added; ``group_pairs``
+    files (``core.expand_copy_pairs``, at most ``copies.MAX_COPY_PAIRS`` added; ``group_pairs``
     wants the unexpanded list, which is smaller).  Sorted by best score, descending.  Returns
     [] when cancelled.  ``cache``: read and write the index's results cache (see
     :func:`find_pair_set`; the pairs are the same without it); ``memory``: the search's budget (bytes,

@@ -17,12 +17,13 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from simscan.gui import jobs
-from simscan.gui.review import COL_A, COL_LONGEST, COL_SIMILARITY, PairsModel, expand_copies, review_rows
+from simscan.gui.review import COL_A, COL_LONGEST, COL_SIMILARITY, PairsModel, review_rows
 from simscan.index import Index
 from simscan.similarity import find_pairs
-from simscan.similarity.core import expand_copy_pairs, sorted_rounded, to_pairs
+from simscan.similarity.copies import expand_copies
+from simscan.similarity.core import expand_copy_pairs, pairs_from_rounded, sorted_rounded, to_pairs
 from simscan.similarity.types import KINDS, passes
-from tests.grouping_reference import random_pair_arrays, random_table
+from tests.grouping_reference import random_pair_arrays, random_table, reference_expand_copies
 from tests.gui.conftest import prose
 from tests.gui.helpers import WAIT
 from tests.gui.helpers import scan as scan_groups
@@ -300,25 +301,22 @@ def test_pairs_export_carries_the_evidence(qtbot, window, essays, tmp_path):
 
 @pytest.mark.parametrize("seed", range(30))
 def test_expand_copies_equals_the_object_reference(seed: int) -> None:
-    """The columnar expansion lists what ``core.expand_copy_pairs`` (one Pair at a time) lists."""
+    """The columnar expansion lists what the slow reference (one Pair at a time) lists, in its order."""
     rng = random.Random(900 + seed)
     t = random_table(rng, rng.randrange(2, 60))
     pa = sorted_rounded(random_pair_arrays(rng, t, rng.randrange(0, 120)))
     pa = pa.__class__(*(getattr(pa, f)[pa.a != pa.b] for f in pa.__slots__))
-    want, left_out = expand_copy_pairs(to_pairs(pa, t), limit=10**9)
-    assert left_out == 0
-    a, b, src, n_left = expand_copies(pa.a, pa.b, pa.kind <= 1, len(t.paths), limit=10**9)
-    assert n_left == 0
     ids = np.asarray(t.ids)
     kinds = ("exact", "content", "near", "contained")
-    # Each expanded pair keeps the scores of the pair it comes from.
-    got = Counter((int(ids[x]), int(ids[y]), float(pa.resemblance[s]), float(pa.containment_a[s]),
-                   float(pa.containment_b[s]), kinds[int(pa.kind[s])]) for x, y, s in zip(a, b, src))
-    assert got == Counter((p.a_id, p.b_id, p.resemblance, p.containment_a, p.containment_b, p.kind) for p in want)
-    # Blocks past the limit are left out whole and counted.
-    cap = rng.randrange(0, 20)
-    a2, _b2, _s2, n_left2 = expand_copies(pa.a, pa.b, pa.kind <= 1, len(t.paths), limit=cap)
-    assert a2.size + n_left2 == a.size and a2.size - pa.a.size <= cap
+    for limit in (10**9, rng.randrange(0, 20)):
+        want, left_out = reference_expand_copies(pairs_from_rounded(pa, t), limit)
+        a, b, src, n_left = expand_copies(pa.a, pa.b, pa.kind <= 1, len(t.paths), limit=limit)
+        assert n_left == left_out
+        # Each expanded pair keeps the scores of the pair it comes from.
+        got = [(int(ids[x]), int(ids[y]), float(pa.resemblance[s]), float(pa.containment_a[s]),
+                float(pa.containment_b[s]), kinds[int(pa.kind[s])]) for x, y, s in zip(a, b, src)]
+        assert got == [(p.a_id, p.b_id, p.resemblance, p.containment_a, p.containment_b, p.kind) for p in want]
+        assert a.size - pa.a.size <= limit
 
 
 def test_review_rows_leave_out_files_outside_the_scope_and_empty_files(tmp_path):
