@@ -357,7 +357,7 @@ def test_pairs_written_from_the_columns_in_parts_equal_the_objects(monkeypatch, 
             got, ref = io.StringIO(), io.StringIO()
             w = cmds.PairWriter(fmt, got)
             for part in parts:
-                w.write(part)
+                w.write(t.paths, part)
             assert w.n == len(want) and got_left == left_out
             assert cmds.write_pairs(want, fmt, ref) == len(want)
             assert got.getvalue() == ref.getvalue()

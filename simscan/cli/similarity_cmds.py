@@ -100,56 +100,39 @@ def pair_record(p: Any, unambiguous: bool = False) -> dict[str, Any]:
     return rec
 
 
-@dataclasses.dataclass(frozen=True)
-class PairColumns:
-    """A part of a pair list to write, column by column: ``names[a[k]]`` and ``names[b[k]]`` are pair
-    k's paths; scores in percent as the pairs carry them; ``kind`` / ``view``: codes into ``KINDS`` /
-    ``VIEWS``; ``longest`` / ``shared``: characters, -1 when unknown."""
+def pair_columns(pairs: Sequence[Any]) -> tuple[list[str], Any]:
+    """``Pair`` objects as a part :class:`PairWriter` writes: (their paths, ``PairArrays`` whose a and b
+    index them)."""
+    from simscan.similarity.core import PairArrays
+    from simscan.similarity.types import KIND_CODE, VIEWS
 
-    names: Sequence[str]
-    a: np.ndarray
-    b: np.ndarray
-    resemblance: np.ndarray
-    containment_a: np.ndarray
-    containment_b: np.ndarray
-    distance: np.ndarray
-    exact: np.ndarray
-    kind: np.ndarray
-    view: np.ndarray
-    longest: np.ndarray
-    shared: np.ndarray
+    at: dict[str, int] = {}
+    a = [at.setdefault(p.a_path, len(at)) for p in pairs]
+    b = [at.setdefault(p.b_path, len(at)) for p in pairs]
 
-    @classmethod
-    def of_pairs(cls, pairs: Sequence[Any]) -> PairColumns:
-        """The columns of ``Pair`` objects."""
-        from simscan.similarity.types import KIND_CODE, VIEWS
+    def col(get: Callable[[Any], Any], dtype: Any) -> np.ndarray:
+        return np.fromiter(map(get, pairs), dtype, len(pairs))
 
-        at: dict[str, int] = {}
-        a = [at.setdefault(p.a_path, len(at)) for p in pairs]
-        b = [at.setdefault(p.b_path, len(at)) for p in pairs]
-
-        def col(get: Callable[[Any], Any], dtype: Any) -> np.ndarray:
-            return np.fromiter(map(get, pairs), dtype, len(pairs))
-
-        return cls(list(at), np.asarray(a, np.int64), np.asarray(b, np.int64),
-                   col(lambda p: p.resemblance, np.float64), col(lambda p: p.containment_a, np.float64),
-                   col(lambda p: p.containment_b, np.float64), col(lambda p: p.simhash_distance, np.int64),
-                   col(lambda p: p.exact, bool), col(lambda p: KIND_CODE[p.kind], np.int8),
-                   col(lambda p: VIEWS.index(p.view), np.int8),
-                   col(lambda p: -1 if p.longest_passage is None else p.longest_passage, np.int64),
-                   col(lambda p: -1 if p.shared_chars is None else p.shared_chars, np.int64))
+    return list(at), PairArrays(
+        np.asarray(a, np.int64), np.asarray(b, np.int64), col(lambda p: p.resemblance, np.float64),
+        col(lambda p: p.containment_a, np.float64), col(lambda p: p.containment_b, np.float64),
+        col(lambda p: p.simhash_distance, np.int64), col(lambda p: p.exact, bool), col(lambda p: KIND_CODE[p.kind], np.int8),
+        col(lambda p: VIEWS.index(p.view), np.int8),
+        col(lambda p: -1 if p.longest_passage is None else p.longest_passage, np.int64),
+        col(lambda p: -1 if p.shared_chars is None else p.shared_chars, np.int64))
 
 
 #: Pairs written at a time by ``simscan pairs`` (their texts are made column by column: ~15 MB of them).
 PAIRS_AT_A_TIME = 1 << 14
 
 
-def pair_column_parts(pa: Any, files: Any, expand: bool, limit: int) -> tuple[Iterator[PairColumns], int]:
+def pair_column_parts(pa: Any, files: Any, expand: bool, limit: int) -> tuple[Iterator[Any], int]:
     """The pairs of ``pa`` (``PairArrays`` of rows of ``files``) as ``simscan pairs`` lists them, in
-    parts: in ``find_pairs``' order, and with ``expand`` followed by the pairs their copies inherit
-    (``copies.expand_copies``, at most ``limit`` added).  Returns (the parts, how many were left out)."""
+    parts (``PairArrays`` too, scores rounded): in ``find_pairs``' order, and with ``expand`` followed by
+    the pairs their copies inherit (``copies.expand_copies``, at most ``limit`` added).  Returns (the
+    parts, how many were left out)."""
     from simscan.similarity.copies import expand_copies
-    from simscan.similarity.core import sorted_rounded
+    from simscan.similarity.core import sorted_rounded, take_pairs
 
     table = sorted_rounded(pa)
     if expand:
@@ -157,13 +140,10 @@ def pair_column_parts(pa: Any, files: Any, expand: bool, limit: int) -> tuple[It
     else:
         a, b, src, left_out = table.a, table.b, np.arange(table.a.size), 0
 
-    def parts() -> Iterator[PairColumns]:
+    def parts() -> Iterator[Any]:
         for lo in range(0, int(a.size), PAIRS_AT_A_TIME):
-            k = src[lo : lo + PAIRS_AT_A_TIME]
-            yield PairColumns(files.paths, a[lo : lo + PAIRS_AT_A_TIME], b[lo : lo + PAIRS_AT_A_TIME],
-                              table.resemblance[k], table.containment_a[k], table.containment_b[k],
-                              table.distance[k], table.exact[k], table.kind[k], table.view[k], table.longest[k],
-                              table.shared[k])
+            part = take_pairs(table, src[lo : lo + PAIRS_AT_A_TIME])
+            yield dataclasses.replace(part, a=a[lo : lo + PAIRS_AT_A_TIME], b=b[lo : lo + PAIRS_AT_A_TIME])
 
     return parts(), left_out
 
@@ -204,8 +184,9 @@ _VIEW_TEXT = np.array([_view_mark(v) for v in VIEWS], dtype=object)
 
 
 class PairWriter:
-    """Writes a pair list in a ``--format`` (json, csv, text), a :class:`PairColumns` part at a time; each
-    path's texts are made once (a list names each file many times: 445,893 pairs of 20,000 files)."""
+    """Writes a pair list in a ``--format`` (json, csv, text), a part at a time (``PairArrays`` whose a
+    and b index ``names``); each path's texts are made once (a list names each file many times: 445,893
+    pairs of 20,000 files)."""
 
     def __init__(self, fmt: str, out: TextIO) -> None:
         self.fmt, self.out, self.n = fmt, out, 0
@@ -222,13 +203,13 @@ class PairWriter:
             return csv_cell(display_path(path, unambiguous=True))
         return _shown(path)
 
-    def _paths(self, part: PairColumns) -> list[list[str]]:
+    def _paths(self, names: Sequence[str], part: Any) -> list[list[str]]:
         """Texts of the part's paths: side a's, side b's (json: then the a_raw and b_raw fields)."""
         used = np.unique(np.concatenate((part.a, part.b)))
         cache = self._texts
         got = []
         for k in used.tolist():
-            name = part.names[k]
+            name = names[k]
             t = cache.get(name)
             if t is None:
                 t = cache[name] = self._path_text(name)
@@ -243,10 +224,10 @@ class PairWriter:
             col[:] = [t[k] for t in got]
         return [path[at_a].tolist(), path[at_b].tolist(), a_raw[at_a].tolist(), b_raw[at_b].tolist()]
 
-    def write(self, part: PairColumns) -> None:
+    def write(self, names: Sequence[str], part: Any) -> None:
         r, ca, cb = part.resemblance, part.containment_a, part.containment_b
         best = np.maximum(r, np.maximum(ca, cb))
-        a, b, *raw = self._paths(part)
+        a, b, *raw = self._paths(names, part)
         if self.fmt == "json":
             cols = (a, b, *(_pct_texts(x, 2, "r") for x in (best, r, ca, cb)), part.distance.tolist(),
                     np.where(part.exact, "true", "false").tolist(), _KIND_JSON[part.kind].tolist(),
@@ -283,7 +264,7 @@ def write_pairs(pairs: Sequence[Any], fmt: str, out: TextIO) -> int:
     """Writes ``Pair`` objects in ``fmt`` (as ``simscan pairs`` writes its columns); returns how many."""
     w = PairWriter(fmt, out)
     if pairs:
-        w.write(PairColumns.of_pairs(pairs))
+        w.write(*pair_columns(pairs))
     return w.n
 
 
@@ -599,7 +580,7 @@ def print_pairs(args: argparse.Namespace, ps: Any) -> None:
     parts, left_out = pair_column_parts(ps.pairs, ps.files, not args.representatives_only, args.max_copy_pairs)
     w = PairWriter(args.format, _out())
     for part in parts:
-        w.write(part)
+        w.write(ps.files.paths, part)
     if left_out:
         print(f"simscan: {left_out:,} pairs of copies with other files were left out (more than "
               f"--max-copy-pairs {args.max_copy_pairs:,}); each copy has the scores of the copy it is "
