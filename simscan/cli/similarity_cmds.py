@@ -147,25 +147,24 @@ PAIRS_AT_A_TIME = 1 << 14
 def pair_column_parts(pa: Any, files: Any, expand: bool, limit: int) -> tuple[Iterator[PairColumns], int]:
     """The pairs of ``pa`` (``PairArrays`` of rows of ``files``) as ``simscan pairs`` lists them, in
     parts: in ``find_pairs``' order, and with ``expand`` followed by the pairs their copies inherit
-    (``copies.expand_copies``, at most ``limit`` added).  Returns (the parts, how many were left out)."""
-    from simscan.similarity.copies import expand_copies
+    (``copies.CopyBlocks``, at most ``limit`` added, made a part at a time).  Returns (the parts, how
+    many were left out)."""
+    from simscan.similarity.copies import CopyBlocks
     from simscan.similarity.core import sorted_rounded
 
     table = sorted_rounded(pa)
-    if expand:
-        a, b, src, left_out = expand_copies(table.a, table.b, table.kind <= 1, len(files.paths), limit)
-    else:
-        a, b, src, left_out = table.a, table.b, np.arange(table.a.size), 0
+    # (without ``expand``: no copy pair, so every block is the listed pair alone)
+    blocks = CopyBlocks(table.a, table.b, table.kind <= 1 if expand else np.zeros(table.a.size, bool),
+                        len(files.paths), limit)
 
     def parts() -> Iterator[PairColumns]:
-        for lo in range(0, int(a.size), PAIRS_AT_A_TIME):
-            k = src[lo : lo + PAIRS_AT_A_TIME]
-            yield PairColumns(files.paths, a[lo : lo + PAIRS_AT_A_TIME], b[lo : lo + PAIRS_AT_A_TIME],
-                              table.resemblance[k], table.containment_a[k], table.containment_b[k],
-                              table.distance[k], table.exact[k], table.kind[k], table.view[k], table.longest[k],
-                              table.shared[k])
+        for lo in range(0, blocks.size, PAIRS_AT_A_TIME):
+            a, b, k = blocks.take(lo, lo + PAIRS_AT_A_TIME)
+            yield PairColumns(files.paths, a, b, table.resemblance[k], table.containment_a[k],
+                              table.containment_b[k], table.distance[k], table.exact[k], table.kind[k],
+                              table.view[k], table.longest[k], table.shared[k])
 
-    return parts(), left_out
+    return parts(), blocks.left_out
 
 
 @functools.lru_cache(maxsize=8)

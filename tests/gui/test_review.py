@@ -21,7 +21,7 @@ from simscan.gui.review import COL_A, COL_LONGEST, COL_SIMILARITY, PairsModel, r
 from simscan.index import Index
 from simscan.similarity import find_pairs
 from simscan.similarity.copies import expand_copies
-from simscan.similarity.core import expand_copy_pairs, pairs_from_rounded, sorted_rounded, to_pairs
+from simscan.similarity.core import expand_copy_pairs, pairs_from_rounded, sorted_rounded
 from simscan.similarity.types import KINDS, passes
 from tests.grouping_reference import random_pair_arrays, random_table, reference_expand_copies
 from tests.gui.conftest import prose
