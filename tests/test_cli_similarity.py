@@ -448,7 +448,9 @@ def test_pairs_lines_equal_the_records_in_every_format() -> None:
     pairs = []
     for _ in range(300):
         a, b = rng.sample(names, 2)
-        scores = [rng.choice([0.0, 100.0, 14.999999, 33.333333333, rng.uniform(0, 100)]) for _ in range(3)]
+        # (as the search rounds them, SCORE_DECIMALS: 0.29 * 100 is 28.999999999999996, shown as 0.29)
+        scores = [rng.choice([0.0, 100.0, 14.999999, 33.333333333, 0.29, 0.57, 1.15, 2.01, rng.uniform(0, 100),
+                              round(rng.uniform(0, 100), 3)]) for _ in range(3)]
         passage = rng.choice([None, 0, 150, 12345])
         pairs.append(Pair(rng.randrange(1, 99), rng.randrange(1, 99), a, b, *scores, rng.randrange(0, 65),
                           rng.random() < 0.2, rng.choice(["exact", "content", "near", "contained"]),

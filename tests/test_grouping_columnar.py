@@ -363,6 +363,40 @@ def test_pairs_written_from_the_columns_in_parts_equal_the_objects(monkeypatch, 
             assert got.getvalue() == ref.getvalue()
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_copy_blocks_in_ranges_equal_the_reference(seed: int) -> None:
+    """``copies.CopyBlocks`` makes the expanded pairs a range at a time (what ``simscan pairs`` holds at
+    once): ranges of any length, cut anywhere in a block, give together the pairs of the slow reference
+    (``reference_expand_copies``), with its count left out; an empty list with classes at hand gives none."""
+    from grouping_reference import reference_expand_copies
+
+    from simscan.similarity.copies import CopyBlocks, copy_classes
+    from simscan.similarity.core import pairs_from_rounded
+
+    rng = random.Random(4000 + seed)
+    t = random_table(rng, rng.randrange(2, 60))
+    pa = sorted_rounded(random_pair_arrays(rng, t, rng.randrange(1, 150)))
+    pa = dataclasses.replace(pa, **{f: getattr(pa, f)[pa.a != pa.b] for f in pa.__slots__})
+    ids = np.asarray(t.ids)
+    for limit in (10**9, rng.randrange(0, 30)):
+        want, left_out = reference_expand_copies(pairs_from_rounded(pa, t), limit)
+        blocks = CopyBlocks(pa.a, pa.b, pa.kind <= 1, len(t.paths), limit)
+        assert blocks.size == len(want) and blocks.left_out == left_out
+        got, lo = [], 0
+        while lo < blocks.size:
+            hi = lo + rng.randrange(1, 9)
+            x, y, src = blocks.take(lo, hi)
+            assert x.size == min(hi, blocks.size) - lo
+            got += [(int(ids[i]), int(ids[j]), float(pa.resemblance[k]), KINDS[int(pa.kind[k])])
+                    for i, j, k in zip(x, y, src)]
+            lo = hi
+        assert got == [(p.a_id, p.b_id, p.resemblance, p.kind) for p in want]
+    copy = pa.kind <= 1
+    labels = copy_classes(len(t.paths), pa.a[copy], pa.b[copy])
+    none = CopyBlocks(pa.a[:0], pa.b[:0], copy[:0], len(t.paths), labels=labels)
+    assert none.size == 0 and none.left_out == 0 and none.take(0, 5)[0].size == 0
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_groups_json_from_the_columns_equals_the_objects_json(seed: int) -> None:
     """``groups --format json|csv`` writes from the members' columns (``write_group_rows``): the same

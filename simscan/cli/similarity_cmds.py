@@ -129,23 +129,22 @@ PAIRS_AT_A_TIME = 1 << 14
 def pair_column_parts(pa: Any, files: Any, expand: bool, limit: int) -> tuple[Iterator[Any], int]:
     """The pairs of ``pa`` (``PairArrays`` of rows of ``files``) as ``simscan pairs`` lists them, in
     parts (``PairArrays`` too, scores rounded): in ``find_pairs``' order, and with ``expand`` followed by
-    the pairs their copies inherit (``copies.expand_copies``, at most ``limit`` added).  Returns (the
-    parts, how many were left out)."""
-    from simscan.similarity.copies import expand_copies
+    the pairs their copies inherit (``copies.CopyBlocks``, at most ``limit`` added, made a part at a
+    time).  Returns (the parts, how many were left out)."""
+    from simscan.similarity.copies import CopyBlocks
     from simscan.similarity.core import sorted_rounded, take_pairs
 
     table = sorted_rounded(pa)
-    if expand:
-        a, b, src, left_out = expand_copies(table.a, table.b, table.kind <= 1, len(files.paths), limit)
-    else:
-        a, b, src, left_out = table.a, table.b, np.arange(table.a.size), 0
+    # (without ``expand``: no copy pair, so every block is the listed pair alone)
+    blocks = CopyBlocks(table.a, table.b, table.kind <= 1 if expand else np.zeros(table.a.size, bool),
+                        len(files.paths), limit)
 
     def parts() -> Iterator[Any]:
-        for lo in range(0, int(a.size), PAIRS_AT_A_TIME):
-            part = take_pairs(table, src[lo : lo + PAIRS_AT_A_TIME])
-            yield dataclasses.replace(part, a=a[lo : lo + PAIRS_AT_A_TIME], b=b[lo : lo + PAIRS_AT_A_TIME])
+        for lo in range(0, blocks.size, PAIRS_AT_A_TIME):
+            a, b, k = blocks.take(lo, lo + PAIRS_AT_A_TIME)
+            yield dataclasses.replace(take_pairs(table, k), a=a, b=b)
 
-    return parts(), left_out
+    return parts(), blocks.left_out
 
 
 @functools.lru_cache(maxsize=8)

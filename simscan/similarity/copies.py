@@ -16,14 +16,6 @@ import numpy as np
 MAX_COPY_PAIRS = 1_000_000
 
 
-def ranges(lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(n) for each n of ``lengths``."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.empty(0, np.int64)
-    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-
-
 def copy_classes(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Label (the smallest row) of each of ``n`` rows' class of copies, the copy pairs (``a[k]``,
     ``b[k]``) joining rows: connected components by label propagation with pointer jumping (the pair
@@ -42,6 +34,62 @@ def copy_classes(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         lab = new
 
 
+class CopyBlocks:
+    """The pairs of :func:`expand_copies`, made a range at a time (:meth:`take`): the blocks' sizes are
+    known from the listed pairs alone, so a writer holds one part of the output, never all of it
+    (two sets of 2,000 copies, ``--max-copy-pairs 5000000``: 4·10^6 pairs, ``simscan pairs`` peaked at
+    309 MB holding them at once, 58 MB a part at a time).  ``size``: pairs in all;
+    ``left_out``: pairs not added (``limit``).  Arguments as :func:`expand_copies`'s."""
+
+    def __init__(
+        self, a: np.ndarray, b: np.ndarray, copy: np.ndarray, n: int, limit: int = MAX_COPY_PAIRS,
+        labels: np.ndarray | None = None,
+    ) -> None:
+        self.a, self.b = a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+        copy = np.asarray(copy, bool)
+        lab = copy_classes(n, a[copy], b[copy]) if labels is None else np.asarray(labels, np.int64)
+        size = np.bincount(lab, minlength=n)
+        self.left_out = 0
+        self.size = int(a.size)
+        self.block: np.ndarray | None = None
+        if not (size > 1).any():
+            return
+        self.lab = lab
+        self.members = np.argsort(lab, kind="stable")  # rows by class: class c is members[start[c]:start[c] + size[c]]
+        self.start = np.zeros(n + 1, np.int64)
+        np.cumsum(size, out=self.start[1:])
+        place = np.empty(n, np.int64)  # each row's place in its class
+        place[self.members] = np.arange(n, dtype=np.int64) - self.start[lab[self.members]]
+        self.nb = size[lab[b]]
+        block = np.where(copy, 1, size[lab[a]] * self.nb)
+        extra = block - 1
+        # Blocks past the limit are left out whole (their own pair stays, as listed).
+        fits = np.cumsum(extra) <= limit
+        self.left_out = int(extra[~fits].sum())
+        self.block = np.where(fits, block, 1)
+        self.end = np.cumsum(self.block)  # output pairs up to the end of each block
+        self.size = int(self.end[-1]) if self.end.size else 0
+        # The listed pair's place in its block's row order: it comes first, then the others in that order.
+        self.own = place[a] * self.nb + place[b]
+
+    def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Output pairs ``lo`` to ``hi`` (at most :attr:`size`): ``(a, b, source)``."""
+        hi = min(hi, self.size)
+        if self.block is None:
+            return self.a[lo:hi], self.b[lo:hi], np.arange(lo, hi, dtype=np.int64)
+        k = np.arange(lo, hi, dtype=np.int64)
+        src = np.searchsorted(self.end, k, side="right")
+        t = k - (self.end[src] - self.block[src])  # place in the block
+        expanded = self.block[src] > 1
+        own = self.own[src]
+        t = np.where(t == 0, own, t - 1 + (t - 1 >= own))
+        width = self.nb[src]
+        x, y = self.a[src], self.b[src]
+        x = np.where(expanded, self.members[self.start[self.lab[x]] + t // width], x)
+        y = np.where(expanded, self.members[self.start[self.lab[y]] + t % width], y)
+        return x, y, src
+
+
 def expand_copies(
     a: np.ndarray, b: np.ndarray, copy: np.ndarray, n: int, limit: int = MAX_COPY_PAIRS,
     labels: np.ndarray | None = None,
@@ -55,34 +103,7 @@ def expand_copies(
     ``source[k]``: the index of the listed pair that output pair ``k`` comes from (its scores).
     At most ``limit`` pairs are added, in the pairs' order: once a block would pass it, that block and
     every later one keep their own pair only; ``left_out`` counts the pairs not added.
-    ``labels``: :func:`copy_classes` of these copy pairs, when at hand."""
-    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
-    copy = np.asarray(copy, bool)
-    lab = copy_classes(n, a[copy], b[copy]) if labels is None else labels
-    size = np.bincount(lab, minlength=n)
-    if not (size > 1).any():
-        return a, b, np.arange(a.size, dtype=np.int64), 0
-    members = np.argsort(lab, kind="stable")  # rows by class: class c is members[start[c]:start[c] + size[c]]
-    start = np.zeros(n + 1, np.int64)
-    np.cumsum(size, out=start[1:])
-    place = np.empty(n, np.int64)  # each row's place in its class
-    place[members] = np.arange(n, dtype=np.int64) - start[lab[members]]
-    na, nb = size[lab[a]], size[lab[b]]
-    block = np.where(copy, 1, na * nb)
-    extra = block - 1
-    room = np.cumsum(extra) <= limit
-    # Blocks past the limit are left out whole (their own pair stays, as listed).
-    fits = room | (extra == 0)
-    left_out = int(extra[~fits].sum())
-    block = np.where(fits, block, 1)
-    src = np.repeat(np.arange(a.size, dtype=np.int64), block)
-    t = ranges(block)
-    expanded = block[src] > 1
-    # The listed pair first (its place in the block's row order: own), then the others in that order.
-    own = (place[a] * nb + place[b])[src]
-    t = np.where(t == 0, own, t - 1 + (t - 1 >= own))
-    width = nb[src]
-    x, y = a[src], b[src]
-    x = np.where(expanded, members[start[lab[x]] + t // width], x)
-    y = np.where(expanded, members[start[lab[y]] + t % width], y)
-    return x, y, src, left_out
+    ``labels``: :func:`copy_classes` of these copy pairs, when at hand.  (:class:`CopyBlocks`: a range
+    of them at a time.)"""
+    blocks = CopyBlocks(a, b, copy, n, limit, labels)
+    return (*blocks.take(0, blocks.size), blocks.left_out)
