@@ -122,9 +122,12 @@ IDLE_COMMIT_BYTES = 4 << 20
 WAITING_PAIRS_BYTES = 64 << 20
 #: Files that wait for the inverted index before the scan posts them while its workers are busy.
 POST_JOB_FILES = 16_000
-#: ... and at most this many per job: ~25 postings per file, 16 bytes each, held a few times over while
-#: sorting, so a job stays under ~100 MB whatever the tree.
+#: ... and at most this many per job, holding at most POST_JOB_MAX_FINGERPRINTS: a text posts up to about
+#: half its values (its sample and its values of span 128; a third on a tree of 150,000 small texts), 12
+#: bytes a posting, ~32 while the job sorts them.  100,000 small texts (22 M values, 7.75 M postings): a
+#: job peaks at ~190 MB, the scan of 150,000 files at 556 MB (758 MB when a job held every copy at once).
 POST_JOB_MAX_FILES = 100_000
+POST_JOB_MAX_FINGERPRINTS = 24_000_000
 #: ... or once this many fingerprints wait, however few files hold them (about what 16,000 small
 #: files have; 2-3 large text files): large files are then posted while the workers read the next
 #: ones instead of in a final pass (8 files of 25-100 MB: ~0.5 s less after the last one is read).
@@ -855,7 +858,7 @@ class _Reader:
         if not w.waiting:
             return False
         files = min(max(POST_JOB_FILES, w.posted), POST_JOB_MAX_FILES)
-        fps = max(POST_JOB_FINGERPRINTS, w.posted_fps)
+        fps = min(max(POST_JOB_FINGERPRINTS, w.posted_fps), POST_JOB_MAX_FINGERPRINTS)
         if not self.walking and not self.queue:
             files, fps = files // 4, fps // 4
         if w.waiting_files >= files or w.waiting_fps >= fps:
@@ -864,14 +867,16 @@ class _Reader:
         return False
 
     def start_job(self, max_files: int) -> None:
-        """A posting job for the first waiting commits, about ``max_files`` files (at least one commit)."""
+        """A posting job for the first waiting commits, about ``max_files`` files and at most
+        :data:`POST_JOB_MAX_FINGERPRINTS` values (at least one commit)."""
         w = self.writer
         ids: list[int] = []
         fps: list[np.ndarray] = []
         owners: list[np.ndarray] = []
         n_fps = 0
         in_memory = True
-        while w.waiting and (not ids or len(ids) + len(w.waiting[0][0]) <= max_files):
+        while w.waiting and (not ids or (len(ids) + len(w.waiting[0][0]) <= max_files
+                                          and n_fps + w.waiting[0][1] <= POST_JOB_MAX_FINGERPRINTS)):
             i, n, fp, owner = w.waiting.popleft()
             ids += i
             n_fps += n
@@ -884,8 +889,7 @@ class _Reader:
         w.waiting_files -= len(ids)
         w.waiting_fps -= n_fps
         if ids:
-            pairs = (np.concatenate(fps), np.concatenate(owners)) if in_memory else None
-            self.job = w.index.posting_job(ids, pairs=pairs)
+            self.job = w.index.posting_job(ids, pairs=(fps, owners) if in_memory else None)
             self.job_fps = n_fps
 
     def finish_job(self) -> None:

@@ -701,7 +701,7 @@ def test_other_algorithm_version_is_fingerprinted_again(tmp_path: Path):
         assert meta_get(ix.connection, "stale_files").split()[::2] == [str(ALGORITHM_VERSION), "0"]
 
 
-@pytest.mark.parametrize("trigger", ["files", "fingerprints", "idle commits", "pairs read back"])
+@pytest.mark.parametrize("trigger", ["files", "fingerprints", "idle commits", "pairs read back", "job's values"])
 def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch, trigger: str):
     # Many small posting jobs during the read phase, started by the count of waiting files or of
     # waiting fingerprints (what large files trigger), or fed by commits made while the writer
@@ -715,9 +715,11 @@ def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch, 
         monkeypatch.setattr(scanner, "POST_JOB_FILES", 10)
         monkeypatch.setattr(scanner, "COMMIT_FILES", 1_000_000)
         monkeypatch.setattr(scanner, "IDLE_COMMIT_BYTES", 1)
-    else:  # no room for posted pairs in memory: every job reads the fingerprints back
+    elif trigger == "pairs read back":  # no room for posted pairs in memory: every job reads the fingerprints back
         monkeypatch.setattr(scanner, "POST_JOB_FILES", 10)
         monkeypatch.setattr(scanner, "WAITING_PAIRS_BYTES", 0)
+    else:  # a job holds a commit or two of values at most, however many files wait
+        monkeypatch.setattr(scanner, "POST_JOB_MAX_FINGERPRINTS", 1)
     monkeypatch.setattr(scanner, "BATCH_FILES", 5)
     jobs = []
     real_job = Index.posting_job
@@ -736,6 +738,8 @@ def test_postings_made_while_workers_run_are_exact(tmp_path: Path, monkeypatch, 
     # How many jobs start while the workers run depends on timing (a fast machine may have every
     # result in before the writer is idle); each job is cut in slices of 7 rows either way.
     assert r.files_read == 200 and len(jobs) >= 1
+    if trigger == "job's values":  # (one commit a job: at most COMMIT_FILES files)
+        assert max(jobs) <= 10 and len(jobs) >= 20
     with Index.open(idx, readonly=True) as ix:
         assert ix.pending_postings() == 0
     assert_postings_exact(idx)
