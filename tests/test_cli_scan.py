@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,11 @@ def test_scan_then_stats_and_problems(tmp_path: Path, capsys):
     assert "scanned 12 files" in err and "12 read" in err and ", 1 problem\n" in err
     assert "simscan groups" in err and "simscan problems" in err
     assert "\r" not in err  # stderr is not a terminal here: no progress bar
+    # The hints name the index the scan was given, so that they can be run as they are.
+    hint = next(line for line in err.splitlines() if "simscan problems" in line)
+    command = shlex.split(hint.split("`")[1])
+    assert command[-2:] == ["--index", str(idx)]
+    assert main(command[1:]) == EXIT_OK and "pipe" in capsys.readouterr().out
 
     assert main(["scan", str(root), "--index", str(idx)]) == EXIT_OK
     assert "0 read" in capsys.readouterr().err

@@ -188,8 +188,11 @@ def test_memory_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert slices.memory_budget(5) == slices.MIN_MEMORY
     monkeypatch.setenv("SIMSCAN_MEMORY", "256")
     assert slices.memory_budget() == 256 << 20
-    monkeypatch.setenv("SIMSCAN_MEMORY", "lots")
-    assert slices.memory_budget() == slices.DEFAULT_MEMORY
+    for bad in ("lots", "64M", "0", "-1", "nan", "inf"):  # (the command line says so: below)
+        monkeypatch.setenv("SIMSCAN_MEMORY", bad)
+        assert slices.memory_budget() == slices.DEFAULT_MEMORY
+        with pytest.raises(ValueError):
+            slices.memory_from_env()
     assert [slices.partitions_for(v, 1 << 20) for v in (0, 8192, 8193, 10**12)] == [1, 1, 2, slices.MAX_PARTITIONS]
 
 
@@ -286,6 +289,12 @@ def test_the_cli_budget_gives_the_same_output(index_path: Path, capsys: pytest.C
     assert budgets == [slices.DEFAULT_MEMORY, 1 << 20, slices.MIN_MEMORY] * 2
     with pytest.raises(SystemExit):
         main(["pairs", "--index", str(index_path), "--memory", "0"])
+    # A variable that is not a budget is named, and the default used.
+    monkeypatch.setenv("SIMSCAN_MEMORY", "64M")
+    assert main(["groups", "--index", str(index_path), "--no-cache", "--format", "json", "-m", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert out == outputs[0] and "SIMSCAN_MEMORY='64M' is not a number of MB" in err
+    assert budgets[-1] == slices.DEFAULT_MEMORY
 
 
 @pytest.mark.parametrize("checked", [True, False])

@@ -61,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command != "gui":  # (the window asks in its own start)
         one_arena()  # one malloc arena for every thread: ``simscan.heap``
+    _check_memory_variable()
     watch = args.command != "gui" and threading.current_thread() is threading.main_thread()
     if watch:  # (the window handles its own signals)
         previous = signal.signal(signal.SIGTERM, _terminate)
@@ -95,6 +96,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _check_memory_variable() -> None:
+    """Say (stderr) when ``SIMSCAN_MEMORY`` is set to something that is not a budget, which the search
+    then leaves for its default."""
+    from simscan.similarity.slices import DEFAULT_MEMORY, memory_from_env
+
+    try:
+        memory_from_env()
+    except ValueError:
+        print(f"simscan: SIMSCAN_MEMORY={os.environ.get('SIMSCAN_MEMORY', '')!r} is not a number of MB (e.g. 256); "
+              f"the default, {DEFAULT_MEMORY >> 20} MB, is used.", file=sys.stderr)
 
 
 def _drop_output() -> None:

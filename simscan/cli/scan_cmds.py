@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -245,9 +246,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
             what = "1 hidden file or folder" if n == 1 else f"{n:,} hidden files and folders"
             print(f"left out {what} (names starting with '.'); `--hidden` scans them", file=sys.stderr)
     if not args.quiet:
+        # (with the index named as this scan named it, so that the hint can be run as it is)
+        where = "" if args.index is None else f" --index {shlex.quote(os.fsdecode(args.index))}"
         if result.problems:
-            print("run `simscan problems` to see what could not be read", file=sys.stderr)
-        print("run `simscan groups` to see similar files", file=sys.stderr)
+            print(f"run `simscan problems{where}` to see what could not be read", file=sys.stderr)
+        print(f"run `simscan groups{where}` to see similar files", file=sys.stderr)
     return 0
 
 

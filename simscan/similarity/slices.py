@@ -79,16 +79,27 @@ _CODE_BIT = np.uint8(0x80)
 _READ_ROWS = 4096
 
 
+def memory_from_env() -> int | None:
+    """``SIMSCAN_MEMORY`` (MB) in bytes; None when it is unset or blank.  Raises ValueError when it is
+    not a positive number (the command line says so, then uses the default)."""
+    env = os.environ.get("SIMSCAN_MEMORY", "").strip()
+    if not env:
+        return None
+    mb = float(env)  # (ValueError for "64M", "abc")
+    if not 0 < mb < float("inf"):
+        raise ValueError(f"not a positive number of MB: {env}")
+    return int(mb * (1 << 20))
+
+
 def memory_budget(memory: int | None = None) -> int:
     """The budget in bytes: ``memory``, else ``SIMSCAN_MEMORY`` (MB) when set and valid, else
     :data:`DEFAULT_MEMORY`; at least :data:`MIN_MEMORY`."""
     if memory is None:
-        env = os.environ.get("SIMSCAN_MEMORY", "")
         try:
-            memory = int(float(env) * (1 << 20)) if env.strip() else DEFAULT_MEMORY
+            memory = memory_from_env()
         except ValueError:
-            memory = DEFAULT_MEMORY
-    return max(MIN_MEMORY, int(memory))
+            memory = None
+    return max(MIN_MEMORY, int(DEFAULT_MEMORY if memory is None else memory))
 
 
 def partitions_for(values: int, memory: int) -> int:
