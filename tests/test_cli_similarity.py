@@ -487,3 +487,25 @@ def test_pairs_lines_equal_the_records_in_every_format() -> None:
                 f"{display_path(p.a_path, terminal=True)}  <->  {display_path(p.b_path, terminal=True)}\n")
 
     assert buf.getvalue() == "".join(map(line, pairs))
+
+
+def test_compare_explains_a_passage_the_index_does_not_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A paragraph that more files hold than a passage may be shared by (``evidence.frequent_cutoff``: 10
+    in a small index) makes no passage in ``pairs``; ``compare`` says why beside the passage the two files
+    show alone, instead of leaving the line out.  With two such files the passage counts."""
+    paragraph = words(999, 100)
+    for n, root in ((12, tmp_path / "many"), (2, tmp_path / "two")):
+        root.mkdir()
+        for k in range(n):
+            body = words(k, 1400)
+            (root / f"e{k:02d}.txt").write_text(f"{body[:4000]}\n\n{paragraph}\n\n{body[4000:]}")
+        idx = tmp_path / f"{root.name}.db"
+        assert main(["scan", "--quiet", "--index", str(idx), str(root)]) == 0
+        capsys.readouterr()
+        assert main(["compare", "--index", str(idx), str(root / "e00.txt"), str(root / "e01.txt")]) == 0
+        out = capsys.readouterr().out
+        if n == 12:
+            assert "no shared passage as `pairs` counts them: text that more than 10 indexed files hold" in out
+            assert "longest shared passage" not in out
+        else:
+            assert "longest shared passage" in out and "no shared passage" not in out

@@ -921,6 +921,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
                       f"  simhash distance {pair.simhash_distance}\n")
             if pair.longest_passage:
                 out.write(f"longest shared passage {pair.longest_passage:,} characters, {pair.shared_chars:,} in all\n")
+            elif p.longest_passage and pair.kind not in ("exact", "content"):
+                # (else a passage the two files show alone goes unexplained: a paragraph 11 essays copy)
+                from simscan.similarity.evidence import frequent_cutoff
+
+                many = f"more than {frequent_cutoff(left.cutoff):,}" if left is not None else "many"
+                out.write(f"no shared passage as `pairs` counts them: text that {many} indexed files hold makes "
+                          f"none, and the index keeps fewer windows than this comparison reads (alone: "
+                          f"{p.longest_passage:,} characters)\n")
         if left is not None and (left.alone_a != left.counted_a or left.alone_b != left.counted_b):
             out.write(f"({_left_out_text(left, bool(args.ignore_text))})\n")
         out.write(f"the two files alone: {_scores_line(p)}\n")
