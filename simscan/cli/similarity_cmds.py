@@ -104,7 +104,7 @@ def pair_columns(pairs: Sequence[Any]) -> tuple[list[str], Any]:
     """``Pair`` objects as a part :class:`PairWriter` writes: (their paths, ``PairArrays`` whose a and b
     index them)."""
     from simscan.similarity.core import PairArrays
-    from simscan.similarity.types import KIND_CODE, VIEWS
+    from simscan.similarity.types import KIND_CODE
 
     at: dict[str, int] = {}
     a = [at.setdefault(p.a_path, len(at)) for p in pairs]
@@ -553,22 +553,16 @@ def _progress_bar() -> Any:
 
 def cmd_pairs(args: argparse.Namespace) -> int:
     from simscan.cli.common import open_index_from_args
-    from simscan.progress import Cancelled
     from simscan.similarity.engine import find_pair_set
 
     bar = _progress_bar()
     with open_index_from_args(args, readonly=True) as index:
-        try:
-            ps = find_pair_set(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
-                               params=params_from_args(args), memory=args.memory)
-        except Cancelled:
-            ps = None
+        # (no cancel token: Ctrl-C interrupts the command instead)
+        ps = find_pair_set(index, min_similarity=args.min_similarity, progress=bar, cache=not args.no_cache,
+                           params=params_from_args(args), memory=args.memory)
         bar.finish()
         _warn_incomplete(index)
-    if ps is not None:
-        print_pairs(args, ps)
-    else:
-        _say_none(args, [], "pairs")
+    print_pairs(args, ps)
     return 0
 
 
@@ -635,8 +629,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
         bar.finish()
         _warn_incomplete(index)
     if columns:
-        if rows is not None:
-            write_group_rows(rows, args.format, _out())
+        write_group_rows(rows, args.format, _out())
         return 0
 
     def plan_files() -> tuple[Any, str]:
@@ -647,15 +640,11 @@ def cmd_groups(args: argparse.Namespace) -> int:
 
 
 def _group_rows(index: Any, args: argparse.Namespace, roots: list[str], bar: Any) -> Any:
-    """``find_groups`` as ``grouping.MemberRows`` (None when cancelled)."""
-    from simscan.progress import Cancelled
+    """``find_groups`` as ``grouping.MemberRows``."""
     from simscan.similarity.engine import find_pair_set, group_rows_of_pair_set
 
-    try:
-        ps = find_pair_set(index, min_similarity=args.min_similarity, progress=bar, reference_roots=roots,
-                           cache=not args.no_cache, params=params_from_args(args), memory=args.memory)
-    except Cancelled:
-        return None
+    ps = find_pair_set(index, min_similarity=args.min_similarity, progress=bar, reference_roots=roots,
+                       cache=not args.no_cache, params=params_from_args(args), memory=args.memory)
     return group_rows_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots,
                                   keep=keep_rules(args))
 
