@@ -117,6 +117,15 @@ def partition_counts(
     the held runs (values, lengths), their entries (values, positions, levels)); ``threads``: threads
     that make and sort the pairs (the result does not depend on it)."""
 
+def place_groups(
+    n: int, walk_pos: npt.NDArray[np.int64], walk_unit: npt.NDArray[np.int64], walk_start: npt.NDArray[np.int64],
+    walk_end: npt.NDArray[np.int64], dst: npt.NDArray[np.int32], score: npt.NDArray[np.float64],
+    pair: npt.NDArray[np.int64], count: npt.NDArray[np.int64], marked: npt.NDArray[np.uint8], move_keeps: float,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
+           npt.NDArray[np.int64]]:
+    """The sequential half of grouping (``simscan_core::grouping``): (each group's position, then per
+    block its group's position, sequence, unit and pair).  Raises ValueError for columns that do not fit."""
+
 def unicode_version() -> str: ...
 
 # Sketches (native/py/src/sketches.rs): simscan.similarity.minhash and simhash_compressed wrap them.

@@ -423,3 +423,30 @@ def test_groups_json_from_the_columns_equals_the_objects_json(seed: int) -> None
             assert write_group_rows(mr, fmt, got) == ga.n_groups
             write_groups(groups_of_rows(mr), fmt, want)
             assert got.getvalue() == want.getvalue()
+
+
+def test_the_native_pass_refuses_columns_that_do_not_fit() -> None:
+    """``_native.place_groups`` checks its columns before the pass: a bad one is a ValueError, never a
+    crash of the process."""
+    from simscan import _native
+
+    def i64(*x: int) -> np.ndarray:
+        return np.array(x, np.int64)
+
+    ok = {"n": 2, "walk_pos": i64(0, 1), "walk_unit": i64(0, 1), "walk_start": i64(0, 1), "walk_end": i64(1, 2),
+          "dst": np.array([1, 0], np.int32), "score": np.array([50.0, 50.0]), "pair": i64(0, 0), "count": i64(1, 1),
+          "marked": np.zeros(2, np.uint8), "move_keeps": 0.5}
+    g, _, seq, unit, pair = _native.place_groups(**ok)
+    assert (g.tolist(), seq.tolist(), unit.tolist(), pair.tolist()) == ([0], [0, 1], [0, 1], [-1, 0])
+    bad_columns = [
+        {"walk_unit": i64(0, 2)},  # a unit past n
+        {"dst": np.array([1, 5], np.int32)},  # a partner past n
+        {"walk_end": i64(1, 3)},  # an edge range past the edges
+        {"walk_unit": i64(1, 1)},  # a unit walked twice
+        {"count": i64(1)},  # a column shorter than n
+        {"walk_pos": i64(0)},  # walk columns of different lengths
+        {"walk_unit": i64(0), "walk_pos": i64(0), "walk_start": i64(0), "walk_end": i64(1)},  # a partner not walked
+    ]
+    for bad in bad_columns:
+        with pytest.raises(ValueError):
+            _native.place_groups(**{**ok, **bad})

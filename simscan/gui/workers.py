@@ -96,12 +96,17 @@ class Job(QRunnable):
             with _lock:
                 _running -= 1
         kind, value = outcome
-        if kind == "finished":
-            self.signals.finished.emit(value)
-        elif kind == "cancelled":
-            self.signals.cancelled.emit()
-        else:
-            self.signals.failed.emit(value)
+        try:
+            if kind == "finished":
+                self.signals.finished.emit(value)
+            elif kind == "cancelled":
+                self.signals.cancelled.emit()
+            else:
+                self.signals.failed.emit(value)
+        except RuntimeError:
+            # The signals object is gone: the application is shutting down without waiting for this
+            # job (seen when a script ends with a window's job still running).  Nobody is left to tell.
+            pass
 
 
 class JobRunner(QObject):

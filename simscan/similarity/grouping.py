@@ -42,11 +42,10 @@ Rules (documented for users):
 
 Implementation: :func:`group_rows` works on pair columns and returns :class:`GroupArrays`
 (no Python object per pair or member; units of copies without other partners are grouped
-with array operations, only units with pairs to other units go through the two-phase loop).
-:func:`group_pairs` builds ``Group`` / ``Member`` / ``Pair`` objects from them for the CLI and
-the API.  100,000 groups: 0.05 s columnar when they are groups of copies, 0.3-0.5 s when they
-have edited members (the two phases loop over those units), against ~1.2 s for the objects of
-simscan 0.1.
+with array operations, and the units with pairs to other units go through the sequential pass,
+native: ``simscan_core::grouping``).  :func:`group_pairs` builds ``Group`` / ``Member`` / ``Pair``
+objects from them for the CLI and the API.  The 138,895 groups of a million files: 0.5-0.6 s and
+~110 MB above the pairs (1.3-1.6 s and ~300 MB when the pass was Python).
 ``tests/grouping_reference.py`` keeps a plain object-based implementation of these rules, and
 the tests check that both give the same groups.
 """
@@ -60,6 +59,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simscan import _native
 from simscan.similarity.arrays import argsort_rows
 from simscan.similarity.arrays import components as _components
 from simscan.similarity.core import PairArrays, file_identity, passage_value, under_roots
@@ -252,9 +252,9 @@ def group_rows(
     ``keep``: the keep rules that order the files (``keep.rank``); ``scope``: bool per row, the
     rows that may be grouped (None: all; the window's listed folders).  Empty files are never
     grouped (every empty file is a copy of every other: :func:`empty_rows` lists them apart).
-    Pure and vectorised except one loop over the units that have pairs with other
-    units (the greedy choice of references is sequential by nature); units of copies alone are
-    grouped with array operations."""
+    Vectorised except the pass over the units that have pairs with other units (the choice of
+    references is sequential by nature: native, ``simscan_core::grouping``); units of copies
+    alone are grouped with array operations."""
     n = len(files.paths)
     pa_all = np.asarray(a_row, dtype=np.int64)
     pb = np.asarray(b_row, dtype=np.int64)
@@ -334,114 +334,28 @@ def group_rows(
     b_unit: list[np.ndarray] = [visit[lone]]
     b_pair: list[np.ndarray] = [np.full(lone.size, -1, np.int64)]
 
-    # The greedy pass over the units with pairs (Python, integers only).  Phase 1 chooses the
-    # references: in preference order, a unit not yet covered becomes one when it has copies,
-    # uncovered partners (which it covers) or a covered partner more similar to it than to any
-    # reference so far.  Phase 2 puts every covered unit in the group of the reference it is
-    # most similar to (ties: the preferred reference), not of the first one that reached it: a
-    # file 97 % like its original is not shown at 16 % against a file it shares a header with.
-    assigned = bytearray(n)
-    is_ref = bytearray(n)
-    near_ref = [0.0] * n  # a covered unit's best score with a reference so far
-
-    def edges_of(s: int, t: int) -> list[tuple[int, float, int]]:
-        """Edges ``s:t`` as (partner unit, score, pair index); read per unit, only for the units
-        the loops below weigh (Python lists of every edge: ~90 MB for 440,000 pairs)."""
-        return list(zip(dst[s:t].tolist(), wb[s:t].tolist(), wp[s:t].tolist()))
-
-    count_l = count_of.tolist()
+    # The sequential pass over the units with pairs, native (``simscan_core::grouping``, the rules
+    # of this module's docstring).  Phase 1 chooses the references: in preference order, a unit not
+    # yet covered becomes one when it has copies, uncovered partners (which it covers) or a covered
+    # partner more similar to it than to any reference so far.  Phase 2 puts every covered unit in
+    # the group of the reference it is most similar to (ties: the preferred reference), not of the
+    # first one that reached it: a file 97 % like its original is not shown at 16 % against a file
+    # it shares a header with.  Then references left without members take one back, and units still
+    # in no group are placed (``MOVE_KEEPS``).
     ep_pos = np.flatnonzero(has_edges)
-    walk = list(zip(ep_pos.tolist(), visit[ep_pos].tolist(), e_start[ep_pos].tolist(), e_end[ep_pos].tolist()))
-    refs: list[tuple[int, int]] = []  # (visit position, unit), in visit order
-    for pos, u, s, t in walk:
-        if assigned[u]:
-            continue
-        mine = edges_of(s, t)
-        if count_l[u] < 2 and not any(not assigned[v] or w > near_ref[v] for v, w, _ in mine):
-            continue
-        assigned[u] = is_ref[u] = 1
-        refs.append((pos, u))
-        for v, w, _ in mine:
-            assigned[v] = 1
-            near_ref[v] = max(near_ref[v], w)
-    members: dict[int, list[tuple[float, int, int, int]]] = {u: [] for _, u in refs}
-    chosen: dict[int, int] = {}  # covered unit -> its reference
-    span = {u: (s, t) for _, u, s, t in walk}
-    pos_of = {u: pos for pos, u, _, _ in walk}
-    # Each covered unit's best edge to a reference, as arrays (a cluster of n near-copies has ~n²
-    # edges, only ~n of them to its reference): highest score, then the preferred reference, then
-    # the first pair (one unit may have several pairs with another).
-    ref_mask = np.frombuffer(bytes(is_ref), dtype=np.uint8).astype(bool)
-    covered = np.frombuffer(bytes(assigned), dtype=np.uint8).astype(bool) & ~ref_mask
-    to_ref = np.flatnonzero(covered[src] & ref_mask[dst])
-    if to_ref.size:
-        ref_pos_of = np.zeros(n, np.int64)
-        ref_pos_of[[u for _, u in refs]] = [pos for pos, _ in refs]
-        es, ed = src[to_ref], dst[to_ref]
-        o = np.lexsort((wp[to_ref], ref_pos_of[ed], -wb[to_ref], es))
-        top = o[np.flatnonzero(np.r_[True, es[o][1:] != es[o][:-1]])]  # each covered unit's best edge
-        vis = np.zeros(n, np.int64)
-        vis[visit] = np.arange(visit.size)
-        for u, r, w, k, pos in sorted(zip(es[top].tolist(), ed[top].tolist(), wb[to_ref][top].tolist(),
-                                          wp[to_ref][top].tolist(), vis[es[top]].tolist()),
-                                      key=lambda e: e[4]):
-            members[r].append((-w, pos, u, k))
-            chosen[u] = r
-    # A reference whose partners all went to better references would vanish from the groups
-    # although it has partners: it takes back its best partner whose reference keeps another,
-    # when that partner may move (``_may_move``: it keeps at least MOVE_KEEPS of its percentage,
-    # and its reference is not under a reference folder).
-    score_of = {e[2]: -e[0] for mine in members.values() for e in mine}
     # Units holding a file under a reference folder: the person chose them as references.
-    marked = bytearray(n)
+    marked = np.zeros(n, np.uint8)
     if preferred is not None:
-        for row in np.flatnonzero(preferred).tolist():
-            marked[int(unit[row])] = 1
-
-    for _, u in refs:
-        if members[u] or count_l[u] >= 2:
-            continue
-        best: tuple[float, int, int] | None = None
-        best_v = -1
-        for v, w, k in edges_of(*span[u]):
-            r = chosen.get(v)
-            if r is None or len(members[r]) < 2 or not _may_move(v, w, chosen, score_of, marked):
-                continue
-            key = (-w, pos_of[v], k)
-            if best is None or key < best:
-                best, best_v = key, v
-        if best is not None:
-            r = chosen[best_v]
-            members[r] = [e for e in members[r] if e[2] != best_v]
-            members[u].append((best[0], best[1], best_v, best[2]))
-            chosen[best_v] = u
-            score_of[best_v] = -best[0]
-    _place_orphans(walk, edges_of, count_l, is_ref, refs, members, chosen, pos_of, score_of, marked)
-    lp_pos: list[int] = []
-    lb_pos: list[int] = []
-    lb_seq: list[int] = []
-    lb_unit: list[int] = []
-    lb_pair: list[int] = []
-    for pos, u in refs:
-        mine = members[u]
-        if not mine and count_l[u] < 2:
-            continue  # its partners all have better references: no group of one
-        lp_pos.append(pos)
-        lb_pos.append(pos)
-        lb_seq.append(0)
-        lb_unit.append(u)
-        lb_pair.append(-1)
-        # Best score first; equal scores in preference order.
-        for seq, (_, _, v, k) in enumerate(sorted(mine), 1):
-            lb_pos.append(pos)
-            lb_seq.append(seq)
-            lb_unit.append(v)
-            lb_pair.append(k)
-    g_pos.append(np.asarray(lp_pos, np.int64))
-    b_pos.append(np.asarray(lb_pos, np.int64))
-    b_seq.append(np.asarray(lb_seq, np.int64))
-    b_unit.append(np.asarray(lb_unit, np.int64))
-    b_pair.append(np.asarray(lb_pair, np.int64))
+        marked[unit[np.flatnonzero(preferred)]] = 1
+    lp, lbp, lbs, lbu, lbk = _native.place_groups(
+        n, ep_pos.astype(np.int64), visit[ep_pos].astype(np.int64), e_start[ep_pos].astype(np.int64),
+        e_end[ep_pos].astype(np.int64), dst, wb.astype(np.float64), wp.astype(np.int64), count_of, marked, MOVE_KEEPS,
+    )
+    g_pos.append(lp)
+    b_pos.append(lbp)
+    b_seq.append(lbs)
+    b_unit.append(lbu)
+    b_pair.append(lbk)
 
     gp = np.sort(np.concatenate(g_pos))
     ng = gp.size
@@ -505,88 +419,6 @@ def copy_set_extras(ga: GroupArrays, size: np.ndarray) -> tuple[np.ndarray, np.n
     extra = ~ga.m_keeper
     sz = np.asarray(size, dtype=np.int64)[ga.m_row]
     return np.add.reduceat(np.where(extra, sz, 0), heads), np.add.reduceat(extra.astype(np.int64), heads)
-
-
-def _may_move(v: int, score: float, chosen: dict[int, int], score_of: dict[int, float], marked: bytearray) -> bool:
-    """Whether member ``v`` may leave its reference for one it scores ``score`` with (see
-    :data:`MOVE_KEEPS`)."""
-    return not marked[chosen[v]] and score >= MOVE_KEEPS * score_of[v]
-
-
-def _place_orphans(
-    walk: list[tuple[int, int, int, int]],
-    edges_of: Callable[[int, int], list[tuple[int, float, int]]],
-    count_l: list[int],
-    is_ref: bytearray,
-    refs: list[tuple[int, int]],
-    members: dict[int, list[tuple[float, int, int, int]]],
-    chosen: dict[int, int],
-    pos_of: dict[int, int],
-    score_of: dict[int, float],
-    marked: bytearray,
-) -> None:
-    """Give a group to the units with a partner that are in none (in place).  After the two phases
-    a unit can be left out: a reference whose partners all stay with better references, or a unit
-    whose partners were all covered by references it is not similar to (two excerpts of one
-    document, the older excerpt its reference: the other excerpt is like the document only).  In
-    visit order, such a unit joins its best partner that leads a group; else it takes its best
-    partner that is a member of a reference not in ``marked`` (units under a reference folder):
-    when that reference keeps a group without it, the partner moves here if it keeps at least
-    :data:`MOVE_KEEPS` of its percentage (:func:`_may_move`); else the partner becomes the reference
-    of both (its old reference and this unit are its members, nobody's percentage drops).  Else the
-    unit stays in no group: its partners are much more similar to their own references (a 50 %
-    member is not moved to show a 17 % one), and its pairs stay available.  ``score_of``: each
-    member's percentage against its reference (kept up to date)."""
-
-    def keeps_group(r: int, without: int) -> bool:
-        return count_l[r] >= 2 or any(e[2] != without for e in members[r])
-
-    def placed(u: int) -> bool:
-        return u in chosen or (is_ref[u] == 1 and (bool(members.get(u)) or count_l[u] >= 2))
-
-    for pos, u, s, t in walk:
-        if placed(u):
-            continue
-        mine = edges_of(s, t)
-        lead = [e for e in mine if is_ref[e[0]] and placed(e[0])]
-        if lead:
-            v, w, k = min(lead, key=lambda e: (-e[1], pos_of[e[0]], e[2]))
-            members[v].append((-w, pos, u, k))
-            chosen[u] = v
-            score_of[u] = w
-            is_ref[u] = 0
-            continue
-        led = [
-            e for e in mine
-            if e[0] in chosen
-            and (
-                _may_move(e[0], e[1], chosen, score_of, marked)
-                if keeps_group(chosen[e[0]], e[0])
-                else not marked[chosen[e[0]]]  # it leads its reference: nobody's percentage drops
-            )
-        ]
-        if not led:
-            continue
-        v, w, k = min(led, key=lambda e: (-e[1], pos_of[e[0]], e[2]))
-        r = chosen[v]
-        entry = next(e for e in members[r] if e[2] == v)
-        members[r].remove(entry)
-        if members[r] or count_l[r] >= 2:  # r keeps a group: v moves to u (``_may_move`` allowed it)
-            if not is_ref[u]:
-                is_ref[u] = 1
-                refs.append((pos, u))
-            members[u] = [(-w, pos_of[v], v, k)]
-            chosen[v] = u
-            score_of[v] = w
-        else:  # v leads: r (through the pair that made v its member) and u
-            is_ref[r] = is_ref[u] = 0
-            is_ref[v] = 1
-            refs.append((pos_of[v], v))
-            del chosen[v]
-            members[v] = [(entry[0], pos_of[r], r, entry[3]), (-w, pos, u, k)]
-            chosen[r] = chosen[u] = v
-            score_of[r], score_of[u] = -entry[0], w
-    refs.sort()
 
 
 def group_pair_arrays(

@@ -8,6 +8,7 @@ pub mod decode;
 pub mod detect;
 pub mod evidence;
 pub mod fingerprint;
+pub mod grouping;
 pub mod manber;
 pub mod minhash;
 pub mod normalize;

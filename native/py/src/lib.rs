@@ -13,6 +13,7 @@ use simscan_core::decode::{Codec, Decoder};
 use simscan_core::detect::{self as det, Detected};
 use simscan_core::evidence;
 use simscan_core::fingerprint::{self, Fingerprints, FpParams, TextFingerprinter, Verdict};
+use simscan_core::grouping;
 use simscan_core::manber::{self, Params};
 use simscan_core::normalize::Normalizer;
 use simscan_core::read::{self, Problem, Read2};
@@ -920,6 +921,94 @@ fn partition_counts<'py>(
         .into_pyobject(py)
 }
 
+/// The sequential half of grouping (`simscan_core::grouping::place`): the walk (visit position,
+/// unit, edge range of each unit with edges, in visit order), the edge columns (partner unit, best
+/// score, pair index), per unit below `n` its file count and whether it is marked (under a
+/// reference folder), and `move_keeps`.  Returns (group positions, then per block: position,
+/// sequence, unit, pair), int64 each.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn place_groups<'py>(
+    py: Python<'py>,
+    n: usize,
+    walk_pos: PyReadonlyArray1<'py, i64>,
+    walk_unit: PyReadonlyArray1<'py, i64>,
+    walk_start: PyReadonlyArray1<'py, i64>,
+    walk_end: PyReadonlyArray1<'py, i64>,
+    dst: PyReadonlyArray1<'py, i32>,
+    score: PyReadonlyArray1<'py, f64>,
+    pair: PyReadonlyArray1<'py, i64>,
+    count: PyReadonlyArray1<'py, i64>,
+    marked: PyReadonlyArray1<'py, u8>,
+    move_keeps: f64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let walk = grouping::Walk {
+        pos: walk_pos.as_slice()?,
+        unit: walk_unit.as_slice()?,
+        start: walk_start.as_slice()?,
+        end: walk_end.as_slice()?,
+        dst: dst.as_slice()?,
+        score: score.as_slice()?,
+        pair: pair.as_slice()?,
+    };
+    let units = grouping::Units {
+        count: count.as_slice()?,
+        marked: marked.as_slice()?,
+    };
+    let w = walk.unit.len();
+    let m = walk.dst.len();
+    let in_range = |u: i64| u >= 0 && (u as u64) < n as u64;
+    if walk.pos.len() != w
+        || walk.start.len() != w
+        || walk.end.len() != w
+        || walk.score.len() != m
+        || walk.pair.len() != m
+        || units.count.len() != n
+        || units.marked.len() != n
+        || n >= u32::MAX as usize
+    {
+        return Err(PyValueError::new_err(
+            "place_groups: columns of different lengths",
+        ));
+    }
+    if !walk.unit.iter().all(|&u| in_range(u))
+        || !walk.dst.iter().all(|&v| in_range(i64::from(v)))
+        || !walk
+            .start
+            .iter()
+            .zip(walk.end)
+            .all(|(&s, &t)| 0 <= s && s <= t && t as u64 <= m as u64)
+    {
+        return Err(PyValueError::new_err(
+            "place_groups: a unit or an edge range is out of range",
+        ));
+    }
+    let mut seen = vec![false; n];
+    for &u in walk.unit {
+        if std::mem::replace(&mut seen[u as usize], true) {
+            return Err(PyValueError::new_err(
+                "place_groups: a unit is walked twice",
+            ));
+        }
+    }
+    // Every partner must be walked too (an edge has two ends).
+    if !walk.dst.iter().all(|&v| seen[v as usize]) {
+        return Err(PyValueError::new_err(
+            "place_groups: a partner without edges of its own",
+        ));
+    }
+    drop(seen);
+    let p = detached(py, || grouping::place(n, &walk, &units, move_keeps))?;
+    (
+        PyArray1::from_vec(py, p.group_pos),
+        PyArray1::from_vec(py, p.block_pos),
+        PyArray1::from_vec(py, p.block_seq),
+        PyArray1::from_vec(py, p.block_unit),
+        PyArray1::from_vec(py, p.block_pair),
+    )
+        .into_pyobject(py)
+}
+
 /// The Unicode version the tables were generated from, and a code point's heavy and light forms
 /// (for the tests that check the tables against this interpreter).
 #[pyfunction]
@@ -947,6 +1036,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(anchored_levels, m)?)?;
     m.add_function(wrap_pyfunction!(pair_evidence, m)?)?;
     m.add_function(wrap_pyfunction!(partition_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(place_groups, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_version, m)?)?;
     sketches::register(m)?;
     m.add("LARGE_FILE", read::LARGE_FILE)?;
