@@ -404,6 +404,59 @@ def test_pack_narrows_integer_columns_exactly() -> None:
     assert len(blob) < sum(a.nbytes for a in arrays.values()) + 1200
 
 
+def _pack_plainly(arrays: dict[str, np.ndarray], bind: tuple) -> bytes:
+    """The blob layout of ``cache.pack`` written the plain way (each array's bytes, padded, joined,
+    then the header before them): the reference the in-place writer must match byte for byte."""
+    import json
+    import struct
+
+    entries, parts, off = [], [], 0
+    for name, a in arrays.items():
+        stored, base = cache._narrow(np.ascontiguousarray(a))
+        raw = np.ascontiguousarray(stored).tobytes()
+        entries.append([name, a.dtype.str, list(a.shape), off, len(raw), stored.dtype.str, base])
+        parts.append(raw + b"\0" * ((-len(raw)) % 8))
+        off += len(parts[-1])
+    payload = b"".join(parts)
+    header = json.dumps({"arrays": entries, "xxh3": cache._digest(payload, bind)}).encode()
+    header += b" " * ((-(len(cache.MAGIC) + 4 + len(header))) % 8)
+    return cache.MAGIC + struct.pack("<I", len(header)) + header + payload
+
+
+def test_pack_writes_the_plain_layout_in_place() -> None:
+    rng = np.random.default_rng(8)
+    arrays = {
+        "ids": rng.integers(0, 10**6, 5000),
+        "scores": rng.random(333),
+        "flags": rng.random(17) > 0.5,
+        "strided": np.arange(40, dtype=np.int32).reshape(5, 8)[:, ::3],
+        "bytes": np.frombuffer(b"some paths\0joined", np.uint8),
+        "empty": np.zeros(0, np.int64),
+        "wide": rng.integers(-(2**62), 2**62, 9),
+    }
+    bind = ("key", 7, 15.0)
+    blob = cache.pack(arrays, bind)
+    assert bytes(blob) == _pack_plainly(arrays, bind)
+    back = cache.unpack(bytes(blob), bind)
+    assert back is not None and all(np.array_equal(back[k], a) for k, a in arrays.items())
+    assert cache.unpack(bytes(blob), ("key", 8, 15.0)) is None  # another generation: refused
+
+
+def test_a_stored_row_holds_the_packed_blob(indexed) -> None:
+    """``store`` writes the blob in place (zeroblob, then array by array): the row holds exactly what
+    ``pack`` gives, and reads back."""
+    _, idx, _ = indexed
+    arrays = {"ids": np.arange(10_000) * 3, "scores": np.linspace(0, 100, 777), "flags": np.arange(5) % 2 == 0}
+    with Index.open(idx, readonly=True) as ix:
+        gen = ix.generation()
+    assert cache.store(idx, SCHEMA_VERSION, "a key", gen, 15.0, arrays)
+    with sqlite3.connect(idx) as c:
+        (data,) = c.execute("SELECT data FROM results WHERE key = 'a key'").fetchone()
+        back = cache.read(c, "a key", gen, 15.0)
+    assert data == bytes(cache.pack(arrays, ("a key", gen, 15.0)))
+    assert back is not None and all(np.array_equal(back[k], a) for k, a in arrays.items())
+
+
 def test_cache_results_after_a_scan(indexed) -> None:
     """What a scan command can call at its end: the next load is a cache hit."""
     from simscan.similarity.engine import cache_results

@@ -33,6 +33,7 @@ import sqlite3
 import struct
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -95,18 +96,26 @@ def cached_bytes(conn: sqlite3.Connection) -> int:
         return 0
 
 
-def _narrow(a: np.ndarray) -> tuple[np.ndarray, int]:
-    """(a - base as the narrowest unsigned type holding its range, base) for integer arrays whose
-    range fits 32 bits (ids, sizes, counts, devices: a quarter to an eighth of the bytes); else
-    (a, 0).  Cuts the blob of 200,000 files by ~20 %, which is write and read time."""
+def _narrow_type(a: np.ndarray) -> tuple[np.dtype, int]:
+    """(the narrowest unsigned type holding ``a - base``, base) for integer arrays whose range fits
+    32 bits (ids, sizes, counts, devices: a quarter to an eighth of the bytes); else (a's type, 0).
+    Cuts the blob of 200,000 files by ~20 %, which is write and read time."""
     if a.dtype.kind not in "iu" or a.size == 0 or a.dtype.itemsize == 1:
-        return a, 0
+        return a.dtype, 0
     lo, hi = int(a.min()), int(a.max())
     span = hi - lo
     for t in (np.uint8, np.uint16, np.uint32):
         if span <= np.iinfo(t).max and np.dtype(t).itemsize < a.dtype.itemsize:
-            return (a - a.dtype.type(lo)).astype(t), lo
-    return a, 0
+            return np.dtype(t), lo
+    return a.dtype, 0
+
+
+def _narrow(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """(``a`` stored as :func:`_narrow_type` says, base)."""
+    dt, base = _narrow_type(a)
+    if dt == a.dtype:
+        return a, 0
+    return (a - a.dtype.type(base)).astype(dt), base
 
 
 def _digest(payload: Any, bind: tuple[Any, ...]) -> str:
@@ -118,26 +127,70 @@ def _digest(payload: Any, bind: tuple[Any, ...]) -> str:
     return h.hexdigest()
 
 
-def pack(arrays: dict[str, np.ndarray], bind: tuple[Any, ...] = ()) -> bytes:
+class _Layout:
+    """Where each array of a blob goes: the header's entries and the payload's length.  The arrays
+    are narrowed one at a time as they are written (:meth:`pieces`), so that writing a blob holds no
+    second copy of them: a million files' results are ~115 MB, and copying them on the way (bytes,
+    padding, joins, SQLite's own copy of a bound blob) took the window's first load past 1 GB."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.arrays = arrays
+        self.entries: list[list[Any]] = []
+        off = 0
+        for name, a in arrays.items():
+            a = np.asarray(a)
+            if a.dtype.hasobject:
+                raise TypeError(f"{name}: object arrays cannot be cached")
+            dt, base = _narrow_type(a)
+            nbytes = a.size * dt.itemsize
+            self.entries.append([name, a.dtype.str, list(a.shape), off, nbytes, dt.str, base])
+            off += nbytes + (-nbytes) % 8
+        self.payload = off
+        # The header's length does not depend on the digest (16 hex digits): it is written last.
+        self.start = len(self.header("0" * 16))
+        self.size = self.start + self.payload
+
+    def header(self, digest: str) -> bytes:
+        """MAGIC, the header's length and the JSON header, padded so that the payload starts on 8 bytes."""
+        header = json.dumps({"arrays": self.entries, "xxh3": digest}).encode()
+        header += b" " * ((-(len(MAGIC) + 4 + len(header))) % 8)
+        return MAGIC + struct.pack("<I", len(header)) + header
+
+    def pieces(self) -> Iterator[tuple[int, memoryview]]:
+        """(payload offset, bytes) of each array in turn, as stored (narrowed, C order); the padding
+        between them is zeros."""
+        for (_name, _dt, _shape, off, nbytes, _st, _base), a in zip(self.entries, self.arrays.values()):
+            if nbytes:
+                stored, _ = _narrow(np.ascontiguousarray(a))
+                yield off, memoryview(np.ascontiguousarray(stored).reshape(-1).view(np.uint8))
+
+    def write(self, put: Callable[[int, memoryview | bytes], None], bind: tuple[Any, ...]) -> None:
+        """The blob through ``put(offset, data)`` (a zero-filled destination of :attr:`size` bytes):
+        the payload array by array, then the header with the payload's digest."""
+        h = xxhash.xxh3_64(repr(bind).encode())
+        at = 0
+        for off, data in self.pieces():
+            if off > at:
+                h.update(bytes(off - at))  # the padding before it
+            put(self.start + off, data)
+            h.update(data)
+            at = off + len(data)
+        if self.payload > at:
+            h.update(bytes(self.payload - at))
+        put(0, self.header(h.hexdigest()))
+
+
+def pack(arrays: dict[str, np.ndarray], bind: tuple[Any, ...] = ()) -> bytearray:
     """One blob holding ``arrays`` (numeric or bool numpy arrays of any shape), for the row whose
     key, generation and floor are ``bind``."""
-    entries = []
-    parts: list[bytes] = []
-    off = 0
-    for name, a in arrays.items():
-        a = np.ascontiguousarray(a)
-        if a.dtype.hasobject:
-            raise TypeError(f"{name}: object arrays cannot be cached")
-        stored, base = _narrow(a)
-        raw = np.ascontiguousarray(stored).tobytes()
-        pad = (-len(raw)) % 8
-        entries.append([name, a.dtype.str, list(a.shape), off, len(raw), stored.dtype.str, base])
-        parts.append(raw + b"\0" * pad)
-        off += len(raw) + pad
-    payload = b"".join(parts)
-    header = json.dumps({"arrays": entries, "xxh3": _digest(payload, bind)}).encode()
-    header += b" " * ((-(len(MAGIC) + 4 + len(header))) % 8)
-    return MAGIC + struct.pack("<I", len(header)) + header + payload
+    layout = _Layout(arrays)
+    blob = bytearray(layout.size)
+
+    def put(at: int, data: memoryview | bytes) -> None:
+        blob[at : at + len(data)] = data
+
+    layout.write(put, bind)
+    return blob
 
 
 def unpack(blob: bytes, bind: tuple[Any, ...] = ()) -> dict[str, np.ndarray] | None:
@@ -202,14 +255,16 @@ def present(conn: sqlite3.Connection, key: str, gen: int | None, min_similarity:
 def store(path: Path, schema_version: int, key: str, gen: int | None, floor: float, arrays: dict[str, np.ndarray]) -> bool:
     """Write one cache row, best-effort: True when it was written.  Skipped (False) when ``gen``
     is unknown or no longer current, the index has another schema, or it cannot be written now
-    (read-only, locked past :data:`WRITE_TIMEOUT_S`, damaged, full)."""
+    (read-only, locked past :data:`WRITE_TIMEOUT_S`, damaged, full).  The blob is written in place,
+    array by array (``zeroblob`` then incremental blob I/O): no copy of the whole blob in memory."""
     if gen is None:
         return False
+    bind = _bind(key, gen, floor)
     try:
-        blob = pack(arrays, _bind(key, gen, floor))
+        layout = _Layout(arrays)
     except (TypeError, ValueError, MemoryError):
         return False
-    if len(blob) > MAX_BLOB_BYTES:
+    if layout.size > MAX_BLOB_BYTES:
         return False
     try:
         uri = f"file:{quote(os.fsencode(path))}?mode=rw"
@@ -225,10 +280,17 @@ def store(path: Path, schema_version: int, key: str, gen: int | None, floor: flo
             if generation(conn) != gen:
                 return False
             conn.execute("DELETE FROM results WHERE key = ? OR generation != ?", (key, gen))
-            conn.execute(
-                "INSERT INTO results(key, generation, floor, created_at, data) VALUES (?, ?, ?, ?, ?)",
-                (key, gen, float(floor), time.time(), blob),
+            cur = conn.execute(
+                "INSERT INTO results(key, generation, floor, created_at, data) VALUES (?, ?, ?, ?, zeroblob(?))",
+                (key, gen, float(floor), time.time(), layout.size),
             )
+            with conn.blobopen("results", "data", cur.lastrowid) as blob:
+
+                def put(at: int, data: memoryview | bytes) -> None:
+                    blob.seek(at)
+                    blob.write(data)
+
+                layout.write(put, bind)
             # Each set of reference folders has its own key: keep the most recent few only.
             conn.execute(
                 "DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY created_at DESC, rowid DESC"
@@ -240,7 +302,7 @@ def store(path: Path, schema_version: int, key: str, gen: int | None, floor: flo
         finally:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-    except sqlite3.Error:
+    except (sqlite3.Error, MemoryError, ValueError):
         return False
     finally:
         conn.close()
