@@ -146,6 +146,18 @@ impl<'a> State<'a> {
                 .is_some_and(|m| m.iter().any(|e| e.unit != without))
     }
 
+    /// `v` (visit position `pos`) becomes a member of `r` through pair `k`, with score `s`.
+    fn join(&mut self, r: i64, v: i64, pos: i64, s: f64, k: i64) {
+        self.members_mut(r).push(Entry {
+            neg: -s,
+            pos,
+            unit: v,
+            pair: k,
+        });
+        self.chosen[v as usize] = r;
+        self.score_of[v as usize] = s;
+    }
+
     /// The partner of `u` first in `key_cmp` order among the edges `ok` accepts: (partner, score, pair).
     fn best_edge(&self, u: i64, ok: impl Fn(&Self, i64, f64) -> bool) -> Option<(i64, f64, i64)> {
         let w = self.walk;
@@ -204,14 +216,7 @@ impl<'a> State<'a> {
                 continue;
             }
             if let Some((r, s, k)) = self.best_edge(u, |st, v, _| st.is_ref[v as usize]) {
-                self.members_mut(r).push(Entry {
-                    neg: -s,
-                    pos: w.pos[i],
-                    unit: u,
-                    pair: k,
-                });
-                self.chosen[u as usize] = r;
-                self.score_of[u as usize] = s;
+                self.join(r, u, w.pos[i], s, k);
             }
         }
     }
@@ -231,15 +236,7 @@ impl<'a> State<'a> {
             if let Some((v, s, k)) = found {
                 let r = self.chosen[v as usize];
                 self.members_mut(r).retain(|e| e.unit != v);
-                let pos = self.pos_of(v);
-                self.members_mut(u).push(Entry {
-                    neg: -s,
-                    pos,
-                    unit: v,
-                    pair: k,
-                });
-                self.chosen[v as usize] = u;
-                self.score_of[v as usize] = s;
+                self.join(u, v, self.pos_of(v), s, k);
             }
         }
     }
@@ -258,14 +255,7 @@ impl<'a> State<'a> {
             if let Some((v, s, k)) =
                 self.best_edge(u, |st, v, _| st.is_ref[v as usize] && st.placed(v))
             {
-                self.members_mut(v).push(Entry {
-                    neg: -s,
-                    pos,
-                    unit: u,
-                    pair: k,
-                });
-                self.chosen[u as usize] = v;
-                self.score_of[u as usize] = s;
+                self.join(v, u, pos, s, k);
                 self.is_ref[u as usize] = false;
                 continue;
             }
@@ -293,14 +283,8 @@ impl<'a> State<'a> {
                     self.is_ref[u as usize] = true;
                     self.refs.push((pos, u));
                 }
-                *self.members_mut(u) = vec![Entry {
-                    neg: -s,
-                    pos: pos_v,
-                    unit: v,
-                    pair: k,
-                }];
-                self.chosen[v as usize] = u;
-                self.score_of[v as usize] = s;
+                self.members_mut(u).clear();
+                self.join(u, v, pos_v, s, k);
             } else {
                 // v leads r (through the pair that made v its member) and u.
                 self.is_ref[r as usize] = false;
@@ -308,25 +292,9 @@ impl<'a> State<'a> {
                 self.is_ref[v as usize] = true;
                 self.refs.push((pos_v, v));
                 self.chosen[v as usize] = -1;
-                let pos_r = self.pos_of(r);
-                *self.members_mut(v) = vec![
-                    Entry {
-                        neg: entry.neg,
-                        pos: pos_r,
-                        unit: r,
-                        pair: entry.pair,
-                    },
-                    Entry {
-                        neg: -s,
-                        pos,
-                        unit: u,
-                        pair: k,
-                    },
-                ];
-                self.chosen[r as usize] = v;
-                self.chosen[u as usize] = v;
-                self.score_of[r as usize] = -entry.neg;
-                self.score_of[u as usize] = s;
+                self.members_mut(v).clear();
+                self.join(v, r, self.pos_of(r), -entry.neg, entry.pair);
+                self.join(v, u, pos, s, k);
             }
         }
         self.refs.sort_unstable();
