@@ -446,7 +446,19 @@ def test_the_native_pass_refuses_columns_that_do_not_fit() -> None:
         {"count": i64(1)},  # a column shorter than n
         {"walk_pos": i64(0)},  # walk columns of different lengths
         {"walk_unit": i64(0), "walk_pos": i64(0), "walk_start": i64(0), "walk_end": i64(1)},  # a partner not walked
+        {"score": np.array([np.nan, np.nan])},  # a score that orders nowhere (group_rows never passes one)
     ]
     for bad in bad_columns:
         with pytest.raises(ValueError):
             _native.place_groups(**{**ok, **bad})
+    # Why a NaN must be refused: a reference with many members sorts them by score, and Rust's sort
+    # stops the pass (a panic, a RuntimeError here) when NaN scores break its total order.
+    k = 40
+    star = {"n": k + 1, "walk_pos": np.arange(k + 1), "walk_unit": np.arange(k + 1),
+            "walk_start": np.r_[0, k + np.arange(k)], "walk_end": np.r_[k, k + 1 + np.arange(k)],
+            "dst": np.r_[np.arange(1, k + 1), np.zeros(k)].astype(np.int32),
+            "score": np.tile(np.where(np.arange(k) % 3 == 0, np.nan, 10.0 * (np.arange(k) % 7)), 2),
+            "pair": np.tile(np.arange(k), 2), "count": np.ones(k + 1, np.int64),
+            "marked": np.zeros(k + 1, np.uint8), "move_keeps": 0.5}
+    with pytest.raises(ValueError):
+        _native.place_groups(**star)

@@ -457,6 +457,47 @@ def test_a_stored_row_holds_the_packed_blob(indexed) -> None:
     assert back is not None and all(np.array_equal(back[k], a) for k, a in arrays.items())
 
 
+
+def test_a_blob_write_failing_halfway_leaves_the_cache_as_it_was(indexed, monkeypatch) -> None:
+    """A failure after the zeroblob row is inserted and its first array written (out of memory while
+    narrowing the second one, injected here; then Ctrl+C at the same point) rolls the whole store
+    back: the row stored before under the key is still there and valid, and no zero-filled row is
+    left behind.  The MemoryError is a skipped store (False); the KeyboardInterrupt is not swallowed."""
+    _, idx, _ = indexed
+    with Index.open(idx, readonly=True) as ix:
+        gen = ix.generation()
+    before = {"ids": np.arange(1000) * 7, "scores": np.linspace(0, 100, 99)}
+    assert cache.store(idx, SCHEMA_VERSION, "a key", gen, 15.0, before)
+    everything = "SELECT key, generation, floor, created_at, data FROM results ORDER BY rowid"
+    with sqlite3.connect(idx) as c:
+        rows_before = c.execute(everything).fetchall()
+    narrow = cache._narrow
+    narrowed: list[int] = []
+
+    def failing(a: np.ndarray, fail: type[BaseException]) -> tuple[np.ndarray, int]:
+        if narrowed:
+            raise fail
+        narrowed.append(a.size)
+        return narrow(a)
+
+    after = {"ids": np.arange(2000) * 5, "scores": np.linspace(0, 50, 10), "flags": np.ones(3, bool)}
+    for fail in (MemoryError, KeyboardInterrupt):
+        monkeypatch.setattr(cache, "_narrow", lambda a, fail=fail: failing(a, fail))
+        for key in ("a key", "another key"):
+            narrowed.clear()
+            if fail is MemoryError:
+                assert not cache.store(idx, SCHEMA_VERSION, key, gen, 10.0, after)
+            else:
+                with pytest.raises(KeyboardInterrupt):
+                    cache.store(idx, SCHEMA_VERSION, key, gen, 10.0, after)
+            assert narrowed == [2000]  # the first array went into the row before the failure
+    monkeypatch.undo()
+    with sqlite3.connect(idx) as c:
+        assert c.execute(everything).fetchall() == rows_before
+        back = cache.read(c, "a key", gen, 15.0)
+        assert cache.read(c, "another key", gen, 10.0) is None
+    assert back is not None and all(np.array_equal(back[k], a) for k, a in before.items())
+
 def test_cache_results_after_a_scan(indexed) -> None:
     """What a scan command can call at its end: the next load is a cache hit."""
     from simscan.similarity.engine import cache_results

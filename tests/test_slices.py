@@ -403,10 +403,16 @@ def test_whole_set_intersections_read_in_chunks_equal_one_read(index_path: Path)
         for view in (0, 1):
             want = sets.intersect(ra, rb, text[ra], text[rb], lv, view, np.empty(0, np.uint64))
             assert want.sum() > 0
-            for memory in (None, 1 << 30, 256 * 64 * 4):
+            # 256 values: every pair a chunk of its own (most files alone hold more); 2,048: chunks of
+            # several pairs sharing files
+            for memory in (None, 1 << 30, 2048 * 64 * 4, 256 * 64 * 4):
                 chunks = _set_chunks(ra, rb, size, memory)
-                assert (chunks is None) == (memory != 256 * 64 * 4)
+                assert (chunks is None) == (memory in (None, 1 << 30))
                 assert chunks is None or len(chunks) > 5
+                if memory == 2048 * 64 * 4:
+                    assert max(c.size for c in chunks) > 1
+                if chunks is not None:
+                    assert sorted(np.concatenate(chunks).tolist()) == list(range(ra.size))  # each pair once
                 got_counts = _intersect_in_chunks(sets, rows, ra, rb, text, lv, view, np.empty(0, np.uint64), size,
                                                   memory)
                 assert got_counts.tolist() == want.tolist()

@@ -983,6 +983,11 @@ fn place_groups<'py>(
             "place_groups: a unit or an edge range is out of range",
         ));
     }
+    // A NaN score orders nowhere: the pass compares scores as Python floats do, and sorting members
+    // by a NaN breaks the sort's total order (a panic).  group_rows never passes one (`passes`).
+    if walk.score.iter().any(|s| s.is_nan()) {
+        return Err(PyValueError::new_err("place_groups: a score is NaN"));
+    }
     let mut seen = vec![false; n];
     for &u in walk.unit {
         if std::mem::replace(&mut seen[u as usize], true) {
