@@ -103,20 +103,24 @@ def test_hit_equals_a_fresh_computation(indexed) -> None:
         assert np.array_equal(getattr(second.files, name), getattr(t, name)), name
     for name in ("paths", "raw_paths", "encoding", "checksum", "content_hash"):
         assert getattr(second.files, name) == getattr(t, name), name
-    # Other thresholds are served by the pairs cached at the default floor: the same as fresh.
+    # Other thresholds are served by the pairs cached at their floor (13 its own, the others the
+    # default's): the same as fresh.
     for p in (13.0, 40.0, 80.0, 100.0):
         assert _pairs(idx, min_similarity=p) == _pairs(idx, min_similarity=p, cache=False), p
         assert _pairs(idx, min_similarity=p, expand_copies=True) == _pairs(
             idx, min_similarity=p, expand_copies=True, cache=False)
         assert _same_groups(_groups(idx, min_similarity=p), _groups(idx, min_similarity=p, cache=False))
-    assert [r[2] for r in _rows(idx)] == [13.0]
+    # One row a key: 40 searched again at the default floor (the row searched at 13 is another set).
+    assert [r[2] for r in _rows(idx)] == [15.0]
     with Index.open(idx, readonly=True) as ix:
         assert ix.stats()["results_cache_bytes"] > 1000
     # Below the floor: computed again (and cached at that lower floor).
     low = _set(idx, min_similarity=1.0)
     assert not low.cached and low.stored and [r[2] for r in _rows(idx)] == [1.0]
     assert _pairs(idx, min_similarity=1.0) == _pairs(idx, min_similarity=1.0, cache=False)
-    assert _set(idx, min_similarity=50.0).cached
+    # ... and that row does not serve 50 (searched at the default floor, then cached at it).
+    high = _set(idx, min_similarity=50.0)
+    assert not high.cached and high.stored and _set(idx, min_similarity=50.0).cached
 
 
 def test_reference_folders_and_parameters_have_their_own_entries(indexed) -> None:
@@ -276,8 +280,9 @@ def test_a_write_after_a_concurrent_change_is_refused(indexed) -> None:
     with Index.open(idx, readonly=True) as ix:
         assert not ix.store_results("k", gen, 13.0, {"x": np.arange(3)})
         assert ix.store_results("k", ix.generation(), 13.0, {"x": np.arange(3)})
-        assert np.array_equal(ix.cached_results("k", ix.generation(), 20.0)["x"], np.arange(3))
-        assert ix.cached_results("k", ix.generation(), 10.0) is None  # below the floor
+        assert np.array_equal(ix.cached_results("k", ix.generation(), 13.0)["x"], np.arange(3))
+        assert ix.cached_results("k", ix.generation(), 10.0) is None  # another floor
+        assert ix.cached_results("k", ix.generation(), 15.0) is None
 
 
 def _schema_2_copy(idx: Path, tmp_path: Path, journal: str | None = None) -> Path:
@@ -377,10 +382,11 @@ def test_cli_output_is_the_same_with_and_without_the_cache(indexed, capsys) -> N
             assert main([*cmd, "--index", str(idx), *extra]) == 0
             outs.append(capsys.readouterr().out)
         assert outs[0] and outs[0] == outs[1] == outs[2] == outs[3], cmd
-    # One row per key: no reference folder (now down to 0 %, which replaced the default), and one folder.
+    # One row per key: no reference folder (searched at 0 %, then at the default floor again for the
+    # groups, which replaced it), and one folder.
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
 
-    assert sorted(r[2] for r in _rows(idx)) == [0.0, DEFAULT_MIN_SIMILARITY]
+    assert sorted(r[2] for r in _rows(idx)) == [DEFAULT_MIN_SIMILARITY] * 2
 
 
 def test_pack_narrows_integer_columns_exactly() -> None:
@@ -546,9 +552,13 @@ def test_both_views_give_the_same_pairs_with_and_without_the_cache(tmp_path: Pat
     """Java sources scored by the text and the code view: some pairs are listed for a passage with
     a score under the threshold, and which view scores them must not depend on the threshold the
     search ran at (the cache searches at the default floor, a search without it did at the
-    requested threshold: the same pair came out scored by the other view)."""
+    requested threshold: the same pair came out scored by the other view).  Nor may a row searched
+    at a lower floor (``pairs -m 5``) serve a later request at the default: filtered, it is not the
+    set a search at 15 finds (case-02: 857 pairs, some scored by the other view)."""
     idx = tmp_path / "i.sqlite3"
-    run_scan(ScanRequest([CORPUS / "irplag" / "case-01"], index_path=idx, jobs=1))
+    run_scan(ScanRequest([CORPUS / "irplag" / "case-02"], index_path=idx, jobs=1))
+    low = _pairs(idx, min_similarity=5.0)  # cached at floor 5
+    assert low == _pairs(idx, min_similarity=5.0, cache=False)
     for p in (60.0, 30.0, 15.0):
         fresh = _pairs(idx, min_similarity=p, cache=False)
         assert any(x.best < p for x in fresh), p  # kept for a passage

@@ -220,16 +220,19 @@ def unpack(blob: bytes, bind: tuple[Any, ...] = ()) -> dict[str, np.ndarray] | N
         return None
 
 
-def read(conn: sqlite3.Connection, key: str, gen: int | None, min_similarity: float) -> dict[str, np.ndarray] | None:
-    """The cached arrays for ``key`` if they are valid at generation ``gen`` and hold every pair
-    down to ``min_similarity`` (their floor is at most that), else None.  Call inside the read
-    transaction that read ``gen``."""
+def read(conn: sqlite3.Connection, key: str, gen: int | None, floor: float) -> dict[str, np.ndarray] | None:
+    """The cached arrays for ``key`` if they are valid at generation ``gen`` and were computed at
+    exactly ``floor``, else None.  Exactly: a pair set searched at a lower floor is not the same set
+    filtered (a pair kept for a passage is scored by the better of the views that keep it, and a
+    view keeps more pairs at a lower floor: after ``pairs -m 5`` the cached pairs at 15 of 3 of the
+    evaluation corpus's Java cases came out scored by another view than a search at 15).  Call
+    inside the read transaction that read ``gen``."""
     if gen is None:
         return None
     try:
         row = conn.execute(
-            "SELECT key, generation, floor, data FROM results WHERE key = ? AND generation = ? AND floor <= ?",
-            (key, gen, min_similarity),
+            "SELECT key, generation, floor, data FROM results WHERE key = ? AND generation = ? AND floor = ?",
+            (key, gen, float(floor)),
         ).fetchone()
     except sqlite3.Error:
         return None
@@ -241,13 +244,13 @@ def _bind(key: str, gen: int, floor: float) -> tuple[Any, ...]:
     return (key, int(gen), float(floor))
 
 
-def present(conn: sqlite3.Connection, key: str, gen: int | None, min_similarity: float) -> bool:
+def present(conn: sqlite3.Connection, key: str, gen: int | None, floor: float) -> bool:
     """Whether :func:`read` would find a row (without reading or checking its blob)."""
     if gen is None:
         return False
     try:
-        q = "SELECT 1 FROM results WHERE key = ? AND generation = ? AND floor <= ?"
-        return conn.execute(q, (key, gen, min_similarity)).fetchone() is not None
+        q = "SELECT 1 FROM results WHERE key = ? AND generation = ? AND floor = ?"
+        return conn.execute(q, (key, gen, float(floor))).fetchone() is not None
     except sqlite3.Error:
         return False
 

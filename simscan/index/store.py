@@ -1823,14 +1823,14 @@ class Index:
         (an index of schema 2 opened read-only)."""
         return _results.generation(self._conn)
 
-    def cached_results(self, key: str, gen: int | None, min_similarity: float) -> dict[str, np.ndarray] | None:
+    def cached_results(self, key: str, gen: int | None, floor: float) -> dict[str, np.ndarray] | None:
         """The arrays cached under ``key`` when still valid at ``gen`` (read in the same read
-        transaction) and holding every pair down to ``min_similarity``; None otherwise."""
-        return _results.read(self._conn, key, gen, min_similarity)
+        transaction) and computed at ``floor`` (:func:`simscan.index.results.read`); None otherwise."""
+        return _results.read(self._conn, key, gen, floor)
 
-    def has_results(self, key: str, gen: int | None, min_similarity: float) -> bool:
+    def has_results(self, key: str, gen: int | None, floor: float) -> bool:
         """Whether :meth:`cached_results` would find a row (its blob is neither read nor checked)."""
-        return _results.present(self._conn, key, gen, min_similarity)
+        return _results.present(self._conn, key, gen, floor)
 
     def store_results(self, key: str, gen: int | None, floor: float, arrays: dict[str, np.ndarray]) -> bool:
         """Cache ``arrays`` computed at generation ``gen``, best-effort (see

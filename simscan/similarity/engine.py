@@ -283,15 +283,15 @@ def find_pair_set(
     content stayed (the window's "move copies to the trash"), the pairs are derived from it
     exactly instead of searched again (``removal``; e.g. 0.3 s instead of 3 s for 200,000 files).
 
-    With ``cache`` (and an index that has a results cache, see ``simscan.index.results``): when
-    the index holds pairs computed from the very same files (same generation) with the same
-    parameters down to at most ``min_similarity``, they are read (milliseconds) instead of
-    computed; otherwise the pairs are computed down to min(``min_similarity``,
-    ``DEFAULT_MIN_SIMILARITY``), so the result serves every request at the default threshold
-    and above, and written to the cache best-effort.  Without the cache they are computed down
-    to the same floor and filtered alike: a pair both views find is scored by the view with the
-    higher score, which a search at a higher threshold could miss.  The result is the same
-    either way (tested).  Raises :class:`Cancelled` when cancelled.
+    The pairs are always computed down to the *floor* min(``min_similarity``,
+    ``DEFAULT_MIN_SIMILARITY``) and filtered at ``min_similarity``: a pair kept for a passage is
+    scored by the better of the views that keep it, and a view keeps more pairs at a lower floor,
+    so the set depends on the floor, and one floor serves every request at the default threshold
+    and above.  With ``cache`` (and an index that has a results cache, see
+    ``simscan.index.results``): when the index holds pairs computed from the very same files (same
+    generation) with the same parameters at that floor, they are read (milliseconds) instead of
+    computed; otherwise they are computed and written to the cache best-effort.  The result is
+    the same either way (tested).  Raises :class:`Cancelled` when cancelled.
     """
     key = cache_key(params, reference_roots)
     can_cache = cache and hasattr(index, "generation") and hasattr(index, "cached_results")
@@ -300,12 +300,13 @@ def find_pair_set(
     with _snapshot(index):
         if can_cache:
             gen = index.generation()
-            hit = index.cached_results(key, gen, min_similarity)
+            hit = index.cached_results(key, gen, floor)
             got = _unpack_pairs(hit) if hit is not None else None
             if got is not None:
                 return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key, floor=min_similarity)
         files = index.files()
-        if previous is not None and previous.key == key and previous.floor <= min_similarity:
+        # (a set filtered at its own floor only: then it holds every pair that floor's search finds)
+        if previous is not None and previous.key == key and previous.floor == floor:
             derived = pairs_after_removal(previous.files, previous.pairs, files,
                                           lambda a, b: _same_fingerprints(index, a, b))
             if derived is not None:
