@@ -205,6 +205,13 @@ def test_progress_bar_draws_on_a_terminal():
     text = buf.getvalue()
     assert "scoring pairs:" in text and "1,000,000/3,000,000 candidate pairs" in text and "12s" in text
     assert " files" not in text
+    # The search's first step counts the fingerprints it reads (189 M for 1 M files), not files.
+    buf = io.StringIO()
+    bar = ProgressBar(stream=buf, enabled=True)
+    bar(Progress("load", 771_049, 189_307_166))
+    text = buf.getvalue()
+    assert "reading fingerprints:" in text and "771,049/189,307,166 fingerprints" in text
+    assert " files" not in text
     quiet = io.StringIO()
     ProgressBar(stream=quiet)(Progress("read", 1, 2))  # StringIO is not a terminal
     assert quiet.getvalue() == ""

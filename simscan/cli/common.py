@@ -51,12 +51,12 @@ def human_duration(s: float) -> str:
 
 #: What a phase counts (``Progress.files_done``), where it is not files: the pair search's phases.
 PHASE_UNITS = {
-    "pairs": "parts", "score": "candidate pairs", "passages": "pairs", "code:pairs": "parts",
+    "load": "fingerprints", "pairs": "parts", "score": "candidate pairs", "passages": "pairs", "code:pairs": "parts",
     "code:score": "candidate pairs", "code:passages": "pairs",
 }
 #: The names the bar gives phases (others are shown as they are).
 PHASE_NAMES = {
-    "exact": "copies", "pairs": "similar files", "score": "scoring pairs", "passages": "shared passages",
+    "load": "reading fingerprints", "exact": "copies", "pairs": "similar files", "score": "scoring pairs", "passages": "shared passages",
     "code:pairs": "program code", "code:score": "scoring program code", "code:passages": "shared code passages",
 }
 
