@@ -416,3 +416,37 @@ def test_whole_set_intersections_read_in_chunks_equal_one_read(index_path: Path)
                 got_counts = _intersect_in_chunks(sets, rows, ra, rb, text, lv, view, np.empty(0, np.uint64), size,
                                                   memory)
                 assert got_counts.tolist() == want.tolist()
+
+
+def test_a_cut_off_lowered_by_the_pair_budget_is_told_and_cached(index_path: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """When the posting lists under the common cut-off would make more pairs than the budget allows, the
+    search lowers the cut-off (text held by more files counts nowhere): the pair set says so
+    (``PairSet.cutoff``), from the results cache too, and ``pairs`` / ``groups`` say it on stderr."""
+    import shutil
+
+    from simscan.cli import main, similarity_cmds
+
+    idx = tmp_path / "i.sqlite3"
+    shutil.copy(index_path, idx)
+    low = SimilarityParams(pair_budget=40)
+    with Index.open(idx, readonly=True) as ix:
+        assert find_pair_set(ix, cache=False).cutoff is None
+        for memory in (1 << 30, slices.MIN_MEMORY):
+            fresh = find_pair_set(ix, params=low, cache=False, memory=memory)
+            assert fresh.cutoff is not None and fresh.cutoff[0] < fresh.cutoff[1] == low.common_cutoff(len(fresh.files))
+        stored = find_pair_set(ix, params=low)
+        cached = find_pair_set(ix, params=low)
+    assert stored.stored and cached.cached and cached.cutoff == stored.cutoff == fresh.cutoff
+    real = similarity_cmds.params_from_args
+    for budget, told in ((None, False), (40, True)):
+        if budget is not None:
+            monkeypatch.setattr(similarity_cmds, "params_from_args",
+                                lambda a, b=budget: replace(real(a), pair_budget=b))
+        for cmd in (["pairs"], ["groups"], ["groups", "--format", "json"], ["pairs", "--no-cache"]):
+            assert main([*cmd, "--index", str(idx)]) == 0
+            err = capsys.readouterr().err
+            assert ("counted nowhere" in err) == told, (cmd, err)
+            if told:
+                assert f"more than {fresh.cutoff[0]:,} files (usually {fresh.cutoff[1]:,})" in err

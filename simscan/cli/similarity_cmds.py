@@ -562,6 +562,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
                            params=params_from_args(args), memory=args.memory)
         bar.finish()
         _warn_incomplete(index)
+    warn_cutoff(ps)
     print_pairs(args, ps)
     return 0
 
@@ -579,6 +580,18 @@ def print_pairs(args: argparse.Namespace, ps: Any) -> None:
               f"--max-copy-pairs {args.max_copy_pairs:,}); each copy has the scores of the copy it is "
               "paired with as exact/content.", file=sys.stderr)
     _say_none(args, range(w.n), "pairs")
+
+
+def warn_cutoff(ps: Any) -> None:
+    """Say (stderr) when the pair budget lowered the common cut-off for this search: text held by more
+    files than the lowered cut-off counted nowhere, so families of many versions can be missing."""
+    if getattr(ps, "cutoff", None) is None:
+        return
+    used, usual = ps.cutoff
+    print(f"simscan: note: this index holds too many shared passages for the pair search's budget: text held "
+          f"by more than {used:,} files (usually {usual:,}) counted nowhere, so files with many versions may be "
+          "missing from these results or score lower. `simscan compare A B` shows two files' own figures.",
+          file=sys.stderr)
 
 
 def _warn_incomplete(index: Any) -> None:
@@ -612,7 +625,7 @@ def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str) -> No
 
 def cmd_groups(args: argparse.Namespace) -> int:
     from simscan.cli.common import open_index_from_args
-    from simscan.similarity import find_groups
+    from simscan.similarity.engine import find_pair_set, group_rows_of_pair_set, groups_of_pair_set
 
     bar = _progress_bar()
     roots = reference_roots(args)
@@ -620,14 +633,18 @@ def cmd_groups(args: argparse.Namespace) -> int:
     # JSON / CSV of every group as grouped: written from the groups' columns, without an object per member.
     columns = args.format in ("json", "csv") and not args.kind and args.sort is None and not args.plan
     with open_index_from_args(args, readonly=True) as index:
+        # (no cancel token: Ctrl-C interrupts the command instead)
+        ps = find_pair_set(index, min_similarity=args.min_similarity, progress=bar, reference_roots=roots,
+                           cache=not args.no_cache, params=params_from_args(args), memory=args.memory)
         if columns:
-            rows = _group_rows(index, args, roots, bar)
+            rows = group_rows_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots,
+                                          keep=keep_rules(args))
         else:
-            groups = find_groups(index, min_similarity=args.min_similarity, reference_roots=roots, progress=bar,
-                                 cache=not args.no_cache, params=params_from_args(args), keep=keep_rules(args),
-                                 empty=empty, memory=args.memory)
+            groups = groups_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots,
+                                        keep=keep_rules(args), empty=empty)
         bar.finish()
         _warn_incomplete(index)
+    warn_cutoff(ps)
     if columns:
         write_group_rows(rows, args.format, _out())
         return 0
@@ -637,16 +654,6 @@ def cmd_groups(args: argparse.Namespace) -> int:
             return index.files(), str(index.path) if hasattr(index, "path") else ""
 
     return print_groups(args, groups, empty, plan_files)
-
-
-def _group_rows(index: Any, args: argparse.Namespace, roots: list[str], bar: Any) -> Any:
-    """``find_groups`` as ``grouping.MemberRows``."""
-    from simscan.similarity.engine import find_pair_set, group_rows_of_pair_set
-
-    ps = find_pair_set(index, min_similarity=args.min_similarity, progress=bar, reference_roots=roots,
-                       cache=not args.no_cache, params=params_from_args(args), memory=args.memory)
-    return group_rows_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots,
-                                  keep=keep_rules(args))
 
 
 def reference_roots(args: argparse.Namespace) -> list[str]:

@@ -679,7 +679,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             # Files deleted or moved away since the last scan leave the results: say so, or a shorter
             # list looks like a loss.
             text += " · " + self.tr("{0:,} no longer there, removed from the index").format(r.files_removed)
-        self._set_idle(text)
+        self._set_idle(text + self._cutoff_note(outcome.results))
         if r.problems:
             self.show_message(
                 self.tr("{0:,} files could not be read; the rest were scanned.").format(r.problems),
@@ -753,15 +753,23 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def _on_loaded(self, results: jobs.Results) -> None:
         note, self._load_note = self._load_note, ""
-        self._set_idle(
-            note
-            or (
-                self.tr("Index: {0} ({1:,} files)").format(results.index_path, results.n_files)
-                if results.exists
-                else self.tr("No index yet: add folders and press Scan.")
-            )
+        text = note or (
+            self.tr("Index: {0} ({1:,} files)").format(results.index_path, results.n_files)
+            if results.exists
+            else self.tr("No index yet: add folders and press Scan.")
         )
+        self._set_idle(text + self._cutoff_note(results))
         self._apply_results(results)
+
+    def _cutoff_note(self, results: jobs.Results | None) -> str:
+        """What the status line adds when the pair search's budget lowered the common cut-off
+        (``engine.PairSet.cutoff``; the command line says the same), else ""."""
+        cutoff = getattr(results.pair_set, "cutoff", None) if results is not None else None
+        if cutoff is None:
+            return ""
+        return self.tr(" · Too many shared passages for the pair search's budget: text held by more than {0:,} "
+                       "files counted nowhere (usually {1:,}), so files with many versions may be missing."
+                       ).format(*cutoff)
 
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results

@@ -552,7 +552,8 @@ def count_runs(
     by ``budget_cutoff`` when the posting lists under it would make more than ``pair_budget`` pairs).
     row_level: each file's level (per position): a shared value then counts for a pair only where
     its level reaches the pair's in both files.  rare: when given, receives the sorted values held by
-    more files than ``evidence.frequent_cutoff`` allows a passage (common ones first, then frequent).
+    more files than ``evidence.frequent_cutoff`` allows a passage (common ones first, then frequent),
+    then (the cut-off used, the cut-off before the budget) as an int64 array.
 
     Each partition is counted natively (``simscan_core::runs``: sorted, its runs measured, the pairs
     inside the runs under the cut-off counted).  The cut-off needs the run lengths of every partition,
@@ -680,7 +681,8 @@ def count_runs(
         fcut = frequent_cutoff(final)
         fr = [f[n > fcut] for f, n in freq]
         rare[:] = [np.unique(np.concatenate(com)) if com else np.empty(0, np.uint64),
-                   np.unique(np.concatenate(fr)) if fr else np.empty(0, np.uint64)]
+                   np.unique(np.concatenate(fr)) if fr else np.empty(0, np.uint64),
+                   np.array([final, cutoff], np.int64)]
     del com, freq
     keys, cnts = merge_counts(key_parts, cnt_parts)
     return _at_least(full, nr), _at_least(kept, nr), keys, cnts
@@ -902,7 +904,9 @@ def compute_pair_arrays(
     full_size, kept_size, keys, cnts = sets.shared_counts(
         csr_row, rep_text, params, cancel, report, flevel if sets.spans is not None else None, rare,
     )
-    common, frequent = rare
+    common, frequent = rare[:2]
+    if len(rare) > 2 and report and rare[2][0] < rare[2][1]:
+        report("cutoff", int(rare[2][0]), int(rare[2][1]))  # (``engine.find_pair_set`` tells the person)
     ignored = params.ignored()
     if ignored.size:
         common = np.union1d(common, ignored)

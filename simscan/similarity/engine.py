@@ -213,6 +213,9 @@ class PairSet:
     derived: bool = False
     key: str = ""
     floor: float = DEFAULT_MIN_SIMILARITY
+    #: (the common cut-off the search used, the one it would have used) when the pair budget lowered it:
+    #: text held by more files than the first counted nowhere (None: not lowered).
+    cutoff: tuple[int, int] | None = None
 
 
 def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArrays:
@@ -226,13 +229,15 @@ def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArra
     return take_pairs(pa, keep)
 
 
-def _pack_pairs(files: Any, pa: PairArrays) -> dict[str, np.ndarray]:
+def _pack_pairs(files: Any, pa: PairArrays, cutoff: tuple[int, int] | None = None) -> dict[str, np.ndarray]:
     from simscan.index.results import pack_file_table
 
     out: dict[str, np.ndarray] = {}
     pack_file_table(files, out)
     for f in PairArrays.__slots__:
         out["pairs." + f] = getattr(pa, f)
+    if cutoff is not None:
+        out["search.cutoff"] = np.array(cutoff, np.int64)
     return out
 
 
@@ -303,20 +308,23 @@ def find_pair_set(
             hit = index.cached_results(key, gen, floor)
             got = _unpack_pairs(hit) if hit is not None else None
             if got is not None:
-                return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key, floor=min_similarity)
+                cut = hit.get("search.cutoff") if hit is not None else None
+                return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key,
+                               floor=min_similarity, cutoff=_cutoff_of(cut))
         files = index.files()
         # (a set filtered at its own floor only: then it holds every pair that floor's search finds)
         if previous is not None and previous.key == key and previous.floor == floor:
             derived = pairs_after_removal(previous.files, previous.pairs, files,
                                           lambda a, b: _same_fingerprints(index, a, b))
-            if derived is not None:
-                stored = bool(can_cache and gen is not None and _store(index, key, gen, previous.floor, files, derived))
+            if derived is not None:  # (the same distinct contents: the same cut-off)
+                stored = bool(can_cache and gen is not None and _store(index, key, gen, previous.floor, files, derived,
+                                                                       previous.cutoff))
                 return PairSet(files, _filter(derived, min_similarity, params.min_passage), stored=stored, derived=True, key=key,
-                               floor=min_similarity)
+                               floor=min_similarity, cutoff=previous.cutoff)
         identity = _identity(index, files)
         if gen is None and hasattr(index, "generation"):
             gen = index.generation()
-        report = progress_reporter(progress)
+        report, lowered = _noting_cutoff(progress_reporter(progress))
         if hasattr(index, "stored_sets") and hasattr(index, "iter_fingerprints"):
             # In slices (``slices``), in this read snapshot: the values wait in partitions, in memory
             # up to the budget and in files past it, and a few files' sets are read again later.
@@ -345,8 +353,34 @@ def find_pair_set(
                 spans=spans, places=places,
             )
             del ids, offsets, values, spans
-    stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa))
-    return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity)
+    cutoff = tuple(lowered) if lowered else None
+    stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa, cutoff))
+    return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity,
+                   cutoff=cutoff)
+
+
+def _cutoff_of(a: np.ndarray | None) -> tuple[int, int] | None:
+    """A cached ``search.cutoff`` as :attr:`PairSet.cutoff` (None: absent or not two numbers)."""
+    if a is None or np.asarray(a).shape != (2,):
+        return None
+    return int(a[0]), int(a[1])
+
+
+def _noting_cutoff(
+    report: Callable[[str, int, int], None] | None,
+) -> tuple[Callable[[str, int, int], None], list[int]]:
+    """``report`` (None: nothing) that also keeps, in the list it returns, (the common cut-off used,
+    the one before the pair budget) when a view's search lowered it (its ``cutoff`` report)."""
+    lowered: list[int] = []
+
+    def noting(phase: str, done: int, total: int) -> None:
+        if phase.rpartition(":")[2] == "cutoff":
+            if not lowered or done < lowered[0]:
+                lowered[:] = [done, total]
+        elif report is not None:
+            report(phase, done, total)
+
+    return noting, lowered
 
 
 def _spill_dir(index: Any) -> str | None:
@@ -379,10 +413,11 @@ def _places_loader(index: Any, files: Any, ids: np.ndarray, gen: int | None) -> 
     return load
 
 
-def _store(index: Any, key: str, gen: int, floor: float, files: Any, pa: PairArrays) -> bool:
+def _store(index: Any, key: str, gen: int, floor: float, files: Any, pa: PairArrays,
+           cutoff: tuple[int, int] | None = None) -> bool:
     """Write a pair set to the results cache, best-effort: False when it was not stored."""
     try:
-        return bool(index.store_results(key, gen, floor, _pack_pairs(files, pa)))
+        return bool(index.store_results(key, gen, floor, _pack_pairs(files, pa, cutoff)))
     except (ValueError, TypeError, MemoryError):
         return False
 

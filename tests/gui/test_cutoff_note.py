@@ -1,0 +1,26 @@
+"""The window says when the pair search's budget lowered the common cut-off (``PairSet.cutoff``): text
+held by more files than the lowered cut-off counted nowhere, so files with many versions may be missing
+from what it shows.  A real scan through the window, with a budget so small that the cut-off falls."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from helpers import scan
+
+from simscan.gui import jobs
+
+
+def test_the_window_says_when_the_cut_off_was_lowered(qtbot, window, corpus, monkeypatch) -> None:
+    win = window(roots=[str(corpus)])
+    scan(qtbot, win)
+    assert win.results is not None and win.results.pair_set.cutoff is None
+    assert "counted nowhere" not in win.status_label.text()
+
+    real = jobs.similarity_params
+    monkeypatch.setattr(jobs, "similarity_params", lambda *a, **k: replace(real(*a, **k), pair_budget=2))
+    scan(qtbot, win)
+    cutoff = win.results.pair_set.cutoff
+    assert cutoff is not None and cutoff[0] < cutoff[1]
+    text = win.status_label.text()
+    assert "counted nowhere" in text and f"more than {cutoff[0]:,} files" in text, text
