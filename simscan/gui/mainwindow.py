@@ -679,7 +679,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             # Files deleted or moved away since the last scan leave the results: say so, or a shorter
             # list looks like a loss.
             text += " · " + self.tr("{0:,} no longer there, removed from the index").format(r.files_removed)
-        self._set_idle(text + self._cutoff_note(outcome.results))
+        self._set_idle(text)
         if r.problems:
             self.show_message(
                 self.tr("{0:,} files could not be read; the rest were scanned.").format(r.problems),
@@ -758,18 +758,20 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             if results.exists
             else self.tr("No index yet: add folders and press Scan.")
         )
-        self._set_idle(text + self._cutoff_note(results))
+        self._set_idle(text)
         self._apply_results(results)
 
-    def _cutoff_note(self, results: jobs.Results | None) -> str:
-        """What the status line adds when the pair search's budget lowered the common cut-off
-        (``engine.PairSet.cutoff``; the command line says the same), else ""."""
-        cutoff = getattr(results.pair_set, "cutoff", None) if results is not None else None
+    def _cutoff_text(self) -> str | None:
+        """The banner's warning while the results shown come from a search whose common cut-off the pair
+        budget lowered (``engine.PairSet.cutoff``; the command line says the same), None once they do
+        not (``MessageBar.recheck`` then hides it)."""
+        cutoff = getattr(self.results.pair_set, "cutoff", None) if self.results is not None else None
         if cutoff is None:
-            return ""
-        return self.tr(" · Too many shared passages for the pair search's budget: text held by more than {0:,} "
-                       "files counted nowhere (usually {1:,}), so files with many versions may be missing."
-                       ).format(*cutoff)
+            return None
+        return self.tr("These results are incomplete: the index holds too many shared passages for the pair "
+                       "search's budget, so text held by more than {0:,} files (usually {1:,}) counted nowhere. "
+                       "Files with many versions may be missing or score lower; compare two of them to see "
+                       "their own figures.").format(*cutoff)
 
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
@@ -781,6 +783,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self._set_snapshot(results.snapshot)
         self._review_rebuild()  # (a job of its own: the groups are painted first)
         self.message.recheck()  # (an error of an earlier load is out of date)
+        if self.message.isHidden() and self._cutoff_text() is not None:  # (never over another message)
+            self.show_message(self._cutoff_text() or "", "warning", refresh=self._cutoff_text)
 
     def _placeholder_text(self) -> str:
         """What the empty results list says: why it is empty now."""

@@ -1,4 +1,4 @@
-"""The window says when the pair search's budget lowered the common cut-off (``PairSet.cutoff``): text
+"""The window says (a banner above the list) when the pair search's budget lowered the common cut-off (``PairSet.cutoff``): text
 held by more files than the lowered cut-off counted nowhere, so files with many versions may be missing
 from what it shows.  A real scan through the window, with a budget so small that the cut-off falls."""
 
@@ -15,12 +15,16 @@ def test_the_window_says_when_the_cut_off_was_lowered(qtbot, window, corpus, mon
     win = window(roots=[str(corpus)])
     scan(qtbot, win)
     assert win.results is not None and win.results.pair_set.cutoff is None
-    assert "counted nowhere" not in win.status_label.text()
+    assert win.message.isHidden()
 
     real = jobs.similarity_params
     monkeypatch.setattr(jobs, "similarity_params", lambda *a, **k: replace(real(*a, **k), pair_budget=2))
     scan(qtbot, win)
     cutoff = win.results.pair_set.cutoff
     assert cutoff is not None and cutoff[0] < cutoff[1]
-    text = win.status_label.text()
-    assert "counted nowhere" in text and f"more than {cutoff[0]:,} files" in text, text
+    # A banner above the list, gone once the results come from a search at the usual cut-off.
+    text = win.message.text.text()
+    assert not win.message.isHidden() and "incomplete" in text and f"more than {cutoff[0]:,} files" in text, text
+    monkeypatch.setattr(jobs, "similarity_params", real)
+    scan(qtbot, win)
+    assert win.results.pair_set.cutoff is None and win.message.isHidden()
