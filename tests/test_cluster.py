@@ -126,6 +126,7 @@ def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, c
     got = find_pair_set(client, Store.open(store), params=params, min_similarity=5)
     assert plain(got) == plain(want)
     assert len(plain(want)) < len(plain(full))  # the budget bit
+    assert got.cutoff == want.cutoff and want.cutoff is not None and full.cutoff is None  # and both say so
 
 
 @pytest.mark.slow

@@ -28,6 +28,7 @@ from simscan.cli.similarity_cmds import (
     print_query,
     query_files,
     reference_roots,
+    warn_cutoff,
 )
 
 _EPILOG = """\
@@ -160,10 +161,12 @@ def _pair_set(args: argparse.Namespace, client: Any, store: Any, roots: Sequence
 
     bar = ProgressBar()
     try:
-        return find_pair_set(client, store, min_similarity=args.min_similarity, params=params_from_args(args),
-                             reference_roots=roots, progress=bar)
+        ps = find_pair_set(client, store, min_similarity=args.min_similarity, params=params_from_args(args),
+                           reference_roots=roots, progress=bar)
     finally:
         bar.finish()
+    warn_cutoff(ps)
+    return ps
 
 
 def cmd_pairs(args: argparse.Namespace) -> int:

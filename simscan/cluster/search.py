@@ -38,7 +38,7 @@ from simscan.model import ALGORITHM_VERSION, FingerprintMeta
 from simscan.progress import Cancelled, CancelToken, ProgressSink
 from simscan.similarity import PairSet, SimilarityParams
 from simscan.similarity.core import DEFAULT_MIN_SIMILARITY, DEFAULT_SIM_PARAMS, budget_cutoff
-from simscan.similarity.engine import _filter, progress_reporter
+from simscan.similarity.engine import _filter, _noting_cutoff, progress_reporter
 from simscan.similarity.evidence import PlacesLoader, StoredSets, pair_evidence, window_of_level
 from simscan.similarity.views import pair_arrays_by_view
 
@@ -169,7 +169,8 @@ class StoreSets:
             kept[:] = 0
             run(cut, False)
         if rare is not None:
-            rare[:] = [np.sort(np.concatenate(x)) if x else np.zeros(0, np.uint64) for x in (common, frequent)]
+            rare[:] = [*(np.sort(np.concatenate(x)) if x else np.zeros(0, np.uint64) for x in (common, frequent)),
+                       np.array([cut, cutoff], np.int64)]  # (as ``core.count_runs``: the cut-off told)
         key, cnt = tasks.merge_counts(keys, counts)
         return full.astype(np.float64), kept.astype(np.float64), key, cnt
 
@@ -220,10 +221,12 @@ def find_pair_set(
     load = sets_loader(store, files)
     text = StoreSets(client, store, TEXT, ignored, load)
     code = StoreSets(client, store, CODE, ignored, load) if params.code_view and has_code_view(store) else None
+    report, lowered = _noting_cutoff(progress_reporter(progress))
     pa_ = pair_arrays_by_view(files, text, code, min_similarity=min(min_similarity, DEFAULT_MIN_SIMILARITY),
-                              params=params, cancel=cancel, report=progress_reporter(progress),
+                              params=params, cancel=cancel, report=report,
                               reference_roots=reference_roots, places=load)
-    return PairSet(files, _filter(pa_, min_similarity, params.min_passage), floor=min_similarity)
+    return PairSet(files, _filter(pa_, min_similarity, params.min_passage), floor=min_similarity,
+                   cutoff=tuple(lowered) if lowered else None)
 
 
 class StoreIndex:

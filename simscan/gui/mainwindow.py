@@ -753,12 +753,14 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def _on_loaded(self, results: jobs.Results) -> None:
         note, self._load_note = self._load_note, ""
-        text = note or (
-            self.tr("Index: {0} ({1:,} files)").format(results.index_path, results.n_files)
-            if results.exists
-            else self.tr("No index yet: add folders and press Scan.")
+        self._set_idle(
+            note
+            or (
+                self.tr("Index: {0} ({1:,} files)").format(results.index_path, results.n_files)
+                if results.exists
+                else self.tr("No index yet: add folders and press Scan.")
+            )
         )
-        self._set_idle(text)
         self._apply_results(results)
 
     def _cutoff_text(self) -> str | None:
@@ -783,8 +785,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self._set_snapshot(results.snapshot)
         self._review_rebuild()  # (a job of its own: the groups are painted first)
         self.message.recheck()  # (an error of an earlier load is out of date)
-        if self.message.isHidden() and self._cutoff_text() is not None:  # (never over another message)
-            self.show_message(self._cutoff_text() or "", "warning", refresh=self._cutoff_text)
+        warning = self._cutoff_text()
+        if warning is not None and self.message.isHidden():  # (never over another message)
+            self.show_message(warning, "warning", refresh=self._cutoff_text)
 
     def _placeholder_text(self) -> str:
         """What the empty results list says: why it is empty now."""

@@ -308,9 +308,8 @@ def find_pair_set(
             hit = index.cached_results(key, gen, floor)
             got = _unpack_pairs(hit) if hit is not None else None
             if got is not None:
-                cut = hit.get("search.cutoff") if hit is not None else None
                 return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key,
-                               floor=min_similarity, cutoff=_cutoff_of(cut))
+                               floor=min_similarity, cutoff=_cutoff_of(hit.get("search.cutoff")))
         files = index.files()
         # (a set filtered at its own floor only: then it holds every pair that floor's search finds)
         if previous is not None and previous.key == key and previous.floor == floor:
