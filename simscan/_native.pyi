@@ -108,14 +108,16 @@ def partition_counts(
     row_level: npt.NDArray[np.uint8], n: int, cut: int, frequent_cut: int, hist_bins: int, pairs: bool,
     width: int, full: npt.NDArray[np.int32] | None = None, kept: npt.NDArray[np.int32] | None = None,
     pair_limit: int = 2**64 - 1, pair_cut: int = 2**64 - 1, hold_entries: bool = True, threads: int = 1,
+    key_limit: int = 2**64 - 1,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.int64],
            npt.NDArray[np.int32], int, npt.NDArray[np.uint32],
            tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
-           tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint8]]]:
+           tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint8]], bool]:
     """One partition of the pair search (``simscan_core::runs``): (run-length histogram, common values,
     frequent values, pair keys, their shared counts, pair incidences made, the frequent runs' lengths,
-    the held runs (values, lengths), their entries (values, positions, levels)); ``threads``: threads
-    that make and sort the pairs (the result does not depend on it)."""
+    the held runs (values, lengths), their entries (values, positions, levels), over: its distinct
+    pairs were more than ``key_limit`` and none are given); ``threads``: threads that make and sort
+    the pairs (the result does not depend on it)."""
 
 def place_groups(
     n: int, walk_pos: npt.NDArray[np.int64], walk_unit: npt.NDArray[np.int64], walk_start: npt.NDArray[np.int64],

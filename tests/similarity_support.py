@@ -43,6 +43,16 @@ def lengths_cutoff(lengths, cutoff: int, budget: int) -> int:
     return budget_cutoff(np.bincount(np.clip(lengths, 0, cutoff + 1), minlength=cutoff + 2), cutoff, budget)
 
 
+def bounded_cutoff(lengths, cutoff: int, params, distinct) -> int:
+    """The cut-off of ``core.count_runs``, plainly: the highest whose posting lists (``lengths``) make
+    at most ``params.pair_work`` incidences, unless ``distinct(cut)`` (the distinct pairs they make)
+    is more than ``params.pair_budget``: then the highest whose lists make at most that many."""
+    cut = lengths_cutoff(lengths, cutoff, max(params.pair_work, params.pair_budget))
+    if distinct(cut) > params.pair_budget:
+        cut = lengths_cutoff(lengths, cutoff, params.pair_budget)
+    return cut
+
+
 def span_sets(ix: Index, file_ids=None) -> dict[int, dict[int, int]]:
     """file id -> {value: dominance span} of the stored sets (ALGORITHM_VERSION 12)."""
     ids, offsets, values = ix.fingerprints(file_ids, kind="all")

@@ -109,8 +109,10 @@ def test_cluster_equals_local_on_the_corpus(tmp_path, capsys, address):
 
 
 @needs_corpus
-def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, client):
-    """The cut-off lowered by the pair budget (the second pass) is the local one."""
+@pytest.mark.parametrize("work", [1 << 28, 300])
+def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, client, work):
+    """The cut-off lowered by the bound on distinct pairs or by the one on the work (incidences; the
+    second pass) is the local one."""
     from simscan.index import Index
     from simscan.similarity import SimilarityParams
     from simscan.similarity import find_pair_set as local_pair_set
@@ -119,7 +121,7 @@ def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, c
     idx, store = tmp_path / "i.sqlite3", tmp_path / "store"
     assert run(capsys, "scan", *map(str, roots), "--index", str(idx), "--quiet")[0] == 0
     run_cluster_scan(client, ClusterScanRequest(roots, store, partitions=8))
-    params = SimilarityParams(common_min_df=20, pair_budget=300)
+    params = SimilarityParams(common_min_df=20, pair_budget=300, pair_work=work)
     with Index.open(idx, readonly=True) as index:
         want = local_pair_set(index, cache=False, params=params, min_similarity=5)
         full = local_pair_set(index, cache=False, min_similarity=5)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from similarity_support import lengths_cutoff, words
+from similarity_support import bounded_cutoff, lengths_cutoff, words
 
 from simscan.similarity import SimilarityParams, core
 from simscan.similarity.core import compute_pair_arrays, shared_counts
@@ -37,25 +37,31 @@ def _random_csr(rng: random.Random, n_files: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _reference(offsets, values, rows, row_text, params):
-    """Plain: per value its holders; the cut-off lowered by the budget; pairs counted one by one."""
+    """Plain: per value its holders; the cut-off lowered by the work and the bound on distinct pairs;
+    pairs counted one by one."""
     holders: dict[int, list[int]] = defaultdict(list)
     for pos, r in enumerate(rows.tolist()):
         for v in values[offsets[r] : offsets[r + 1]].tolist():
             holders[v].append(pos)
     n = rows.size
-    cut = lengths_cutoff(np.array([len(h) for h in holders.values()], np.int64), params.common_cutoff(n),
-                        params.pair_budget)
-    shared: dict[int, int] = defaultdict(int)
+
+    def shared_at(cut: int) -> dict[int, int]:
+        shared: dict[int, int] = defaultdict(int)
+        for h in holders.values():
+            if len(h) <= cut:
+                for i in range(len(h)):
+                    for j in range(i + 1, len(h)):
+                        shared[min(h[i], h[j]) * n + max(h[i], h[j])] += 1
+        return shared
+
+    cut = bounded_cutoff(np.array([len(h) for h in holders.values()], np.int64), params.common_cutoff(n), params,
+                         lambda c: len(shared_at(c)))
+    shared = shared_at(cut)
     kept_vals, kept_own = [], []
     for v, h in holders.items():
-        if len(h) > cut:
-            continue
-        kept_vals += [v] * len(h)
-        kept_own += h
-        for i in range(len(h)):
-            for j in range(i + 1, len(h)):
-                lo, hi = min(h[i], h[j]), max(h[i], h[j])
-                shared[lo * n + hi] += 1
+        if len(h) <= cut:
+            kept_vals += [v] * len(h)
+            kept_own += h
     all_vals = np.concatenate([values[offsets[r] : offsets[r + 1]] for r in rows.tolist()] or [np.zeros(0, np.uint64)])
     own = np.repeat(np.arange(n), [offsets[r + 1] - offsets[r] for r in rows.tolist()])
     full = level_counts(value_levels(all_vals, row_text[own]), own, n)
@@ -75,8 +81,10 @@ def test_shared_counts_equal_a_plain_reference(monkeypatch, seed: int, partition
     rows = np.array(sorted(rng.sample(range(n), rng.randrange(1, n + 1))), np.int64)
     if seed % 3 == 2:
         rows = rows[::-1].copy()  # rows in any order (not a mask of the CSR)
-    # The budget: none, or small enough to lower the cut-off (the second pass).
-    params = SimilarityParams(common_min_df=rng.choice([3, 8, 50]), pair_budget=rng.choice([1 << 23, 40, 200]))
+    # The bounds: none, or small enough to lower the cut-off (the second pass), by the work (incidences)
+    # or by the distinct pairs.
+    work, budget = rng.choice([(1 << 28, 1 << 23), (1 << 28, 40), (1 << 28, 200), (40, 40), (300, 100), (100, 10)])
+    params = SimilarityParams(common_min_df=rng.choice([3, 8, 50]), pair_work=work, pair_budget=budget)
     monkeypatch.setattr(core, "PARTITION_VALUES", partition_values)
     if seed % 2:
         monkeypatch.setattr(core, "FOLD_KEYS", 5)  # the pairs' counts merged as they come
@@ -196,8 +204,20 @@ def test_one_pass_with_held_runs_equals_two_passes(monkeypatch, seed: int) -> No
     row_level = np.array([rng.randrange(0, 3) for _ in range(n)], np.uint8)
     if seed % 4 == 3:
         monkeypatch.setattr(core, "HELD_VALUES", 5)
-    for budget in (1 << 23, 2000, 400, 100, 30):
-        params = SimilarityParams(common_min_df=rng.choice([8, 30, 50]), pair_budget=budget)
+    # Plainly, the distinct pairs the values held by at most c files make (where both levels reach).
+    holders: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for v, o, le in zip(values.tolist(), own.tolist(), lv.tolist(), strict=True):
+        holders[v].append((o, le))
+
+    def distinct(c: int) -> int:
+        return len({(min(a, b), max(a, b)) for h in holders.values() if len(h) <= c
+                    for i, (a, la) in enumerate(h) for b, lb in h[i + 1 :]
+                    if min(la, lb) >= max(row_level[a], row_level[b])})
+
+    # Bounds by the work (incidences), by the distinct pairs, by both, and none.
+    for work, budget in ((1 << 28, 1 << 23), (1 << 28, 2000), (1 << 28, 400), (2000, 400), (400, 100), (1 << 28, 30),
+                         (300, 30), (3000, 2000)):
+        params = SimilarityParams(common_min_df=rng.choice([8, 30, 50]), pair_work=work, pair_budget=budget)
         got = []
         for provisional in (True, False):
             rare: list[np.ndarray] = []
@@ -210,7 +230,8 @@ def test_one_pass_with_held_runs_equals_two_passes(monkeypatch, seed: int) -> No
         df: dict[int, int] = defaultdict(int)
         for v in values.tolist():
             df[v] += 1
-        cut = lengths_cutoff(np.array(list(df.values()), np.int64), params.common_cutoff(n), budget)
+        cut = bounded_cutoff(np.array(list(df.values()), np.int64), params.common_cutoff(n), params, distinct)
+        assert got[0][6].tolist() == [cut, params.common_cutoff(n)]
         common = sorted(v for v, d in df.items() if d > cut)
         frequent = sorted(v for v, d in df.items() if frequent_cutoff(cut) < d <= cut)
         assert got[0][4].tolist() == common and got[0][5].tolist() == frequent

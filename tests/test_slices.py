@@ -450,3 +450,45 @@ def test_a_cut_off_lowered_by_the_pair_budget_is_told_and_cached(index_path: Pat
             assert ("counted nowhere" in err) == told, (cmd, err)
             if told:
                 assert f"more than {fresh.cutoff[0]:,} files (usually {fresh.cutoff[1]:,})" in err
+
+
+def test_families_of_versions_keep_the_cut_off_while_their_distinct_pairs_fit(tmp_path: Path) -> None:
+    """Families of versions: each value is held by most of its family, so the posting lists make many
+    more (file, file) incidences than distinct pairs.  A bound on the distinct pairs between the two
+    leaves the cut-off where it is (the pairs of the unbounded search, sliced too); the same number
+    as the bound on the work (incidences), or a bound under the distinct pairs, lowers it, and the
+    pair set says so."""
+    from collections import defaultdict
+
+    root = tmp_path / "fam"
+    root.mkdir()
+    for f in range(8):
+        base = words(3000 + f, 400).split()
+        for v in range(12):
+            text = list(base)
+            text[(37 * v + 11) % len(text)] = f"edited{v}"
+            (root / f"f{f}v{v:02d}.txt").write_text(" ".join(text))
+    idx = tmp_path / "i.sqlite3"
+    index_tree(idx, root)
+    with Index.open(idx, readonly=True) as ix:
+        free = find_pair_set(ix, cache=False)
+        # Plainly: the incidences and distinct pairs of the values under the cut-off.
+        ids, offsets, values = ix.fingerprints(None, kind="all")
+        holders: dict[int, list[int]] = defaultdict(list)
+        for k, i in enumerate(ids.tolist()):
+            for v in values[offsets[k] : offsets[k + 1]].tolist():
+                holders[v].append(i)
+        under = [h for h in holders.values() if len(h) <= SimilarityParams().common_cutoff(ids.size)]
+        incidences = sum(len(h) * (len(h) - 1) // 2 for h in under)
+        distinct = len({(a, b) for h in under for i, a in enumerate(h) for b in h[i + 1 :]})
+        assert distinct == 8 * 66 and incidences > 20 * distinct
+        budget = 2 * distinct
+        assert free.cutoff is None and len(free.pairs.a) == 8 * 66
+        for memory in (1 << 30, slices.MIN_MEMORY):
+            kept = find_pair_set(ix, params=SimilarityParams(pair_budget=budget), cache=False, memory=memory)
+            assert kept.cutoff is None and _rows(kept.pairs) == _rows(free.pairs), memory
+            for low in (SimilarityParams(pair_budget=budget, pair_work=budget),  # the work bound
+                        SimilarityParams(pair_budget=distinct // 2)):  # too many distinct pairs
+                lowered = find_pair_set(ix, params=low, cache=False, memory=memory)
+                assert lowered.cutoff is not None and lowered.cutoff[0] < lowered.cutoff[1], (low, memory)
+                assert len(lowered.pairs.a) < len(free.pairs.a)

@@ -13,9 +13,9 @@ so each posting list lies in one partition and the partitions are counted apart,
 part, sort, count where each value's span reaches the pair's level in both files, as
 ``core.shared_counts`` counts), and the client adds the counts up, and gathers the common and
 frequent values the passages leave out.  The common cut-off needs the run lengths of every
-partition, so the tasks pair at the unlowered cut-off; when the lists under it make more pairs than
-``pair_budget`` (rare: real collections stay far below it), the cut-off is lowered
-(``core.budget_cutoff``) and the partitions are counted again.  A worker killed mid-search costs
+partition, so the tasks pair at the unlowered cut-off; when the lists under it make more incidences
+than ``pair_work`` or more distinct pairs than ``pair_budget`` (rare: real collections stay far below
+them), the cut-off is lowered as ``core.count_runs`` lowers it and the partitions are counted again.  A worker killed mid-search costs
 Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets,
 and the passages of the pairs kept, are weighed here by the native evidence, from the stored sets
 of their files (:func:`sets_loader`: the file rows' blobs and meta).
@@ -127,8 +127,14 @@ class StoreSets:
         common: list[np.ndarray] = []
         frequent: list[np.ndarray] = []
 
-        def run(cut: int, first: bool) -> None:
+        work, bound = max(params.pair_work, params.pair_budget), params.pair_budget
+        state = {"crowded": False}  # (a run's pairs were more distinct pairs than the bound)
+
+        def run(cut: int, first: bool, bounded: bool) -> None:
+            """Counts every partition at ``cut``; ``bounded``: checks the distinct pairs against the bound
+            (pairs up to the least cut-off, 2, are kept whatever the bounds, as they are at ``safe``)."""
             done = made = 0  # made: (pair, shared value) incidences so far
+            state["crowded"] = False
 
             def add(c: tasks.PartCounts) -> None:
                 nonlocal done, made
@@ -137,13 +143,21 @@ class StoreSets:
                     full[c.owners] += c.full
                 common.append(c.common)
                 frequent.append(c.frequent)
-                # Once the first pass is over the budget a second one follows: its pairs are not kept.
-                if c.keys is not None and not (first and made > params.pair_budget):
+                # Once a pass is over the work or the bound another follows: its pairs are not kept.
+                if c.over and not state["crowded"]:
+                    state["crowded"] = True
+                    keys.clear()
+                    counts.clear()
+                if c.keys is not None and not (first and made > work) and not state["crowded"]:
                     kept[c.owners] += c.kept
                     keys.append(c.keys)
                     counts.append(c.counts)
                     made += int(c.counts.sum(dtype=np.int64))
-                    if first and made > params.pair_budget:
+                    if bounded and sum(k.size for k in keys) > bound:
+                        merged = tasks.merge_counts(keys, counts)
+                        keys[:], counts[:] = [merged[0]], [merged[1]]
+                        state["crowded"] = merged[0].size > bound
+                    if first and made > work or state["crowded"]:
                         keys.clear()
                         counts.clear()
                 done += 1
@@ -152,26 +166,40 @@ class StoreSets:
 
             futures = [
                 client.submit(tasks.partition_counts, files[p], ids_f, text_f, level_f, self.view, ignored_f,
-                              cutoff=cutoff, cut=cut, budget=params.pair_budget if first else None, full=first,
+                              cutoff=cutoff, cut=cut, budget=work if first else None, full=first,
+                              key_limit=bound if bounded else None,
                               key=f"simscan-pairs-{self.view}-{p}-{int(first)}-{tag}")
                 for p in range(parts_n)
             ]
             _gather(client, futures, cancel, add)
 
         # One pass pairs every partition at the cut-off.  When the posting lists under it make more
-        # pairs than the budget (a partition whose lists alone do leaves its pairs out), the cut-off
-        # is lowered as the local search lowers it and every partition is paired again at it.
-        run(cutoff, True)
-        cut = budget_cutoff(hist, cutoff, params.pair_budget)
-        if cut != cutoff:
+        # incidences than ``pair_work``, or more distinct pairs than ``pair_budget``, the cut-off is
+        # lowered as the local search lowers it (``core.count_runs``) and every partition is paired
+        # again at it.
+        run(cutoff, True, cutoff > 2)
+        cut = budget_cutoff(hist, cutoff, work)
+        safe = budget_cutoff(hist, cutoff, bound)
+        fits = cut == cutoff and not state["crowded"]
+        if state["crowded"] and cut == cutoff:
+            cut = safe
+        state["crowded"] = False  # (at a lower cut-off they may not be too many: a run there tells)
+        while True:
+            if fits:
+                key, cnt = tasks.merge_counts(keys, counts)
+                if key.size <= bound or cut == safe:
+                    break
+                state["crowded"] = True
+            if state["crowded"]:
+                cut = safe
             for x in (keys, counts, common, frequent):
                 x.clear()
             kept[:] = 0
-            run(cut, False)
+            run(cut, False, cut != safe)
+            fits = not state["crowded"]
         if rare is not None:
             rare[:] = [*(np.sort(np.concatenate(x)) if x else np.zeros(0, np.uint64) for x in (common, frequent)),
                        np.array([cut, cutoff], np.int64)]  # (as ``core.count_runs``: the cut-off told)
-        key, cnt = tasks.merge_counts(keys, counts)
         return full.astype(np.float64), kept.astype(np.float64), key, cnt
 
     def intersect(

@@ -260,7 +260,8 @@ class PartCounts:
     (``keys`` ``lo * n + hi`` of positions, sorted; ``counts``), and its values held by more files
     than the cut (``common``) or than ``evidence.frequent_cutoff`` of it (``frequent``), sorted.
     ``kept``, ``keys`` and ``counts`` are None when the partition was not paired (its posting lists
-    alone made more pairs than the budget: the cut-off will be lowered)."""
+    alone made more incidences than the work allowed, or more distinct pairs than the bound:
+    ``over``; the cut-off will be lowered)."""
 
     hist: np.ndarray
     owners: np.ndarray
@@ -270,6 +271,7 @@ class PartCounts:
     counts: np.ndarray | None
     common: np.ndarray
     frequent: np.ndarray
+    over: bool = False
 
 
 def positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -308,14 +310,15 @@ def load_partition(
 
 def partition_counts(
     files: list[str], ids: np.ndarray, row_text: np.ndarray, row_level: np.ndarray | None, view: int,
-    ignored: np.ndarray, *, cutoff: int, cut: int, budget: int | None, full: bool,
+    ignored: np.ndarray, *, cutoff: int, cut: int, budget: int | None, full: bool, key_limit: int | None = None,
 ) -> PartCounts:
     """One partition's share of ``core.shared_counts`` (:func:`load_partition`'s arguments, and
     ``row_level``: each file's level, or None): values held by more than ``cut`` files are common;
     every pair of files in a shorter posting list shares one value, where its level reaches the
     pair's (the higher of the two files' levels) in both files.  ``budget``: leave the pairs out
-    when this partition alone would make more (the search then lowers the cut-off and asks again,
-    ``full`` False)."""
+    when this partition alone would make more incidences (the search then lowers the cut-off and asks
+    again, ``full`` False); ``key_limit``: leave them out, ``over``, when they are more distinct pairs
+    (``core.count_runs``'s rule)."""
     from simscan.similarity.arrays import pairs_in_runs
     from simscan.similarity.evidence import frequent_cutoff
     from simscan.similarity.levels import level_counts
@@ -344,6 +347,8 @@ def partition_counts(
         keys.append(k)
         counts.append(c)
     key, cnt = merge_counts(keys, counts)
+    if key_limit is not None and key.size > key_limit:
+        return PartCounts(hist, owners, sizes, None, None, None, *rare, over=True)
     return PartCounts(hist, owners, sizes, kept, key, cnt, *rare)
 
 

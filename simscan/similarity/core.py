@@ -125,17 +125,28 @@ class SimilarityParams:
     The common cut-off of 50 was re-checked with version 8 the same way (COMMON_DF): 10 and 20
     lose much (light 0.53 / 0.66 recall at <=1% false positives), 200 equals 50 in recall (AUC
     heavy 0.860 vs 0.850) but lets one posting list make 20,000 pairs instead of 1,225.
-    pair_budget: most (file, file) incidences the posting lists may generate (each list of d
-    files makes d(d-1)/2).  When the lists under the cut-off would exceed it, the cut-off is
-    lowered until they fit (``budget_cutoff``), so time and memory stay bounded on any data.
-    2^25: 1,000,000 files of the scan benchmark's mix (``similarity_scale.py --scale 4``; 15 % edited
-    versions) make ~21 M incidences under the cut-off, runs of two files alone 13.6 M: at 2^23 the
-    cut-off fell to 2 (a value three versions share counted nowhere) and the search listed 218,507
-    pairs in 53 s, 744 MB; at 2^25 it is not lowered: 294,569 pairs in 45 s, 741 MB (2^27: the same
-    pairs, 37 s, 712 MB).  A hard case, 50,000 files sharing ~1 M mid-frequency values (~10 M
-    incidences, in memory): 340 MB peak at 2^23, 424 MB at 2^25.  What the bound allows at most:
-    2^25 distinct pairs, 12 bytes each (~0.4 GB, ~1 GB while their batches merge) on data made to
-    reach it.
+    pair_work, pair_budget: what the posting lists under the common cut-off may make, in time and in
+    memory.  Each list of d files makes d(d-1)/2 (file, file) *incidences* (the native count's work);
+    pairs of files in several lists make one *distinct pair* (12 bytes held) for all of them.  The
+    cut-off is the highest whose lists make at most ``pair_work`` incidences; when their distinct pairs
+    are more than ``pair_budget``, it is lowered to the highest whose lists make at most
+    ``pair_budget`` incidences (so that their pairs cannot be more: ``count_runs``).  Time and memory
+    stay bounded on any data, and a search below both bounds is the unbounded one.
+    Until the results cache's version 5 one bound, 2^25 incidences, did both.  Families of versions
+    broke it: 1,000,000 generated texts, a fifth of them in families of ~10 versions of 20,000 base
+    texts (an acceptance test's), make ~120 M incidences under the cut-off of 969 but only ~1 M
+    distinct pairs; the cut-off fell to 7, and about half of the
+    one-word edits were in no pair.  The native count makes an incidence in ~10 ns where they
+    collapse into few pairs (families) and ~40 ns where they do not (random lists), one thread;
+    2^28 incidences then cost ~3 s, or stop at the bound on distinct pairs early.
+    2^25 distinct pairs: 1,000,000 files of the scan benchmark's mix (``similarity_scale.py --scale
+    4``; 15 % edited versions) make ~21 M incidences under the cut-off, runs of two files alone
+    13.6 M: a bound of 2^23 lowered the cut-off to 2 (a value three versions share counted
+    nowhere) and the search listed 218,507 pairs in 53 s, 744 MB; at 2^25 it is not lowered:
+    294,569 pairs in 45 s, 741 MB.  A hard case, 50,000 files sharing ~1 M mid-frequency values
+    (~10 M incidences, in memory): 340 MB peak at 2^23, 424 MB at 2^25.  What the bound allows at
+    most on data made to reach it: 2^25 distinct pairs held (~0.4 GB), with one partition's as many
+    again before they are merged (~1 GB while they merge).
     code_view: also score program sources on their code view (``views``; a pair keeps the
     better view).  Off, only their text counts: a copy with renamed identifiers scores lower,
     and sources that merely share a shape (e.g. classes of getters and setters) are not paired
@@ -150,6 +161,7 @@ class SimilarityParams:
     contained_ratio: float = 1.5
     contained_min: float = 50.0
     min_shared: int = 2
+    pair_work: int = 1 << 28
     pair_budget: int = 1 << 25
     code_view: bool = True
     ignore_values: bytes = b""
@@ -568,6 +580,7 @@ def count_runs(
     ``provisional``: False pairs up to the cut-off in the first pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)
+    work, bound = max(params.pair_work, params.pair_budget), params.pair_budget
     threads = native_threads(nr)  # (the native count shares a partition's pairs among them)
     rl = np.empty(0, np.uint8) if row_level is None else np.asarray(row_level).astype(np.uint8)
     full = np.zeros(nr * LEVEL_COLUMNS, np.int32)
@@ -577,15 +590,17 @@ def count_runs(
     if provisional and parts > 1:
         first_part = partition(0)
         pair_cut = provisional_cutoff(_native.partition_counts(
-            *first_part, rl, nr, cutoff, cutoff, cutoff + 2, False, LEVEL_COLUMNS)[0], parts, cutoff,
-            params.pair_budget)
+            *first_part, rl, nr, cutoff, cutoff, cutoff + 2, False, LEVEL_COLUMNS)[0], parts, cutoff, work)
 
-    def one_pass(cut: int, first: bool) -> tuple[np.ndarray, list, list, bool, list, list, list, list | None]:
-        """kept_size, key and count batches, whether the pairs fit the budget at ``cut`` (the first
-        pass also sums ``full`` and ``hist``, pairs up to ``pair_cut`` and holds the runs above it,
-        and goes on measuring only when they do not fit), the common and frequent values (with their
-        runs' lengths) when ``rare`` is asked for, the held runs (values, lengths) and their entries
-        (None when there were too many)."""
+    def one_pass(cut: int, first: bool, bounded: bool) -> tuple[
+            np.ndarray, list, list, bool, bool, list, list, list, list | None]:
+        """kept_size, key and count batches, whether the pairs fit (``bounded``: their distinct pairs
+        are checked against the bound, else they always fit it; the first pass also sums ``full``
+        and ``hist``, pairs up to ``pair_cut`` and holds the runs above it, and goes on measuring only
+        when they do not fit), whether they did not because the distinct pairs were more than the
+        bound (*crowded*: a later pass stops there), the common and frequent values (with their runs'
+        lengths) when ``rare`` is asked for, the held runs (values, lengths) and their entries (None
+        when there were too many)."""
         nonlocal first_part
         kept = np.zeros(nr * LEVEL_COLUMNS, np.int32)
         key_parts: list[np.ndarray] = []
@@ -599,7 +614,7 @@ def count_runs(
         pc = pair_cut if first else cut
         fcut = frequent_cutoff(pc)
         made = 0
-        fits = True
+        fits, crowded = True, False
         # The next partition is read (numpy, files) while this one is counted (native, without the GIL).
         ahead = ThreadPoolExecutor(1)
         nxt: Future | None = None
@@ -612,12 +627,12 @@ def count_runs(
                 else:
                     v, own, lv = nxt.result() if nxt is not None else partition(p)
                 nxt = ahead.submit(partition, p + 1) if p + 1 < parts else None
-                # (pairs up to the least cut-off, 2, are kept whatever the budget: they need no limit)
-                limit = max(0, params.pair_budget - made) if first and pc > 2 else 2**64 - 1
-                h, com, freq, k, c, m, flen, hr, hd = _native.partition_counts(
+                # (pairs up to the least cut-off, 2, are kept whatever the work: they need no limit)
+                limit = max(0, work - made) if first and pc > 2 else 2**64 - 1
+                h, com, freq, k, c, m, flen, hr, hd, over = _native.partition_counts(
                     v, own, lv, rl, nr, cut, fcut, cutoff + 2, fits, LEVEL_COLUMNS, full if first else None,
                     kept if fits else None, pair_limit=limit, pair_cut=pc, hold_entries=held is not None,
-                    threads=threads,
+                    threads=threads, key_limit=bound if bounded else 2**64 - 1,
                 )
                 del v, own, lv
                 if first:
@@ -626,20 +641,24 @@ def count_runs(
                     common_parts.append(com)
                     frequent_parts.append((freq, flen))
                 made += m
-                if fits and first and pc > 2 and made > params.pair_budget:
-                    fits = False  # the cut-off must be lowered below ``pair_cut``: pass 2; this one only measures
+                if fits and k.size:
+                    key_parts.append(k)
+                    cnt_parts.append(c)
+                    pending += k.size
+                    if pending > max(FOLD_KEYS, key_parts[0].size) or sum(x.size for x in key_parts) > bound:
+                        _fold(key_parts, cnt_parts)
+                        pending = 0
+                        over = bounded and key_parts[0].size > bound
+                if fits and (over or first and pc > 2 and made > work):
+                    # Too many pairs at ``pc``: the cut-off will be lowered (pass 2); this one only measures.
+                    fits, crowded = False, over
                     key_parts.clear()
                     cnt_parts.clear()
                     held_runs.clear()
                     held = None
+                    if not first:
+                        break
                 elif fits:
-                    if k.size:
-                        key_parts.append(k)
-                        cnt_parts.append(c)
-                        pending += k.size
-                        if pending > max(FOLD_KEYS, key_parts[0].size):
-                            _fold(key_parts, cnt_parts)
-                            pending = 0
                     if hr[0].size:
                         held_runs.append(hr)
                     if held is not None and hd[0].size:
@@ -651,10 +670,19 @@ def count_runs(
                     report("pairs", p + 1, parts)
         finally:
             ahead.shutdown(cancel_futures=True)
-        return kept, key_parts, cnt_parts, fits, common_parts, frequent_parts, held_runs, held
+        return kept, key_parts, cnt_parts, fits, crowded, common_parts, frequent_parts, held_runs, held
 
-    kept, key_parts, cnt_parts, fits, com, freq, held_runs, held = one_pass(cutoff, True)
-    final = budget_cutoff(hist, cutoff, params.pair_budget)  # (the cut-off when the pairs fit the budget)
+    # (pairs up to the least cut-off, 2, are kept whatever the bounds, as they are at ``safe``)
+    kept, key_parts, cnt_parts, fits, crowded, com, freq, held_runs, held = one_pass(cutoff, True, pair_cut > 2)
+    # The cut-off: the highest whose lists make at most ``pair_work`` incidences (time), unless their
+    # distinct pairs are more than ``pair_budget`` (memory): then the highest whose lists make at most
+    # that many incidences, so that their pairs cannot be more.  (Distinct pairs only grow with the
+    # cut-off: too many at the first pass's cut-off are too many at any higher one.)
+    final = budget_cutoff(hist, cutoff, work)
+    safe = budget_cutoff(hist, cutoff, bound)
+    if crowded and final >= pair_cut:
+        final = safe
+    crowded = False  # (at a lower cut-off they may not be too many: a pass there tells)
     fits = fits and (final == pair_cut or final > pair_cut and held is not None)
     if fits and held_runs:
         # The held runs: common above the final cut-off, frequent under it as the others.
@@ -675,8 +703,16 @@ def count_runs(
             key_parts.append(k)
             cnt_parts.append(c)
     held = held_runs = None  # (freed)
-    if not fits:
-        kept, key_parts, cnt_parts, _, com, freq, _, _ = one_pass(final, False)
+    while True:
+        if fits:
+            keys, cnts = merge_counts(key_parts, cnt_parts)
+            if keys.size <= bound or final == safe:  # (at ``safe`` they are not more, or it is 2)
+                break
+            del keys, cnts
+            crowded = True
+        if crowded:
+            final = safe  # (more distinct pairs than the bound at ``final``)
+        kept, key_parts, cnt_parts, fits, crowded, com, freq, _, _ = one_pass(final, False, final != safe)
     if rare is not None:
         fcut = frequent_cutoff(final)
         fr = [f[n > fcut] for f, n in freq]
@@ -684,7 +720,6 @@ def count_runs(
                    np.unique(np.concatenate(fr)) if fr else np.empty(0, np.uint64),
                    np.array([final, cutoff], np.int64)]
     del com, freq
-    keys, cnts = merge_counts(key_parts, cnt_parts)
     return _at_least(full, nr), _at_least(kept, nr), keys, cnts
 
 

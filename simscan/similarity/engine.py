@@ -139,7 +139,10 @@ def _identity(index: Any, files: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 #: Version of what the similarity layer caches (bump when the pair arrays' meaning changes).
-_CACHE_VERSION = 4  # 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage); 3: a pair both views find keeps the longer passage of the two; 4: every pair sharing two values weighed whatever the threshold
+# 2: passages (``longest`` / ``shared`` columns, pairs kept by a passage); 3: a pair both views find keeps the
+# longer passage of the two; 4: every pair sharing two values weighed whatever the threshold; 5: the pair budget
+# bounds distinct pairs, ``pair_work`` the incidences (the common cut-off no longer lowered where they collapse)
+_CACHE_VERSION = 5
 
 
 def cache_key(params: SimilarityParams, reference_roots: Sequence[str] = ()) -> str:

@@ -23,8 +23,8 @@ values; the sort's temporaries several times that), so they are never held at on
 
 What does not shrink with the budget: the file table (~0.3 KB a file), two tables of set sizes
 per level (2 x 32 bytes a file taking part), and the candidate pairs, which the pair budget bounds
-(``SimilarityParams.pair_budget``: at most ~33 M incidences; their counts from each partition are merged as they
-come, ``core.FOLD_KEYS``).  The results are
+(``SimilarityParams.pair_budget``: at most ~33 M distinct pairs; their counts from each partition are merged as
+they come, ``core.FOLD_KEYS``).  The results are
 those of the search on the whole CSR in memory, bit for bit (``tests/test_slices.py``): the budget
 changes where the values wait, never what is counted.
 """

@@ -11,6 +11,8 @@
 //! the whole value (fingerprints are hash values: the buckets are small).  Any input is sorted
 //! correctly; skewed values only make the buckets larger.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 /// What one partition gives.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Counted {
@@ -39,6 +41,9 @@ pub struct Counted {
     pub counts: Vec<u32>,
     /// Pair incidences the runs up to the pair cut-off make (each run of `L` entries: `L (L - 1) / 2`).
     pub made: u64,
+    /// The partition's distinct pairs were more than [`Rule::key_limit`]: none are given (`keys` and
+    /// `counts` empty).
+    pub over: bool,
 }
 
 /// How a partition is counted.
@@ -64,6 +69,9 @@ pub struct Rule<'a> {
     /// Most pair incidences the partition may make: when its runs under the cut-off make more, it
     /// makes none (its caller lowers the cut-off and counts again).
     pub pair_limit: u64,
+    /// Most distinct pairs the partition may give (the memory they take): when its pairs are more, it
+    /// stops making them and gives none, with [`Counted::over`] (its caller lowers the cut-off).
+    pub key_limit: u64,
     /// Each position's level: a value counts for a pair where its level reaches both files' levels
     /// (None: every shared value counts).
     pub row_level: Option<&'a [u8]>,
@@ -205,7 +213,10 @@ pub fn count_partition(
     (out.frequent, out.frequent_len) = frequent.into_iter().unzip();
     held.sort_unstable();
     (out.held_runs, out.held_runs_len) = held.into_iter().unzip();
-    (out.keys, out.counts) = pair_counts(&entries, &paired, rule, out.made);
+    match pair_counts(&entries, &paired, rule, out.made) {
+        Some(made) => (out.keys, out.counts) = made,
+        None => out.over = true,
+    }
     out
 }
 
@@ -217,7 +228,8 @@ const THREADED_PAIRS: u64 = 1 << 18;
 const THREADED_PAIRS: u64 = 1;
 
 /// The distinct pair keys of the runs `paired` (start, length in `entries`), ascending, and how many
-/// runs hold each pair (where the value's level reaches both files' levels, see [`Rule::row_level`]).
+/// runs hold each pair (where the value's level reaches both files' levels, see [`Rule::row_level`]);
+/// None when they are more than [`Rule::key_limit`] (the threads stop once their keys together are).
 ///
 /// No sort of the pairs: each run's entries are put in position order, and each file `a` adds, for
 /// every run it is in, one to a counter of every file after it in the run (a counter per file taking
@@ -231,10 +243,10 @@ fn pair_counts(
     paired: &[(usize, usize)],
     rule: &Rule,
     made: u64,
-) -> (Vec<u64>, Vec<u32>) {
+) -> Option<(Vec<u64>, Vec<u32>)> {
     let total: usize = paired.iter().map(|&(_, len)| len).sum();
     if total == 0 {
-        return (Vec::new(), Vec::new());
+        return Some((Vec::new(), Vec::new()));
     }
     assert!(
         total <= u32::MAX as usize,
@@ -306,11 +318,18 @@ fn pair_counts(
         (file, first, at, local)
     };
     let d = file.len();
-    let one = |range: std::ops::Range<usize>| -> (Vec<u64>, Vec<u32>) {
+    // Keys made so far by every thread: a thread that takes them over the limit stops them all (so
+    // they stop exactly when the partition's distinct pairs are more than the limit).
+    let given = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let one = |range: std::ops::Range<usize>| -> Option<(Vec<u64>, Vec<u32>)> {
         let (mut keys, mut counts) = (Vec::new(), Vec::new());
         let mut count = vec![0u32; d];
         let mut touched: Vec<u32> = Vec::new();
         for x in range {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
             let a = file[x] as usize;
             for &k in &at[first[x]..first[x + 1]] {
                 let la = lvl[k];
@@ -334,9 +353,16 @@ fn pair_counts(
                 counts.push(count[y as usize]);
                 count[y as usize] = 0;
             }
+            if rule.key_limit < u64::MAX {
+                let t = touched.len() as u64;
+                if given.fetch_add(t, Ordering::Relaxed) + t > rule.key_limit {
+                    stop.store(true, Ordering::Relaxed);
+                    return None;
+                }
+            }
             touched.clear();
         }
-        (keys, counts)
+        Some((keys, counts))
     };
     let threads = rule.threads.clamp(1, 64);
     if threads == 1 || made < THREADED_PAIRS {
@@ -357,7 +383,7 @@ fn pair_counts(
     }
     bounds.push(d);
     let one = &one;
-    let parts: Vec<(Vec<u64>, Vec<u32>)> = std::thread::scope(|sc| {
+    let parts: Vec<Option<(Vec<u64>, Vec<u32>)>> = std::thread::scope(|sc| {
         let handles: Vec<_> = bounds
             .windows(2)
             .map(|w| sc.spawn(move || one(w[0]..w[1])))
@@ -368,11 +394,12 @@ fn pair_counts(
             .collect()
     });
     let (mut keys, mut counts) = (Vec::new(), Vec::new());
-    for (k, c) in parts {
+    for part in parts {
+        let (k, c) = part?;
         keys.extend(k);
         counts.extend(c);
     }
-    (keys, counts)
+    Some((keys, counts))
 }
 
 #[cfg(test)]
@@ -469,6 +496,10 @@ mod tests {
             }
         }
         if rule.pairs && out.made <= rule.pair_limit {
+            if shared.len() as u64 > rule.key_limit {
+                out.over = true;
+                shared.clear();
+            }
             for (k, c) in shared {
                 out.keys.push(k);
                 out.counts.push(c);
@@ -492,6 +523,7 @@ mod tests {
     #[test]
     fn equals_a_plain_count() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut overs = 0;
         for case in 0..40u64 {
             // (every fourth case: files many beside the entries, so that the pairs' count renumbers them)
             let n = if case % 4 == 3 {
@@ -524,6 +556,12 @@ mod tests {
                 hist_bins: 2 + (rng.next() % 20) as usize,
                 pairs: case % 5 != 0,
                 pair_limit: if case % 7 == 3 { 10 } else { u64::MAX },
+                // (every sixth case: a limit on the distinct pairs, often under them)
+                key_limit: if case % 6 == 5 {
+                    rng.next() % 60
+                } else {
+                    u64::MAX
+                },
                 row_level: (case % 2 == 0).then_some(&row_level[..]),
                 width: 8,
                 threads: 1 + (case % 3) as usize,
@@ -539,9 +577,51 @@ mod tests {
                 Some(&mut full),
                 Some(&mut kept),
             );
+            overs += usize::from(got.over);
             assert_eq!(sorted_held(got), sorted_held(want), "case {case}");
             assert_eq!(full, wfull, "case {case}");
             assert_eq!(kept, wkept, "case {case}");
+        }
+        assert!(overs > 0, "no case went over its key limit");
+    }
+
+    /// A partition stops making pairs exactly when its distinct pairs are more than the key limit,
+    /// on one thread or several (each counting its share).
+    #[test]
+    fn key_limit_is_exact_on_every_thread_count() {
+        let mut rng = Rng(77);
+        let pool: Vec<u64> = (0..300).map(|_| rng.next()).collect();
+        let (values, own, level, _) = draw(&mut rng, &pool, 400, 6000);
+        let rule = |key_limit: u64, threads: usize| Rule {
+            n: 400,
+            cut: 1000,
+            pair_cut: 1000,
+            hold_entries: false,
+            frequent_cut: 1000,
+            hist_bins: 2,
+            pairs: true,
+            pair_limit: u64::MAX,
+            key_limit,
+            row_level: None,
+            width: 1,
+            threads,
+        };
+        let all = count_partition(&values, &own, &level, &rule(u64::MAX, 1), None, None);
+        let distinct = all.keys.len() as u64;
+        assert!(distinct > 1000 && !all.over);
+        for threads in 1..=4 {
+            let at = count_partition(&values, &own, &level, &rule(distinct, threads), None, None);
+            assert!(!at.over && at.keys == all.keys && at.counts == all.counts);
+            let under = count_partition(
+                &values,
+                &own,
+                &level,
+                &rule(distinct - 1, threads),
+                None,
+                None,
+            );
+            assert!(under.over && under.keys.is_empty() && under.counts.is_empty());
+            assert_eq!(under.made, all.made);
         }
     }
 
@@ -579,6 +659,7 @@ mod tests {
                 hist_bins: 40,
                 pairs: true,
                 pair_limit: u64::MAX,
+                key_limit: u64::MAX,
                 row_level: (case % 2 == 0).then_some(&row_level[..]),
                 width: 8,
                 threads: 2,
@@ -649,6 +730,7 @@ mod tests {
             hist_bins: 7,
             pairs: true,
             pair_limit: u64::MAX,
+            key_limit: u64::MAX,
             row_level: None,
             width: 8,
             threads: 1,

@@ -820,12 +820,13 @@ fn pair_evidence<'py>(
 /// position's entries per level; `pair_limit`: most pair incidences to make (more: none);
 /// `pair_cut`: runs longer than it (not common) are held, not paired (`runs::Rule::pair_cut`), and
 /// with `hold_entries` their entries given back; `threads`: threads that count the pairs (the
-/// result does not depend on them).  Returns (hist uint64, common uint64, frequent
-/// uint64, keys int64, counts int32, made, frequent_len uint32, (held runs uint64, their lengths
-/// uint32), (held values uint64, held positions uint32, held levels uint8)).
+/// result does not depend on them); `key_limit`: most distinct pairs to give (more: none, and
+/// `over`).  Returns (hist uint64, common uint64, frequent uint64, keys int64, counts int32, made,
+/// frequent_len uint32, (held runs uint64, their lengths uint32), (held values uint64, held
+/// positions uint32, held levels uint8), over).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (values, own, level, row_level, n, cut, frequent_cut, hist_bins, pairs, width, full=None, kept=None, pair_limit=u64::MAX, pair_cut=usize::MAX, hold_entries=true, threads=1))]
+#[pyo3(signature = (values, own, level, row_level, n, cut, frequent_cut, hist_bins, pairs, width, full=None, kept=None, pair_limit=u64::MAX, pair_cut=usize::MAX, hold_entries=true, threads=1, key_limit=u64::MAX))]
 fn partition_counts<'py>(
     py: Python<'py>,
     values: PyReadonlyArray1<'py, u64>,
@@ -844,6 +845,7 @@ fn partition_counts<'py>(
     pair_cut: usize,
     hold_entries: bool,
     threads: usize,
+    key_limit: u64,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (v, o, l, rl) = (
         values.as_slice()?,
@@ -891,6 +893,7 @@ fn partition_counts<'py>(
         hist_bins,
         pairs,
         pair_limit,
+        key_limit,
         row_level: (!rl.is_empty()).then_some(rl),
         width,
         threads,
@@ -917,6 +920,7 @@ fn partition_counts<'py>(
         PyArray1::from_vec(py, c.frequent_len),
         runs,
         held,
+        c.over,
     )
         .into_pyobject(py)
 }
