@@ -46,9 +46,10 @@ def lengths_cutoff(lengths, cutoff: int, budget: int) -> int:
 def bounded_cutoff(lengths, cutoff: int, params, distinct) -> int:
     """The cut-off of ``core.count_runs``, plainly: the highest whose posting lists (``lengths``) make
     at most ``params.pair_work`` incidences, unless ``distinct(cut)`` (the distinct pairs they make)
-    is more than ``params.pair_budget``: then the highest whose lists make at most that many."""
+    is more than half ``params.pair_budget``: then the highest whose lists make at most the budget's
+    incidences (the rule before ``pair_work``)."""
     cut = lengths_cutoff(lengths, cutoff, max(params.pair_work, params.pair_budget))
-    if distinct(cut) > params.pair_budget:
+    if distinct(cut) > params.pair_budget // 2:
         cut = lengths_cutoff(lengths, cutoff, params.pair_budget)
     return cut
 

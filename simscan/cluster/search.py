@@ -14,7 +14,7 @@ part, sort, count where each value's span reaches the pair's level in both files
 ``core.shared_counts`` counts), and the client adds the counts up, and gathers the common and
 frequent values the passages leave out.  The common cut-off needs the run lengths of every
 partition, so the tasks pair at the unlowered cut-off; when the lists under it make more incidences
-than ``pair_work`` or more distinct pairs than ``pair_budget`` (rare: real collections stay far below
+than ``pair_work`` or more distinct pairs than half ``pair_budget`` (rare: real collections stay far below
 them), the cut-off is lowered as ``core.count_runs`` lowers it and the partitions are counted again.  A worker killed mid-search costs
 Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets,
 and the passages of the pairs kept, are weighed here by the native evidence, from the stored sets
@@ -127,7 +127,7 @@ class StoreSets:
         common: list[np.ndarray] = []
         frequent: list[np.ndarray] = []
 
-        work, bound = max(params.pair_work, params.pair_budget), params.pair_budget
+        work, bound = max(params.pair_work, params.pair_budget), params.pair_budget // 2
         state = {"crowded": False}  # (a run's pairs were more distinct pairs than the bound)
 
         def run(cut: int, first: bool, bounded: bool) -> None:
@@ -174,12 +174,12 @@ class StoreSets:
             _gather(client, futures, cancel, add)
 
         # One pass pairs every partition at the cut-off.  When the posting lists under it make more
-        # incidences than ``pair_work``, or more distinct pairs than ``pair_budget``, the cut-off is
+        # incidences than ``pair_work``, or more distinct pairs than half ``pair_budget``, the cut-off is
         # lowered as the local search lowers it (``core.count_runs``) and every partition is paired
         # again at it.
         run(cutoff, True, cutoff > 2)
         cut = budget_cutoff(hist, cutoff, work)
-        safe = budget_cutoff(hist, cutoff, bound)
+        safe = budget_cutoff(hist, cutoff, params.pair_budget)
         fits = cut == cutoff and not state["crowded"]
         if state["crowded"] and cut == cutoff:
             cut = safe

@@ -128,25 +128,28 @@ class SimilarityParams:
     pair_work, pair_budget: what the posting lists under the common cut-off may make, in time and in
     memory.  Each list of d files makes d(d-1)/2 (file, file) *incidences* (the native count's work);
     pairs of files in several lists make one *distinct pair* (12 bytes held) for all of them.  The
-    cut-off is the highest whose lists make at most ``pair_work`` incidences; when their distinct pairs
-    are more than ``pair_budget``, it is lowered to the highest whose lists make at most
-    ``pair_budget`` incidences (so that their pairs cannot be more: ``count_runs``).  Time and memory
-    stay bounded on any data, and a search below both bounds is the unbounded one.
+    cut-off is the highest whose lists make at most ``pair_work`` incidences, unless their distinct
+    pairs are more than half ``pair_budget``: then it is the highest whose lists make at most
+    ``pair_budget`` incidences (the rule before ``pair_work``), so that their pairs cannot be more
+    (``count_runs``).  Half, because a partition's own pairs (up to as many again) are held beside
+    them before they are merged: the keys held never pass ``pair_budget``, as before, and the
+    cut-off is never lower than the rule before gave.  Time and memory stay bounded on any data, and
+    a search under both bounds is the unbounded one.
     Until the results cache's version 5 one bound, 2^25 incidences, did both.  Families of versions
     broke it: 1,000,000 generated texts, a fifth of them in families of ~10 versions of 20,000 base
     texts (an acceptance test's), make ~120 M incidences under the cut-off of 969 but only ~1 M
-    distinct pairs; the cut-off fell to 7, and about half of the
-    one-word edits were in no pair.  The native count makes an incidence in ~10 ns where they
+    distinct pairs; the cut-off fell to 7, and about half of the one-word edits were in no pair.  The native count makes an incidence in ~10 ns where they
     collapse into few pairs (families) and ~40 ns where they do not (random lists), one thread;
-    2^28 incidences then cost ~3 s, or stop at the bound on distinct pairs early.
-    2^25 distinct pairs: 1,000,000 files of the scan benchmark's mix (``similarity_scale.py --scale
+    2^28 incidences then cost ~3 s, or stop at the bound on distinct pairs early.  The searches
+    measured make far fewer distinct pairs than 2^24: the 1,000,000-file mix below 213,281 at its
+    largest merge, the families ~1 M.
+    The budget of 2^25: 1,000,000 files of the scan benchmark's mix (``similarity_scale.py --scale
     4``; 15 % edited versions) make ~21 M incidences under the cut-off, runs of two files alone
-    13.6 M: a bound of 2^23 lowered the cut-off to 2 (a value three versions share counted
+    13.6 M: under the rule before, a budget of 2^23 lowered the cut-off to 2 (a value three versions share counted
     nowhere) and the search listed 218,507 pairs in 53 s, 744 MB; at 2^25 it is not lowered:
     294,569 pairs in 45 s, 741 MB.  A hard case, 50,000 files sharing ~1 M mid-frequency values
-    (~10 M incidences, in memory): 340 MB peak at 2^23, 424 MB at 2^25.  What the bound allows at
-    most on data made to reach it: 2^25 distinct pairs held (~0.4 GB), with one partition's as many
-    again before they are merged (~1 GB while they merge).
+    (~10 M incidences, in memory): 340 MB peak at 2^23, 424 MB at 2^25.  What the bounds allow at
+    most on data made to reach them: 2^25 pairs' keys held (~0.4 GB; ~1 GB while they merge).
     code_view: also score program sources on their code view (``views``; a pair keeps the
     better view).  Off, only their text counts: a copy with renamed identifiers scores lower,
     and sources that merely share a shape (e.g. classes of getters and setters) are not paired
@@ -580,7 +583,7 @@ def count_runs(
     ``provisional``: False pairs up to the cut-off in the first pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)
-    work, bound = max(params.pair_work, params.pair_budget), params.pair_budget
+    work, bound = max(params.pair_work, params.pair_budget), params.pair_budget // 2
     threads = native_threads(nr)  # (the native count shares a partition's pairs among them)
     rl = np.empty(0, np.uint8) if row_level is None else np.asarray(row_level).astype(np.uint8)
     full = np.zeros(nr * LEVEL_COLUMNS, np.int32)
@@ -595,7 +598,7 @@ def count_runs(
     def one_pass(cut: int, first: bool, bounded: bool) -> tuple[
             np.ndarray, list, list, bool, bool, list, list, list, list | None]:
         """kept_size, key and count batches, whether the pairs fit (``bounded``: their distinct pairs
-        are checked against the bound, else they always fit it; the first pass also sums ``full``
+        are checked against ``bound``, else they always fit it; the first pass also sums ``full``
         and ``hist``, pairs up to ``pair_cut`` and holds the runs above it, and goes on measuring only
         when they do not fit), whether they did not because the distinct pairs were more than the
         bound (*crowded*: a later pass stops there), the common and frequent values (with their runs'
@@ -675,11 +678,12 @@ def count_runs(
     # (pairs up to the least cut-off, 2, are kept whatever the bounds, as they are at ``safe``)
     kept, key_parts, cnt_parts, fits, crowded, com, freq, held_runs, held = one_pass(cutoff, True, pair_cut > 2)
     # The cut-off: the highest whose lists make at most ``pair_work`` incidences (time), unless their
-    # distinct pairs are more than ``pair_budget`` (memory): then the highest whose lists make at most
-    # that many incidences, so that their pairs cannot be more.  (Distinct pairs only grow with the
-    # cut-off: too many at the first pass's cut-off are too many at any higher one.)
+    # distinct pairs are more than ``bound``, half the pair budget (memory): then the highest whose
+    # lists make at most the budget's incidences, so that their pairs cannot be more than it.
+    # (Distinct pairs only grow with the cut-off: too many at the first pass's cut-off are too many at
+    # any higher one.)
     final = budget_cutoff(hist, cutoff, work)
-    safe = budget_cutoff(hist, cutoff, bound)
+    safe = budget_cutoff(hist, cutoff, params.pair_budget)
     if crowded and final >= pair_cut:
         final = safe
     crowded = False  # (at a lower cut-off they may not be too many: a pass there tells)
@@ -711,7 +715,7 @@ def count_runs(
             del keys, cnts
             crowded = True
         if crowded:
-            final = safe  # (more distinct pairs than the bound at ``final``)
+            final = safe  # (more distinct pairs than ``bound`` at ``final``)
         kept, key_parts, cnt_parts, fits, crowded, com, freq, _, _ = one_pass(final, False, final != safe)
     if rare is not None:
         fcut = frequent_cutoff(final)
