@@ -693,15 +693,19 @@ def count_runs(
         del hv, hn
     if fits and final > pair_cut and held:
         # Their entries counted again with the final cut-off: their pairs, and each file's entries in
-        # the runs under it back in ``kept`` (the first pass took every held entry out).
+        # the runs under it back in ``kept`` (the first pass took every held entry out).  Their pairs
+        # are bounded as a partition's: more distinct pairs than the bound are too many at ``final``.
         hv, ho, hl = (np.concatenate(col) for col in zip(*held))
         held.clear()
-        k, c = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept,
-                                        threads=threads)[3:5]
+        again = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept,
+                                         threads=threads, key_limit=bound)
         del hv, ho, hl
-        if k.size:
-            key_parts.append(k)
-            cnt_parts.append(c)
+        if again[9]:
+            fits, crowded = False, True  # (``over``: the pass at ``safe`` follows)
+        elif again[3].size:
+            key_parts.append(again[3])
+            cnt_parts.append(again[4])
+        del again
     held = held_runs = None  # (freed)
     while True:
         if fits:
