@@ -109,10 +109,11 @@ def test_cluster_equals_local_on_the_corpus(tmp_path, capsys, address):
 
 
 @needs_corpus
-@pytest.mark.parametrize("work", [1 << 28, 300])
-def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, client, work):
+@pytest.mark.parametrize(("min_df", "work"), [(20, 1 << 28), (20, 300), (2, 300)])
+def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, client, min_df, work):
     """The cut-off lowered by the bound on distinct pairs or by the one on the work (incidences; the
-    second pass) is the local one."""
+    second pass) is the local one; at the least cut-off, 2, the pairs are kept whatever the bounds
+    (its runs of two files make more incidences than the work)."""
     from simscan.index import Index
     from simscan.similarity import SimilarityParams
     from simscan.similarity import find_pair_set as local_pair_set
@@ -121,14 +122,14 @@ def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, c
     idx, store = tmp_path / "i.sqlite3", tmp_path / "store"
     assert run(capsys, "scan", *map(str, roots), "--index", str(idx), "--quiet")[0] == 0
     run_cluster_scan(client, ClusterScanRequest(roots, store, partitions=8))
-    params = SimilarityParams(common_min_df=20, pair_budget=300, pair_work=work)
+    params = SimilarityParams(common_min_df=min_df, pair_budget=300, pair_work=work)
     with Index.open(idx, readonly=True) as index:
         want = local_pair_set(index, cache=False, params=params, min_similarity=5)
         full = local_pair_set(index, cache=False, min_similarity=5)
     got = find_pair_set(client, Store.open(store), params=params, min_similarity=5)
     assert plain(got) == plain(want)
-    assert len(plain(want)) < len(plain(full))  # the budget bit
-    assert got.cutoff == want.cutoff and want.cutoff is not None and full.cutoff is None  # and both say so
+    assert len(plain(want)) < len(plain(full))  # the budget bit (or the cut-off of 2)
+    assert got.cutoff == want.cutoff and (want.cutoff is not None) == (min_df > 2) and full.cutoff is None
 
 
 @pytest.mark.slow
