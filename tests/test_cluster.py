@@ -109,10 +109,11 @@ def test_cluster_equals_local_on_the_corpus(tmp_path, capsys, address):
 
 
 @needs_corpus
-@pytest.mark.parametrize("work", [1 << 28, 300])
-def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, client, work):
+@pytest.mark.parametrize(("min_df", "work"), [(20, 1 << 28), (20, 300), (2, 300)])
+def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, client, min_df, work):
     """The cut-off lowered by the bound on distinct pairs or by the one on the work (incidences; the
-    second pass) is the local one."""
+    second pass) is the local one; at the least cut-off, 2, the pairs are kept whatever the bounds
+    (its runs of two files make more incidences than the work)."""
     from simscan.index import Index
     from simscan.similarity import SimilarityParams
     from simscan.similarity import find_pair_set as local_pair_set
@@ -121,14 +122,14 @@ def test_same_pairs_when_the_budget_lowers_the_common_cutoff(tmp_path, capsys, c
     idx, store = tmp_path / "i.sqlite3", tmp_path / "store"
     assert run(capsys, "scan", *map(str, roots), "--index", str(idx), "--quiet")[0] == 0
     run_cluster_scan(client, ClusterScanRequest(roots, store, partitions=8))
-    params = SimilarityParams(common_min_df=20, pair_budget=300, pair_work=work)
+    params = SimilarityParams(common_min_df=min_df, pair_budget=300, pair_work=work)
     with Index.open(idx, readonly=True) as index:
         want = local_pair_set(index, cache=False, params=params, min_similarity=5)
         full = local_pair_set(index, cache=False, min_similarity=5)
     got = find_pair_set(client, Store.open(store), params=params, min_similarity=5)
     assert plain(got) == plain(want)
-    assert len(plain(want)) < len(plain(full))  # the budget bit
-    assert got.cutoff == want.cutoff and want.cutoff is not None and full.cutoff is None  # and both say so
+    assert len(plain(want)) < len(plain(full))  # the budget bit (or the cut-off of 2)
+    assert got.cutoff == want.cutoff and (want.cutoff is not None) == (min_df > 2) and full.cutoff is None
 
 
 @pytest.mark.slow
@@ -217,6 +218,60 @@ def test_stored_sets_and_their_evidence_are_the_index_ones(tmp_path, client):
             sid[ra], sid[rb], text[ra], text[rb], level, view, ignored)
         assert np.array_equal(got, want)
         assert (want > 0).sum() > 1000 and len(set(want.tolist())) > 30  # (pairs of all kinds)
+
+
+def test_a_partitions_pairs_merge_as_they_come_and_stop_at_the_key_limit(tmp_path, client, monkeypatch):
+    """Families of versions: in every partition of a store their posting lists make many more
+    incidences than distinct pairs.  A pair search task merges its pairs' batches as they come (at
+    most about twice its distinct pairs wait for a merge, not every incidence), gives the pairs it
+    gives without a limit under a limit equal to them, and ``over`` under one pair fewer."""
+    from simscan.cluster import tasks
+    from simscan.fingerprint.views import TEXT
+    from simscan.similarity import SimilarityParams, arrays, core
+
+    root = tmp_path / "fam"
+    root.mkdir()
+    rng = np.random.default_rng(8)
+    for f in range(6):
+        base = words(rng, 2400).split()
+        for v in range(12):
+            text = list(base)
+            text[(37 * v + 11) % len(text)] = b"edited%d" % v
+            (root / f"f{f}v{v:02d}.txt").write_bytes(b" ".join(text))
+    store_dir = tmp_path / "store"
+    run_cluster_scan(client, ClusterScanRequest([root], store_dir, partitions=4))
+    store = Store.open(store_dir)
+    files = store.file_table()
+    ids = np.asarray(files.ids, np.int64)
+    cut = SimilarityParams().common_cutoff(ids.size)
+    chunk, fold = 64, 16  # (small batches of pairs, merged early: as a large partition's are)
+    pairs_in_runs = arrays.pairs_in_runs
+    monkeypatch.setattr(arrays, "pairs_in_runs", lambda starts, lengths: pairs_in_runs(starts, lengths, chunk))
+    monkeypatch.setattr(core, "FOLD_KEYS", fold)
+    merge, waited = tasks.merge_counts, []
+
+    def merging(keys, counts):
+        waited.append(sum(k.size for k in keys))
+        return merge(keys, counts)
+
+    monkeypatch.setattr(tasks, "merge_counts", merging)
+    for p in range(store.manifest.partitions):
+        args = ([str(f) for f in store.part_files(p)], ids, np.asarray(files.is_text, bool), None, TEXT,
+                np.zeros(0, np.uint64))
+        kw = {"cutoff": cut, "cut": cut, "budget": None, "full": True}
+        waited.clear()
+        whole = tasks.partition_counts(*args, **kw)
+        distinct = whole.keys.size
+        lengths = np.arange(whole.hist.size)[: cut + 1]
+        incidences = int((whole.hist[: cut + 1] * lengths * (lengths - 1) // 2).sum())
+        assert distinct > 10 * fold and incidences > 10 * distinct
+        longest = int(lengths[whole.hist[: cut + 1] > 0].max())
+        batch = max(chunk, longest * (longest - 1) // 2)  # (a batch of pairs never splits a run)
+        assert max(waited) <= 2 * distinct + batch
+        at = tasks.partition_counts(*args, **kw, key_limit=distinct)
+        assert not at.over and np.array_equal(at.keys, whole.keys) and np.array_equal(at.counts, whole.counts)
+        under = tasks.partition_counts(*args, **kw, key_limit=distinct - 1)
+        assert under.over and under.keys is None and under.kept is None
 
 
 def test_incremental_rescan_reads_only_changed_files(tmp_path, capsys, client, address):

@@ -278,3 +278,33 @@ def test_provisional_cutoff_is_the_lowest_between_both_estimates_whose_held_entr
         fit = [c for c in range(low, high + 1) if sum(int(est[L]) * L for L in range(c + 1, cutoff + 1)) <= held]
         want = high if high <= low else (fit[0] if fit else high)
         assert provisional_cutoff(hist, parts, cutoff, budget, held) == want
+
+
+def test_held_runs_counted_again_give_no_more_pairs_than_the_bound(monkeypatch) -> None:
+    """The runs held above the provisional cut-off are counted again at the final one: that count, as
+    every partition's, stops at the bound on distinct pairs (memory), and the cut-off then falls to
+    the bound's (the plain rule).  Partition 0's two runs of 10 files (90 incidences, 90 distinct
+    pairs) make its estimate lower the provisional cut-off to 2; the work (100) keeps the cut-off
+    above 10, the bound (50) does not."""
+    from simscan import _native
+
+    n = 26
+    split = [(np.repeat(np.array([11, 12], np.uint64), 10), np.arange(20, dtype=np.uint32)),
+             (np.repeat(np.array([21, 22, 23], np.uint64), 2), np.arange(20, 26, dtype=np.uint32))]
+    split = [(v, o, np.zeros(v.size, np.uint8)) for v, o in split]
+    params = SimilarityParams(common_min_df=50, pair_work=100, pair_budget=50)
+    assert core.provisional_cutoff(np.bincount([10, 10], minlength=52), 2, 50, 100) == 2
+    given = []
+    native = _native.partition_counts
+
+    def counted(*args, **kwargs):
+        out = native(*args, **kwargs)
+        given.append(out[3].size)
+        return out
+
+    monkeypatch.setattr(core._native, "partition_counts", counted)
+    rare: list[np.ndarray] = []
+    _, _, keys, counts = core.count_runs(split.__getitem__, 2, n, params, rare=rare)
+    assert rare[2].tolist() == [2, 50]  # (the bound's cut-off: 90 distinct pairs at the work's)
+    assert keys.tolist() == [20 * n + 21, 22 * n + 23, 24 * n + 25] and counts.tolist() == [1, 1, 1]
+    assert max(given) <= params.pair_budget

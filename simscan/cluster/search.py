@@ -135,6 +135,7 @@ class StoreSets:
             (pairs up to the least cut-off, 2, are kept whatever the bounds, as they are at ``safe``)."""
             done = made = 0  # made: (pair, shared value) incidences so far
             state["crowded"] = False
+            capped = first and cut > 2  # (the work bounds the first run, but not the pairs up to 2)
 
             def add(c: tasks.PartCounts) -> None:
                 nonlocal done, made
@@ -148,7 +149,7 @@ class StoreSets:
                     state["crowded"] = True
                     keys.clear()
                     counts.clear()
-                if c.keys is not None and not (first and made > work) and not state["crowded"]:
+                if c.keys is not None and not (capped and made > work) and not state["crowded"]:
                     kept[c.owners] += c.kept
                     keys.append(c.keys)
                     counts.append(c.counts)
@@ -157,7 +158,7 @@ class StoreSets:
                         merged = tasks.merge_counts(keys, counts)
                         keys[:], counts[:] = [merged[0]], [merged[1]]
                         state["crowded"] = merged[0].size > bound
-                    if first and made > work or state["crowded"]:
+                    if capped and made > work or state["crowded"]:
                         keys.clear()
                         counts.clear()
                 done += 1
@@ -166,7 +167,7 @@ class StoreSets:
 
             futures = [
                 client.submit(tasks.partition_counts, files[p], ids_f, text_f, level_f, self.view, ignored_f,
-                              cutoff=cutoff, cut=cut, budget=work if first else None, full=first,
+                              cutoff=cutoff, cut=cut, budget=work if capped else None, full=first,
                               key_limit=bound if bounded else None,
                               key=f"simscan-pairs-{self.view}-{p}-{int(first)}-{tag}")
                 for p in range(parts_n)

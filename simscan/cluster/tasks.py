@@ -320,6 +320,7 @@ def partition_counts(
     again, ``full`` False); ``key_limit``: leave them out, ``over``, when they are more distinct pairs
     (``core.count_runs``'s rule)."""
     from simscan.similarity.arrays import pairs_in_runs
+    from simscan.similarity.core import FOLD_KEYS
     from simscan.similarity.evidence import frequent_cutoff
     from simscan.similarity.levels import level_counts
 
@@ -337,7 +338,9 @@ def partition_counts(
     if budget is not None and int((ul * (ul - 1) // 2).sum()) > budget:
         return PartCounts(hist, owners, sizes, None, None, None, *rare)
     kept = level_counts(part.levels, local, owners.size, keep=np.repeat(~common, part.lengths))
+    over = PartCounts(hist, owners, sizes, None, None, None, *rare, over=True)
     keys, counts = [], []
+    waiting = 0  # keys of the batches made since they were last merged
     for pi, pj in pairs_in_runs(part.starts[usable], ul):
         oa, ob = part.owner[pi].astype(np.int64), part.owner[pj].astype(np.int64)
         if row_level is not None:
@@ -346,9 +349,21 @@ def partition_counts(
         k, c = np.unique(np.minimum(oa, ob) * n + np.maximum(oa, ob), return_counts=True)
         keys.append(k)
         counts.append(c)
+        waiting += k.size
+        # Merged as they come (a pair shares values in many runs: the work's incidences can be many
+        # times its distinct pairs), so that at most about twice the distinct pairs wait, and a
+        # partition with more than ``key_limit`` stops there (as ``core.count_runs``'s batches).
+        if waiting > max(FOLD_KEYS, keys[0].size):
+            del k, c
+            merged = merge_counts(keys, counts)
+            keys[:], counts[:] = [merged[0]], [merged[1]]
+            del merged
+            waiting = 0
+            if key_limit is not None and keys[0].size > key_limit:
+                return over
     key, cnt = merge_counts(keys, counts)
     if key_limit is not None and key.size > key_limit:
-        return PartCounts(hist, owners, sizes, None, None, None, *rare, over=True)
+        return over
     return PartCounts(hist, owners, sizes, kept, key, cnt, *rare)
 
 

@@ -138,9 +138,10 @@ class SimilarityParams:
     Until the results cache's version 5 one bound, 2^25 incidences, did both.  Families of versions
     broke it: 1,000,000 generated texts, a fifth of them in families of ~10 versions of 20,000 base
     texts (an acceptance test's), make ~120 M incidences under the cut-off of 969 but only ~1 M
-    distinct pairs; the cut-off fell to 7, and about half of the one-word edits were in no pair.  The native count makes an incidence in ~10 ns where they
-    collapse into few pairs (families) and ~40 ns where they do not (random lists), one thread;
-    2^28 incidences then cost ~3 s, or stop at the bound on distinct pairs early.  The searches
+    distinct pairs; the cut-off fell to 7, and about half of the one-word edits were in no pair.  The
+    native count makes an incidence in ~10 ns where they collapse into few pairs (families) and ~40 ns
+    where they do not (random lists), one thread;
+    2^28 incidences then cost ~3-11 s, or stop at the bound on distinct pairs early.  The searches
     measured make far fewer distinct pairs than 2^24: the 1,000,000-file mix below 213,281 at its
     largest merge, the families ~1 M.
     The budget of 2^25: 1,000,000 files of the scan benchmark's mix (``similarity_scale.py --scale
@@ -149,7 +150,9 @@ class SimilarityParams:
     nowhere) and the search listed 218,507 pairs in 53 s, 744 MB; at 2^25 it is not lowered:
     294,569 pairs in 45 s, 741 MB.  A hard case, 50,000 files sharing ~1 M mid-frequency values
     (~10 M incidences, in memory): 340 MB peak at 2^23, 424 MB at 2^25.  What the bounds allow at
-    most on data made to reach them: 2^25 pairs' keys held (~0.4 GB; ~1 GB while they merge).
+    most on data made to reach them: 2^25 pairs' keys held (~0.4 GB: 2^24 merged and a partition's
+    as many again), as the rule before allowed, and their merge (``_fold``: ~50 bytes a key at its
+    peak, ~1.9 GB for 2^25 keys; measured with tracemalloc on 2 x 2^21).
     code_view: also score program sources on their code view (``views``; a pair keeps the
     better view).  Off, only their text counts: a copy with renamed identifiers scores lower,
     and sources that merely share a shape (e.g. classes of getters and setters) are not paired
@@ -564,7 +567,7 @@ def count_runs(
     its values / of those not common (column t: its values of level >= t).  keys: sorted distinct
     ``lo * nr + hi`` of the pairs of positions that share a non-common value; counts: how many they
     share.  A value is common when more than the cut-off of files hold it (``common_cutoff``, lowered
-    by ``budget_cutoff`` when the posting lists under it would make more than ``pair_budget`` pairs).
+    by the bounds ``pair_work`` and ``pair_budget``: see :class:`SimilarityParams`).
     row_level: each file's level (per position): a shared value then counts for a pair only where
     its level reaches the pair's in both files.  rare: when given, receives the sorted values held by
     more files than ``evidence.frequent_cutoff`` allows a passage (common ones first, then frequent),
@@ -573,13 +576,15 @@ def count_runs(
     Each partition is counted natively (``simscan_core::runs``: sorted, its runs measured, the pairs
     inside the runs under the cut-off counted).  The cut-off needs the run lengths of every partition,
     known only at the end.  So the runs are paired up to a *provisional* cut-off, the cut-off the pair
-    budget would give if every partition had the run lengths of the first (:func:`provisional_cutoff`,
+    work would give if every partition had the run lengths of the first (:func:`provisional_cutoff`,
     at most the cut-off), and the runs above it and under the cut-off are held (their values and
     lengths; their entries too, up to :data:`HELD_VALUES`): once every partition is counted, those
     above the final cut-off are common, and the entries of the others are counted again with it.  Only
     when the final cut-off falls below the provisional one, or lies above it with entries no longer
-    held, does a second pass pair every partition with the final cut-off (the 1,000,000-file benchmark
-    paid 12 s for it under the budget of 2^23, when its runs of two files alone exceeded the budget).
+    held, or their distinct pairs are more than ``pair_budget`` (then the cut-off falls to the
+    budget's: at most one more pass), does a second pass pair every partition with the final cut-off
+    (the 1,000,000-file benchmark paid 12 s for it under the budget of 2^23, when its runs of two
+    files alone exceeded the budget).
     ``provisional``: False pairs up to the cut-off in the first pass, as before (the tests compare both).
     """
     cutoff = params.common_cutoff(nr)
@@ -697,15 +702,19 @@ def count_runs(
         del hv, hn
     if fits and final > pair_cut and held:
         # Their entries counted again with the final cut-off: their pairs, and each file's entries in
-        # the runs under it back in ``kept`` (the first pass took every held entry out).
+        # the runs under it back in ``kept`` (the first pass took every held entry out).  Their pairs
+        # are bounded as a partition's: more distinct pairs than ``bound`` are too many at ``final``.
         hv, ho, hl = (np.concatenate(col) for col in zip(*held))
         held.clear()
-        k, c = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept,
-                                        threads=threads)[3:5]
+        again = _native.partition_counts(hv, ho, hl, rl, nr, final, final, 2, True, LEVEL_COLUMNS, None, kept,
+                                         threads=threads, key_limit=bound if final != safe else 2**64 - 1)
         del hv, ho, hl
-        if k.size:
-            key_parts.append(k)
-            cnt_parts.append(c)
+        if again[9]:
+            fits, crowded = False, True  # (``over``: the pass at ``safe`` follows)
+        elif again[3].size:
+            key_parts.append(again[3])
+            cnt_parts.append(again[4])
+        del again
     held = held_runs = None  # (freed)
     while True:
         if fits:
