@@ -276,11 +276,13 @@ def _member_fields(path: str, similarity: float, kind: str, is_reference: bool, 
                    encoding: str | None, is_text: bool, copy_set: int, keeper: bool, pair: Any,
                    unambiguous: bool = False) -> dict[str, Any]:
     """A group member as JSON (and CSV) has it; ``pair``: its pair with the reference, read (reference,
-    member) (a ``Pair`` or ``grouping.PairScores``), None for the reference."""
+    member) (a ``Pair`` or ``grouping.PairScores``), None for the reference.  The reference's kind is
+    "reference" (as the text output and the window's export say it): it is no copy of itself, and a
+    script keeping the rows of kind "exact" must not take it for one (its copies say "exact")."""
     rec = {
         "path": display_path(path, unambiguous=unambiguous),
         "similarity": _num(similarity),
-        "kind": kind,
+        "kind": "reference" if is_reference else kind,
         "is_reference": bool(is_reference),
         "size": int(size),
         "mtime_ns": int(mtime_ns),
@@ -1065,7 +1067,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "folder, then the oldest, then the shortest path). Every member is similar to the reference.",
                        epilog="Each member shows its best score against the reference and its kind, read from the "
                        "member's side: exact, content, near, contained (the member lies in the reference: an "
-                       "excerpt) or contains (the reference lies in the member).")
+                       "excerpt) or contains (the reference lies in the member); the reference's kind is "
+                       "reference.")
     add_options(p, "groups")
     _add_cache_option(p)
     _add_memory_option(p)
