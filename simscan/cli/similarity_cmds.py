@@ -618,11 +618,26 @@ def _warn_incomplete(index: Any) -> None:
               "Run `simscan scan` again on its folders to complete them.", file=sys.stderr)
 
 
-def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str) -> None:
-    """On text output, tell a person that nothing was found (stderr; machine formats stay empty)."""
-    if args.format == "text" and not results:
-        hint = "lower it with --min-similarity, or scan more folders" if args.min_similarity > 0 else "scan more folders"
-        print(f"simscan: no {what} at {args.min_similarity:g}% or more ({hint}).", file=sys.stderr)
+#: ``groups --kind`` words in the message that none was found.
+_KIND_NONE = {"copies": "copies", "similar": "edited versions", "contained": "excerpts"}
+
+
+def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str, kinds: Iterable[str] = ()) -> None:
+    """On text output, tell a person that nothing was found (stderr; machine formats stay empty), with
+    advice that can help: ``kinds``, the ``groups --kind`` asked for (empty: all).  Copies are alike
+    whatever the threshold, so lowering --min-similarity finds no more of them."""
+    if args.format != "text" or results:
+        return
+    kinds = [k for k in GROUP_KINDS if k in set(kinds) and k != "empty"]
+    if kinds == ["copies"]:
+        print("simscan: no copies (files with the same bytes, or the same text in another encoding or line "
+              "ending); --min-similarity does not change that, as copies are alike at any threshold (scan more "
+              "folders to find more).", file=sys.stderr)
+        return
+    if kinds:
+        what = f"{what} with {' or '.join(_KIND_NONE[k] for k in kinds)}"
+    hint = "lower it with --min-similarity, or scan more folders" if args.min_similarity > 0 else "scan more folders"
+    print(f"simscan: no {what} at {args.min_similarity:g}% or more ({hint}).", file=sys.stderr)
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
@@ -682,7 +697,9 @@ def print_groups(args: argparse.Namespace, groups: list[Any], empty: list[str], 
         print(f"simscan: {len(empty):,} empty files are left out of the groups (every empty file is alike); "
               "`--kind empty` lists them.", file=sys.stderr)
     if kinds != {"empty"}:
-        _say_none(args, groups, "groups")
+        _say_none(args, groups, "groups", args.kind or ())
+    if "empty" in kinds and args.kind and not empty and args.format == "text":
+        print("simscan: no empty files in the index.", file=sys.stderr)
     return 0
 
 
