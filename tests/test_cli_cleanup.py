@@ -188,3 +188,36 @@ def test_a_plan_script_names_odd_files_on_one_line_as_the_command_line_does(tmp_
     comments = [line for line in script.splitlines() if line.startswith("# trash ")]
     assert sorted(comments) == sorted(f'# trash "{root}/{n}"' for n in ("caf\\xff.txt", "two\\nlines.txt"))
     assert sorted(os.fsencode(e.target.path) for e in read_plan(plan).entries) == sorted(odd)
+
+
+def test_nothing_found_advises_what_can_help_for_each_kind(tmp_path: Path, capsys) -> None:
+    """`groups --kind copies` with no copy advised lowering --min-similarity, which cannot find one:
+    copies are alike at any threshold.  Each --kind is told what can help, and `--kind empty` without
+    an empty file says so (it printed nothing)."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    base = words(41, 600)
+    (root / "a.txt").write_text(base)
+    (root / "a_edit.txt").write_text(base[:1800] + " " + words(42, 60) + " " + base[1800:])
+    (root / "other.txt").write_text(words(43, 500))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+
+    def told(*args: str, listed: bool = False) -> str:
+        capsys.readouterr()
+        assert main(["groups", "--index", str(idx), *args]) == 0
+        out, err = capsys.readouterr()
+        assert bool(out) == listed, (args, out)
+        return err
+
+    for m in ([], ["-m", "0"], ["-m", "90"]):
+        err = told("--kind", "copies", *m)
+        assert "no copies" in err and "--min-similarity does not change that" in err and "lower it" not in err, m
+    assert told("--kind", "similar", listed=True) == ""  # (an edited version is there)
+    err = told("--kind", "similar", "-m", "99.9", "--min-passage", "0")
+    assert "no groups with edited versions at 99.9% or more (lower it with --min-similarity" in err
+    err = told("--kind", "copies", "--kind", "contained", "-m", "50")
+    assert "no groups with copies or excerpts at 50% or more (lower it with --min-similarity" in err
+    assert "no groups at 99.9% or more (lower it" in told("-m", "99.9", "--min-passage", "0")
+    assert told("--kind", "empty") == "simscan: no empty files in the index.\n"
+    assert told("--kind", "copies", "--format", "json") == ""  # (machine formats stay empty)

@@ -231,7 +231,7 @@ def test_csv_writers_neutralise_formula_cells() -> None:
     write_groups([Group(0, "near", members[0], members)], "csv", buf)
     rows = list(csv.reader(io.StringIO(buf.getvalue(), newline="")))
     assert [r[5] for r in rows[1:]] == quoted
-    assert [r[4] for r in rows[1:]] == ["near"] * 6 and rows[1][0] == "1"
+    assert [r[4] for r in rows[1:]] == ["reference"] + ["near"] * 5 and rows[1][0] == "1"
 
 
 def test_names_with_control_characters_stay_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -509,3 +509,38 @@ def test_compare_explains_a_passage_the_index_does_not_count(tmp_path: Path, cap
             assert "longest shared passage" not in out
         else:
             assert "longest shared passage" in out and "no shared passage" not in out
+
+
+def test_the_reference_row_is_of_kind_reference_not_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A script keeping the rows of kind "exact" from `groups --format json|csv` must get the real copies
+    only: the reference of a group of edited versions is no copy (it was listed "exact"), whichever writer
+    makes the rows (the columns one, or the groups' objects when --sort/--kind is given)."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    base = words(31, 500)
+    (root / "a.txt").write_text(base)
+    (root / "a_copy.txt").write_text(base)
+    (root / "a_edit.txt").write_text(base[:1500] + " " + words(32, 40) + " " + base[1500:])
+    (root / "b.txt").write_text(words(33, 400))
+    (root / "b_edit.txt").write_text(words(33, 400)[:1200] + " " + words(34, 40) + " " + words(33, 400)[1200:])
+    t0 = 1_600_000_000
+    for k, name in enumerate(("a.txt", "a_copy.txt", "a_edit.txt", "b.txt", "b_edit.txt")):
+        os.utime(root / name, (t0 + k, t0 + k))  # a.txt and b.txt the oldest: the references
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    want = {"a.txt": "reference", "a_copy.txt": "exact", "a_edit.txt": "near", "b.txt": "reference", "b_edit.txt": "near"}
+    for extra in ([], ["--sort", "path"]):
+        assert main(["groups", "--index", str(idx), "--format", "json", *extra]) == 0
+        groups = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        got = {Path(m["path"]).name: m["kind"] for g in groups for m in g["members"]}
+        assert got == want, extra
+        assert all(m["is_reference"] == (m["kind"] == "reference") for g in groups for m in g["members"])
+        assert {g["kind"] for g in groups} == {"near"}  # (the group's kind is unchanged)
+        assert main(["groups", "--index", str(idx), "--format", "csv", *extra]) == 0
+        rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+        assert {Path(r["path"]).name: r["kind"] for r in rows} == want, extra
+        assert [Path(r["path"]).name for r in rows if r["kind"] == "exact"] == ["a_copy.txt"]
+    assert main(["groups", "--index", str(idx)]) == 0  # the text output said so already
+    lines = capsys.readouterr().out.splitlines()
+    assert {line.split()[-1].rsplit("/", 1)[-1]: line.split()[1] for line in lines if line.startswith("  ")} == want

@@ -100,3 +100,66 @@ def test_ignored_text_leaves_no_passage_at_its_end(tmp_path: Path, capsys: pytes
     assert ranges(a, b, question) == []
     ((start, end),) = ranges(c, d, question)
     assert len(q) - 3 <= start <= len(q) and len(q) + len(shared) <= end <= len(q) + len(shared) + 1
+
+
+def test_compare_claims_the_pairs_score_only_when_it_knows_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare` said "as `pairs` scores it: 77%" of two versions `pairs` did not list: the pair search had
+    lowered its common cut-off (the pair budget), which `compare` does not use.  It now says "as `pairs`
+    scores it" only when the search cached for these files used the usual cut-off; when it lowered it,
+    the figures are called the usual cut-off's and the pair as that search saw it is told (here: nothing
+    it counts, so not listed); with no search cached, it says `pairs` may have lowered it."""
+    import random
+    from dataclasses import replace
+
+    from simscan.cli import similarity_cmds
+
+    root = tmp_path / "versions"
+    root.mkdir()
+    base = words(1, 600).split()
+    for v in range(12):  # 12 versions of one text, 8 words changed in each
+        rng, w = random.Random(v), list(base)
+        for _ in range(8):
+            w[rng.randrange(len(w))] = f"x{v}y{rng.randrange(1000)}"
+        (root / f"v{v:02d}.txt").write_text(" ".join(w))
+    for k in range(6):
+        (root / f"other{k}.txt").write_text(words(100 + k, 400))
+    idx = tmp_path / "i.sqlite3"
+    a, b = str(root / "v00.txt"), str(root / "v01.txt")
+
+    def run(*cmd: str) -> tuple[str, str]:
+        capsys.readouterr()
+        assert main([*cmd, "--index", str(idx)]) == 0
+        return capsys.readouterr()
+
+    def listed() -> list[dict]:
+        recs = [json.loads(x) for x in run("pairs", "--format", "json")[0].splitlines()]
+        return [r for r in recs if {r["a"], r["b"]} == {a, b}]
+
+    assert main(["scan", str(root), "--index", str(idx), "--quiet", "--no-cache"]) == 0
+    # No search cached for these files: compare cannot know which cut-off `pairs` uses.
+    text = run("compare", a, b)[0]
+    assert "as `pairs` scores it" not in text
+    assert "near, in the index (text held by more than 50 indexed files left out, as `pairs` does unless it says " \
+           "it lowered that cut-off): best 77.1%" in text
+    assert json.loads(run("compare", a, b, "--format", "json")[0])["pairs_search"] is None
+    # The usual cut-off (the search is cached now): `pairs` lists the pair with compare's figure.
+    (pair,) = listed()
+    text = run("compare", a, b)[0]
+    assert f"near, as `pairs` scores it: best {pair['best']:.1f}%" in text and "lower that cut-off" not in text
+    rec = json.loads(run("compare", a, b, "--format", "json")[0])
+    assert rec["best"] == pair["best"] and rec["pairs_search"]["lowered"] is False
+    # A pair budget so small that the search lowers the cut-off (to 2 files): `pairs` lists no version.
+    real = similarity_cmds.params_from_args
+    monkeypatch.setattr(similarity_cmds, "params_from_args", lambda args: replace(real(args), pair_budget=40))
+    assert listed() == []
+    text = run("compare", a, b)[0]
+    assert "as `pairs` scores it" not in text
+    assert "near, in the index at the usual common cut-off (text held by more than 50 indexed files left out): " \
+           f"best {pair['best']:.1f}%" in text
+    assert "(the last `pairs` search of these files had to lower that cut-off to 2 files: text held by more " \
+           "counted nowhere; there, they share nothing it counts, so `pairs` does not list them)" in text
+    rec = json.loads(run("compare", a, b, "--format", "json")[0])
+    assert rec["best"] == pair["best"] and rec["pairs_search"]["lowered"] is True
+    assert rec["pairs_search"]["common_cutoff"] == 2 and rec["pairs_search"]["usual_cutoff"] == 50
+    assert rec["pairs_search"]["at_cutoff"]["best"] == 0.0

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 
@@ -276,11 +276,13 @@ def _member_fields(path: str, similarity: float, kind: str, is_reference: bool, 
                    encoding: str | None, is_text: bool, copy_set: int, keeper: bool, pair: Any,
                    unambiguous: bool = False) -> dict[str, Any]:
     """A group member as JSON (and CSV) has it; ``pair``: its pair with the reference, read (reference,
-    member) (a ``Pair`` or ``grouping.PairScores``), None for the reference."""
+    member) (a ``Pair`` or ``grouping.PairScores``), None for the reference.  The reference's kind is
+    "reference" (as the text output and the window's export say it): it is no copy of itself, and a
+    script keeping the rows of kind "exact" must not take it for one (its copies say "exact")."""
     rec = {
         "path": display_path(path, unambiguous=unambiguous),
         "similarity": _num(similarity),
-        "kind": kind,
+        "kind": "reference" if is_reference else kind,
         "is_reference": bool(is_reference),
         "size": int(size),
         "mtime_ns": int(mtime_ns),
@@ -616,11 +618,26 @@ def _warn_incomplete(index: Any) -> None:
               "Run `simscan scan` again on its folders to complete them.", file=sys.stderr)
 
 
-def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str) -> None:
-    """On text output, tell a person that nothing was found (stderr; machine formats stay empty)."""
-    if args.format == "text" and not results:
-        hint = "lower it with --min-similarity, or scan more folders" if args.min_similarity > 0 else "scan more folders"
-        print(f"simscan: no {what} at {args.min_similarity:g}% or more ({hint}).", file=sys.stderr)
+#: ``groups --kind`` words in the message that none was found.
+_KIND_NONE = {"copies": "copies", "similar": "edited versions", "contained": "excerpts"}
+
+
+def _say_none(args: argparse.Namespace, results: Sequence[Any], what: str, kinds: Iterable[str] = ()) -> None:
+    """On text output, tell a person that nothing was found (stderr; machine formats stay empty), with
+    advice that can help: ``kinds``, the ``groups --kind`` asked for (empty: all).  Copies are alike
+    whatever the threshold, so lowering --min-similarity finds no more of them."""
+    if args.format != "text" or results:
+        return
+    kinds = [k for k in GROUP_KINDS if k in set(kinds) and k != "empty"]
+    if kinds == ["copies"]:
+        print("simscan: no copies (files with the same bytes, or the same text in another encoding or line "
+              "ending); --min-similarity does not change that, as copies are alike at any threshold (scan more "
+              "folders to find more).", file=sys.stderr)
+        return
+    if kinds:
+        what = f"{what} with {' or '.join(_KIND_NONE[k] for k in kinds)}"
+    hint = "lower it with --min-similarity, or scan more folders" if args.min_similarity > 0 else "scan more folders"
+    print(f"simscan: no {what} at {args.min_similarity:g}% or more ({hint}).", file=sys.stderr)
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
@@ -680,7 +697,9 @@ def print_groups(args: argparse.Namespace, groups: list[Any], empty: list[str], 
         print(f"simscan: {len(empty):,} empty files are left out of the groups (every empty file is alike); "
               "`--kind empty` lists them.", file=sys.stderr)
     if kinds != {"empty"}:
-        _say_none(args, groups, "groups")
+        _say_none(args, groups, "groups", args.kind or ())
+    if "empty" in kinds and args.kind and not empty and args.format == "text":
+        print("simscan: no empty files in the index.", file=sys.stderr)
     return 0
 
 
@@ -801,10 +820,45 @@ def _snippet(text: str, start: int, end: int, width: int = 70) -> str:
     return s if len(s) <= width else s[: width // 2 - 2] + " … " + s[-(width // 2 - 2):]
 
 
-def _index_pair(args: argparse.Namespace, c: Any) -> tuple[Any, Any, list[str]] | None:
-    """(pair, LeftOut, the indexed files among the two that changed since the scan) of the two files as
-    the index scores them (``engine.pair_in_index``), with the containments in compare's order; None
-    without an index holding one of them (``--no-index``, no index file, or neither file indexed)."""
+class IndexPair(NamedTuple):
+    """What ``compare`` knows of two files in the index (:func:`_index_pair`).  pair, left: the pair and
+    what the index leaves out of it at the usual common cut-off (``engine.pair_in_index``); changed: the
+    indexed files among the two that changed since the scan; searched: the common cut-off the last pair
+    search of these files with these settings used, from the results cache -- (used, usual) when the
+    pair budget lowered it, () when it did not, None when no such search is cached (then compare cannot
+    know whether `pairs` scores the pair at the usual cut-off); at_search: the pair at a lowered cut-off
+    (None: nothing shared that it counts)."""
+
+    pair: Any
+    left: Any
+    changed: list[str]
+    searched: tuple[int, ...] | None = None
+    at_search: Any = None
+
+
+def _search_cutoff(ix: Any, params: Any) -> tuple[int, ...] | None:
+    """The common cut-off of the pair search cached in ``ix`` for ``params`` at the default threshold and
+    the files as they are now: (used, usual) when the pair budget lowered it, () when not, None when no
+    such search is cached (its blob is read only when there is one)."""
+    from simscan.similarity import DEFAULT_MIN_SIMILARITY
+    from simscan.similarity.engine import cache_key
+
+    if not (hasattr(ix, "generation") and hasattr(ix, "has_results")):
+        return None
+    key, gen = cache_key(params), ix.generation()
+    if gen is None or not ix.has_results(key, gen, DEFAULT_MIN_SIMILARITY):
+        return None
+    hit = ix.cached_results(key, gen, DEFAULT_MIN_SIMILARITY)
+    if hit is None:
+        return None
+    cut = hit.get("search.cutoff")
+    return () if cut is None or np.asarray(cut).shape != (2,) else (int(cut[0]), int(cut[1]))
+
+
+def _index_pair(args: argparse.Namespace, c: Any) -> IndexPair | None:
+    """:class:`IndexPair` of the two files as the index scores them, with the containments in compare's
+    order; None without an index holding one of them (``--no-index``, no index file, or neither file
+    indexed)."""
     from pathlib import Path
 
     from simscan.extract.document import fingerprint_path
@@ -819,6 +873,8 @@ def _index_pair(args: argparse.Namespace, c: Any) -> tuple[Any, Any, list[str]] 
     if not path.is_file():
         return None
     a, b = os.path.abspath(args.file_a), os.path.abspath(args.file_b)
+    params = params_from_args(args)
+    at_search = None
     try:
         with Index.open(path, readonly=True) as ix:
             ids = ix.ids_for_paths([os.fsencode(a), os.fsencode(b)])
@@ -828,19 +884,26 @@ def _index_pair(args: argparse.Namespace, c: Any) -> tuple[Any, Any, list[str]] 
                 query_path, other, swap = b, ids[os.fsencode(a)], True
             else:
                 return None
-            pair, left = pair_in_index(ix, fingerprint_path(query_path), query_path, other, params_from_args(args))
+            fp = fingerprint_path(query_path)
+            pair, left = pair_in_index(ix, fp, query_path, other, params)
             changed = _changed_since_scan(ix, ids)
+            searched = _search_cutoff(ix, params)
+            if searched and pair is not None:  # (nothing shared at the usual cut-off: nothing at a lower one)
+                at_search, _ = pair_in_index(ix, fp, query_path, other,
+                                             dataclasses.replace(params, common_min_df=searched[0], common_fraction=0.0))
     except (IndexError_, OSError):
         return None
     if swap and left is not None:
         left = dataclasses.replace(left, alone_a=left.alone_b, alone_b=left.alone_a, counted_a=left.counted_b,
                                    counted_b=left.counted_a)
-    if pair is None:
-        return None, left, changed
-    if swap:
-        pair = dataclasses.replace(pair, a_path=c.pair.a_path, b_path=c.pair.b_path, a_id=pair.b_id, b_id=pair.a_id,
-                       containment_a=pair.containment_b, containment_b=pair.containment_a)
-    return pair, left, changed
+
+    def ours(p: Any) -> Any:
+        if p is None or not swap:
+            return p
+        return dataclasses.replace(p, a_path=c.pair.a_path, b_path=c.pair.b_path, a_id=p.b_id, b_id=p.a_id,
+                                   containment_a=p.containment_b, containment_b=p.containment_a)
+
+    return IndexPair(ours(pair), left, changed, searched, ours(at_search))
 
 
 def _changed_since_scan(ix: Any, ids: dict[bytes, int]) -> list[str]:
@@ -873,6 +936,17 @@ def _left_out_text(left: Any, ignored: bool = False) -> str:
             + (f"in the text given with --ignore-text, or {why}" if ignored else why))
 
 
+def _as_pairs(indexed: IndexPair) -> str:
+    """How ``compare`` names the index's scores of a pair: "as `pairs` scores it" only when the last pair
+    search is known to have used the usual common cut-off (``IndexPair.searched``)."""
+    usual = f"more than {indexed.left.cutoff:,} indexed files" if indexed.left is not None else "many indexed files"
+    if indexed.searched == ():
+        return "as `pairs` scores it"
+    if indexed.searched:
+        return f"in the index at the usual common cut-off (text held by {usual} left out)"
+    return f"in the index (text held by {usual} left out, as `pairs` does unless it says it lowered that cut-off)"
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from simscan.similarity import compare
 
@@ -888,8 +962,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.format == "json":
         rec = _comparison_record(c)
         if indexed is not None:
-            # The pair as ``pairs`` scores it, and the two files alone beside it.
-            pair, left, changed = indexed
+            # The pair as the index scores it (at the usual cut-off), and the two files alone beside it.
+            pair, left, changed = indexed.pair, indexed.left, indexed.changed
             rec["alone"] = {k: rec[k] for k in ("best", "resemblance", "containment_a", "containment_b", "kind",
                                                 "view", "longest_passage", "shared_chars")}
             if pair is None:
@@ -901,6 +975,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 "fingerprints_a": left.alone_a - left.counted_a, "fingerprints_b": left.alone_b - left.counted_b,
                 "of_a": left.alone_a, "of_b": left.alone_b, "common_cutoff": left.cutoff}
             rec["changed_since_scan"] = changed
+            # The cut-off of the last pair search (null: none cached, so unknown), and the pair at it when lowered.
+            searched, at = indexed.searched, indexed.at_search
+            rec["pairs_search"] = None if searched is None else {
+                "lowered": bool(searched), "common_cutoff": searched[0] if searched else None,
+                "usual_cutoff": searched[1] if searched else None,
+                "at_cutoff": None if not searched or pair is None else (
+                    {k: 0.0 for k in ("best", "resemblance", "containment_a", "containment_b")} if at is None
+                    else {k: v for k, v in pair_record(at).items() if k in rec["alone"]})}
         out.write(json.dumps(rec, ensure_ascii=False) + "\n")
         return 0
     p = c.pair
@@ -909,12 +991,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out.write(f"b: {_shown(p.b_path)}  ({terminal_text(c.source_b or c.encoding_b or 'binary')})\n")
     view = " (code view: names and literals ignored)"
     if indexed is not None:
-        pair, left, changed = indexed
-        if pair is None:
+        pair, left, changed = indexed.pair, indexed.left, indexed.changed
+        if pair is None:  # (at a lowered cut-off too: it counts less)
             out.write("in the index: nothing shared that the index counts (as `pairs` scores them)\n")
         else:
-            out.write(f"{pair.kind}{view if pair.view == 'code' else ''}, as `pairs` scores it: {_scores_line(pair)}"
+            out.write(f"{pair.kind}{view if pair.view == 'code' else ''}, {_as_pairs(indexed)}: {_scores_line(pair)}"
                       f"  simhash distance {pair.simhash_distance}\n")
+            if indexed.searched:
+                used = indexed.searched[0]
+                at = indexed.at_search
+                out.write(f"(the last `pairs` search of these files had to lower that cut-off to {used:,} files: text "
+                          f"held by more counted nowhere; there, "
+                          + ("they share nothing it counts, so `pairs` does not list them)\n" if at is None else
+                             f"{at.kind}: {_scores_line(at)})\n"))
             if pair.longest_passage:
                 out.write(f"longest shared passage {pair.longest_passage:,} characters, {pair.shared_chars:,} in all\n")
             elif p.longest_passage and pair.kind not in ("exact", "content"):
@@ -1014,12 +1103,16 @@ When the index (--index, or the default one) holds one of the files, the pair is
 `pairs` and `query` score it -- fingerprints held by many indexed files (more than 50
 distinct files, or 0.1% of the index) and the text they mark (licences, templates,
 boilerplate) are left out -- and compare says how much the index left out, with the scores
-of the two files alone beside them (every shared fingerprint counts).  --no-index: the
+of the two files alone beside them (every shared fingerprint counts).  In a very large index
+the pair search can lower that cut-off (`pairs` then says so): compare says "as `pairs` scores
+it" only when the search cached for these files kept the usual one, and when it was lowered,
+how the pair fares at the lowered cut-off.  --no-index: the
 two files alone only.  The matching passages shown are every shared 50-unit window of the
 two texts, boilerplate included; the longest shared passage is the fingerprints' evidence,
 the number `pairs` lists.
---format json prints one JSON object with the scores and the character ranges ("alone"
-and "left_out" too when an index holds the files)."""
+--format json prints one JSON object with the scores and the character ranges ("alone",
+"left_out" and "pairs_search" too when an index holds the files: the cut-off of the cached
+search, null when none is cached)."""
 
 
 def add_options(p: argparse.ArgumentParser, command: str, index: bool = True) -> None:
@@ -1065,7 +1158,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "folder, then the oldest, then the shortest path). Every member is similar to the reference.",
                        epilog="Each member shows its best score against the reference and its kind, read from the "
                        "member's side: exact, content, near, contained (the member lies in the reference: an "
-                       "excerpt) or contains (the reference lies in the member).")
+                       "excerpt) or contains (the reference lies in the member); the reference's kind is "
+                       "reference.")
     add_options(p, "groups")
     _add_cache_option(p)
     _add_memory_option(p)

@@ -1258,7 +1258,29 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self.show_message(text, "info")
 
     # ------------------------------------------------------------------ closing
+    def _may_quit(self) -> bool:
+        """Whether the window may close (Quit, Ctrl+Q, the title bar's close button): always when no
+        file is marked; with marks -- the person's choice of files to move to the trash, which are kept
+        nowhere -- only when they confirm it (Quit / Cancel; Cancel is the default, so a stray Enter
+        loses nothing)."""
+        n = len(self.model.marked)  # (file ids: each marked file once)
+        if n == 0:
+            return True
+        tr = self.tr
+        return dialogs.confirm(
+            self,
+            tr("Quit simscan"),
+            tr("Quit with {0:,} files marked?").format(n) if n != 1 else tr("Quit with 1 file marked?"),
+            tr("The marks are lost when simscan quits; no file was moved. To keep them, save them as a plan "
+               "(File > Export Plan…) or move the marked files to the trash first."),
+            danger=True,
+            accept=tr("Quit"),
+        )
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._may_quit():
+            event.ignore()
+            return
         self._closing = True
         self.save_settings()
         self._regroup_timer.stop()

@@ -28,6 +28,21 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     yield
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item):
+    """Marks a test left go before pytest-qt closes its windows (its teardown wrapper runs inside this
+    one): a window with marks asks before it closes, a modal dialog no one would answer
+    (test_actions' quit test answers it)."""
+    from PySide6.QtWidgets import QApplication
+
+    from simscan.gui.mainwindow import MainWindow
+
+    for w in QApplication.topLevelWidgets():
+        if isinstance(w, MainWindow):
+            w.model.clear_marks()
+    return (yield)
+
+
 @pytest.fixture(autouse=True)
 def no_jobs_left():
     """Fail a test that leaves a QThreadPool job running (after its widgets were closed)."""

@@ -297,3 +297,55 @@ def test_open_reveal_copy(qtbot, window, corpus, monkeypatch):
     assert opened == [str(corpus / "edited.txt"), str(corpus)]
     win.copy_path()
     assert QGuiApplication.clipboard().text() == str(corpus / "edited.txt")
+
+
+def _answer_the_next_dialog(button: str | None, seen: list) -> None:
+    """Answer the dialog that the next call opens, modal, by clicking its ``button`` (its text without the
+    accelerator's &; None: the test expects no dialog, so one that shows is rejected, and ``seen`` tells
+    it), and note its (title, text, details) in ``seen``.  (A timer due at once: it runs in the dialog's
+    own event loop, or, when none opened, at the next events the test processes, finding nothing.)"""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QMessageBox
+
+    def look() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            return
+        seen.append((box.windowTitle(), box.text(), box.informativeText()))
+        if button is None:
+            box.reject()
+            return
+        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
+
+    QTimer.singleShot(0, look)
+
+
+def test_quitting_with_marks_asks_first(qtbot, window, corpus):
+    """Marks are the person's work (files chosen for the trash) and are kept nowhere: Quit (Ctrl+Q) and
+    closing the window ask first when files are marked (Cancel keeps the window and its marks), and
+    never when none is."""
+    win = window(roots=[str(corpus)])
+    win.threshold_slider.setValue(99)
+    scan(qtbot, win)
+    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
+        win.mark_all_but_reference()
+    marked = win.model.marked
+    assert len(marked) == 2  # copy.txt, utf16.txt
+    seen: list = []
+    _answer_the_next_dialog("Cancel", seen)
+    win.act_quit.trigger()  # File > Quit (Ctrl+Q where the desktop binds it: Qt's standard Quit key)
+    assert [s[:2] for s in seen] == [("Quit simscan", "Quit with 2 files marked?")]
+    assert "The marks are lost" in seen[0][2]
+    assert win.isVisible() and win.model.marked == marked  # still there, marks too
+    # The window's close button: Quit closes it.
+    _answer_the_next_dialog("Quit", seen)
+    win.close()
+    assert len(seen) == 2 and not win.isVisible()
+    # No mark: no question.
+    again = window()
+    qtbot.waitUntil(lambda: again.model.snapshot.n_groups > 0 and not again.runner.busy("group"), timeout=WAIT)
+    assert not again.model.has_marks
+    seen.clear()
+    _answer_the_next_dialog(None, seen)
+    again.act_quit.trigger()
+    assert seen == [] and not again.isVisible()
