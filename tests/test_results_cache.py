@@ -464,6 +464,33 @@ def test_a_stored_row_holds_the_packed_blob(indexed) -> None:
 
 
 
+def test_one_array_read_alone_equals_the_whole_read_and_is_checked(indexed, monkeypatch) -> None:
+    """``read_one`` (the search's cut-off for ``compare``) gives what ``read`` gives of that array, read
+    in chunks smaller than the arrays and across their bounds; {} for an array the row lacks; None for
+    no row, another floor, or a blob damaged anywhere (its digest covers the whole payload)."""
+    _, idx, _ = indexed
+    arrays = {"ids": np.arange(10_000) * 3, "scores": np.linspace(0, 100, 777), "flags": np.arange(5) % 2 == 0,
+              "search.cutoff": np.array([7, 969], np.int64)}
+    with Index.open(idx, readonly=True) as ix:
+        gen = ix.generation()
+    assert cache.store(idx, SCHEMA_VERSION, "a key", gen, 15.0, arrays)
+    monkeypatch.setattr(cache, "_READ_CHUNK", 1000)
+    with sqlite3.connect(idx) as c:
+        whole = cache.read(c, "a key", gen, 15.0)
+        assert whole is not None
+        for name, a in whole.items():
+            got = cache.read_one(c, "a key", gen, 15.0, name)
+            assert got is not None and list(got) == [name]
+            assert got[name].dtype == a.dtype and np.array_equal(got[name], a)
+        assert cache.read_one(c, "a key", gen, 15.0, "absent") == {}
+        assert cache.read_one(c, "a key", gen, 10.0, "ids") is None
+        assert cache.read_one(c, "other", gen, 15.0, "ids") is None
+        blob = bytearray(c.execute("SELECT data FROM results WHERE key = 'a key'").fetchone()[0])
+        blob[len(blob) // 2] ^= 0xFF  # inside another array than the cut-off
+        c.execute("UPDATE results SET data = ? WHERE key = 'a key'", (bytes(blob),))
+        assert cache.read_one(c, "a key", gen, 15.0, "search.cutoff") is None
+
+
 def test_a_blob_write_failing_halfway_leaves_the_cache_as_it_was(indexed, monkeypatch) -> None:
     """A failure after the zeroblob row is inserted and its first array written (out of memory while
     narrowing the second one, injected here; then Ctrl+C at the same point) rolls the whole store

@@ -843,12 +843,12 @@ def _search_cutoff(ix: Any, params: Any) -> tuple[int, ...] | None:
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
     from simscan.similarity.engine import cache_key
 
-    if not (hasattr(ix, "generation") and hasattr(ix, "has_results")):
+    if not (hasattr(ix, "generation") and hasattr(ix, "cached_result")):
         return None
     key, gen = cache_key(params), ix.generation()
     if gen is None or not ix.has_results(key, gen, DEFAULT_MIN_SIMILARITY):
         return None
-    hit = ix.cached_results(key, gen, DEFAULT_MIN_SIMILARITY)
+    hit = ix.cached_result(key, gen, DEFAULT_MIN_SIMILARITY, "search.cutoff")
     if hit is None:
         return None
     cut = hit.get("search.cutoff")

@@ -239,6 +239,53 @@ def read(conn: sqlite3.Connection, key: str, gen: int | None, floor: float) -> d
     return None if row is None else unpack(row[3], _bind(*row[:3]))
 
 
+#: Bytes of a cached blob read at once when one of its arrays is read (:func:`read_one`).
+_READ_CHUNK = 1 << 22
+
+
+def read_one(conn: sqlite3.Connection, key: str, gen: int | None, floor: float,
+             name: str) -> dict[str, np.ndarray] | None:
+    """``{name: array}`` of the row :func:`read` would read (``{}`` when the row holds no such array), or
+    None (no such row, or damage).  The blob is read a chunk at a time through incremental blob I/O,
+    for its digest, and only that array is kept: ``compare`` wants the search's cut-off, not a million
+    files' pairs (~130 MB)."""
+    if gen is None:
+        return None
+    try:
+        q = "SELECT rowid, key, generation, floor FROM results WHERE key = ? AND generation = ? AND floor = ?"
+        row = conn.execute(q, (key, gen, float(floor))).fetchone()
+        if row is None:
+            return None
+        with conn.blobopen("results", "data", row[0], readonly=True) as blob:
+            head = blob.read(len(MAGIC) + 4)
+            if not head.startswith(MAGIC):
+                return None
+            (hlen,) = struct.unpack_from("<I", head, len(MAGIC))
+            header = json.loads(blob.read(hlen))
+            start, size = len(head) + hlen, len(blob)
+            entry = next((e for e in header["arrays"] if e[0] == name), None)
+            h = xxhash.xxh3_64(repr(_bind(*row[1:])).encode())
+            want = bytearray()
+            while blob.tell() < size:
+                at = blob.tell() - start
+                chunk = blob.read(_READ_CHUNK)
+                h.update(chunk)
+                if entry is not None and at < entry[3] + entry[4] and entry[3] < at + len(chunk):
+                    want += chunk[max(0, entry[3] - at) : entry[3] + entry[4] - at]
+        if h.hexdigest() != header["xxh3"]:
+            return None
+        if entry is None:
+            return {}
+        _name, dtype, shape, _off, nbytes, stored, base = entry
+        dt, st = np.dtype(dtype), np.dtype(stored)
+        if len(want) != nbytes or nbytes != st.itemsize * int(np.prod(shape, dtype=np.int64)):
+            return None
+        a = np.frombuffer(bytes(want), st).reshape(shape)
+        return {name: a.astype(dt) + dt.type(base) if st != dt else a}
+    except (sqlite3.Error, ValueError, KeyError, TypeError, OverflowError, IndexError, struct.error):
+        return None
+
+
 def _bind(key: str, gen: int, floor: float) -> tuple[Any, ...]:
     """What a row's digest binds its payload to (as stored: the floor is a REAL)."""
     return (key, int(gen), float(floor))

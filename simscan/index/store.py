@@ -1828,6 +1828,11 @@ class Index:
         transaction) and computed at ``floor`` (:func:`simscan.index.results.read`); None otherwise."""
         return _results.read(self._conn, key, gen, floor)
 
+    def cached_result(self, key: str, gen: int | None, floor: float, name: str) -> dict[str, np.ndarray] | None:
+        """The one array ``name`` of :meth:`cached_results` (``{}`` when the row has none), without
+        holding the others (:func:`simscan.index.results.read_one`)."""
+        return _results.read_one(self._conn, key, gen, floor, name)
+
     def has_results(self, key: str, gen: int | None, floor: float) -> bool:
         """Whether :meth:`cached_results` would find a row (its blob is neither read nor checked)."""
         return _results.present(self._conn, key, gen, floor)
