@@ -321,7 +321,10 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self.act_plan = self._action(tr("Export &Plan…"), self.export_plan_dialog, "Ctrl+Shift+S", None,
                                      tr("Save the marked files, each with the file kept in its place, as a plan that "
                                         "`simscan apply` checks and applies (JSON or a shell script)"))
-        self.act_quit = self._action(tr("&Quit"), self.close, QKeySequence.StandardKey.Quit, None)
+        # The platform's Quit key, else Ctrl+Q (Qt binds none to Quit on some platforms, e.g. Windows).
+        quit_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")]
+        self.act_quit = self._action(tr("&Quit"), self.close, quit_keys[0], None)
+        self.act_quit.setShortcuts(quit_keys)
         self.act_about = self._action(tr("&About simscan"), self.about, None, None)
         self.act_code_view = self._action(
             tr("Compare Program Code by &Structure"), self.toggle_code_view, None, None,

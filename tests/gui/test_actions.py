@@ -349,3 +349,19 @@ def test_quitting_with_marks_asks_first(qtbot, window, corpus):
     _answer_the_next_dialog(None, seen)
     again.act_quit.trigger()
     assert seen == [] and not again.isVisible()
+
+
+def test_quit_has_a_key_on_every_platform(qtbot, window):
+    """Quit's key is the platform's, and Ctrl+Q where Qt binds none (offscreen here, as on Windows): the
+    key closes the window (no file marked: nothing asked)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QKeySequence
+
+    win = window()
+    standard = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit)
+    assert win.act_quit.shortcuts() == (standard or [QKeySequence("Ctrl+Q")])
+    qtbot.waitUntil(lambda: not win.runner.busy("group"), timeout=WAIT)
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=WAIT)
+    qtbot.keyClick(win, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not win.isVisible(), timeout=WAIT)
