@@ -839,20 +839,14 @@ class IndexPair(NamedTuple):
 def _search_cutoff(ix: Any, params: Any) -> tuple[int, ...] | None:
     """The common cut-off of the pair search cached in ``ix`` for ``params`` at the default threshold and
     the files as they are now: (used, usual) when the pair budget lowered it, () when not, None when no
-    such search is cached (its blob is read only when there is one)."""
+    such search is cached (only that array of it is kept, ``Index.cached_result``)."""
     from simscan.similarity import DEFAULT_MIN_SIMILARITY
-    from simscan.similarity.engine import cache_key
+    from simscan.similarity.engine import cache_key, stored_cutoff
 
     if not (hasattr(ix, "generation") and hasattr(ix, "cached_result")):
         return None
-    key, gen = cache_key(params), ix.generation()
-    if gen is None or not ix.has_results(key, gen, DEFAULT_MIN_SIMILARITY):
-        return None
-    hit = ix.cached_result(key, gen, DEFAULT_MIN_SIMILARITY, "search.cutoff")
-    if hit is None:
-        return None
-    cut = hit.get("search.cutoff")
-    return () if cut is None or np.asarray(cut).shape != (2,) else (int(cut[0]), int(cut[1]))
+    hit = ix.cached_result(cache_key(params), ix.generation(), DEFAULT_MIN_SIMILARITY, "search.cutoff")
+    return None if hit is None else (stored_cutoff(hit.get("search.cutoff")) or ())
 
 
 def _index_pair(args: argparse.Namespace, c: Any) -> IndexPair | None:
@@ -889,8 +883,8 @@ def _index_pair(args: argparse.Namespace, c: Any) -> IndexPair | None:
             changed = _changed_since_scan(ix, ids)
             searched = _search_cutoff(ix, params)
             if searched and pair is not None:  # (nothing shared at the usual cut-off: nothing at a lower one)
-                at_search, _ = pair_in_index(ix, fp, query_path, other,
-                                             dataclasses.replace(params, common_min_df=searched[0], common_fraction=0.0))
+                lowered = dataclasses.replace(params, common_min_df=searched[0], common_fraction=0.0)
+                at_search, _ = pair_in_index(ix, fp, query_path, other, lowered)
     except (IndexError_, OSError):
         return None
     if swap and left is not None:

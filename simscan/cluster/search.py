@@ -14,9 +14,10 @@ part, sort, count where each value's span reaches the pair's level in both files
 ``core.shared_counts`` counts), and the client adds the counts up, and gathers the common and
 frequent values the passages leave out.  The common cut-off needs the run lengths of every
 partition, so the tasks pair at the unlowered cut-off; when the lists under it make more incidences
-than ``pair_work`` or more distinct pairs than half ``pair_budget`` (rare: real collections stay far below
-them), the cut-off is lowered as ``core.count_runs`` lowers it and the partitions are counted again.  A worker killed mid-search costs
-Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets,
+than ``pair_work`` or more distinct pairs than half ``pair_budget`` (rare: real collections stay far
+below them), the cut-off is lowered as ``core.count_runs`` lowers it and the partitions are counted
+again (the same settling as there, written again for the tasks' futures).  A worker killed
+mid-search costs Dask a retry of its partitions.  The simhash neighbours that the scores check on the full sets,
 and the passages of the pairs kept, are weighed here by the native evidence, from the stored sets
 of their files (:func:`sets_loader`: the file rows' blobs and meta).
 """

@@ -207,17 +207,26 @@ def unpack(blob: bytes, bind: tuple[Any, ...] = ()) -> dict[str, np.ndarray] | N
         if _digest(payload, bind) != header["xxh3"]:
             return None
         out: dict[str, np.ndarray] = {}
-        for name, dtype, shape, off, nbytes, stored, base in header["arrays"]:
-            dt, st = np.dtype(dtype), np.dtype(stored)
-            if off + nbytes > len(payload) or nbytes != st.itemsize * int(np.prod(shape, dtype=np.int64)):
+        for entry in header["arrays"]:
+            a = _array(entry, payload, entry[3])
+            if a is None:
                 return None
-            a = np.frombuffer(payload, st, count=nbytes // st.itemsize, offset=off).reshape(shape)
-            if st != dt:
-                a = a.astype(dt) + dt.type(base)
-            out[name] = a
+            out[entry[0]] = a
         return out
     except (ValueError, KeyError, TypeError, OverflowError, struct.error):
         return None
+
+
+def _array(entry: list[Any], payload: Any, off: int) -> np.ndarray | None:
+    """The array of a header ``entry`` (name, dtype, shape, offset, bytes, stored dtype, base) whose
+    bytes start at ``off`` of ``payload``; None when they do not fit there or its shape.  Stored as it
+    is: a read-only view of ``payload``; narrowed: a new array."""
+    _name, dtype, shape, _at, nbytes, stored, base = entry
+    dt, st = np.dtype(dtype), np.dtype(stored)
+    if off + nbytes > len(payload) or nbytes != st.itemsize * int(np.prod(shape, dtype=np.int64)):
+        return None
+    a = np.frombuffer(payload, st, count=nbytes // st.itemsize, offset=off).reshape(shape)
+    return a.astype(dt) + dt.type(base) if st != dt else a
 
 
 def read(conn: sqlite3.Connection, key: str, gen: int | None, floor: float) -> dict[str, np.ndarray] | None:
@@ -276,12 +285,8 @@ def read_one(conn: sqlite3.Connection, key: str, gen: int | None, floor: float,
             return None
         if entry is None:
             return {}
-        _name, dtype, shape, _off, nbytes, stored, base = entry
-        dt, st = np.dtype(dtype), np.dtype(stored)
-        if len(want) != nbytes or nbytes != st.itemsize * int(np.prod(shape, dtype=np.int64)):
-            return None
-        a = np.frombuffer(bytes(want), st).reshape(shape)
-        return {name: a.astype(dt) + dt.type(base) if st != dt else a}
+        a = _array(entry, bytes(want), 0)
+        return None if a is None else {name: a}
     except (sqlite3.Error, ValueError, KeyError, TypeError, OverflowError, IndexError, struct.error):
         return None
 

@@ -312,7 +312,7 @@ def find_pair_set(
             got = _unpack_pairs(hit) if hit is not None else None
             if got is not None:
                 return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key,
-                               floor=min_similarity, cutoff=_cutoff_of(hit.get("search.cutoff")))
+                               floor=min_similarity, cutoff=stored_cutoff(hit.get("search.cutoff")))
         files = index.files()
         # (a set filtered at its own floor only: then it holds every pair that floor's search finds)
         if previous is not None and previous.key == key and previous.floor == floor:
@@ -361,7 +361,7 @@ def find_pair_set(
                    cutoff=cutoff)
 
 
-def _cutoff_of(a: np.ndarray | None) -> tuple[int, int] | None:
+def stored_cutoff(a: np.ndarray | None) -> tuple[int, int] | None:
     """A cached ``search.cutoff`` as :attr:`PairSet.cutoff` (None: absent or not two numbers)."""
     if a is None or np.asarray(a).shape != (2,):
         return None
