@@ -542,6 +542,21 @@ def plan_for_copies(groups: Sequence[Any], checksum_of: Callable[[str], str] = l
     return Plan(tuple(entries), index)
 
 
+def without_false_copies(
+    plan: Plan, checksum_of: Callable[[str], str], progress: ProgressSink = lambda p: None,
+    cancel: CancelToken | None = None,
+) -> tuple[Plan, list[str]]:
+    """``plan`` without the "content" copies that do not hold the text of the file kept in their place
+    now (:func:`true_copies`), and their paths: ``apply`` would refuse them.  The scan calls two files
+    copies when the texts it reads are the same; a web page differing from another only inside a tag
+    reads alike there, but is no copy.  ``checksum_of(path)``: the checksum the scan stored (hex, ""
+    when unknown); an entry with its kept file's checksum is a copy of its bytes, and is not read."""
+    content = [e for e in plan.entries if not (e.checksum and e.checksum == checksum_of(e.target.kept[0].path))]
+    ok = true_copies([(e.target.path, e.target.kept[0].path) for e in content], progress, cancel or CancelToken())
+    false = {e.target.path for e, good in zip(content, ok) if not good}
+    return Plan(tuple(e for e in plan.entries if e.target.path not in false), plan.index), sorted(false)
+
+
 def forget_under(index_path: Path | str | None, folders: Sequence[str]) -> int:
     """Forget every indexed file at or below ``folders`` (fingerprints and results; the files are
     not touched); returns how many were forgotten."""

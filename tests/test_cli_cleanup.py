@@ -221,3 +221,31 @@ def test_nothing_found_advises_what_can_help_for_each_kind(tmp_path: Path, capsy
     assert "no groups at 99.9% or more (lower it" in told("-m", "99.9", "--min-passage", "0")
     assert told("--kind", "empty") == "simscan: no empty files in the index.\n"
     assert told("--kind", "copies", "--format", "json") == ""  # (machine formats stay empty)
+
+
+def test_a_plan_leaves_out_copies_that_apply_would_refuse(tmp_path: Path, trash_home, capsys) -> None:
+    """Two web pages differing only inside a tag read as the same text, so the scan calls them copies; their
+    files are no copies (apply's check reads them and refuses).  `groups --plan` reads them too and leaves such
+    a page out, saying so, while a copy in another encoding (a true copy) stays in the plan and is moved."""
+    root = tmp_path / "t"
+    root.mkdir()
+    body = "".join(f"<p>{words(60 + k, 120)}</p>\n" for k in range(4))
+    (root / "page.html").write_text(f'<html><body class="a">\n{body}</body></html>\n')
+    (root / "page-copy.html").write_text(f'<html><body class="b" id="x">\n{body}</body></html>\n')
+    text = words(70, 700)
+    (root / "notes.txt").write_text(text)
+    (root / "notes-utf16.txt").write_bytes(text.encode("utf-16"))
+    for k, p in enumerate(sorted(root.iterdir())):
+        os.utime(p, ns=(T0 + k * 10**9,) * 2)
+    idx, plan_path = tmp_path / "i.sqlite3", tmp_path / "plan.json"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    pages = next(g for g in _groups(capsys, idx) if g["reference"].endswith(".html"))
+    assert sorted(m.get("copy_set") for m in pages["members"]) == [1, 1]  # the scan calls them copies
+    capsys.readouterr()
+    assert main(["groups", "--index", str(idx), "--plan", str(plan_path)]) == 0
+    err = capsys.readouterr().err
+    assert "left 1 file out of the plan" in err and "page" in err
+    assert [Path(e.target.path).name for e in read_plan(plan_path).entries] == ["notes-utf16.txt"]
+    assert main(["apply", str(plan_path)]) == 0
+    assert sorted(p.name for p in root.iterdir()) == ["notes.txt", "page-copy.html", "page.html"]
+    assert [p.name for p in (trash_home / "files").iterdir()] == ["notes-utf16.txt"]

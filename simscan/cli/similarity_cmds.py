@@ -706,16 +706,22 @@ def print_groups(args: argparse.Namespace, groups: list[Any], empty: list[str], 
 def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: str) -> None:
     """``groups --plan FILE``: the plan that moves every extra copy of the listed groups to the trash
     (``simscan apply FILE`` checks and applies it); ``t``: the file table the groups come from."""
-    from simscan.cleanup import plan_for_copies, write_plan
+    from simscan.cleanup import plan_for_copies, without_false_copies, write_plan
 
     sums = {p: (c.hex() if isinstance(c, bytes) else "") for p, c in zip(t.paths, t.checksum)}
-    plan = plan_for_copies(groups, lambda p: sums.get(p, ""), where)
+    plan, false = without_false_copies(plan_for_copies(groups, lambda p: sums.get(p, ""), where),
+                                       lambda p: sums.get(p, ""))
     try:
         write_plan(plan, args.plan)
     except OSError as e:
         raise SimscanError(f"cannot write the plan {_shown(args.plan)}: {e.strerror or e}") from e
     print(f"simscan: wrote a plan moving {len(plan.entries):,} extra copies ({human_bytes(plan.size)}) to the trash "
           f"to {_shown(args.plan)}; review it, then run `simscan apply {_shown(args.plan)}`.", file=sys.stderr)
+    if false:
+        print(f"simscan: left {len(false):,} file{'s' if len(false) != 1 else ''} out of the plan that read as copies of the file kept in their place "
+              "but differ from it in more than encoding and line endings (e.g. inside the tags of a web page, or in "
+              "indentation): `simscan compare` them, and move them by hand if you mean to: "
+              + ", ".join(_shown(p) for p in false[:5]) + (", …" if len(false) > 5 else ""), file=sys.stderr)
 
 
 def keep_rules(args: argparse.Namespace) -> Any:
