@@ -451,11 +451,13 @@ def _book_index(tmp_path: Path) -> tuple[Path, str]:
     return idx, book
 
 
-def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
-    """A short query has (almost) no posted fingerprints; it is still found in a long file."""
+@pytest.mark.parametrize("chars", [200, 400])
+def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path, chars: int) -> None:
+    """A short query has (almost) no posted fingerprints; it is still found in a long file.  Below ~300
+    units even its values of span 128 are too few: it reads every stored set, and reports that pass."""
     idx, book = _book_index(tmp_path)
     q = tmp_path / "excerpt.txt"
-    q.write_text(book[5000:5400])
+    q.write_text(book[5000 : 5000 + chars])
     from simscan.fingerprint import fingerprint_file
     from simscan.similarity.engine import MIN_POSTED_FOR_LOOKUP, coarse_values
 
@@ -464,9 +466,18 @@ def test_query_of_a_short_excerpt_scans_every_set(tmp_path: Path) -> None:
         qs = fingerprint_set(qfp)
         # Many fingerprints, but few that a long file keeps too, and fewer of them posted.
         assert qs.size > 0 and int(ix.posted_mask(coarse_values(qfp, qs)).sum()) < MIN_POSTED_FOR_LOOKUP
-        res = query(ix, q, min_similarity=0)
+        full_pass = int(ix.posted_mask(coarse_values(qfp, qs), coarse_values(qfp, qfp.meta.d)).sum()) < \
+            MIN_POSTED_FOR_LOOKUP
+        seen: list = []
+        res = query(ix, q, min_similarity=0, progress=seen.append)
     assert [Path(p.b_path).name for p in res] == ["book.txt"]
     assert res[0].containment_a > 50 and res[0].kind == "contained"
+    assert full_pass == (chars == 200)
+    if full_pass:  # the pass (seconds at a million files) is reported, from none of the 6 stored sets to all
+        assert {r.phase for r in seen} == {"sets"}
+        assert [(r.files_done, r.files_total) for r in (seen[0], seen[-1])] == [(0, 6), (6, 6)]
+    else:
+        assert seen == []
 
 
 def test_query_of_a_paragraph_uses_the_index(tmp_path: Path) -> None:
@@ -488,8 +499,10 @@ def test_query_of_a_paragraph_uses_the_index(tmp_path: Path) -> None:
             # (the 1-in-8 sample alone would have sent it to the full pass)
             found += int(ix.posted_mask(coarse_values(qfp, qs)).sum()) < MIN_POSTED_FOR_LOOKUP
             ix.iter_fingerprints = None  # the full pass is not taken: it would fail now
-            res = query(ix, q, min_similarity=0)
+            seen: list = []
+            res = query(ix, q, min_similarity=0, progress=seen.append)
         assert [Path(p.b_path).name for p in res] == ["book.txt"], at
+        assert seen == []  # (no pass, nothing to report)
         assert res[0].kind == "contained" and res[0].containment_a > 50
     assert found >= 6  # most of the 8 excerpts
 

@@ -780,10 +780,13 @@ def query_files(args: argparse.Namespace, index: Any) -> tuple[list[Any], int]:
     for f in args.files:
         problem = _unreadable(f) if not os.path.isfile(f) else None
         if problem is None:
+            bar = _progress_bar()  # (a short text's pass over every stored set takes seconds)
             try:
-                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params))
+                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params, progress=bar))
             except OSError as e:
                 problem = FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}")
+            finally:
+                bar.finish()
         if problem is not None:
             if len(args.files) == 1:
                 raise problem
@@ -885,7 +888,11 @@ def _index_pair(args: argparse.Namespace, c: Any) -> IndexPair | None:
             else:
                 return None
             fp = fingerprint_path(query_path)
-            pair, left = pair_in_index(ix, fp, query_path, other, params)
+            bar = _progress_bar()  # (its pass over every stored set: seconds at a million files)
+            try:
+                pair, left = pair_in_index(ix, fp, query_path, other, params, bar)
+            finally:
+                bar.finish()
             changed = _changed_since_scan(ix, ids)
             searched = _search_cutoff(ix, params)
             if searched and pair is not None:  # (nothing shared at the usual cut-off: nothing at a lower one)

@@ -579,6 +579,7 @@ def query(
     *,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    progress: ProgressSink | None = None,
 ) -> list[Pair]:
     """Indexed files similar to the file at ``path`` (which need not be indexed).
 
@@ -586,7 +587,8 @@ def query(
     :func:`query_fingerprints`.  Raises OSError when the file cannot be read.
     """
     qpath = os.path.abspath(os.fspath(path))
-    return query_fingerprints(index, fingerprint_path(qpath), qpath, min_similarity=min_similarity, params=params)
+    return query_fingerprints(index, fingerprint_path(qpath), qpath, min_similarity=min_similarity, params=params,
+                              progress=progress)
 
 
 #: A query file with fewer posted fingerprints (among ``coarse_values``) than this is looked up
@@ -619,10 +621,15 @@ def coarse_values(fp: Fingerprints, qset: np.ndarray) -> np.ndarray:
 _SCAN_CHUNK = 4096
 
 
-def _scan_holders(index: Any, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+#: The phase of :func:`_scan_holders`' reports (files: the stored sets read).
+SETS_PHASE = "sets"
+
+
+def _scan_holders(index: Any, qset: np.ndarray, progress: ProgressSink | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(values, file_ids) of every stored (value, file) with value in ``qset``, by reading all
     stored fingerprint sets in one streamed pass (exact, unlike the sampled inverted index; about
-    2 s per million files, paid only by queries of short files)."""
+    2.5-4 s per million files, paid only by queries of short texts and ``compare``, so it reports
+    :data:`SETS_PHASE` to ``progress``)."""
     if qset.size == 0:
         return np.empty(0, np.uint64), np.empty(0, np.int64)
     holders = getattr(index, "holders", None)
@@ -632,6 +639,9 @@ def _scan_holders(index: Any, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     if batches is None:  # pragma: no cover - another index implementation
         return index.files_with_fingerprints(qset)
     qs = np.unique(np.asarray(qset, dtype=np.uint64))
+    report = Throttle(progress) if progress is not None else None
+    total = index.file_count() if report is not None and hasattr(index, "file_count") else None
+    done = 0
     # Membership by the values' low 16 bits first (a 64 KB table: one gather a value), then exactly
     # for the few that pass: cheaper than a binary search or np.isin over every stored value.
     table = np.zeros(1 << 16, dtype=bool)
@@ -639,18 +649,25 @@ def _scan_holders(index: Any, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     out_v: list[np.ndarray] = []
     out_f: list[np.ndarray] = []
     for ids, offsets, values in batches(SCORE_KIND, rows=_SCAN_CHUNK):
+        if report is not None:
+            report.report(Progress(SETS_PHASE, done, total))
+            done += ids.size
         # Each value's low 16 bits: the first two bytes of its little-endian form (no copy here).
         maybe = np.flatnonzero(table[values.astype("<u8", copy=False).view("<u2")[::4]])
         hit = maybe[np.isin(values[maybe], qs)] if maybe.size else maybe
         if hit.size:
             out_v.append(values[hit])
             out_f.append(ids[np.searchsorted(offsets, hit, side="right") - 1])
+    if report is not None:
+        report.report(Progress(SETS_PHASE, done, done), force=True)  # (the total counted files without sets too)
     if not out_v:
         return np.empty(0, np.uint64), np.empty(0, np.int64)
     return np.concatenate(out_v), np.concatenate(out_f)
 
 
-def _candidates(index: Any, fp: Fingerprints, qset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _candidates(
+    index: Any, fp: Fingerprints, qset: np.ndarray, progress: ProgressSink | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(ids of files holding values of ``qset``, ids of copies too short for a fingerprint) that a
     query of ``fp`` (``qset``: its values, its meta aligned) looks at: by the inverted index, or by a
     pass over every stored set when the file holds too few posted values."""
@@ -670,7 +687,7 @@ def _candidates(index: Any, fp: Fingerprints, qset: np.ndarray) -> tuple[np.ndar
     # A short file has few or no posted values, so the inverted index would miss most files sharing
     # its few fingerprints: scan every stored set instead, and look up copies too short to have
     # fingerprints by their content hash.
-    return _scan_holders(index, np.unique(qset))[1], _copies(index, fp)
+    return _scan_holders(index, np.unique(qset), progress)[1], _copies(index, fp)
 
 
 def _own_ids(index: Any, path: str) -> list[int]:
@@ -681,7 +698,9 @@ def _own_ids(index: Any, path: str) -> list[int]:
         return []
 
 
-def _holders_once(index: Any, values: np.ndarray, memo: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _holders_once(
+    index: Any, values: np.ndarray, memo: dict[str, Any], progress: ProgressSink | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_scan_holders` of the sorted distinct ``values``, from the pass kept in ``memo`` when it
     looked for all of them (the second view's call: the files scored are the same, and the first
     pass took every value of the query's, see ``query_fingerprints``), else by a new pass kept there."""
@@ -689,7 +708,7 @@ def _holders_once(index: Any, values: np.ndarray, memo: dict[str, np.ndarray]) -
     if have is not None and bool(np.isin(values, have).all()):
         keep = np.isin(memo["hv"], values)
         return memo["hv"][keep], memo["hf"][keep]
-    hv, hf = _scan_holders(index, values)
+    hv, hf = _scan_holders(index, values, progress)
     memo.update(values=values, hv=hv, hf=hf)
     return hv, hf
 
@@ -746,6 +765,7 @@ def query_fingerprints(
     explain: dict[tuple[int, int], LeftOut] | None = None,
     exact_df: bool = False,
     only: Sequence[int] | None = None,
+    progress: ProgressSink | None = None,
 ) -> list[Pair]:
     """Indexed files similar to a fingerprinted file (``qpath``: its absolute path, for display
     and to leave the file itself out).  ``explain``: receives, per (file id, view), what the
@@ -763,7 +783,8 @@ def query_fingerprints(
     ``exact_df`` counts every holder instead, by a pass over every stored set (``compare``: the
     number ``pairs`` gives while both use the same common cut-off, see ARCHITECTURE; ~2.5-3.5 s a
     million files; one pass serves both views).  ``only``: score these indexed files alone, found
-    or not by the postings, without looking anything up (``compare``: its other file).
+    or not by the postings, without looking anything up (``compare``: its other file).  ``progress``:
+    receives the pass over every stored set, when there is one (:data:`SETS_PHASE`).
     """
     # As the pair search: each view down to the default threshold at most, merged, then filtered.
     floor = min(min_similarity, DEFAULT_MIN_SIMILARITY)
@@ -772,13 +793,14 @@ def query_fingerprints(
         extra = None if only is None else np.asarray(only, np.int64)
         # One pass serves both views: the first looks for every value of the query's, both views' too.
         df_pass = {"prime": np.unique(np.concatenate((fp.rolling, fp.anchored)))} if exact_df else None
-        found = _query(index, view_fingerprints(fp, TEXT), qpath, floor, params, TEXT, explain, df_pass, extra)
+        found = _query(index, view_fingerprints(fp, TEXT), qpath, floor, params, TEXT, explain, df_pass, extra,
+                       progress)
         if params.code_view and has_code_view(fp):
             # The higher unrounded best score wins, and the longer passage of the two stays, as in the
             # pair search (``views.merge_best``).
             best = {p.b_id: (p, raw) for p, raw in found}
             for p, raw in _query(index, view_fingerprints(fp, CODE), qpath, floor, params, CODE, explain,
-                                 df_pass, extra):
+                                 df_pass, extra, progress):
                 have = best.get(p.b_id)
                 if have is None:
                     best[p.b_id] = (p, raw)
@@ -810,6 +832,7 @@ class LeftOut:
 
 def pair_in_index(
     index: Any, fp: Fingerprints, path: str, other_id: int, params: SimilarityParams = DEFAULT_SIM_PARAMS,
+    progress: ProgressSink | None = None,
 ) -> tuple[Pair | None, LeftOut | None]:
     """The pair of a fingerprinted file (``path``) with the indexed file ``other_id`` as the pair
     search and ``query`` score it (values common in the index and common text left out), and what
@@ -817,7 +840,7 @@ def pair_in_index(
     is None when they share nothing the index counts."""
     explain: dict[tuple[int, int], LeftOut] = {}
     got = [p for p in query_fingerprints(index, fp, path, min_similarity=0, params=params, explain=explain,
-                                         exact_df=True, only=_own_ids(index, path) + [other_id])
+                                         exact_df=True, only=_own_ids(index, path) + [other_id], progress=progress)
            if p.b_id == other_id]
     if not got:
         return None, explain.get((other_id, TEXT))
@@ -844,6 +867,7 @@ def _query(
     index: Any, fp: Fingerprints, qpath: str, min_similarity: float, params: SimilarityParams, view: int = TEXT,
     explain: dict[tuple[int, int], LeftOut] | None = None, df_pass: dict[str, np.ndarray] | None = None,
     only: np.ndarray | None = None,
+    progress: ProgressSink | None = None,
 ) -> list[tuple[Pair, float]]:
     """Files similar to ``fp`` (the values of one ``view``, its meta aligned), scored on that view of
     theirs by their evidence (``evidence``: exact counts at each pair's window, and passages): (pair,
@@ -854,7 +878,7 @@ def _query(
     if only is not None:  # the files the caller names (compare), whatever the postings would find
         fids, copies = np.asarray(only, np.int64), np.empty(0, np.int64)
     else:
-        fids, copies = _candidates(index, fp, qset)
+        fids, copies = _candidates(index, fp, qset, progress)
     if fids.size == 0 and copies.size == 0:
         return []
     qraw = os.fsencode(qpath)
@@ -880,7 +904,7 @@ def _query(
     # ``exact_df``: every holder of those values instead, found by a pass over every stored set (as
     # the pair search counts them: compare then gives the pair the number pairs gives it).
     if df_pass is not None:
-        hv, hf = _holders_once(index, np.union1d(values, df_pass["prime"]), df_pass)
+        hv, hf = _holders_once(index, np.union1d(values, df_pass["prime"]), df_pass, progress)
         holders, at = np.unique(hf, return_inverse=True)  # contents looked up once a file, not once a value
         uv, dfc = _doc_freq(hv, _contents(_file_rows(index, holders), holders)[at])
         del hv, hf, at
