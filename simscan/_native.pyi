@@ -119,6 +119,12 @@ def partition_counts(
     pairs were more than ``key_limit`` and none are given); ``threads``: threads that make and sort
     the pairs (the result does not depend on it)."""
 
+def merge_counts(
+    keys: list[npt.NDArray[np.int64]], counts: list[npt.NDArray[np.int32]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """Batches of (sorted distinct pair keys, counts) merged (``simscan_core::runs::merge_counts``): sorted
+    distinct keys, counts summed (saturating).  Raises ValueError for a batch out of order."""
+
 def place_groups(
     n: int, walk_pos: npt.NDArray[np.int64], walk_unit: npt.NDArray[np.int64], walk_start: npt.NDArray[np.int64],
     walk_end: npt.NDArray[np.int64], dst: npt.NDArray[np.int32], score: npt.NDArray[np.float64],

@@ -308,3 +308,25 @@ def test_held_runs_counted_again_give_no_more_pairs_than_the_bound(monkeypatch) 
     assert rare[2].tolist() == [2, 50]  # (the bound's cut-off: 90 distinct pairs at the work's)
     assert keys.tolist() == [20 * n + 21, 22 * n + 23, 24 * n + 25] and counts.tolist() == [1, 1, 1]
     assert max(given) <= params.pair_budget
+
+
+def test_merged_batches_equal_a_plain_sum() -> None:
+    """``core.merge_counts`` (a native k-way merge of the pair search's batches) gives the sorted distinct keys
+    with each key's counts summed, as a plain dict does, and empties the lists; a batch out of order is refused."""
+    rng = np.random.default_rng(7)
+    for case in range(200):
+        keys, counts, want = [], [], defaultdict(int)
+        for _ in range(int(rng.integers(0, 7))):
+            k = np.unique(rng.integers(0, int(rng.integers(1, 400)), int(rng.integers(0, 300)))).astype(np.int64)
+            c = rng.integers(1, 50, k.size).astype(np.int32)
+            for key, n in zip(k.tolist(), c.tolist()):
+                want[key] += n
+            keys.append(k)
+            counts.append(c)
+        got_k, got_c = core.merge_counts(keys, counts)
+        assert keys == [] and counts == []
+        assert got_k.dtype == np.int64 and got_c.dtype == np.int32
+        assert list(zip(got_k.tolist(), got_c.tolist())) == sorted(want.items()), case
+    with pytest.raises(ValueError):
+        core.merge_counts([np.array([3, 1], np.int64), np.array([2], np.int64)],
+                          [np.ones(2, np.int32), np.ones(1, np.int32)])

@@ -348,7 +348,7 @@ def partition_counts(
             oa, ob = oa[ok], ob[ok]
         k, c = np.unique(np.minimum(oa, ob) * n + np.maximum(oa, ob), return_counts=True)
         keys.append(k)
-        counts.append(c)
+        counts.append(c.astype(np.int32))
         waiting += k.size
         # Merged as they come (a pair shares values in many runs: the work's incidences can be many
         # times its distinct pairs), so that at most about twice the distinct pairs wait, and a
@@ -368,20 +368,11 @@ def partition_counts(
 
 
 def merge_counts(keys: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct keys with the summed counts of each (int64 keys, int32 counts)."""
-    if not keys:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
-    k = np.concatenate(keys)
-    c = np.concatenate(counts).astype(np.int64)
-    if len(keys) > 1:
-        o = np.argsort(k, kind="stable")
-        k, c = k[o], c[o]
-        first = np.ones(k.size, bool)
-        first[1:] = k[1:] != k[:-1]
-        st = np.flatnonzero(first)
-        c = np.add.reduceat(c, st) if st.size else c
-        k = k[st]
-    return k, c.astype(np.int32)
+    """Sorted distinct keys with the summed counts of each (int64 keys, int32 counts), of batches of
+    sorted distinct keys (``core.merge_counts`` on copies of the lists: the callers keep theirs)."""
+    from simscan.similarity.core import merge_counts as merged
+
+    return merged(list(keys), list(counts))
 
 
 # ------------------------------------------------------------------ query

@@ -925,6 +925,28 @@ fn partition_counts<'py>(
         .into_pyobject(py)
 }
 
+/// Batches of (sorted distinct pair keys, counts) merged (`simscan_core::runs::merge_counts`):
+/// (sorted distinct keys int64, summed counts int32).
+#[pyfunction]
+fn merge_counts<'py>(
+    py: Python<'py>,
+    keys: Vec<PyReadonlyArray1<'py, i64>>,
+    counts: Vec<PyReadonlyArray1<'py, i32>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let ks = keys
+        .iter()
+        .map(|k| k.as_slice())
+        .collect::<Result<Vec<_>, _>>()?;
+    let cs = counts
+        .iter()
+        .map(|c| c.as_slice())
+        .collect::<Result<Vec<_>, _>>()?;
+    let (k, c) = detached(py, || runs::merge_counts(&ks, &cs))?.ok_or_else(|| {
+        PyValueError::new_err("merge_counts: a batch is not sorted distinct keys with a count each")
+    })?;
+    (PyArray1::from_vec(py, k), PyArray1::from_vec(py, c)).into_pyobject(py)
+}
+
 /// The sequential half of grouping (`simscan_core::grouping::place`): the walk (visit position,
 /// unit, edge range of each unit with edges, in visit order), the edge columns (partner unit, best
 /// score, pair index), per unit below `n` its file count and whether it is marked (under a
@@ -1045,6 +1067,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(anchored_levels, m)?)?;
     m.add_function(wrap_pyfunction!(pair_evidence, m)?)?;
     m.add_function(wrap_pyfunction!(partition_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
     m.add_function(wrap_pyfunction!(place_groups, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_version, m)?)?;
     sketches::register(m)?;
