@@ -28,6 +28,7 @@ from simscan.cli.similarity_cmds import (
     print_query,
     query_files,
     reference_roots,
+    warn_crowded,
     warn_cutoff,
 )
 
@@ -166,6 +167,7 @@ def _pair_set(args: argparse.Namespace, client: Any, store: Any, roots: Sequence
     finally:
         bar.finish()
     warn_cutoff(ps)
+    warn_crowded(ps)
     return ps
 
 

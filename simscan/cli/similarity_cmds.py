@@ -506,6 +506,13 @@ def _add_memory_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive(value: str) -> int:
+    v = _count(value)
+    if v < 2:
+        raise argparse.ArgumentTypeError("must be 2 or more")
+    return v
+
+
 def _megabytes(value: str) -> int:
     v = _count(value)
     if v == 0:
@@ -523,10 +530,19 @@ def _add_view_option(p: argparse.ArgumentParser) -> None:
 
 
 def _add_ignore_option(p: argparse.ArgumentParser) -> None:
+    from simscan.similarity import SimilarityParams
+
     p.add_argument(
         "--ignore-text", action="append", default=[], metavar="FILE",
         help="text that counts nowhere (repeatable): e.g. the question or template every answer repeats, so "
         "that answers are not similar for repeating it. Its passages are left out of every file's score",
+    )
+    default = SimilarityParams().common_min_df
+    p.add_argument(
+        "--common-cutoff", type=_positive, default=default, metavar="N",
+        help=f"text held by more than N indexed files (or by more than 0.1%% of them when that is more) counts "
+        f"nowhere, as licences and templates (default {default}). Raise it when a folder holds more versions of "
+        "one document than that: they are then paired by all their text, at more time and memory",
     )
 
 
@@ -544,7 +560,8 @@ def params_from_args(args: argparse.Namespace) -> Any:
         name = _shown(e.filename) if isinstance(e.filename, str) else "a text to ignore"
         raise FileProblem(f"cannot read {name}: {e.strerror or e}", "Check the --ignore-text path.") from e
     return SimilarityParams(code_view=not args.no_code_view, ignore_values=ignored,
-                            min_passage=getattr(args, "min_passage", DEFAULT_MIN_PASSAGE))
+                            min_passage=getattr(args, "min_passage", DEFAULT_MIN_PASSAGE),
+                            common_min_df=args.common_cutoff)
 
 
 def _progress_bar() -> Any:
@@ -565,6 +582,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
         bar.finish()
         _warn_incomplete(index)
     warn_cutoff(ps)
+    warn_crowded(ps)
     print_pairs(args, ps)
     return 0
 
@@ -594,6 +612,20 @@ def warn_cutoff(ps: Any) -> None:
           f"by more than {used:,} files (usually {usual:,}) counted nowhere, so files with many versions may be "
           "missing from these results or score lower. `simscan compare A B` shows two files' own figures.",
           file=sys.stderr)
+
+
+def warn_crowded(ps: Any) -> None:
+    """Say (stderr) when more files than the common cut-off are mostly text that more files than it hold
+    (``PairSet.crowded``): what a family of more near-copies of one text than that looks like, which is
+    then paired only by its edits.  Templates and licences repeated that often look the same, so it says
+    both, and how to count such text."""
+    if getattr(ps, "crowded", None) is None:
+        return
+    files, cut = ps.crowded
+    print(f"simscan: note: {files:,} files are mostly text that more than {cut:,} indexed files hold (a template "
+          "or licence, or more versions of one text than that). Such text counts nowhere, so near-copies of it are "
+          "paired only by what they do not share and may be missing from these results. If they are versions of "
+          "one document, --common-cutoff N with N above their number counts it.", file=sys.stderr)
 
 
 def _warn_incomplete(index: Any) -> None:
@@ -662,6 +694,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
         bar.finish()
         _warn_incomplete(index)
     warn_cutoff(ps)
+    warn_crowded(ps)
     if columns:
         write_group_rows(rows, args.format, _out())
         return 0

@@ -251,12 +251,12 @@ def find_pair_set(
     load = sets_loader(store, files)
     text = StoreSets(client, store, TEXT, ignored, load)
     code = StoreSets(client, store, CODE, ignored, load) if params.code_view and has_code_view(store) else None
-    report, lowered = _noting_cutoff(progress_reporter(progress))
+    report, lowered, crowded = _noting_cutoff(progress_reporter(progress))
     pa_ = pair_arrays_by_view(files, text, code, min_similarity=min(min_similarity, DEFAULT_MIN_SIMILARITY),
                               params=params, cancel=cancel, report=report,
                               reference_roots=reference_roots, places=load)
     return PairSet(files, _filter(pa_, min_similarity, params.min_passage), floor=min_similarity,
-                   cutoff=tuple(lowered) if lowered else None)
+                   cutoff=tuple(lowered) if lowered else None, crowded=tuple(crowded) if crowded else None)
 
 
 class StoreIndex:

@@ -948,6 +948,10 @@ def compute_pair_arrays(
     common, frequent = rare[:2]
     if len(rare) > 2 and report and rare[2][0] < rare[2][1]:
         report("cutoff", int(rare[2][0]), int(rare[2][1]))  # (``engine.find_pair_set`` tells the person)
+    if len(rare) > 2 and report:
+        crowded = mostly_common(full_size[:, 0], kept_size[:, 0])
+        if crowded > int(rare[2][0]):  # (``engine.find_pair_set`` tells the person)
+            report("crowded", crowded, int(rare[2][0]))
     ignored = params.ignored()
     if ignored.size:
         common = np.union1d(common, ignored)
@@ -1171,6 +1175,23 @@ def _evidence_in_chunks(
     finally:
         worker.shutdown(cancel_futures=True)
     return ok, inter, na, nb, longest, shared
+
+
+#: Fewest values of a file for :func:`mostly_common` to count it (a tiny file's few values say little).
+CROWDED_MIN_VALUES = 10
+
+
+def mostly_common(full: np.ndarray, kept: np.ndarray) -> int:
+    """How many files (``full``: each one's values, ``kept``: those of them not common) are *mostly
+    common*: of at least :data:`CROWDED_MIN_VALUES` values, more than half held by more files than the
+    common cut-off.  More such files than the cut-off is what a family of more near-copies of one text
+    than the cut-off looks like (each holds its text's values, which are then common: the family is
+    paired only by its edits); it is also what templates and licences repeated that often look like.
+    On the evaluation corpus none are; 35 of 6,709 in /usr/share/doc with Python's packages (their
+    copyright files), 172 of 10,355 in Python's library with a virtual environment, 11,255 of 19,737
+    files in clusters of 100 near-copies (``groups_clusters.py --paragraphs 200``)."""
+    full = np.asarray(full, np.int64)
+    return int(np.count_nonzero((full >= CROWDED_MIN_VALUES) & (2 * np.asarray(kept, np.int64) < full)))
 
 
 def take_pairs(pa: PairArrays, sel: np.ndarray) -> PairArrays:

@@ -219,6 +219,10 @@ class PairSet:
     #: (the common cut-off the search used, the one it would have used) when the pair budget lowered it:
     #: text held by more files than the first counted nowhere (None: not lowered).
     cutoff: tuple[int, int] | None = None
+    #: (how many files are mostly common text, the cut-off) when they are more than the cut-off
+    #: (``core.mostly_common``): near-copies of a text held by more files than it may be in no pair
+    #: (None: not so, or not known).
+    crowded: tuple[int, int] | None = None
 
 
 def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArrays:
@@ -232,7 +236,9 @@ def _filter(pa: PairArrays, min_similarity: float, min_passage: int) -> PairArra
     return take_pairs(pa, keep)
 
 
-def _pack_pairs(files: Any, pa: PairArrays, cutoff: tuple[int, int] | None = None) -> dict[str, np.ndarray]:
+def _pack_pairs(
+    files: Any, pa: PairArrays, cutoff: tuple[int, int] | None = None, crowded: tuple[int, int] | None = None,
+) -> dict[str, np.ndarray]:
     from simscan.index.results import pack_file_table
 
     out: dict[str, np.ndarray] = {}
@@ -241,6 +247,8 @@ def _pack_pairs(files: Any, pa: PairArrays, cutoff: tuple[int, int] | None = Non
         out["pairs." + f] = getattr(pa, f)
     if cutoff is not None:
         out["search.cutoff"] = np.array(cutoff, np.int64)
+    if crowded is not None:
+        out["search.crowded"] = np.array(crowded, np.int64)
     return out
 
 
@@ -312,7 +320,8 @@ def find_pair_set(
             got = _unpack_pairs(hit) if hit is not None else None
             if got is not None:
                 return PairSet(got[0], _filter(got[1], min_similarity, params.min_passage), cached=True, key=key,
-                               floor=min_similarity, cutoff=stored_cutoff(hit.get("search.cutoff")))
+                               floor=min_similarity, cutoff=stored_cutoff(hit.get("search.cutoff")),
+                               crowded=stored_cutoff(hit.get("search.crowded")))
         files = index.files()
         # (a set filtered at its own floor only: then it holds every pair that floor's search finds)
         if previous is not None and previous.key == key and previous.floor == floor:
@@ -320,13 +329,13 @@ def find_pair_set(
                                           lambda a, b: _same_fingerprints(index, a, b))
             if derived is not None:  # (the same distinct contents: the same cut-off)
                 stored = bool(can_cache and gen is not None and _store(index, key, gen, previous.floor, files, derived,
-                                                                       previous.cutoff))
+                                                                       previous.cutoff, previous.crowded))
                 return PairSet(files, _filter(derived, min_similarity, params.min_passage), stored=stored, derived=True, key=key,
-                               floor=min_similarity, cutoff=previous.cutoff)
+                               floor=min_similarity, cutoff=previous.cutoff, crowded=previous.crowded)
         identity = _identity(index, files)
         if gen is None and hasattr(index, "generation"):
             gen = index.generation()
-        report, lowered = _noting_cutoff(progress_reporter(progress))
+        report, lowered, crowded = _noting_cutoff(progress_reporter(progress))
         if hasattr(index, "stored_sets") and hasattr(index, "iter_fingerprints"):
             # In slices (``slices``), in this read snapshot: the values wait in partitions, in memory
             # up to the budget and in files past it, and a few files' sets are read again later.
@@ -356,13 +365,15 @@ def find_pair_set(
             )
             del ids, offsets, values, spans
     cutoff = tuple(lowered) if lowered else None
-    stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa, cutoff))
+    many = tuple(crowded) if crowded else None
+    stored = bool(can_cache and gen is not None and _store(index, key, gen, floor, files, pa, cutoff, many))
     return PairSet(files, _filter(pa, min_similarity, params.min_passage), stored=stored, key=key, floor=min_similarity,
-                   cutoff=cutoff)
+                   cutoff=cutoff, crowded=many)
 
 
 def stored_cutoff(a: np.ndarray | None) -> tuple[int, int] | None:
-    """A cached ``search.cutoff`` as :attr:`PairSet.cutoff` (None: absent or not two numbers)."""
+    """A cached ``search.cutoff`` (``search.crowded``) as :attr:`PairSet.cutoff` (``crowded``; None:
+    absent or not two numbers)."""
     if a is None or np.asarray(a).shape != (2,):
         return None
     return int(a[0]), int(a[1])
@@ -370,19 +381,26 @@ def stored_cutoff(a: np.ndarray | None) -> tuple[int, int] | None:
 
 def _noting_cutoff(
     report: Callable[[str, int, int], None] | None,
-) -> tuple[Callable[[str, int, int], None], list[int]]:
-    """``report`` (None: nothing) that also keeps, in the list it returns, (the common cut-off used,
-    the one before the pair budget) when a view's search lowered it (its ``cutoff`` report)."""
+) -> tuple[Callable[[str, int, int], None], list[int], list[int]]:
+    """``report`` (None: nothing) that also keeps, in the lists it returns, (the common cut-off used,
+    the one before the pair budget) when a view's search lowered it (its ``cutoff`` report), and (the
+    most files a view found mostly common, that view's cut-off) when they were more than it (its
+    ``crowded`` report: ``core.mostly_common``)."""
     lowered: list[int] = []
+    crowded: list[int] = []
 
     def noting(phase: str, done: int, total: int) -> None:
-        if phase.rpartition(":")[2] == "cutoff":
+        what = phase.rpartition(":")[2]
+        if what == "cutoff":
             if not lowered or done < lowered[0]:
                 lowered[:] = [done, total]
+        elif what == "crowded":
+            if not crowded or done > crowded[0]:
+                crowded[:] = [done, total]
         elif report is not None:
             report(phase, done, total)
 
-    return noting, lowered
+    return noting, lowered, crowded
 
 
 def _spill_dir(index: Any) -> str | None:
@@ -416,10 +434,10 @@ def _places_loader(index: Any, files: Any, ids: np.ndarray, gen: int | None) -> 
 
 
 def _store(index: Any, key: str, gen: int, floor: float, files: Any, pa: PairArrays,
-           cutoff: tuple[int, int] | None = None) -> bool:
+           cutoff: tuple[int, int] | None = None, crowded: tuple[int, int] | None = None) -> bool:
     """Write a pair set to the results cache, best-effort: False when it was not stored."""
     try:
-        return bool(index.store_results(key, gen, floor, _pack_pairs(files, pa, cutoff)))
+        return bool(index.store_results(key, gen, floor, _pack_pairs(files, pa, cutoff, crowded)))
     except (ValueError, TypeError, MemoryError):
         return False
 
