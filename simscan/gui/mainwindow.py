@@ -768,15 +768,23 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def _cutoff_text(self) -> str | None:
         """The banner's warning while the results shown come from a search whose common cut-off the pair
-        budget lowered (``engine.PairSet.cutoff``; the command line says the same), None once they do
-        not (``MessageBar.recheck`` then hides it)."""
-        cutoff = getattr(self.results.pair_set, "cutoff", None) if self.results is not None else None
-        if cutoff is None:
-            return None
-        return self.tr("These results are incomplete: the index holds too many shared passages for the pair "
-                       "search's budget, so text held by more than {0:,} files (usually {1:,}) counted nowhere. "
-                       "Files with many versions may be missing or score lower; compare two of them to see "
-                       "their own figures.").format(*cutoff)
+        budget lowered (``engine.PairSet.cutoff``; the command line says the same), or that found more
+        files mostly common than the cut-off (``PairSet.crowded``), None once they do not
+        (``MessageBar.recheck`` then hides it)."""
+        ps = self.results.pair_set if self.results is not None else None
+        cutoff = getattr(ps, "cutoff", None)
+        if cutoff is not None:
+            return self.tr("These results are incomplete: the index holds too many shared passages for the pair "
+                           "search's budget, so text held by more than {0:,} files (usually {1:,}) counted nowhere. "
+                           "Files with many versions may be missing or score lower; compare two of them to see "
+                           "their own figures.").format(*cutoff)
+        crowded = getattr(ps, "crowded", None)  # (``core.mostly_common``: the command line says the same)
+        if crowded is not None:
+            return self.tr("{0:,} files are mostly text that more than {1:,} indexed files hold: a template or "
+                           "licence, or more versions of one text than that. Such text counts nowhere, so "
+                           "near-copies of it may be missing here; the command line's --common-cutoff counts "
+                           "it (simscan groups --common-cutoff N).").format(*crowded)
+        return None
 
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results

@@ -28,3 +28,30 @@ def test_the_window_says_when_the_cut_off_was_lowered(qtbot, window, corpus, mon
     monkeypatch.setattr(jobs, "similarity_params", real)
     scan(qtbot, win)
     assert win.results.pair_set.cutoff is None and win.message.isHidden()
+
+
+def test_the_window_says_when_many_files_are_mostly_common_text(qtbot, window, tmp_path, monkeypatch) -> None:
+    """60 versions of one text (1 % of their words changed) hold text that more than 50 files (the cut-off) hold:
+    a banner says so, and goes once they are no longer so many (20 moved out of the folder: 40 left)."""
+    import random
+    import shutil
+
+    from similarity_support import words
+
+    root = tmp_path / "letters"
+    root.mkdir()
+    base = words(90, 500).split()
+    rng = random.Random(5)
+    for k in range(60):
+        (root / f"v{k:03d}.txt").write_text(" ".join(rng.choice(base) + "x" if rng.random() < 0.01 else w
+                                                     for w in base))
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    crowded = win.results.pair_set.crowded
+    assert crowded is not None and crowded[0] > 50 and crowded[1] == 50
+    text = win.message.text.text()
+    assert not win.message.isHidden() and f"{crowded[0]:,} files are mostly text" in text and "--common-cutoff" in text
+    for k in range(20):
+        shutil.move(root / f"v{k:03d}.txt", tmp_path / f"v{k:03d}.txt")
+    scan(qtbot, win)
+    assert win.results.pair_set.crowded is None and win.message.isHidden()
