@@ -54,6 +54,10 @@ Sink = Callable[[Progress], None]
 #: default threshold, chosen on the evaluation corpus: lower values mostly add noise.
 PAIR_FLOOR = DEFAULT_MIN_SIMILARITY
 
+#: Text held by more files than this counts nowhere unless the person chose another (View > Text Held by
+#: Many Files…; the command line's --common-cutoff).
+DEFAULT_COMMON_CUTOFF = SimilarityParams().common_min_df
+
 
 @dataclass(frozen=True)
 class Results:
@@ -195,6 +199,7 @@ def load(
     keep: KeepRules = DEFAULT_KEEP,
     scope: Scope = ALL,
     min_passage: int = DEFAULT_MIN_PASSAGE,
+    common_cutoff: int = DEFAULT_COMMON_CUTOFF,
 ) -> Results:
     """Read the index: files, pairs above :data:`PAIR_FLOOR` (or sharing a passage of ``min_passage``
     characters), groups at ``threshold``.
@@ -207,7 +212,7 @@ def load(
     if not index_path.exists():
         return Results(index_path, False, None, None, np.zeros(0), Snapshot.empty(threshold), min_passage=min_passage)
     if params is None:
-        params = similarity_params(code_view, ignore, min_passage)
+        params = similarity_params(code_view, ignore, min_passage, common_cutoff)
     progress(Progress("load", message=str(index_path)))
     with gc_paused():
         with Index.open(index_path, readonly=True) as idx:
@@ -228,9 +233,13 @@ def load(
                    code_view, tuple(ignore), tuple(preferred), params.min_passage)
 
 
-def similarity_params(code_view: bool, ignore: Sequence[str], min_passage: int = DEFAULT_MIN_PASSAGE) -> SimilarityParams:
+def similarity_params(
+    code_view: bool, ignore: Sequence[str], min_passage: int = DEFAULT_MIN_PASSAGE,
+    common_cutoff: int = DEFAULT_COMMON_CUTOFF,
+) -> SimilarityParams:
     """The pair search's settings from the window's (``min_passage``: a pair sharing a passage of that
-    many characters is listed whatever its share; 0: by share only): a text to ignore that cannot be
+    many characters is listed whatever its share; 0: by share only; ``common_cutoff``: text held by more
+    files counts nowhere, ``SimilarityParams.common_min_df``): a text to ignore that cannot be
     read (moved, deleted) is an error saying how to stop ignoring it, not a silent change of the results."""
     try:
         ignored = ignore_texts(ignore)
@@ -240,7 +249,8 @@ def similarity_params(code_view: bool, ignore: Sequence[str], min_passage: int =
             f"cannot read {name}, a text to ignore: {e.strerror or e}",
             "Choose the texts again (View > Ignore Text of Files…), or View > Stop Ignoring Texts.",
         ) from e
-    return SimilarityParams(code_view=code_view, ignore_values=ignored, min_passage=max(0, int(min_passage)))
+    return SimilarityParams(code_view=code_view, ignore_values=ignored, min_passage=max(0, int(min_passage)),
+                            common_min_df=max(2, int(common_cutoff)))
 
 
 @dataclass(frozen=True)
@@ -263,10 +273,11 @@ def scan_and_load(
     keep: KeepRules = DEFAULT_KEEP,
     scope: Scope = ALL,
     min_passage: int = DEFAULT_MIN_PASSAGE,
+    common_cutoff: int = DEFAULT_COMMON_CUTOFF,
 ) -> ScanOutcome:
     """Scan, then read the results (unless cancelled: the window then reloads what was kept).  A text
     to ignore that cannot be read stops it before the scan, not after."""
-    params = similarity_params(code_view, ignore, min_passage)
+    params = similarity_params(code_view, ignore, min_passage, common_cutoff)
     result = run_scan(request, progress=progress, cancel=cancel)
     if result.cancelled or cancel.cancelled:
         return ScanOutcome(result, None)
@@ -274,7 +285,7 @@ def scan_and_load(
     return ScanOutcome(
         result, load(request.index_path, threshold, reference_roots, preferred, progress, cancel, code_view,
                      ignore=ignore, params=params, remembered=remembered, keep=keep, scope=scope,
-                     min_passage=min_passage)
+                     min_passage=min_passage, common_cutoff=common_cutoff)
     )
 
 
@@ -352,6 +363,7 @@ def trash(
     keep: KeepRules = DEFAULT_KEEP,
     scope: Scope = ALL,
     min_passage: int = DEFAULT_MIN_PASSAGE,
+    common_cutoff: int = DEFAULT_COMMON_CUTOFF,
 ) -> TrashOutcome:
     """Check each target (:func:`refusal`), move the rest to the trash, forget them (and those
     already gone) in the index, reload.
@@ -360,7 +372,7 @@ def trash(
     cannot be read stops the trash before it moves anything).  Not cancellable half-way on
     purpose: the index must learn about every file that moved.
     """
-    params = similarity_params(code_view, ignore, min_passage)
+    params = similarity_params(code_view, ignore, min_passage, common_cutoff)
     trashed: list[str] = []
     missing: list[str] = []
     failed: list[tuple[str, str]] = []
@@ -398,7 +410,8 @@ def trash(
         # When every moved file leaves a copy of its content behind, the pairs are derived from the
         # last ones (``previous``); otherwise they are searched again.
         results = load(index_path, threshold, reference_roots, preferred, progress, CancelToken(), code_view,
-                       previous, ignore=ignore, params=params, keep=keep, scope=scope, min_passage=min_passage)
+                       previous, ignore=ignore, params=params, keep=keep, scope=scope, min_passage=min_passage,
+                       common_cutoff=common_cutoff)
     except SimscanError as e:
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)

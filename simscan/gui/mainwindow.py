@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -341,6 +342,13 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self.act_ignore_stop = self._action(tr("Stop Ignoring &Texts"), self.stop_ignoring_texts, None, None)
         #: Files whose text counts nowhere (``SimilarityParams.ignore_values``), as the person chose them.
         self.ignored_texts: list[str] = []
+        self.act_common = self._action(
+            tr("Text Held by &Many Files…"), self.choose_common_cutoff, None, None,
+            tr("Text held by more files than this counts nowhere, as licences and templates do; raise it when a "
+               "folder holds more versions of one document than that"),
+        )
+        #: Text held by more files counts nowhere (``SimilarityParams.common_min_df``; --common-cutoff).
+        self.common_cutoff = jobs.DEFAULT_COMMON_CUTOFF
 
     def _build_ui(self) -> None:
         tr = self.tr
@@ -358,7 +366,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             m.addAction(a)
         m = mb.addMenu(tr("&View"))
         for a in (self.act_next_passage, self.act_prev_passage, self.act_next_diff, self.act_beside, None,
-                  self.act_code_view, None, self.act_ignore, self.act_ignore_stop, None,
+                  self.act_code_view, None, self.act_ignore, self.act_ignore_stop, self.act_common, None,
                   self.act_empty):
             m.addSeparator() if a is None else m.addAction(a)
         mb.addMenu(tr("&Help")).addAction(self.act_about)
@@ -544,6 +552,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             self.ignored_texts = [str(p) for p in json.loads(s.value("results/ignore_texts", "[]", str) or "[]")]
         except (ValueError, TypeError):
             self.ignored_texts = []
+        self.common_cutoff = max(2, s.value("results/common_cutoff", jobs.DEFAULT_COMMON_CUTOFF, int))
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
         self._restore_review_settings()
@@ -607,6 +616,23 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
     def stop_ignoring_texts(self) -> None:
         self.set_ignored_texts([])
 
+    def choose_common_cutoff(self) -> None:
+        n, ok = QInputDialog.getInt(
+            self, self.tr("Text Held by Many Files"),
+            self.tr("Text held by more than this many indexed files counts nowhere, as licences and templates do\n"
+                    "(or by more than 0.1 % of them when that is more). Default {0}. Raise it when a folder holds\n"
+                    "more versions of one document than that: they are then paired by all their text, at more\n"
+                    "time and memory.").format(jobs.DEFAULT_COMMON_CUTOFF),
+            self.common_cutoff, 2, 1_000_000)
+        if ok:
+            self.set_common_cutoff(n)
+
+    def set_common_cutoff(self, n: int) -> None:
+        """Re-read the results with text held by more than ``n`` files counting nowhere (remembered)."""
+        self.common_cutoff = max(2, int(n))
+        self.settings.setValue("results/common_cutoff", self.common_cutoff)
+        self.load_results()
+
     def set_ignored_texts(self, paths: list[str]) -> None:
         """Re-read the results with these texts counting nowhere (remembered for the next session)."""
         self.ignored_texts = [os.path.abspath(p) for p in paths]
@@ -643,13 +669,13 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         req = self.scan_request()
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
-        keep, scope, min_passage = self.keep_rules, self.scope(), self.min_passage
+        keep, scope, min_passage, common = self.keep_rules, self.scope(), self.min_passage, self.common_cutoff
         self.runner.cancel("load")
         self.runner.start(
             "scan",
             lambda progress, cancel: jobs.scan_and_load(req, *args, progress, cancel, code_view, ignore=ignore,
                                                         remembered=remembered, keep=keep, scope=scope,
-                                                        min_passage=min_passage),
+                                                        min_passage=min_passage, common_cutoff=common),
             finished=self._on_scan_finished,
             failed=self._on_load_failed,
             cancelled=self._on_scan_cancelled,
@@ -741,12 +767,12 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         path = self.index_path
         args = (self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore, remembered = self.code_view, tuple(self.ignored_texts), self._remembered_references()
-        keep, scope, min_passage = self.keep_rules, self.scope(), self.min_passage
+        keep, scope, min_passage, common = self.keep_rules, self.scope(), self.min_passage, self.common_cutoff
         self.runner.start(
             "load",
             lambda progress, cancel: jobs.load(path, *args, progress, cancel, code_view, ignore=ignore,
                                                remembered=remembered, keep=keep, scope=scope,
-                                               min_passage=min_passage),
+                                               min_passage=min_passage, common_cutoff=common),
             finished=self._on_loaded,
             failed=self._on_load_failed,
             cancelled=lambda: self._idle_unless_working(),  # (a scan cancels the load it replaces)
@@ -782,8 +808,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         if crowded is not None:
             return self.tr("{0:,} files are mostly text that more than {1:,} indexed files hold: a template or "
                            "licence, or more versions of one text than that. Such text counts nowhere, so "
-                           "near-copies of it may be missing here; the command line's --common-cutoff counts "
-                           "it (simscan groups --common-cutoff N).").format(*crowded)
+                           "near-copies of it may be missing here. If they are versions of one document, View > "
+                           "Text Held by Many Files… with a number above theirs counts it.").format(*crowded)
         return None
 
     def _apply_results(self, results: jobs.Results) -> None:
@@ -943,6 +969,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self.act_empty.setEnabled(bool(self.model.snapshot.empty_files))
         self.act_ignore.setEnabled(not busy)
         self.act_ignore_stop.setEnabled(not busy and bool(self.ignored_texts))
+        self.act_common.setEnabled(not busy)
 
     # ------------------------------------------------------------------ selection and preview
     def _current_file_id(self) -> int | None:

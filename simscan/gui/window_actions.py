@@ -302,13 +302,13 @@ class ActionsMixin:
             return
         args = (self.index_path, self.threshold, self.reference_roots(), list(self.preferred_refs))
         code_view, ignore = self.code_view, tuple(self.ignored_texts)
-        keep, scope, min_passage = self.keep_rules, self.scope(), self.min_passage
+        keep, scope, min_passage, common = self.keep_rules, self.scope(), self.min_passage, self.common_cutoff
         previous = self.results.pair_set if self.results is not None else None
         self.runner.cancel("load")
         self.runner.start(
             "trash",
             lambda p, c: jobs.trash(targets, *args, p, c, code_view, previous, ignore=ignore, keep=keep, scope=scope,
-                                    min_passage=min_passage),
+                                    min_passage=min_passage, common_cutoff=common),
             finished=self._on_trashed,
             failed=self._on_job_failed,
             progress=self._on_progress,

@@ -50,7 +50,19 @@ def test_the_window_says_when_many_files_are_mostly_common_text(qtbot, window, t
     crowded = win.results.pair_set.crowded
     assert crowded is not None and crowded[0] > 50 and crowded[1] == 50
     text = win.message.text.text()
-    assert not win.message.isHidden() and f"{crowded[0]:,} files are mostly text" in text and "--common-cutoff" in text
+    assert not win.message.isHidden() and f"{crowded[0]:,} files are mostly text" in text
+    assert "Text Held by Many Files" in text
+    assert len(win.results.snapshot.g_kind) > 1  # (the versions are paired only by their edits)
+    # View > Text Held by Many Files… at 100: all their text counts, one group of 60, no banner; remembered.
+    win.set_common_cutoff(100)
+    qtbot.waitUntil(lambda: not win.runner.busy("load"), timeout=30_000)
+    assert win.results.pair_set.crowded is None and win.message.isHidden()
+    assert len(win.results.snapshot.g_kind) == 1 and win.results.snapshot.g_start[1] == 60
+    assert win.results.pair_set.key and '"common_min_df": 100' in win.results.pair_set.key
+    assert int(win.settings.value("results/common_cutoff")) == 100
+    win.set_common_cutoff(50)
+    qtbot.waitUntil(lambda: not win.runner.busy("load"), timeout=30_000)
+    assert win.results.pair_set.crowded == crowded
     for k in range(20):
         shutil.move(root / f"v{k:03d}.txt", tmp_path / f"v{k:03d}.txt")
     scan(qtbot, win)
