@@ -601,19 +601,17 @@ def _warn_incomplete(index: Any) -> None:
     rescanned), and the files a scan writing to the index right now has not stored yet."""
     try:
         stale = index.files_needing_rescan()
-        scanning = index.scan_running()
-        runs = index.runs(1)
-        last = runs[0] if runs else {}
+        unfinished = index.unfinished_scan()
     except Exception:  # noqa: BLE001 - a hint must never fail the command
         return
     if stale:
         print(f"simscan: {stale:,} indexed files were fingerprinted by an older version and are left out; "
               "run `simscan scan` on their folders again to include them.", file=sys.stderr)
-    if scanning:
+    if unfinished == "running":
         print("simscan: note: a scan is writing to this index now; these results cover the files it has stored "
               "so far. Run the command again when the scan ends.", file=sys.stderr)
-    elif last.get("status") not in (None, "done"):
-        how = {"running": "was killed", "failed": "failed"}.get(last["status"], f"was {last['status']}")
+    elif unfinished:
+        how = "failed" if unfinished == "failed" else f"was {unfinished}"
         print(f"simscan: note: the last scan {how} before it finished; these results cover the files it stored. "
               "Run `simscan scan` again on its folders to complete them.", file=sys.stderr)
 

@@ -72,6 +72,7 @@ class Results:
     ignore: tuple[str, ...] = ()  # the texts ignored (View > Ignore Text of Files…)
     preferred: tuple[int, ...] = ()  # the ids preferred as references in the groups (with ``remembered``)
     min_passage: int = DEFAULT_MIN_PASSAGE  # SimilarityParams.min_passage the pairs were found with
+    unfinished: str | None = None  # Index.unfinished_scan when read: a scan writing now, or the last one not done
 
 
 _gc_lock = threading.Lock()
@@ -215,6 +216,10 @@ def load(
             # were last computed; else computed, then cached for the next load (best-effort).
             ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel,
                                params=params, previous=previous)
+            try:
+                unfinished = idx.unfinished_scan()
+            except Exception:  # noqa: BLE001 - a hint, never a reason to show nothing
+                unfinished = None
         _check(cancel)
         files = ps.files
         if remembered and not preferred:
@@ -225,7 +230,7 @@ def load(
         snap = group(files, pairs, threshold, reference_roots, preferred, keep, scope)
         _check(cancel)
     return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps,
-                   code_view, tuple(ignore), tuple(preferred), params.min_passage)
+                   code_view, tuple(ignore), tuple(preferred), params.min_passage, unfinished)
 
 
 def similarity_params(code_view: bool, ignore: Sequence[str], min_passage: int = DEFAULT_MIN_PASSAGE) -> SimilarityParams:

@@ -778,6 +778,26 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
                        "Files with many versions may be missing or score lower; compare two of them to see "
                        "their own figures.").format(*cutoff)
 
+    def _unfinished_text(self) -> str | None:
+        """The banner's warning while the results shown were read during a scan of their index by another
+        window or command, or after a scan that did not finish (the command line says the same), None once
+        they were not (``MessageBar.recheck`` then hides it)."""
+        state = self.results.unfinished if self.results is not None else None
+        if state is None:
+            return None
+        if state == "running":
+            return self.tr("These results are incomplete: a scan (another window or command) is writing to this "
+                           "index now, and they cover only the files it has stored so far. Open the index again "
+                           "when it ends.")
+        how = {"killed": self.tr("was killed"), "cancelled": self.tr("was cancelled"), "failed": self.tr("failed")}
+        return self.tr("These results are incomplete: the last scan of this index {0} before it finished, and they "
+                       "cover only the files it stored. Scan its folders again to complete them.").format(
+                           how.get(state, state))
+
+    def _results_warning(self) -> str | None:
+        """What the banner warns of the results shown: an unfinished scan first, then a lowered cut-off."""
+        return self._unfinished_text() or self._cutoff_text()
+
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
         self._load_error = ""
@@ -788,9 +808,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self._set_snapshot(results.snapshot)
         self._review_rebuild()  # (a job of its own: the groups are painted first)
         self.message.recheck()  # (an error of an earlier load is out of date)
-        warning = self._cutoff_text()
+        warning = self._results_warning()
         if warning is not None and self.message.isHidden():  # (never over another message)
-            self.show_message(warning, "warning", refresh=self._cutoff_text)
+            self.show_message(warning, "warning", refresh=self._results_warning)
 
     def _placeholder_text(self) -> str:
         """What the empty results list says: why it is empty now."""
