@@ -411,7 +411,7 @@ def trash(
 
 
 def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str]]:
-    """(path, reason) of the files the last scan could not read."""
+    """(path, reason) of the last scan's problems: the files it skipped or read only in part."""
     with Index.open(index_path, readonly=True) as idx:
         return idx.problems(last_run_only=True)
 

@@ -684,8 +684,13 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             text += " · " + self.tr("{0:,} no longer there, removed from the index").format(r.files_removed)
         self._set_idle(text)
         if r.problems:
+            # Not "could not be read": a line is also a document compared by its bytes, or a file read in part,
+            # which the results hold.
             self.show_message(
-                self.tr("{0:,} files could not be read; the rest were scanned.").format(r.problems),
+                self.tr("1 problem: a file skipped, or read only by its bytes or in part; the rest were scanned.")
+                if r.problems == 1
+                else self.tr("{0:,} problems: files skipped, or read only by their bytes or in part; the rest were "
+                             "scanned.").format(r.problems),
                 "warning",
                 self.tr("Show Problems"),
                 self.show_problems,
@@ -1054,7 +1059,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     # ------------------------------------------------------------------ problems, exports, index
     def show_problems(self) -> None:
-        """List what the last scan could not read (read from the index in a worker)."""
+        """List the last scan's problems: what it skipped or read only in part (read from the index in a worker)."""
         path = self.index_path
         self.runner.start(
             "problems", lambda p, c: jobs.problems(path, p, c), finished=self._show_problems,
@@ -1063,9 +1068,10 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def _show_problems(self, rows: list[tuple[str, str]]) -> None:
         self.problems_dialog = dialogs.show_list(
-            self, self.tr("Files the last scan could not read"),
-            self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and scan again to "
-                    "include them.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
+            self, self.tr("Problems of the last scan"),
+            self.tr("{0:,} files were skipped, or read only by their bytes or in part (a damaged document, a PDF "
+                    "page without text); each line says why. The rest of the scan is complete; fix the cause and "
+                    "scan again.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
 
     def export_dialog(self) -> None:
         what = self._export_filter().describe()

@@ -463,7 +463,7 @@ def test_scan_problems_are_listed_in_the_window(qtbot, window, corpus):
     (corpus / "broken-link").symlink_to(corpus / "nowhere")
     win = window(roots=[str(corpus)])
     scan(qtbot, win)
-    assert not win.message.isHidden() and "2 files could not be read" in win.message.text.text()
+    assert not win.message.isHidden() and "2 problems: files skipped" in win.message.text.text()
     win.message.action.click()  # "Show Problems": read from the index in a worker, then a dialog
     qtbot.waitUntil(lambda: getattr(win, "problems_dialog", None) is not None, timeout=WAIT)
     text = win.problems_dialog.findChild(QPlainTextEdit).toPlainText()
@@ -471,6 +471,28 @@ def test_scan_problems_are_listed_in_the_window(qtbot, window, corpus):
     win.problems_dialog.close()
     # The rest of the tree was scanned as usual.
     assert "original.txt" in shown_groups(win)[0]
+
+
+def test_a_document_read_by_its_bytes_is_a_problem_not_a_file_that_could_not_be_read(qtbot, window, corpus):
+    """The banner after a scan said "N files could not be read" of every problem line; but a damaged document
+    is compared by its bytes and is in the results (acceptance test: 5 "could not be read", of which a
+    truncated DOCX and a PDF with a blank page had been read, and 3 were a FIFO and links)."""
+    from tests.helpers_documents import DATA
+
+    damaged = (DATA / "essay.docx").read_bytes()[:3000]
+    (corpus / "truncated.docx").write_bytes(damaged)
+    (corpus / "truncated copy.docx").write_bytes(damaged)
+    win = window(roots=[str(corpus)])
+    scan(qtbot, win)
+    text = win.message.text.text()
+    assert not win.message.isHidden() and "could not be read" not in text, text
+    assert "2 problems: files skipped, or read only by their bytes or in part" in text, text
+    assert any({"truncated.docx", "truncated copy.docx"} <= set(g) for g in shown_groups(win))  # (read, grouped)
+    win.message.action.click()
+    qtbot.waitUntil(lambda: getattr(win, "problems_dialog", None) is not None, timeout=WAIT)
+    assert win.problems_dialog.windowTitle() == "Problems of the last scan"
+    assert "compared by its bytes" in win.problems_dialog.findChild(QPlainTextEdit).toPlainText()
+    win.problems_dialog.close()
 
 
 def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp_path):
