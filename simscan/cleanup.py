@@ -542,6 +542,19 @@ def plan_for_copies(groups: Sequence[Any], checksum_of: Callable[[str], str] = l
     return Plan(tuple(entries), index)
 
 
+def true_copies_only(plan: Plan, checksum_of: Callable[[str], str]) -> tuple[Plan, list[PlanEntry]]:
+    """``plan`` without the copies whose text is not exactly their kept file's, read now as the window's
+    Ctrl+M reads them (:func:`true_copies`): a document beside its text or PDF, or a text with another
+    indentation, spacing or wrapping has the same words but is not a true copy, and ``apply`` would refuse
+    it.  Copies with the kept file's checksum are not read.  Returns (the plan, the entries left out)."""
+    content = [e for e in plan.entries
+               if not e.checksum or e.checksum != checksum_of(e.target.kept[0].path)]
+    ok = true_copies([(e.target.path, e.target.kept[0].path) for e in content], lambda p: None, CancelToken())
+    false = [e for e, good in zip(content, ok) if not good]
+    left_out = {id(e) for e in false}
+    return Plan(tuple(e for e in plan.entries if id(e) not in left_out), plan.index, plan.created), false
+
+
 def forget_under(index_path: Path | str | None, folders: Sequence[str]) -> int:
     """Forget every indexed file at or below ``folders`` (fingerprints and results; the files are
     not touched); returns how many were forgotten."""

@@ -704,10 +704,16 @@ def print_groups(args: argparse.Namespace, groups: list[Any], empty: list[str], 
 def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: str) -> None:
     """``groups --plan FILE``: the plan that moves every extra copy of the listed groups to the trash
     (``simscan apply FILE`` checks and applies it); ``t``: the file table the groups come from."""
-    from simscan.cleanup import plan_for_copies, write_plan
+    from simscan.cleanup import plan_for_copies, true_copies_only, write_plan
 
     sums = {p: (c.hex() if isinstance(c, bytes) else "") for p, c in zip(t.paths, t.checksum)}
-    plan = plan_for_copies(groups, lambda p: sums.get(p, ""), where)
+    plan, false = true_copies_only(plan_for_copies(groups, lambda p: sums.get(p, ""), where), lambda p: sums.get(p, ""))
+    if false:
+        n = len(false)
+        print(f"simscan: left {n:,} file{'s' if n != 1 else ''} with the same words as their kept copy out of the "
+              "plan: their text is not exactly the kept one's (another document format, indentation, spacing or "
+              "wrapping), so `apply` would refuse them; move them by hand if you mean to. First: "
+              f"{_shown(false[0].target.path)} (kept: {_shown(false[0].target.kept[0].path)}).", file=sys.stderr)
     try:
         write_plan(plan, args.plan)
     except OSError as e:
