@@ -180,7 +180,8 @@ def refusal(target: TrashTarget, kept: KeptState | None = None) -> str:
     if target.same_content and not _has_copy(target.path, kept):
         return (
             "no kept file holds its content now: either they differ in more than encoding and line endings "
-            "(indentation, spacing, wrapping: not true copies, so it stays; move it by hand if you mean to), or "
+            "(another document format, such as a DOCX beside its text or PDF, or another indentation, spacing or "
+            "wrapping: not true copies, so it stays; move it by hand if you mean to), or "
             "one of them was rewritten since the scan with its size and time kept (scan again)"
         )
     return ""

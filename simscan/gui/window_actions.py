@@ -128,16 +128,17 @@ class ActionsMixin:
         left = len(ids) - sum(ok)
         if left:
             why = self.tr(
-                "another indentation, spacing or wrapping (two programs that differ only in indentation differ), "
-                "or unreadable now. Mark by hand what you mean to move."
+                "another document format (a DOCX beside its text or PDF), another indentation, spacing or wrapping "
+                "(two programs that differ only in indentation differ), or unreadable now. Mark by hand what you "
+                "mean to move."
             )
             self.show_message(
                 (
-                    self.tr("1 file with the same words as its reference was not marked: its text is not exactly the "
-                            "reference's — ")
+                    self.tr("1 file with the same words as its kept copy was not marked: its text is not exactly the "
+                            "kept copy's — ")
                     if left == 1
-                    else self.tr("{0:,} files with the same words as their references were not marked: their text is "
-                                 "not exactly the references' — ").format(left)
+                    else self.tr("{0:,} files with the same words as their kept copies were not marked: their text is "
+                                 "not exactly the kept copy's — ").format(left)
                 )
                 + why,
                 "info",

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simscan.cleanup import refusal
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
 from simscan.index import Index
@@ -339,7 +340,34 @@ def test_ctrl_m_marks_only_content_copies_that_differ_in_encoding_and_line_endin
     s = win.model.snapshot
     assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"notes_utf16.txt", "notes_copy.txt"}
     assert win.message.isVisible() and "1 file with the same words" in win.message.text.text()
-    assert "not exactly the reference's" in win.message.text.text()
+    assert "not exactly the kept copy's" in win.message.text.text()
+
+
+def test_ctrl_m_says_why_a_document_beside_its_text_is_not_marked(qtbot, window, tmp_path):
+    """A DOCX saved from a text is in the text's copy set (same words) but not a true copy: Ctrl+M leaves it,
+    and the window and the trash's check named only indentation, spacing or wrapping as the reason
+    (acceptance test: 22 files, every one a DOCX, PDF or ODT export, "not exactly the references'")."""
+    from tests.helpers_documents import docx_of_paragraphs
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    lines = prose(np.random.default_rng(23), 300).splitlines()
+    (root / "report.txt").write_text("\n".join(lines) + "\n")
+    (root / "report.docx").write_bytes(docx_of_paragraphs(lines))
+    os.utime(root / "report.txt", ns=(1_600_000_000 * 10**9,) * 2)
+    win = window([str(root)])
+    s = win.model.snapshot
+    assert {os.path.basename(p) for p in s.paths} == {"report.txt", "report.docx"}
+    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
+        win.mark_all_but_reference()
+    assert not win.model.marked
+    text = win.message.text.text()
+    assert "1 file with the same words as its kept copy" in text and "another document format" in text, text
+    mark(win, str(root / "report.docx"))  # marked by hand as a copy: the trash's check says the same
+    s = win.model.snapshot
+    docx = next(m for m, p in enumerate(s.paths) if p.endswith(".docx"))
+    target = next(t for t in win.trash_targets([docx]))
+    assert "another document format" in refusal(target)
 
 
 def test_marks_never_carry_over_to_another_index(qtbot, window, tmp_path):
