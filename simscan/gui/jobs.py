@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from simscan.cleanup import (  # noqa: F401 - the checks before a file leaves li
     forget_outside,
     kept_state,
     refusal,
+    trash_file,
     true_copies,
 )
 from simscan.errors import SimscanError
@@ -303,7 +305,11 @@ def trash_dir_ready() -> None:
         os.makedirs(data, exist_ok=True)
 
 
-#: Why a file whose name Qt cannot represent exactly is left in place.
+#: Whether the platform's trash is the freedesktop.org one, which simscan's own ``trash_file`` (the
+#: command line's) writes: it then takes the files whose names Qt cannot give byte for byte.
+FREEDESKTOP_TRASH = sys.platform not in ("darwin", "win32", "cygwin")
+
+#: Why a file whose name Qt cannot represent exactly is left in place (where the trash is not freedesktop's).
 UNNAMEABLE = (
     "its name is not valid text in this system's encoding, so it cannot be handed to the trash byte for byte "
     "(another file with a similar name could be moved instead); rename it, then scan again"
@@ -330,12 +336,20 @@ def qt_file_name(path: str) -> str | None:
 def move_to_trash(path: str) -> tuple[bool, str]:
     """(moved, reason) using Qt's QFile.moveToTrash — the platform trash, never a delete.
 
-    Refuses a name Qt cannot represent byte for byte (see :func:`qt_file_name`)."""
+    A name Qt cannot represent byte for byte (see :func:`qt_file_name`: not valid text in the file
+    system's encoding, e.g. a Latin-1 name from an old archive) goes to the same freedesktop.org trash
+    through ``cleanup.trash_file``, by its bytes, as ``simscan apply`` moves it; elsewhere it is refused."""
     from PySide6.QtCore import QFile
 
     name = qt_file_name(path)
     if name is None:
-        return False, UNNAMEABLE
+        if not FREEDESKTOP_TRASH:
+            return False, UNNAMEABLE
+        try:
+            trash_file(os.fsencode(path))
+        except OSError as e:
+            return False, e.strerror or str(e)
+        return True, ""
     f = QFile(name)
     if f.moveToTrash():
         return True, ""
@@ -379,7 +393,8 @@ def trash(
         key = id(t.kept)
         if key not in states:
             states[key] = (t.kept, kept_state(t.kept, t.same_content))
-        why = refusal(t, states[key][1]) or (UNNAMEABLE if qt_file_name(t.path) is None else "")
+        why = refusal(t, states[key][1]) or (
+            UNNAMEABLE if not FREEDESKTOP_TRASH and qt_file_name(t.path) is None else "")
         if why:
             refused.append((t.path, why))
         else:

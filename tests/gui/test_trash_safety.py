@@ -68,7 +68,38 @@ def indexed(win: MainWindow) -> set[bytes]:
         return set(idx.files().raw_paths)
 
 
-def test_undecodable_name_never_trashes_its_lookalike(qtbot, window, tmp_path):
+def test_undecodable_name_is_trashed_by_its_bytes_never_its_lookalike(qtbot, window, tmp_path):
+    """A name that is not valid text (a Latin-1 "café" from an old archive) cannot be given to Qt's trash
+    byte for byte; the window refused it, while `simscan apply` moved it (acceptance test).  On the
+    freedesktop.org trash it now goes there by its bytes, as `apply` moves it; its look-alike stays."""
+    root = tmp_path / "docs"
+    bad = os.fsdecode(os.fsencode(str(root)) + b"/caf\xe9.txt")
+    look = str(root / "caf\ufffd.txt")
+    try:
+        data = write_copies(root, ["original.txt", b"caf\xe9.txt", "caf\ufffd.txt"])
+    except OSError:
+        pytest.skip("this file system rejects non-UTF-8 names")
+    win = window([str(root)])
+    assert {bad, look} <= set(win.model.snapshot.paths)
+    mark(win, bad)
+    out = trash(qtbot, win)
+    assert out.trashed == [bad] and not out.failed and not out.refused
+    assert not os.path.lexists(os.fsencode(bad)) and Path(look).read_bytes() == data
+    bin_ = os.fsencode(tmp_path / "xdg-data" / "Trash")
+    assert os.listdir(bin_ + b"/files") == [b"caf\xe9.txt"]
+    with open(bin_ + b"/files/caf\xe9.txt", "rb") as f:
+        assert f.read() == data
+    with open(bin_ + b"/info/caf\xe9.txt.trashinfo", "rb") as f:
+        assert f"Path={root}/caf%E9.txt".encode() in f.read()
+    assert os.fsencode(bad) not in indexed(win) and os.fsencode(look) in indexed(win)
+
+
+def test_undecodable_name_is_refused_where_the_trash_is_not_freedesktops(qtbot, window, tmp_path, monkeypatch):
+    """Where the platform's trash is not the freedesktop.org one (macOS, Windows), only Qt can move a file
+    there: a name it cannot give byte for byte is refused, never its look-alike moved."""
+    from simscan.gui import jobs
+
+    monkeypatch.setattr(jobs, "FREEDESKTOP_TRASH", False)
     root = tmp_path / "docs"
     bad = os.fsdecode(os.fsencode(str(root)) + b"/bad\xff.txt")
     look = str(root / "bad\ufffd.txt")
@@ -200,7 +231,7 @@ def test_after_trash_marks_are_cleared_in_one_pass(qtbot, window, tmp_path, monk
     assert win.model.marked == builtins.set(s.l_file_id[11:])
 
 
-def test_move_to_trash_itself_refuses_a_name_qt_would_change(qapp, tmp_path):
+def test_move_to_trash_itself_never_gives_qt_a_name_it_would_change(qapp, tmp_path, monkeypatch):
     from simscan.gui import jobs
 
     root = tmp_path / "docs"
@@ -212,8 +243,13 @@ def test_move_to_trash_itself_refuses_a_name_qt_would_change(qapp, tmp_path):
     assert jobs.qt_file_name(bad) is None
     assert jobs.qt_file_name(str(root / "bad\ufffd.txt")) == str(root / "bad\ufffd.txt")
     jobs.trash_dir_ready()
+    monkeypatch.setattr(jobs, "FREEDESKTOP_TRASH", False)  # (macOS, Windows: only Qt's trash)
     assert jobs.move_to_trash(bad) == (False, jobs.UNNAMEABLE)
     assert sorted(os.listdir(os.fsencode(root))) == sorted([b"bad\xff.txt", "bad\ufffd.txt".encode()])
+    monkeypatch.setattr(jobs, "FREEDESKTOP_TRASH", True)  # the freedesktop.org trash: by its bytes
+    assert jobs.move_to_trash(bad) == (True, "")
+    assert os.listdir(os.fsencode(root)) == ["bad\ufffd.txt".encode()]
+    assert os.listdir(os.fsencode(tmp_path / "xdg-data" / "Trash" / "files")) == [b"bad\xff.txt"]
 
 
 def test_a_fully_marked_group_keeps_every_file(qtbot, window, tmp_path):
