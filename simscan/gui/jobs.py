@@ -40,6 +40,7 @@ from simscan.errors import SimscanError
 from simscan.gui.review import ReviewRows, review_rows
 from simscan.gui.snapshot import Snapshot
 from simscan.index import FileTable, Index
+from simscan.index import rebuild as rebuild_index
 from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
@@ -423,6 +424,17 @@ def trash(
         # The files are in the trash either way; say so rather than fail the whole action.
         index_error = str(e)
     return TrashOutcome(trashed, missing, failed, results, index_error, refused)
+
+
+def rebuild(index_path: Path) -> tuple[Path | None, int]:
+    """Move the damaged index at ``index_path`` aside and start a new one in its place with every entry
+    of it that passes its checksums (``index.rebuild``): (where the old one went, None when it was empty;
+    how many files were kept)."""
+    fresh, moved = rebuild_index(index_path)
+    try:
+        return moved, fresh.salvaged[0]
+    finally:
+        fresh.close()
 
 
 def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str]]:

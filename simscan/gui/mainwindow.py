@@ -71,7 +71,6 @@ from simscan.gui.window_preview import PreviewMixin
 from simscan.gui.window_review import ReviewMixin
 from simscan.gui.workers import JobRunner
 from simscan.index import IndexCorrupt, IndexDamaged, IndexError_, IndexLocked, NotAnIndex, default_index_path
-from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
 from simscan.similarity.keep import DEFAULT_KEEP
@@ -85,12 +84,12 @@ REGROUP_DELAY_MS = 120
 PREVIEW_DELAY_MS = 60
 #: Job slots (JobRunner) of the work shown in the status bar with the progress bar (started with
 #: MainWindow._set_busy): while one runs, the bar stays.
-PROGRESS_SLOTS = ("scan", "load", "trash", "verify")
+PROGRESS_SLOTS = ("scan", "load", "trash", "verify", "rebuild")
 #: Of those, the jobs during which marks and files must not be acted on (scan again, move to the trash,
 #: mark copies, change what the pairs are found with): a scan and a trash change the index and the
-#: files; Ctrl+M's reading ("verify") has not set all its marks yet.  A load does not block them: a scan
-#: or a trash cancels the load it replaces.
-BLOCKING_SLOTS = ("scan", "trash", "verify")
+#: files; Ctrl+M's reading ("verify") has not set all its marks yet; a rebuild replaces the index.  A load
+#: does not block them: a scan or a trash cancels the load it replaces.
+BLOCKING_SLOTS = ("scan", "trash", "verify", "rebuild")
 #: Groups holding a match that a search opens (more would lay out thousands of rows for a broad
 #: search such as a folder's path; the rest open with a click).
 REVEAL_GROUPS = 50
@@ -1241,50 +1240,66 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def rebuild_index(self) -> None:
         """"Rebuild Index…": after a confirmation naming the file, move the damaged index aside and
-        open a fresh one in its place, through ``index.rebuild`` (which renames, never deletes, and
-        refuses while a scan -- this window's or another program's -- holds the index, or when the
-        file is not a damaged simscan index)."""
+        start a new one in its place with every entry of it that passes its checksums, through
+        ``index.rebuild`` (which renames, never deletes, and refuses while a scan -- this window's or
+        another program's -- holds the index, or when the file is not a damaged simscan index).  A job:
+        keeping the entries of a large index takes minutes (~0.2 ms a file)."""
         tr = self.tr
         path = self.index_path
-        if self.runner.busy("scan"):
-            self.show_message(tr("A scan is running; wait for it to finish, then try again."), "warning")
+        if self._working(BLOCKING_SLOTS):
+            self.show_message(tr("A scan or another change of the index is under way; wait for it to finish, then "
+                                 "try again."), "warning")
             return
         if not dialogs.confirm(
             self,
             tr("Rebuild Index"),
             tr("Rebuild the damaged index {0}?").format(path),
-            tr("It is not deleted: it is renamed to {0}.corrupt-<date and time> in the same folder, and a new, empty "
-               "index is started at {1}. Your files are not touched; press Scan afterwards to fill the new "
-               "index.").format(path.name, path),
+            tr("It is not deleted: it is renamed to {0}.corrupt-<date and time> in the same folder, and a new "
+               "index is started at {1} with every entry of it that passes its checksums. Your files are not "
+               "touched; press Scan afterwards to read the others again.").format(path.name, path),
             accept=tr("Rebuild Index"),
         ):
             return
-        try:
-            fresh, moved = rebuild_index(path)
-            fresh.close()
-        except IndexLocked:
-            self.show_message(tr("The damaged index was not moved: another scan is writing to {0}. Wait for it to "
-                                 "finish, then try again.").format(path), "error", tr("Try Again"), self.rebuild_index)
-            return
-        except NotAnIndex as e:
-            what, _hint = dialogs.describe_error(e)
-            self.show_message(tr("The damaged index was not moved: {0}\nsimscan moves aside only what it recognises "
-                                 "as its own index. Open another index (File > Open Index…), or move this file away "
-                                 "yourself.").format(what), "error", tr("Open Another Index…"), self.open_index_dialog)
-            return
-        except (SimscanError, OSError) as e:
-            what, _hint = dialogs.describe_error(e)
-            self.show_message(tr("The damaged index was not moved: {0}\nCheck that you may write to the folder {1}.")
-                              .format(what, path.parent), "error")
-            return
+        self.runner.start(
+            "rebuild",
+            lambda progress, cancel: jobs.rebuild(path),
+            finished=lambda out: self._on_rebuilt(path, *out),
+            failed=lambda err: self._on_rebuild_failed(path, err),
+        )
+        self._set_busy(tr("Rebuilding the index: keeping every entry that passes its checksums…"))
+
+    def _on_rebuilt(self, path: Path, moved: Path | None, kept: int) -> None:
+        tr = self.tr
+        self._set_idle()
         self.set_index(path)  # the fresh one: marks and rows of the damaged one go
         if moved is None:
             text = tr("The damaged index was empty, so nothing was kept. A new, empty index was started at {0}; press "
                       "Scan to fill it.").format(path)
+        elif kept:
+            text = tr("The damaged index was kept as {0}. A new index was started at {1} with the {2:,} files whose "
+                      "entries passed their checksums; press Scan to read the others again.").format(moved, path, kept)
         else:
-            text = tr("The damaged index was kept as {0}. A new, empty index was started at {1}; press Scan to fill "
-                      "it.").format(moved, path)
+            text = tr("The damaged index was kept as {0}. None of its entries could be kept: a new, empty index was "
+                      "started at {1}; press Scan to fill it.").format(moved, path)
         self.show_message(text, "info")
+
+    def _on_rebuild_failed(self, path: Path, err: BaseException) -> None:
+        tr = self.tr
+        self._set_idle()
+        if isinstance(err, IndexLocked):
+            self.show_message(tr("The damaged index was not moved: another scan is writing to {0}. Wait for it to "
+                                 "finish, then try again.").format(path), "error", tr("Try Again"), self.rebuild_index)
+        elif isinstance(err, NotAnIndex):
+            what, _hint = dialogs.describe_error(err)
+            self.show_message(tr("The damaged index was not moved: {0}\nsimscan moves aside only what it recognises "
+                                 "as its own index. Open another index (File > Open Index…), or move this file away "
+                                 "yourself.").format(what), "error", tr("Open Another Index…"), self.open_index_dialog)
+        elif isinstance(err, (SimscanError, OSError)):
+            what, _hint = dialogs.describe_error(err)
+            self.show_message(tr("The damaged index was not moved: {0}\nCheck that you may write to the folder {1}.")
+                              .format(what, path.parent), "error")
+        else:
+            self._on_job_failed(err)
 
     # ------------------------------------------------------------------ closing
     def _may_quit(self) -> bool:
