@@ -389,8 +389,10 @@ class ActionsMixin:
         of it, marked: nothing to scan again), with the advice each kind of reason calls for."""
         by_marks = [(p, why) for p, why in out.refused if why in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
         on_disk = [(p, why) for p, why in out.refused if why not in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
-        text = self.tr("{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted).").format(
-            len(out.refused))
+        n = len(out.refused)
+        text = (self.tr("1 marked file was NOT moved to the trash, for safety (nothing was deleted).") if n == 1
+                else self.tr("{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted).")
+                .format(n))
 
         def listing(rows: list[tuple[str, str]], reasons: bool) -> str:
             lines = "\n".join(f"{p}: {why}" if reasons else f"  {p}" for p, why in rows[:5])
