@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
+import sys
 import time
 import unicodedata
 import urllib.parse
@@ -401,7 +403,8 @@ def _shown(path: str) -> str:
 
 def plan_script(plan: Plan) -> str:
     """The plan as a shell script a person can read: a comment per file (what moves, what is kept),
-    then ``exec simscan apply "$0"``, which checks every file again before it moves anything; the
+    then ``exec simscan apply "$0"`` (the simscan that wrote it while it is there, else the one on the
+    PATH), which checks every file again before it moves anything; the
     JSON the command reads follows, in a here-document the shell never runs."""
     lines = [
         "#!/bin/sh",
@@ -417,6 +420,9 @@ def plan_script(plan: Plan) -> str:
         lines.extend(f"#   keep {_shown(k.path)}" for k in e.target.kept[:3])
         if len(e.target.kept) > 3:
             lines.append(f"#   keep … and {len(e.target.kept) - 3} more")
+    if sys.executable:  # the simscan that wrote the plan, while it is there: `simscan` need not be on the PATH
+        py = shlex.quote(sys.executable)  # (the README's first command installs it in a venv, not activated)
+        lines.append(f'if [ -x {py} ]; then exec {py} -m simscan apply "$0" "$@"; fi')
     lines += [
         'exec simscan apply "$0" "$@"',
         "exit 127",

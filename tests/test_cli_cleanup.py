@@ -256,3 +256,24 @@ def test_a_plan_leaves_out_the_copies_apply_would_refuse(tmp_path: Path, trash_h
     assert main(["apply", str(plan_path)]) == 0  # nothing refused
     assert "0 refused" in capsys.readouterr().out
     assert sorted(p.name for p in root.iterdir()) == ["report indented.txt", "report.docx", "report.txt"]
+
+
+def test_a_shell_plan_runs_with_simscan_off_the_path(tree, trash_home, capsys) -> None:
+    """`sh plan.sh` ran `exec simscan apply`, and failed with "simscan: not found" (exit 127) for anyone who
+    installed simscan as the README's first command does, in a venv not activated (acceptance test).  The
+    script now runs the simscan that wrote it while it is there."""
+    import subprocess
+    import sys
+
+    root, idx = tree
+    plan_path = root.parent / "plan.sh"
+    assert main(["groups", "--index", str(idx), "--plan", str(plan_path)]) == 0
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env["PATH"] = "/usr/bin:/bin"  # no simscan there
+    assert subprocess.run(["sh", "-c", "command -v simscan"], env=env, check=False).returncode != 0
+    done = subprocess.run(["sh", str(plan_path)], env=env, capture_output=True, text=True, check=False,
+                          cwd=root.parent)
+    assert done.returncode == 0, done.stderr
+    assert "moved 3 of 3 files" in done.stdout
+    assert sorted(p.name for p in (trash_home / "files").iterdir()) == ["big2.txt", "big3.txt", "notes-utf16.txt"]
+    assert sys.executable in plan_path.read_text()
