@@ -68,21 +68,28 @@ def indexed(win: MainWindow) -> set[bytes]:
         return set(idx.files().raw_paths)
 
 
-def test_undecodable_name_is_trashed_by_its_bytes_never_its_lookalike(qtbot, window, tmp_path):
-    """A name that is not valid text (a Latin-1 "café" from an old archive) cannot be given to Qt's trash
-    byte for byte; the window refused it, while `simscan apply` moved it (acceptance test).  On the
-    freedesktop.org trash it now goes there by its bytes, as `apply` moves it; its look-alike stays."""
-    root = tmp_path / "docs"
-    bad = os.fsdecode(os.fsencode(str(root)) + b"/caf\xe9.txt")
-    look = str(root / "caf\ufffd.txt")
+def trash_undecodable(qtbot, window, root: Path, name: bytes):
+    """Copies under an original: ``name`` (not valid UTF-8) and its look-alike (the bytes Qt would read it
+    as, U+FFFD in its place); the window scans them, marks ``name`` alone and moves it to the trash.
+    Returns (its path, the look-alike's, their bytes, the window, the trash's outcome)."""
+    bad = os.fsdecode(os.path.join(os.fsencode(root), name))
+    look = os.path.join(root, name.decode("utf-8", "replace"))
     try:
-        data = write_copies(root, ["original.txt", b"caf\xe9.txt", "caf\ufffd.txt"])
+        data = write_copies(root, ["original.txt", name, os.path.basename(look)])
     except OSError:
         pytest.skip("this file system rejects non-UTF-8 names")
     win = window([str(root)])
     assert {bad, look} <= set(win.model.snapshot.paths)
     mark(win, bad)
-    out = trash(qtbot, win)
+    return bad, look, data, win, trash(qtbot, win)
+
+
+def test_undecodable_name_is_trashed_by_its_bytes_never_its_lookalike(qtbot, window, tmp_path):
+    """A name that is not valid text (a Latin-1 "café" from an old archive) cannot be given to Qt's trash
+    byte for byte; the window refused it, while `simscan apply` moved it (acceptance test).  On the
+    freedesktop.org trash it now goes there by its bytes, as `apply` moves it; its look-alike stays."""
+    root = tmp_path / "docs"
+    bad, look, data, win, out = trash_undecodable(qtbot, window, root, b"caf\xe9.txt")
     assert out.trashed == [bad] and not out.failed and not out.refused
     assert not os.path.lexists(os.fsencode(bad)) and Path(look).read_bytes() == data
     bin_ = os.fsencode(tmp_path / "xdg-data" / "Trash")
@@ -100,17 +107,7 @@ def test_undecodable_name_is_refused_where_the_trash_is_not_freedesktops(qtbot, 
     from simscan.gui import jobs
 
     monkeypatch.setattr(jobs, "FREEDESKTOP_TRASH", False)
-    root = tmp_path / "docs"
-    bad = os.fsdecode(os.fsencode(str(root)) + b"/bad\xff.txt")
-    look = str(root / "bad\ufffd.txt")
-    try:
-        data = write_copies(root, ["original.txt", b"bad\xff.txt", "bad\ufffd.txt"])
-    except OSError:
-        pytest.skip("this file system rejects non-UTF-8 names")
-    win = window([str(root)])
-    assert {bad, look} <= set(win.model.snapshot.paths)
-    mark(win, bad)
-    out = trash(qtbot, win)
+    bad, look, data, win, out = trash_undecodable(qtbot, window, tmp_path / "docs", b"bad\xff.txt")
     # Neither moved: the look-alike is not the marked file, and the marked name cannot be given
     # to the trash byte for byte.
     assert os.path.exists(os.fsencode(bad)) and Path(look).read_bytes() == data
