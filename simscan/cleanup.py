@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
+import sys
 import time
 import unicodedata
 import urllib.parse
@@ -180,7 +182,8 @@ def refusal(target: TrashTarget, kept: KeptState | None = None) -> str:
     if target.same_content and not _has_copy(target.path, kept):
         return (
             "no kept file holds its content now: either they differ in more than encoding and line endings "
-            "(indentation, spacing, wrapping: not true copies, so it stays; move it by hand if you mean to), or "
+            "(another document format, such as a DOCX beside its text or PDF, or another indentation, spacing or "
+            "wrapping: not true copies, so it stays; move it by hand if you mean to), or "
             "one of them was rewritten since the scan with its size and time kept (scan again)"
         )
     return ""
@@ -400,7 +403,8 @@ def _shown(path: str) -> str:
 
 def plan_script(plan: Plan) -> str:
     """The plan as a shell script a person can read: a comment per file (what moves, what is kept),
-    then ``exec simscan apply "$0"``, which checks every file again before it moves anything; the
+    then ``exec simscan apply "$0"`` (the simscan that wrote it while it is there, else the one on the
+    PATH), which checks every file again before it moves anything; the
     JSON the command reads follows, in a here-document the shell never runs."""
     lines = [
         "#!/bin/sh",
@@ -416,6 +420,9 @@ def plan_script(plan: Plan) -> str:
         lines.extend(f"#   keep {_shown(k.path)}" for k in e.target.kept[:3])
         if len(e.target.kept) > 3:
             lines.append(f"#   keep … and {len(e.target.kept) - 3} more")
+    if sys.executable:  # the simscan that wrote the plan, while it is there: `simscan` need not be on the PATH
+        py = shlex.quote(sys.executable)  # (the README's first command installs it in a venv, not activated)
+        lines.append(f'if [ -x {py} ]; then exec {py} -m simscan apply "$0" "$@"; fi')
     lines += [
         'exec simscan apply "$0" "$@"',
         "exit 127",
@@ -542,19 +549,17 @@ def plan_for_copies(groups: Sequence[Any], checksum_of: Callable[[str], str] = l
     return Plan(tuple(entries), index)
 
 
-def without_false_copies(
-    plan: Plan, checksum_of: Callable[[str], str], progress: ProgressSink = lambda p: None,
-    cancel: CancelToken | None = None,
-) -> tuple[Plan, list[str]]:
-    """``plan`` without the "content" copies that do not hold the text of the file kept in their place
-    now (:func:`true_copies`), and their paths: ``apply`` would refuse them.  The scan calls two files
-    copies when the texts it reads are the same; a web page differing from another only inside a tag
-    reads alike there, but is no copy.  ``checksum_of(path)``: the checksum the scan stored (hex, ""
-    when unknown); an entry with its kept file's checksum is a copy of its bytes, and is not read."""
-    content = [e for e in plan.entries if not (e.checksum and e.checksum == checksum_of(e.target.kept[0].path))]
-    ok = true_copies([(e.target.path, e.target.kept[0].path) for e in content], progress, cancel or CancelToken())
-    false = {e.target.path for e, good in zip(content, ok) if not good}
-    return Plan(tuple(e for e in plan.entries if e.target.path not in false), plan.index), sorted(false)
+def true_copies_only(plan: Plan, checksum_of: Callable[[str], str]) -> tuple[Plan, list[PlanEntry]]:
+    """``plan`` without the copies whose text is not exactly their kept file's, read now as the window's
+    Ctrl+M reads them (:func:`true_copies`): a document beside its text or PDF, or a text with another
+    indentation, spacing or wrapping has the same words but is not a true copy, and ``apply`` would refuse
+    it.  Copies with the kept file's checksum are not read.  Returns (the plan, the entries left out)."""
+    content = [e for e in plan.entries
+               if not e.checksum or e.checksum != checksum_of(e.target.kept[0].path)]
+    ok = true_copies([(e.target.path, e.target.kept[0].path) for e in content], lambda p: None, CancelToken())
+    false = [e for e, good in zip(content, ok) if not good]
+    left_out = {id(e) for e in false}
+    return Plan(tuple(e for e in plan.entries if id(e) not in left_out), plan.index, plan.created), false
 
 
 def forget_under(index_path: Path | str | None, folders: Sequence[str]) -> int:

@@ -328,6 +328,50 @@ def test_an_index_moved_aside_inside_the_scanned_folder_is_not_scanned(tmp_path:
     assert json.loads(capsys.readouterr().out)["files"] == 3
 
 
+def test_a_rebuild_keeps_the_problem_lines_of_documents_read_by_their_bytes(tmp_path: Path, capsys):
+    """A document compared by its bytes (a truncated DOCX) has a line in `problems` after every scan.  A
+    rebuild kept its entry but not the line, and the scans after it found the file unchanged: the line was
+    gone for good (acceptance test).  Now such a file is read again by the rebuild's scan, and its line
+    is back, then and after."""
+    from tests.helpers_documents import DATA
+
+    root = tmp_path / "t"
+    make_tree(root, 3)
+    (root / "truncated.docx").write_bytes((DATA / "essay.docx").read_bytes()[:3000])
+    idx = tmp_path / "i.sqlite3"
+
+    def problems() -> str:
+        capsys.readouterr()
+        assert main(["problems", "--index", str(idx)]) == EXIT_OK
+        return capsys.readouterr().out
+
+    assert main(["scan", str(root), "--index", str(idx), "-q"]) == EXIT_OK
+    assert "truncated.docx: DOCX: damaged or truncated zip" in problems()
+    assert main(["scan", str(root), "--index", str(idx), "-q", "--rebuild"]) == EXIT_OK
+    assert "truncated.docx: DOCX: damaged or truncated zip" in problems()
+    assert main(["scan", str(root), "--index", str(idx), "-q"]) == EXIT_OK
+    assert "truncated.docx: DOCX: damaged or truncated zip" in problems()
+    capsys.readouterr()
+    assert main(["stats", "--index", str(idx), "--format", "json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["files"] == 4  # (the text files were kept, the document read)
+
+
+def test_index_given_before_the_command_is_the_commands_index(tmp_path: Path, capsys):
+    """`simscan --index PATH scan ROOT` was refused as "invalid choice: 'PATH'" (acceptance test: the README
+    says every command takes --index, and a new user put it first)."""
+    root = tmp_path / "t"
+    make_tree(root, 3)
+    idx = tmp_path / "i.sqlite3"
+    assert main(["--index", str(idx), "scan", str(root), "-q"]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["--index", str(idx), "stats", "--format", "json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["files"] == 3
+    assert main(["--index", str(idx), "stats", "--index", str(idx)]) == EXIT_OK  # (the same twice: fine)
+    with pytest.raises(SystemExit) as e:
+        main(["--index", str(idx), "stats", "--index", str(tmp_path / "other.sqlite3")])
+    assert e.value.code == EXIT_USAGE and "two indexes given" in capsys.readouterr().err
+
+
 def test_results_after_a_scan_that_did_not_finish_say_so(tmp_path: Path, capsys):
     """pairs and groups on an index whose last scan was cancelled list what it stored and say the
     scan did not finish (the tester saw partial results without a word); a finished scan ends it."""

@@ -50,15 +50,36 @@ def build_parser() -> argparse.ArgumentParser:
         "encoding, edited versions, excerpts and plagiarised passages.",
     )
     parser.add_argument("--version", action="version", version=f"simscan {__version__}")
+    # `simscan --index PATH COMMAND` as well as `simscan COMMAND --index PATH` (README: "every command takes
+    # --index"): before the command it was taken for the command's name ("invalid choice: 'PATH'").
+    parser.add_argument("--index", dest="index_before_command", metavar="PATH", default=None,
+                        help="the index file, as the command's own --index")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (scan_cmds, similarity_cmds, cleanup_cmds, gui_cmd, cluster_cmds):
         module.register(sub)
     return parser
 
 
+def _index_before_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Give the command the ``--index`` written before it (a usage error when the command takes none, or
+    takes another after it)."""
+    before = args.index_before_command
+    if before is None:
+        return
+    if not hasattr(args, "index"):
+        parser.error(f"`simscan {args.command}` takes no --index")
+    if args.index is None:
+        from pathlib import Path
+
+        args.index = before if args.command == "gui" else Path(before)
+    elif str(args.index) != before:
+        parser.error(f"two indexes given: --index {before} before the command and --index {args.index} after it")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _index_before_command(parser, args)
     if args.command != "gui":  # (the window asks in its own start)
         one_arena()  # one malloc arena for every thread: ``simscan.heap``
     _check_memory_variable()

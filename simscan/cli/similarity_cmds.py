@@ -633,19 +633,17 @@ def _warn_incomplete(index: Any) -> None:
     rescanned), and the files a scan writing to the index right now has not stored yet."""
     try:
         stale = index.files_needing_rescan()
-        scanning = index.scan_running()
-        runs = index.runs(1)
-        last = runs[0] if runs else {}
+        unfinished = index.unfinished_scan()
     except Exception:  # noqa: BLE001 - a hint must never fail the command
         return
     if stale:
         print(f"simscan: {stale:,} indexed files were fingerprinted by an older version and are left out; "
               "run `simscan scan` on their folders again to include them.", file=sys.stderr)
-    if scanning:
+    if unfinished == "running":
         print("simscan: note: a scan is writing to this index now; these results cover the files it has stored "
               "so far. Run the command again when the scan ends.", file=sys.stderr)
-    elif last.get("status") not in (None, "done"):
-        how = {"running": "was killed", "failed": "failed"}.get(last["status"], f"was {last['status']}")
+    elif unfinished:
+        how = "failed" if unfinished == "failed" else f"was {unfinished}"
         print(f"simscan: note: the last scan {how} before it finished; these results cover the files it stored. "
               "Run `simscan scan` again on its folders to complete them.", file=sys.stderr)
 
@@ -739,22 +737,22 @@ def print_groups(args: argparse.Namespace, groups: list[Any], empty: list[str], 
 def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: str) -> None:
     """``groups --plan FILE``: the plan that moves every extra copy of the listed groups to the trash
     (``simscan apply FILE`` checks and applies it); ``t``: the file table the groups come from."""
-    from simscan.cleanup import plan_for_copies, without_false_copies, write_plan
+    from simscan.cleanup import plan_for_copies, true_copies_only, write_plan
 
     sums = {p: (c.hex() if isinstance(c, bytes) else "") for p, c in zip(t.paths, t.checksum)}
-    plan, false = without_false_copies(plan_for_copies(groups, lambda p: sums.get(p, ""), where),
-                                       lambda p: sums.get(p, ""))
+    plan, false = true_copies_only(plan_for_copies(groups, lambda p: sums.get(p, ""), where), lambda p: sums.get(p, ""))
+    if false:
+        n = len(false)
+        print(f"simscan: left {n:,} file{'s' if n != 1 else ''} with the same words as their kept copy out of the "
+              "plan: their text is not exactly the kept one's (another document format, indentation, spacing or "
+              "wrapping), so `apply` would refuse them; move them by hand if you mean to. First: "
+              f"{_shown(false[0].target.path)} (kept: {_shown(false[0].target.kept[0].path)}).", file=sys.stderr)
     try:
         write_plan(plan, args.plan)
     except OSError as e:
         raise SimscanError(f"cannot write the plan {_shown(args.plan)}: {e.strerror or e}") from e
     print(f"simscan: wrote a plan moving {len(plan.entries):,} extra copies ({human_bytes(plan.size)}) to the trash "
           f"to {_shown(args.plan)}; review it, then run `simscan apply {_shown(args.plan)}`.", file=sys.stderr)
-    if false:
-        print(f"simscan: left {len(false):,} file{'s' if len(false) != 1 else ''} out of the plan that read as copies of the file kept in their place "
-              "but differ from it in more than encoding and line endings (e.g. inside the tags of a web page, or in "
-              "indentation): `simscan compare` them, and move them by hand if you mean to: "
-              + ", ".join(_shown(p) for p in false[:5]) + (", …" if len(false) > 5 else ""), file=sys.stderr)
 
 
 def keep_rules(args: argparse.Namespace) -> Any:

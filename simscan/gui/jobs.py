@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,12 +33,14 @@ from simscan.cleanup import (  # noqa: F401 - the checks before a file leaves li
     forget_outside,
     kept_state,
     refusal,
+    trash_file,
     true_copies,
 )
 from simscan.errors import SimscanError
 from simscan.gui.review import ReviewRows, review_rows
 from simscan.gui.snapshot import Snapshot
 from simscan.index import FileTable, Index
+from simscan.index import rebuild as rebuild_index
 from simscan.progress import Cancelled, CancelToken, Progress
 from simscan.scanner import ScanRequest, ScanResult, run_scan
 from simscan.similarity import DEFAULT_MIN_SIMILARITY, compare
@@ -76,6 +79,7 @@ class Results:
     ignore: tuple[str, ...] = ()  # the texts ignored (View > Ignore Text of Files…)
     preferred: tuple[int, ...] = ()  # the ids preferred as references in the groups (with ``remembered``)
     min_passage: int = DEFAULT_MIN_PASSAGE  # SimilarityParams.min_passage the pairs were found with
+    unfinished: str | None = None  # Index.unfinished_scan when read: a scan writing now, or the last one not done
 
 
 _gc_lock = threading.Lock()
@@ -220,6 +224,10 @@ def load(
             # were last computed; else computed, then cached for the next load (best-effort).
             ps = find_pair_set(idx, min_similarity=min(PAIR_FLOOR, threshold), progress=progress, cancel=cancel,
                                params=params, previous=previous)
+            try:
+                unfinished = idx.unfinished_scan()
+            except Exception:  # noqa: BLE001 - a hint, never a reason to show nothing
+                unfinished = None
         _check(cancel)
         files = ps.files
         if remembered and not preferred:
@@ -230,7 +238,7 @@ def load(
         snap = group(files, pairs, threshold, reference_roots, preferred, keep, scope)
         _check(cancel)
     return Results(index_path, True, files, pairs, pairs.best, snap, len(files), ps.cached or ps.derived, ps,
-                   code_view, tuple(ignore), tuple(preferred), params.min_passage)
+                   code_view, tuple(ignore), tuple(preferred), params.min_passage, unfinished)
 
 
 def similarity_params(
@@ -309,7 +317,11 @@ def trash_dir_ready() -> None:
         os.makedirs(data, exist_ok=True)
 
 
-#: Why a file whose name Qt cannot represent exactly is left in place.
+#: Whether the platform's trash is the freedesktop.org one, which simscan's own ``trash_file`` (the
+#: command line's) writes: it then takes the files whose names Qt cannot give byte for byte.
+FREEDESKTOP_TRASH = sys.platform not in ("darwin", "win32", "cygwin")
+
+#: Why a file whose name Qt cannot represent exactly is left in place (where the trash is not freedesktop's).
 UNNAMEABLE = (
     "its name is not valid text in this system's encoding, so it cannot be handed to the trash byte for byte "
     "(another file with a similar name could be moved instead); rename it, then scan again"
@@ -336,12 +348,20 @@ def qt_file_name(path: str) -> str | None:
 def move_to_trash(path: str) -> tuple[bool, str]:
     """(moved, reason) using Qt's QFile.moveToTrash — the platform trash, never a delete.
 
-    Refuses a name Qt cannot represent byte for byte (see :func:`qt_file_name`)."""
+    A name Qt cannot represent byte for byte (see :func:`qt_file_name`: not valid text in the file
+    system's encoding, e.g. a Latin-1 name from an old archive) goes to the same freedesktop.org trash
+    through ``cleanup.trash_file``, by its bytes, as ``simscan apply`` moves it; elsewhere it is refused."""
     from PySide6.QtCore import QFile
 
     name = qt_file_name(path)
     if name is None:
-        return False, UNNAMEABLE
+        if not FREEDESKTOP_TRASH:
+            return False, UNNAMEABLE
+        try:
+            trash_file(os.fsencode(path))
+        except OSError as e:
+            return False, e.strerror or str(e)
+        return True, ""
     f = QFile(name)
     if f.moveToTrash():
         return True, ""
@@ -386,7 +406,8 @@ def trash(
         key = id(t.kept)
         if key not in states:
             states[key] = (t.kept, kept_state(t.kept, t.same_content))
-        why = refusal(t, states[key][1]) or (UNNAMEABLE if qt_file_name(t.path) is None else "")
+        why = refusal(t, states[key][1]) or (
+            UNNAMEABLE if not FREEDESKTOP_TRASH and qt_file_name(t.path) is None else "")
         if why:
             refused.append((t.path, why))
         else:
@@ -418,8 +439,19 @@ def trash(
     return TrashOutcome(trashed, missing, failed, results, index_error, refused)
 
 
+def rebuild(index_path: Path) -> tuple[Path | None, int]:
+    """Move the damaged index at ``index_path`` aside and start a new one in its place with every entry
+    of it that passes its checksums (``index.rebuild``): (where the old one went, None when it was empty;
+    how many files were kept)."""
+    fresh, moved = rebuild_index(index_path)
+    try:
+        return moved, fresh.salvaged[0]
+    finally:
+        fresh.close()
+
+
 def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str]]:
-    """(path, reason) of the files the last scan could not read."""
+    """(path, reason) of the last scan's problems: the files it skipped or read only in part."""
     with Index.open(index_path, readonly=True) as idx:
         return idx.problems(last_run_only=True)
 

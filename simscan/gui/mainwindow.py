@@ -72,7 +72,6 @@ from simscan.gui.window_preview import PreviewMixin
 from simscan.gui.window_review import ReviewMixin
 from simscan.gui.workers import JobRunner
 from simscan.index import IndexCorrupt, IndexDamaged, IndexError_, IndexLocked, NotAnIndex, default_index_path
-from simscan.index import rebuild as rebuild_index
 from simscan.progress import Progress
 from simscan.scanner import ScanRequest
 from simscan.similarity.keep import DEFAULT_KEEP
@@ -86,12 +85,12 @@ REGROUP_DELAY_MS = 120
 PREVIEW_DELAY_MS = 60
 #: Job slots (JobRunner) of the work shown in the status bar with the progress bar (started with
 #: MainWindow._set_busy): while one runs, the bar stays.
-PROGRESS_SLOTS = ("scan", "load", "trash", "verify")
+PROGRESS_SLOTS = ("scan", "load", "trash", "verify", "rebuild")
 #: Of those, the jobs during which marks and files must not be acted on (scan again, move to the trash,
 #: mark copies, change what the pairs are found with): a scan and a trash change the index and the
-#: files; Ctrl+M's reading ("verify") has not set all its marks yet.  A load does not block them: a scan
-#: or a trash cancels the load it replaces.
-BLOCKING_SLOTS = ("scan", "trash", "verify")
+#: files; Ctrl+M's reading ("verify") has not set all its marks yet; a rebuild replaces the index.  A load
+#: does not block them: a scan or a trash cancels the load it replaces.
+BLOCKING_SLOTS = ("scan", "trash", "verify", "rebuild")
 #: Groups holding a match that a search opens (more would lay out thousands of rows for a broad
 #: search such as a folder's path; the rest open with a click).
 REVEAL_GROUPS = 50
@@ -710,8 +709,13 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             text += " · " + self.tr("{0:,} no longer there, removed from the index").format(r.files_removed)
         self._set_idle(text)
         if r.problems:
+            # Not "could not be read": a line is also a document compared by its bytes, or a file read in part,
+            # which the results hold.
             self.show_message(
-                self.tr("{0:,} files could not be read; the rest were scanned.").format(r.problems),
+                self.tr("1 problem: a file skipped, or read only by its bytes or in part; the rest were scanned.")
+                if r.problems == 1
+                else self.tr("{0:,} problems: files skipped, or read only by their bytes or in part; the rest were "
+                             "scanned.").format(r.problems),
                 "warning",
                 self.tr("Show Problems"),
                 self.show_problems,
@@ -812,6 +816,26 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
                            "Text Held by Many Files… with a number above theirs counts it.").format(*crowded)
         return None
 
+    def _unfinished_text(self) -> str | None:
+        """The banner's warning while the results shown were read during a scan of their index by another
+        window or command, or after a scan that did not finish (the command line says the same), None once
+        they were not (``MessageBar.recheck`` then hides it)."""
+        state = self.results.unfinished if self.results is not None else None
+        if state is None:
+            return None
+        if state == "running":
+            return self.tr("These results are incomplete: a scan (another window or command) is writing to this "
+                           "index now, and they cover only the files it has stored so far. Open the index again "
+                           "when it ends.")
+        how = {"killed": self.tr("was killed"), "cancelled": self.tr("was cancelled"), "failed": self.tr("failed")}
+        return self.tr("These results are incomplete: the last scan of this index {0} before it finished, and they "
+                       "cover only the files it stored. Scan its folders again to complete them.").format(
+                           how.get(state, state))
+
+    def _results_warning(self) -> str | None:
+        """What the banner warns of the results shown: an unfinished scan first, then a lowered cut-off."""
+        return self._unfinished_text() or self._cutoff_text()
+
     def _apply_results(self, results: jobs.Results) -> None:
         self.results = results
         self._load_error = ""
@@ -822,9 +846,9 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self._set_snapshot(results.snapshot)
         self._review_rebuild()  # (a job of its own: the groups are painted first)
         self.message.recheck()  # (an error of an earlier load is out of date)
-        warning = self._cutoff_text()
+        warning = self._results_warning()
         if warning is not None and self.message.isHidden():  # (never over another message)
-            self.show_message(warning, "warning", refresh=self._cutoff_text)
+            self.show_message(warning, "warning", refresh=self._results_warning)
 
     def _placeholder_text(self) -> str:
         """What the empty results list says: why it is empty now."""
@@ -1069,7 +1093,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     # ------------------------------------------------------------------ problems, exports, index
     def show_problems(self) -> None:
-        """List what the last scan could not read (read from the index in a worker)."""
+        """List the last scan's problems: what it skipped or read only in part (read from the index in a worker)."""
         path = self.index_path
         self.runner.start(
             "problems", lambda p, c: jobs.problems(path, p, c), finished=self._show_problems,
@@ -1078,9 +1102,10 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def _show_problems(self, rows: list[tuple[str, str]]) -> None:
         self.problems_dialog = dialogs.show_list(
-            self, self.tr("Files the last scan could not read"),
-            self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and scan again to "
-                    "include them.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
+            self, self.tr("Problems of the last scan"),
+            self.tr("{0:,} files were skipped, or read only by their bytes or in part (a damaged document, a PDF "
+                    "page without text); each line says why. The rest of the scan is complete; fix the cause and "
+                    "scan again.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
 
     def export_dialog(self) -> None:
         what = self._export_filter().describe()
@@ -1250,50 +1275,66 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
 
     def rebuild_index(self) -> None:
         """"Rebuild Index…": after a confirmation naming the file, move the damaged index aside and
-        open a fresh one in its place, through ``index.rebuild`` (which renames, never deletes, and
-        refuses while a scan -- this window's or another program's -- holds the index, or when the
-        file is not a damaged simscan index)."""
+        start a new one in its place with every entry of it that passes its checksums, through
+        ``index.rebuild`` (which renames, never deletes, and refuses while a scan -- this window's or
+        another program's -- holds the index, or when the file is not a damaged simscan index).  A job:
+        keeping the entries of a large index takes minutes (~0.2 ms a file)."""
         tr = self.tr
         path = self.index_path
-        if self.runner.busy("scan"):
-            self.show_message(tr("A scan is running; wait for it to finish, then try again."), "warning")
+        if self._working(BLOCKING_SLOTS):
+            self.show_message(tr("A scan or another change of the index is under way; wait for it to finish, then "
+                                 "try again."), "warning")
             return
         if not dialogs.confirm(
             self,
             tr("Rebuild Index"),
             tr("Rebuild the damaged index {0}?").format(path),
-            tr("It is not deleted: it is renamed to {0}.corrupt-<date and time> in the same folder, and a new, empty "
-               "index is started at {1}. Your files are not touched; press Scan afterwards to fill the new "
-               "index.").format(path.name, path),
+            tr("It is not deleted: it is renamed to {0}.corrupt-<date and time> in the same folder, and a new "
+               "index is started at {1} with every entry of it that passes its checksums. Your files are not "
+               "touched; press Scan afterwards to read the others again.").format(path.name, path),
             accept=tr("Rebuild Index"),
         ):
             return
-        try:
-            fresh, moved = rebuild_index(path)
-            fresh.close()
-        except IndexLocked:
-            self.show_message(tr("The damaged index was not moved: another scan is writing to {0}. Wait for it to "
-                                 "finish, then try again.").format(path), "error", tr("Try Again"), self.rebuild_index)
-            return
-        except NotAnIndex as e:
-            what, _hint = dialogs.describe_error(e)
-            self.show_message(tr("The damaged index was not moved: {0}\nsimscan moves aside only what it recognises "
-                                 "as its own index. Open another index (File > Open Index…), or move this file away "
-                                 "yourself.").format(what), "error", tr("Open Another Index…"), self.open_index_dialog)
-            return
-        except (SimscanError, OSError) as e:
-            what, _hint = dialogs.describe_error(e)
-            self.show_message(tr("The damaged index was not moved: {0}\nCheck that you may write to the folder {1}.")
-                              .format(what, path.parent), "error")
-            return
+        self.runner.start(
+            "rebuild",
+            lambda progress, cancel: jobs.rebuild(path),
+            finished=lambda out: self._on_rebuilt(path, *out),
+            failed=lambda err: self._on_rebuild_failed(path, err),
+        )
+        self._set_busy(tr("Rebuilding the index: keeping every entry that passes its checksums…"))
+
+    def _on_rebuilt(self, path: Path, moved: Path | None, kept: int) -> None:
+        tr = self.tr
+        self._set_idle()
         self.set_index(path)  # the fresh one: marks and rows of the damaged one go
         if moved is None:
             text = tr("The damaged index was empty, so nothing was kept. A new, empty index was started at {0}; press "
                       "Scan to fill it.").format(path)
+        elif kept:
+            text = tr("The damaged index was kept as {0}. A new index was started at {1} with the {2:,} files whose "
+                      "entries passed their checksums; press Scan to read the others again.").format(moved, path, kept)
         else:
-            text = tr("The damaged index was kept as {0}. A new, empty index was started at {1}; press Scan to fill "
-                      "it.").format(moved, path)
+            text = tr("The damaged index was kept as {0}. None of its entries could be kept: a new, empty index was "
+                      "started at {1}; press Scan to fill it.").format(moved, path)
         self.show_message(text, "info")
+
+    def _on_rebuild_failed(self, path: Path, err: BaseException) -> None:
+        tr = self.tr
+        self._set_idle()
+        if isinstance(err, IndexLocked):
+            self.show_message(tr("The damaged index was not moved: another scan is writing to {0}. Wait for it to "
+                                 "finish, then try again.").format(path), "error", tr("Try Again"), self.rebuild_index)
+        elif isinstance(err, NotAnIndex):
+            what, _hint = dialogs.describe_error(err)
+            self.show_message(tr("The damaged index was not moved: {0}\nsimscan moves aside only what it recognises "
+                                 "as its own index. Open another index (File > Open Index…), or move this file away "
+                                 "yourself.").format(what), "error", tr("Open Another Index…"), self.open_index_dialog)
+        elif isinstance(err, (SimscanError, OSError)):
+            what, _hint = dialogs.describe_error(err)
+            self.show_message(tr("The damaged index was not moved: {0}\nCheck that you may write to the folder {1}.")
+                              .format(what, path.parent), "error")
+        else:
+            self._on_job_failed(err)
 
     # ------------------------------------------------------------------ closing
     def _may_quit(self) -> bool:

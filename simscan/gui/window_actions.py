@@ -128,16 +128,17 @@ class ActionsMixin:
         left = len(ids) - sum(ok)
         if left:
             why = self.tr(
-                "another indentation, spacing or wrapping (two programs that differ only in indentation differ), "
-                "or unreadable now. Mark by hand what you mean to move."
+                "another document format (a DOCX beside its text or PDF), another indentation, spacing or wrapping "
+                "(two programs that differ only in indentation differ), or unreadable now. Mark by hand what you "
+                "mean to move."
             )
             self.show_message(
                 (
-                    self.tr("1 file with the same words as its reference was not marked: its text is not exactly the "
-                            "reference's — ")
+                    self.tr("1 file with the same words as its kept copy was not marked: its text is not exactly the "
+                            "kept copy's — ")
                     if left == 1
-                    else self.tr("{0:,} files with the same words as their references were not marked: their text is "
-                                 "not exactly the references' — ").format(left)
+                    else self.tr("{0:,} files with the same words as their kept copies were not marked: their text is "
+                                 "not exactly the kept copy's — ").format(left)
                 )
                 + why,
                 "info",
@@ -388,8 +389,10 @@ class ActionsMixin:
         of it, marked: nothing to scan again), with the advice each kind of reason calls for."""
         by_marks = [(p, why) for p, why in out.refused if why in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
         on_disk = [(p, why) for p, why in out.refused if why not in (jobs.ALL_MARKED, jobs.ALL_COPIES_MARKED)]
-        text = self.tr("{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted).").format(
-            len(out.refused))
+        n = len(out.refused)
+        text = (self.tr("1 marked file was NOT moved to the trash, for safety (nothing was deleted).") if n == 1
+                else self.tr("{0:,} marked files were NOT moved to the trash, for safety (nothing was deleted).")
+                .format(n))
 
         def listing(rows: list[tuple[str, str]], reasons: bool) -> str:
             lines = "\n".join(f"{p}: {why}" if reasons else f"  {p}" for p, why in rows[:5])

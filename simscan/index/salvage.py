@@ -5,7 +5,9 @@ have every file read again (a million files: minutes).  But the rows of ``files`
 blobs carry checksums (:mod:`simscan.index.checks`), so whatever of them can still be read and passes
 is exactly what a scan would store again: it is copied into the new index, and the next scan reads
 only the files whose entries were lost (and those that changed, as always).  The inverted index is
-made again from the fingerprints (by that scan); scan records and problem lines are not kept.
+made again from the fingerprints (by that scan); scan records and problem lines are not kept, so a file
+with a problem line (a document compared by its bytes, a file read in part) is not kept either: the scan
+reads it again and meets its problem again, which ``simscan problems`` then lists as before.
 
 Reading a damaged database: a B-tree page SQLite cannot read makes every read that crosses it fail,
 so the rows are read in id order a batch at a time, and past a failure the next readable id is
@@ -52,14 +54,25 @@ def salvage(src: Path, index: Any) -> tuple[int, int]:
             top = conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0
         except (sqlite3.Error, UnicodeDecodeError):
             top = 1 << 62  # (the rightmost page cannot be read: the ids are sought until none is left)
+        again = _with_problems(conn)
         kept = dropped = 0
         for rows in _readable_rows(conn, top):
             records, bad = _verified(conn, rows)
             dropped += bad
+            records = [r for r in records if bytes(r.path) not in again]
             if records:
                 index.write_files(records, defer_postings=True)
                 kept += len(records)
         return kept, dropped
+
+
+def _with_problems(conn: sqlite3.Connection) -> set[bytes]:
+    """The paths with a problem line in the damaged index (empty when its lines cannot be read: then every
+    verified file is kept, and their lines are lost)."""
+    try:
+        return {bytes(p) for (p,) in conn.execute("SELECT DISTINCT path FROM problems")}
+    except (sqlite3.Error, UnicodeDecodeError, TypeError):
+        return set()
 
 
 def _readable_rows(conn: sqlite3.Connection, top: int) -> Any:

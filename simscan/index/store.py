@@ -848,6 +848,19 @@ class Index:
             os.close(fd)  # closing drops the shared lock taken to look
         return False
 
+    def unfinished_scan(self) -> str | None:
+        """Why what this index holds may be short of its folders: ``"running"`` while a scan is writing to
+        it (another process, or this one), else the last scan's status when it did not finish (``"killed"``:
+        its process died; ``"cancelled"``, ``"failed"``); None once it finished, or when none ran.  The
+        command line and the window say the same from it."""
+        if self.scan_running():
+            return "running"
+        runs = self.runs(1)
+        status = runs[0]["status"] if runs else None
+        if status in (None, "done"):
+            return None
+        return "killed" if status == "running" else str(status)
+
     def release_scan_lock(self) -> None:
         if self._lock_fd is not None:
             try:

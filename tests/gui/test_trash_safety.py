@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simscan.cleanup import refusal
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
 from simscan.index import Index
@@ -67,18 +68,46 @@ def indexed(win: MainWindow) -> set[bytes]:
         return set(idx.files().raw_paths)
 
 
-def test_undecodable_name_never_trashes_its_lookalike(qtbot, window, tmp_path):
-    root = tmp_path / "docs"
-    bad = os.fsdecode(os.fsencode(str(root)) + b"/bad\xff.txt")
-    look = str(root / "bad\ufffd.txt")
+def trash_undecodable(qtbot, window, root: Path, name: bytes):
+    """Copies under an original: ``name`` (not valid UTF-8) and its look-alike (the bytes Qt would read it
+    as, U+FFFD in its place); the window scans them, marks ``name`` alone and moves it to the trash.
+    Returns (its path, the look-alike's, their bytes, the window, the trash's outcome)."""
+    bad = os.fsdecode(os.path.join(os.fsencode(root), name))
+    look = os.path.join(root, name.decode("utf-8", "replace"))
     try:
-        data = write_copies(root, ["original.txt", b"bad\xff.txt", "bad\ufffd.txt"])
+        data = write_copies(root, ["original.txt", name, os.path.basename(look)])
     except OSError:
         pytest.skip("this file system rejects non-UTF-8 names")
     win = window([str(root)])
     assert {bad, look} <= set(win.model.snapshot.paths)
     mark(win, bad)
-    out = trash(qtbot, win)
+    return bad, look, data, win, trash(qtbot, win)
+
+
+def test_undecodable_name_is_trashed_by_its_bytes_never_its_lookalike(qtbot, window, tmp_path):
+    """A name that is not valid text (a Latin-1 "café" from an old archive) cannot be given to Qt's trash
+    byte for byte; the window refused it, while `simscan apply` moved it (acceptance test).  On the
+    freedesktop.org trash it now goes there by its bytes, as `apply` moves it; its look-alike stays."""
+    root = tmp_path / "docs"
+    bad, look, data, win, out = trash_undecodable(qtbot, window, root, b"caf\xe9.txt")
+    assert out.trashed == [bad] and not out.failed and not out.refused
+    assert not os.path.lexists(os.fsencode(bad)) and Path(look).read_bytes() == data
+    bin_ = os.fsencode(tmp_path / "xdg-data" / "Trash")
+    assert os.listdir(bin_ + b"/files") == [b"caf\xe9.txt"]
+    with open(bin_ + b"/files/caf\xe9.txt", "rb") as f:
+        assert f.read() == data
+    with open(bin_ + b"/info/caf\xe9.txt.trashinfo", "rb") as f:
+        assert f"Path={root}/caf%E9.txt".encode() in f.read()
+    assert os.fsencode(bad) not in indexed(win) and os.fsencode(look) in indexed(win)
+
+
+def test_undecodable_name_is_refused_where_the_trash_is_not_freedesktops(qtbot, window, tmp_path, monkeypatch):
+    """Where the platform's trash is not the freedesktop.org one (macOS, Windows), only Qt can move a file
+    there: a name it cannot give byte for byte is refused, never its look-alike moved."""
+    from simscan.gui import jobs
+
+    monkeypatch.setattr(jobs, "FREEDESKTOP_TRASH", False)
+    bad, look, data, win, out = trash_undecodable(qtbot, window, tmp_path / "docs", b"bad\xff.txt")
     # Neither moved: the look-alike is not the marked file, and the marked name cannot be given
     # to the trash byte for byte.
     assert os.path.exists(os.fsencode(bad)) and Path(look).read_bytes() == data
@@ -118,6 +147,7 @@ def test_hard_link_to_the_kept_file_is_refused(qtbot, window, tmp_path):
     assert ref.read_bytes() == data and linked.exists()
     text = win.message.text.text()
     assert "NOT moved" in text and linked.name in text and "Scan again" in text
+    assert text.startswith("1 marked file was NOT moved")  # (the acceptance test saw "1 marked files were")
 
 
 def test_same_file_through_a_linked_folder_is_refused(qtbot, window, tmp_path):
@@ -199,7 +229,7 @@ def test_after_trash_marks_are_cleared_in_one_pass(qtbot, window, tmp_path, monk
     assert win.model.marked == builtins.set(s.l_file_id[11:])
 
 
-def test_move_to_trash_itself_refuses_a_name_qt_would_change(qapp, tmp_path):
+def test_move_to_trash_itself_never_gives_qt_a_name_it_would_change(qapp, tmp_path, monkeypatch):
     from simscan.gui import jobs
 
     root = tmp_path / "docs"
@@ -211,8 +241,13 @@ def test_move_to_trash_itself_refuses_a_name_qt_would_change(qapp, tmp_path):
     assert jobs.qt_file_name(bad) is None
     assert jobs.qt_file_name(str(root / "bad\ufffd.txt")) == str(root / "bad\ufffd.txt")
     jobs.trash_dir_ready()
+    monkeypatch.setattr(jobs, "FREEDESKTOP_TRASH", False)  # (macOS, Windows: only Qt's trash)
     assert jobs.move_to_trash(bad) == (False, jobs.UNNAMEABLE)
     assert sorted(os.listdir(os.fsencode(root))) == sorted([b"bad\xff.txt", "bad\ufffd.txt".encode()])
+    monkeypatch.setattr(jobs, "FREEDESKTOP_TRASH", True)  # the freedesktop.org trash: by its bytes
+    assert jobs.move_to_trash(bad) == (True, "")
+    assert os.listdir(os.fsencode(root)) == ["bad\ufffd.txt".encode()]
+    assert os.listdir(os.fsencode(tmp_path / "xdg-data" / "Trash" / "files")) == [b"bad\xff.txt"]
 
 
 def test_a_fully_marked_group_keeps_every_file(qtbot, window, tmp_path):
@@ -339,7 +374,34 @@ def test_ctrl_m_marks_only_content_copies_that_differ_in_encoding_and_line_endin
     s = win.model.snapshot
     assert {os.path.basename(s.paths[m]) for m in win.model.marked_members()} == {"notes_utf16.txt", "notes_copy.txt"}
     assert win.message.isVisible() and "1 file with the same words" in win.message.text.text()
-    assert "not exactly the reference's" in win.message.text.text()
+    assert "not exactly the kept copy's" in win.message.text.text()
+
+
+def test_ctrl_m_says_why_a_document_beside_its_text_is_not_marked(qtbot, window, tmp_path):
+    """A DOCX saved from a text is in the text's copy set (same words) but not a true copy: Ctrl+M leaves it,
+    and the window and the trash's check named only indentation, spacing or wrapping as the reason
+    (acceptance test: 22 files, every one a DOCX, PDF or ODT export, "not exactly the references'")."""
+    from tests.helpers_documents import docx_of_paragraphs
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    lines = prose(np.random.default_rng(23), 300).splitlines()
+    (root / "report.txt").write_text("\n".join(lines) + "\n")
+    (root / "report.docx").write_bytes(docx_of_paragraphs(lines))
+    os.utime(root / "report.txt", ns=(1_600_000_000 * 10**9,) * 2)
+    win = window([str(root)])
+    s = win.model.snapshot
+    assert {os.path.basename(p) for p in s.paths} == {"report.txt", "report.docx"}
+    with qtbot.waitSignal(win.marksVerified, timeout=WAIT):
+        win.mark_all_but_reference()
+    assert not win.model.marked
+    text = win.message.text.text()
+    assert "1 file with the same words as its kept copy" in text and "another document format" in text, text
+    mark(win, str(root / "report.docx"))  # marked by hand as a copy: the trash's check says the same
+    s = win.model.snapshot
+    docx = next(m for m, p in enumerate(s.paths) if p.endswith(".docx"))
+    target = next(t for t in win.trash_targets([docx]))
+    assert "another document format" in refusal(target)
 
 
 def test_marks_never_carry_over_to_another_index(qtbot, window, tmp_path):
