@@ -544,3 +544,30 @@ def test_the_reference_row_is_of_kind_reference_not_exact(tmp_path: Path, capsys
     assert main(["groups", "--index", str(idx)]) == 0  # the text output said so already
     lines = capsys.readouterr().out.splitlines()
     assert {line.split()[-1].rsplit("/", 1)[-1]: line.split()[1] for line in lines if line.startswith("  ")} == want
+
+
+def test_empty_files_are_no_pair_in_pairs_or_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two empty submissions are not a 100 % exact pair: ``pairs`` leaves empty files out, as ``groups``
+    and the window's Pairs tab do (every empty file is alike), and says so; ``query`` of an empty file
+    lists no file and says why.  The essays' own pair is still listed."""
+    root = tmp_path / "class"
+    root.mkdir()
+    essay = words(31, 500)
+    (root / "essay.txt").write_text(essay)
+    (root / "copied.txt").write_text(words(32, 100) + " " + essay[:1500])
+    (root / "blank1.txt").write_bytes(b"")
+    (root / "blank2.docx").write_bytes(b"")
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    for fmt in ("json", "csv", "text"):
+        assert main(["pairs", "--index", str(idx), "--format", fmt]) == 0
+        out, err = capsys.readouterr()
+        assert "blank" not in out and "copied.txt" in out and "essay.txt" in out
+        told = "2 empty files are left out of the pairs" in err
+        assert told == (fmt == "text")
+    late = tmp_path / "late.txt"
+    late.write_bytes(b"")
+    assert main(["query", str(late), "--index", str(idx)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "late.txt is empty" in err and "no similar files" not in err
