@@ -685,7 +685,7 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self._set_idle(text)
         if r.problems:
             self.show_message(
-                self.tr("{0:,} files could not be read; the rest were scanned.").format(r.problems),
+                self.tr("{0:,} files could not be read, or not as text; the rest were scanned.").format(r.problems),
                 "warning",
                 self.tr("Show Problems"),
                 self.show_problems,
@@ -1041,11 +1041,21 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             failed=self._on_job_failed,
         )
 
-    def _show_problems(self, rows: list[tuple[str, str]]) -> None:
+    def _show_problems(self, rows: list[tuple[str, str, bool]]) -> None:
+        # A document whose text cannot be read (password, damage, no text layer) and a text too large for
+        # content fingerprints are indexed all the same, by their bytes or checksum: not "skipped".
+        kept = sum(1 for _p, _why, indexed in rows if indexed)
+        intro = []
+        if len(rows) > kept:
+            intro.append(self.tr("{0:,} files were left out of the scan; fix the cause and scan again to include "
+                                 "them.").format(len(rows) - kept))
+        if kept:
+            intro.append(self.tr("{0:,} files were scanned, but their text could not be read: they are compared by "
+                                 "their bytes (or their checksum) alone, so no passage they share with another file "
+                                 "is found.").format(kept))
         self.problems_dialog = dialogs.show_list(
-            self, self.tr("Files the last scan could not read"),
-            self.tr("{0:,} files were skipped. The rest of the scan is complete; fix the cause and scan again to "
-                    "include them.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
+            self, self.tr("Problems of the last scan"), " ".join(intro),
+            [f"{p}\t{why}" for p, why, _indexed in rows])
 
     def export_dialog(self) -> None:
         what = self._export_filter().describe()
