@@ -250,3 +250,26 @@ def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
     assert text.startswith(f"{row_pair.kind.capitalize()}: {shown_pct(listed):.1f} % similar")
     assert f"resemblance {shown_pct(row_pair.resemblance):.1f} %" in text
     assert f"These two files alone: {shown_pct(alone.best):.1f} %" in text
+
+
+def test_a_long_file_cut_for_the_comparison_is_not_said_to_be_that_long(qtbot, window, tmp_path, monkeypatch):
+    """The preview compares the first ``compare.MAX_BYTES`` of a long file (16 MiB; 1 MiB here, so the test
+    stays small) and shows its first ``TEXT_CAP`` characters.  Its note said "showing the first 400,000 of
+    16,777,216 characters" for two 420 MB notes files: the length of the part read, not of the file."""
+    import importlib
+    import random
+
+    monkeypatch.setattr(importlib.import_module("simscan.similarity.compare"), "MAX_BYTES", 1 << 20)
+    rng = random.Random(5)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(3000)]
+    text = " ".join(rng.choice(vocab) for _ in range(240_000))  # ~1.5 MB
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "notes.txt").write_text(text)
+    (root / "notes_edited.txt").write_text(text[:700_000] + " an added sentence here " + text[700_000:])
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    preview_of(qtbot, win, "notes_edited.txt")
+    note = win.preview.note.text()
+    assert "showing the first 400,000 characters." in note and f"of {1 << 20:,}" not in note, note
+    assert "searched in their first part only" in note
