@@ -273,3 +273,23 @@ def test_a_long_file_cut_for_the_comparison_is_not_said_to_be_that_long(qtbot, w
     note = win.preview.note.text()
     assert "showing the first 400,000 characters." in note and f"of {1 << 20:,}" not in note, note
     assert "searched in their first part only" in note
+
+
+def test_a_document_gone_since_the_scan_is_named_by_its_path(qtbot, window, tmp_path):
+    """A student's essay renamed after the scan: the preview says which file is gone, by its path as the
+    list shows it -- it said "b'/…/essay.docx' no longer exists." (the bytes of the name, as Python writes
+    them) for a document."""
+    from tests.helpers_documents import docx_of_paragraphs
+
+    root = tmp_path / "class"
+    root.mkdir()
+    text = " ".join(f"Sentence {i} of the essay about rivers and the towns along them." for i in range(60))
+    (root / "source.txt").write_text(text)
+    (root / "essay.docx").write_bytes(docx_of_paragraphs([text[:2500]]))
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    (root / "essay.docx").rename(root / "essay-renamed.docx")
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        win.select_member(member_row(win, "essay.docx"))
+    message = win.preview.message.text()
+    assert f"{root / 'essay.docx'} no longer exists" in message and "b'" not in message, message
