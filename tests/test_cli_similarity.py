@@ -571,3 +571,31 @@ def test_empty_files_are_no_pair_in_pairs_or_query(tmp_path: Path, capsys: pytes
     assert main(["query", str(late), "--index", str(idx)]) == 0
     out, err = capsys.readouterr()
     assert out == "" and "late.txt is empty" in err and "no similar files" not in err
+
+
+def test_query_of_a_document_compared_by_its_bytes_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A late submission that is a password-protected PDF, or a scan without a text layer, is compared
+    by its bytes: ``query`` said only "no similar files at 15 %", as if its text had been read and found
+    original.  It now says why, as ``simscan problems`` and ``compare`` do; a readable document says
+    nothing more."""
+    import shutil
+
+    from tests.helpers_documents import DATA
+
+    root = tmp_path / "class"
+    root.mkdir()
+    shutil.copyfile(DATA / "student.docx", root / "student.docx")
+    (root / "other.txt").write_text(words(41, 400))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    late = tmp_path / "late"
+    late.mkdir()
+    for name in ("encrypted.pdf", "scanned.pdf", "student.pdf"):
+        shutil.copyfile(DATA / name, late / name)
+    assert main(["query", "--index", str(idx), str(late / "encrypted.pdf"), str(late / "scanned.pdf"),
+                 str(late / "student.pdf")]) == 0
+    out, err = capsys.readouterr()
+    assert "encrypted.pdf: PDF: password-protected; compared by its bytes" in err
+    assert "scanned.pdf: PDF: no text layer" in err
+    assert "student.pdf:" not in err and "student.docx" in out  # (the readable PDF: its DOCX is found)

@@ -797,10 +797,13 @@ def query_files(args: argparse.Namespace, index: Any) -> tuple[list[Any], int]:
                   "(`simscan groups --kind empty` lists the empty files).", file=sys.stderr)
             continue
         if problem is None:
+            notes: list[str] = []
             try:
-                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params))
+                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params, notes=notes))
             except OSError as e:
                 problem = FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}")
+            for note in notes:  # (a password-protected PDF is compared by its bytes: "no similar files" says why)
+                print(f"simscan: {_shown(f)}: {terminal_text(note)}", file=sys.stderr)
         if problem is not None:
             if len(args.files) == 1:
                 raise problem

@@ -168,11 +168,17 @@ def fingerprint_path(path: str | os.PathLike[str]) -> Fingerprints:
     """A file's fingerprints as the scan stores them: a document's text's (read in a worker process,
     ``pool.read_isolated``), any other file's bytes' (``fingerprint_file``).  For ``query`` and the
     texts to ignore.  Raises OSError when the file cannot be read."""
+    return fingerprint_path_noted(path)[0]
+
+
+def fingerprint_path_noted(path: str | os.PathLike[str]) -> tuple[Fingerprints, str | None]:
+    """:func:`fingerprint_path`, with the line ``simscan problems`` would give the file (a document
+    compared by its bytes: "PDF: password-protected; compared by its bytes"), or None."""
     from simscan.extract.pool import read_isolated
     from simscan.fingerprint import fingerprint_file
 
     doc = read_isolated(path)
-    return fingerprint_file(os.fspath(path)) if doc is None else doc.fingerprints
+    return (fingerprint_file(os.fspath(path)), None) if doc is None else (doc.fingerprints, doc.note)
 
 
 def read_text(path: str | os.PathLike[str], limit: int) -> tuple[Fingerprints, bytes, str] | None:
