@@ -599,3 +599,29 @@ def test_query_of_a_document_compared_by_its_bytes_says_why(tmp_path: Path, caps
     assert "encrypted.pdf: PDF: password-protected; compared by its bytes" in err
     assert "scanned.pdf: PDF: no text layer" in err
     assert "student.pdf:" not in err and "student.docx" in out  # (the readable PDF: its DOCX is found)
+
+
+def test_a_text_to_ignore_whose_text_cannot_be_read_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The question every answer repeats, given as a scanned PDF (no text layer) or a password-protected
+    one: its text cannot be read, so ignoring it would change nothing -- silently, as if the question had
+    been left out.  ``--ignore-text`` refuses it, saying why, as it refuses a file that is not there; a
+    readable document is ignored as before."""
+    import shutil
+
+    from tests.helpers_documents import DATA
+
+    root = tmp_path / "class"
+    root.mkdir()
+    (root / "a.txt").write_text(words(51, 400))
+    (root / "b.txt").write_text(words(51, 400)[:1500] + " " + words(52, 200))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    for name, why in (("scanned.pdf", "PDF: no text layer"), ("encrypted.pdf", "PDF: password-protected")):
+        shutil.copyfile(DATA / name, tmp_path / name)
+        assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / name)]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and f"{name}: {why}" in err and "no text to ignore" in err, err
+    shutil.copyfile(DATA / "student.pdf", tmp_path / "student.pdf")
+    assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / "student.pdf")]) == 0
+    assert "a.txt" in capsys.readouterr().out
