@@ -544,3 +544,84 @@ def test_the_reference_row_is_of_kind_reference_not_exact(tmp_path: Path, capsys
     assert main(["groups", "--index", str(idx)]) == 0  # the text output said so already
     lines = capsys.readouterr().out.splitlines()
     assert {line.split()[-1].rsplit("/", 1)[-1]: line.split()[1] for line in lines if line.startswith("  ")} == want
+
+
+def test_empty_files_are_no_pair_in_pairs_or_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two empty submissions are not a 100 % exact pair: ``pairs`` leaves empty files out, as ``groups``
+    and the window's Pairs tab do (every empty file is alike), and says so; ``query`` of an empty file
+    lists no file and says why.  The essays' own pair is still listed."""
+    root = tmp_path / "class"
+    root.mkdir()
+    essay = words(31, 500)
+    (root / "essay.txt").write_text(essay)
+    (root / "copied.txt").write_text(words(32, 100) + " " + essay[:1500])
+    (root / "blank1.txt").write_bytes(b"")
+    (root / "blank2.docx").write_bytes(b"")
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    for fmt in ("json", "csv", "text"):
+        assert main(["pairs", "--index", str(idx), "--format", fmt]) == 0
+        out, err = capsys.readouterr()
+        assert "blank" not in out and "copied.txt" in out and "essay.txt" in out
+        told = "2 empty files are left out of the pairs" in err
+        assert told == (fmt == "text")
+    late = tmp_path / "late.txt"
+    late.write_bytes(b"")
+    assert main(["query", str(late), "--index", str(idx)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "late.txt is empty" in err and "no similar files" not in err
+
+
+def test_query_of_a_document_compared_by_its_bytes_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A late submission that is a password-protected PDF, or a scan without a text layer, is compared
+    by its bytes: ``query`` said only "no similar files at 15 %", as if its text had been read and found
+    original.  It now says why, as ``simscan problems`` and ``compare`` do; a readable document says
+    nothing more."""
+    import shutil
+
+    from tests.helpers_documents import DATA
+
+    root = tmp_path / "class"
+    root.mkdir()
+    shutil.copyfile(DATA / "student.docx", root / "student.docx")
+    (root / "other.txt").write_text(words(41, 400))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    late = tmp_path / "late"
+    late.mkdir()
+    for name in ("encrypted.pdf", "scanned.pdf", "student.pdf"):
+        shutil.copyfile(DATA / name, late / name)
+    assert main(["query", "--index", str(idx), str(late / "encrypted.pdf"), str(late / "scanned.pdf"),
+                 str(late / "student.pdf")]) == 0
+    out, err = capsys.readouterr()
+    assert "encrypted.pdf: PDF: password-protected; compared by its bytes" in err
+    assert "scanned.pdf: PDF: no text layer" in err
+    assert "student.pdf:" not in err and "student.docx" in out  # (the readable PDF: its DOCX is found)
+
+
+def test_a_text_to_ignore_whose_text_cannot_be_read_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The question every answer repeats, given as a scanned PDF (no text layer) or a password-protected
+    one: its text cannot be read, so ignoring it would change nothing -- silently, as if the question had
+    been left out.  ``--ignore-text`` refuses it, saying why, as it refuses a file that is not there; a
+    readable document is ignored as before."""
+    import shutil
+
+    from tests.helpers_documents import DATA
+
+    root = tmp_path / "class"
+    root.mkdir()
+    (root / "a.txt").write_text(words(51, 400))
+    (root / "b.txt").write_text(words(51, 400)[:1500] + " " + words(52, 200))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    for name, why in (("scanned.pdf", "PDF: no text layer"), ("encrypted.pdf", "PDF: password-protected")):
+        shutil.copyfile(DATA / name, tmp_path / name)
+        assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / name)]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and f"{name}: {why}" in err and "no text to ignore" in err, err
+    shutil.copyfile(DATA / "student.pdf", tmp_path / "student.pdf")
+    assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / "student.pdf")]) == 0
+    assert "a.txt" in capsys.readouterr().out

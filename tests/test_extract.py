@@ -141,6 +141,24 @@ def test_running_headers_and_page_numbers_are_dropped_once_repeated() -> None:
     assert strip_running(one) == (one, 0)
 
 
+def test_a_running_header_with_a_date_is_dropped_once_repeated() -> None:
+    """A student's header names the course and the date: a long line with digits.  Its repeats are dropped
+    as a running header's (they cut a copied paragraph in two at every page break), its first kept; a long
+    body line whose digits change from page to page is text of the same shape, kept on every page."""
+    header = "Jane Doe - CS 101 Information Retrieval - essay 2 - submitted 20 November 2026"
+    row = "Row {} of the table of results that ends the page here"
+    pages = [[header, f"Body line {i} of the essay, and more words", row.format(i), f"Page {i + 1} of 4"] for i in range(4)]
+    out, dropped = strip_running(pages)
+    assert dropped == 3 + 4  # the header's repeats, every page number
+    lines = [ln for p in out for ln in p]
+    assert lines.count(header) == 1 and sum(ln.startswith("Row ") for ln in lines) == 4
+    # The same through PDFium: a PDF whose paragraph runs over a page break reads without the header in it.
+    sentence = ["The river carried grain to the market in spring,", "when the water was high and the boats"]
+    pdf = [[header, sentence[0]], [header, sentence[1], "were many."]]
+    got = extract(pdf_bytes(pdf), "pdf")
+    assert got.text.count("Jane Doe") == 1 and "in spring,\n\nwhen the water" in got.text, got.text
+
+
 def test_hyphens_at_line_ends_are_joined_between_lower_case_letters() -> None:
     text, n = join_hyphens("an inter-\nnational river and a well-\nknown town; 1990-\n2000; Anglo-\nSaxon")
     assert text == "an international river and a wellknown town; 1990-\n2000; Anglo-\nSaxon" and n == 2

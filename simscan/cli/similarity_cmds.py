@@ -590,8 +590,10 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 def print_pairs(args: argparse.Namespace, ps: Any) -> None:
     """Write the pairs of the pair set ``ps`` (``engine.find_pair_set``'s, here or from a cluster) as
     ``pairs`` does: copies' inherited pairs too unless ``--representatives-only``, in ``--format``,
-    written from the columns a part at a time (``pair_column_parts``: no object per pair)."""
-    parts, left_out = pair_column_parts(ps.pairs, ps.files, not args.representatives_only, args.max_copy_pairs)
+    written from the columns a part at a time (``pair_column_parts``: no object per pair).  Empty files
+    are left out, as from the groups and the window's Pairs tab: every empty file is alike."""
+    pairs, empty = _without_empty_files(ps.pairs, ps.files)
+    parts, left_out = pair_column_parts(pairs, ps.files, not args.representatives_only, args.max_copy_pairs)
     w = PairWriter(args.format, _out())
     for part in parts:
         w.write(ps.files.paths, part)
@@ -599,7 +601,23 @@ def print_pairs(args: argparse.Namespace, ps: Any) -> None:
         print(f"simscan: {left_out:,} pairs of copies with other files were left out (more than "
               f"--max-copy-pairs {args.max_copy_pairs:,}); each copy has the scores of the copy it is "
               "paired with as exact/content.", file=sys.stderr)
+    if empty and args.format == "text":
+        print(f"simscan: {empty:,} empty files are left out of the pairs (every empty file is alike); "
+              "`simscan groups --kind empty` lists them.", file=sys.stderr)
     _say_none(args, range(w.n), "pairs")
+
+
+def _without_empty_files(pa: Any, files: Any) -> tuple[Any, int]:
+    """(the pairs of ``pa`` between two files that are not empty, how many empty files they leave out)."""
+    from simscan.similarity.core import take_pairs
+
+    size = np.asarray(files.size, np.int64)
+    a, b = np.asarray(pa.a, np.int64), np.asarray(pa.b, np.int64)
+    keep = (size[a] > 0) & (size[b] > 0)
+    if keep.all():
+        return pa, 0
+    ends = np.concatenate((a[~keep], b[~keep]))
+    return take_pairs(pa, keep), int(np.unique(ends[size[ends] == 0]).size)
 
 
 def warn_cutoff(ps: Any) -> None:
@@ -810,14 +828,23 @@ def query_files(args: argparse.Namespace, index: Any) -> tuple[list[Any], int]:
     failed = 0
     for f in args.files:
         problem = _unreadable(f) if not os.path.isfile(f) else None
+        if problem is None and os.path.getsize(f) == 0:
+            # (it would be listed as an exact copy of every empty file: all are alike)
+            print(f"simscan: {_shown(f)} is empty: an empty file is compared with no file "
+                  "(`simscan groups --kind empty` lists the empty files).", file=sys.stderr)
+            continue
         if problem is None:
             bar = _progress_bar()  # (a short text's pass over every stored set takes seconds)
+            notes: list[str] = []
             try:
-                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params, progress=bar))
+                pairs.extend(query(index, f, min_similarity=args.min_similarity, params=params, progress=bar,
+                                   notes=notes))
             except OSError as e:
                 problem = FileProblem(f"cannot read {_shown(f)}: {e.strerror or e}")
             finally:
                 bar.finish()
+            for note in notes:  # (a password-protected PDF is compared by its bytes: "no similar files" says why)
+                print(f"simscan: {_shown(f)}: {terminal_text(note)}", file=sys.stderr)
         if problem is not None:
             if len(args.files) == 1:
                 raise problem
@@ -830,7 +857,8 @@ def print_query(args: argparse.Namespace, pairs: list[Any], failed: int) -> int:
     """Write the pairs of :func:`query_files` in ``--format``; the exit code (1 when a file failed)."""
     out = _out()
     write_pairs(pairs, args.format, out)
-    if failed < len(args.files):
+    empty = sum(1 for f in args.files if os.path.isfile(f) and os.path.getsize(f) == 0)  # (told by query_files)
+    if failed < len(args.files) - empty:
         _say_none(args, pairs, "similar files")
     return FileProblem.exit_code if failed else 0
 

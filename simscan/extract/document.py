@@ -164,15 +164,25 @@ def read_or_reason(path: bytes, fmt: str, follow: bool, raw_only: str | None = N
     raise AssertionError("unreachable")
 
 
+#: How a note ends when a document's text could not be read ("PDF: password-protected; compared by its bytes").
+BY_ITS_BYTES = "compared by its bytes"
+
+
 def fingerprint_path(path: str | os.PathLike[str]) -> Fingerprints:
     """A file's fingerprints as the scan stores them: a document's text's (read in a worker process,
     ``pool.read_isolated``), any other file's bytes' (``fingerprint_file``).  For ``query`` and the
     texts to ignore.  Raises OSError when the file cannot be read."""
+    return fingerprint_path_noted(path)[0]
+
+
+def fingerprint_path_noted(path: str | os.PathLike[str]) -> tuple[Fingerprints, str | None]:
+    """:func:`fingerprint_path`, with the line ``simscan problems`` would give the file (a document
+    compared by its bytes: "PDF: password-protected; compared by its bytes"), or None."""
     from simscan.extract.pool import read_isolated
     from simscan.fingerprint import fingerprint_file
 
     doc = read_isolated(path)
-    return fingerprint_file(os.fspath(path)) if doc is None else doc.fingerprints
+    return (fingerprint_file(os.fspath(path)), None) if doc is None else (doc.fingerprints, doc.note)
 
 
 def read_text(path: str | os.PathLike[str], limit: int) -> tuple[Fingerprints, bytes, str] | None:
@@ -188,6 +198,6 @@ def read_text(path: str | os.PathLike[str], limit: int) -> tuple[Fingerprints, b
     if doc.text is None:  # read by its bytes: the note says why
         with open_unseen(os.fspath(path)) as f:
             data = f.read(limit)
-        return doc.fingerprints, data, doc.note or "compared by its bytes"
+        return doc.fingerprints, data, doc.note or BY_ITS_BYTES
     source = doc.summary or shown(doc.source[0])
     return doc.fingerprints, doc.text.encode("utf-8", "surrogatepass")[:limit], source

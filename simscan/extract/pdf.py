@@ -9,7 +9,9 @@ artefacts that a document in another format does not have are taken out:
   :data:`REPEAT_SHARE` of the pages (and on two pages or more) is a running header or footer.
   Its first occurrence is kept (the same text once, as a DOCX or ODT holds its header once), its
   repeats are dropped; a short line with digits (a page number: "Page 3", "3 / 12", "- 3 -") is
-  dropped everywhere;
+  dropped everywhere.  A longer line with digits is running only when its very text (digits too)
+  repeats so ("Jane Doe, CS 101 essay 2, 20 November 2026"): one whose digits change from page to
+  page is body text of the same shape ("Line 3 of the table");
 * **hyphenation at line ends**: a word split at the end of a line ("inter-" + "national") is
   joined.  PDFium does most of it (it drops such a hyphen and the line break, leaving U+FFFE);
   what it leaves is joined when the hyphen follows a letter and the next line starts with a
@@ -51,6 +53,10 @@ def _form(line: str) -> str:
     return _SPACE.sub(" ", _DIGITS.sub("#", line)).strip().lower()
 
 
+def _exact(line: str) -> str:
+    return _SPACE.sub(" ", line).strip().lower()
+
+
 def strip_running(pages: list[list[str]]) -> tuple[list[list[str]], int]:
     """``pages`` (each a list of lines) without running headers and footers (module docstring),
     and how many lines were dropped."""
@@ -59,19 +65,20 @@ def strip_running(pages: list[list[str]]) -> tuple[list[list[str]], int]:
         return pages, 0
     top: Counter[str] = Counter()
     bottom: Counter[str] = Counter()
-    edges = []  # per page: {line index: form} of its first and last non-blank lines
+    edges = []  # per page: {line index: (form, exact text)} of its first and last non-blank lines
     for lines in pages:
         body = [i for i, ln in enumerate(lines) if ln.strip()]
         k = min(EDGE_LINES, max(1, (len(body) - 1) // 2))  # a short page: its body is not an edge
         head, tail = body[:k], body[-k:]
-        forms = {i: _form(lines[i]) for i in head + tail}
+        forms = {i: (_form(lines[i]), _exact(lines[i])) for i in head + tail}
         edges.append(forms)
-        top.update({forms[i] for i in head})
-        bottom.update({forms[i] for i in tail})
+        for ends, counts in ((head, top), (tail, bottom)):
+            # (a line's exact text counts too: a long line with digits is running when its very text repeats)
+            counts.update({forms[i][0] for i in ends} | {"\0" + forms[i][1] for i in ends if "#" in forms[i][0]})
     need = max(2, REPEAT_SHARE * n)
     running = {
         f for counts in (top, bottom) for f, c in counts.items()
-        if c >= need and f and ("#" not in f or f.count(" ") < MAX_NUMBER_WORDS)
+        if c >= need and f and ("#" not in f or f.startswith("\0") or f.count(" ") < MAX_NUMBER_WORDS)
     }
     if not running:
         return pages, 0
@@ -81,10 +88,11 @@ def strip_running(pages: list[list[str]]) -> tuple[list[list[str]], int]:
     for lines, forms in zip(pages, edges):
         drop = set()
         for i in sorted(forms):
-            f = forms[i]
-            if f in running and ("#" in f or f in seen):
+            f, e = forms[i]
+            page_number = f in running and "#" in f  # (a short line with digits: dropped everywhere)
+            if page_number or ((f in running or "\0" + e in running) and e in seen):  # else: its repeats
                 drop.add(i)
-            seen.add(f)
+            seen.add(e)
         dropped += len(drop)
         out.append([ln for i, ln in enumerate(lines) if i not in drop] if drop else lines)
     return out, dropped

@@ -8,6 +8,7 @@ with what to do, never a traceback on the console.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from types import TracebackType
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from simscan.display import display_path
 from simscan.errors import SimscanError
 from simscan.similarity.keep import CRITERIA, KeepRules
 
@@ -58,21 +60,30 @@ def confirm(
     return box.clickedButton() is ok
 
 
+def _filename(err: OSError) -> str:
+    """The file an OSError names, as the lists show paths (the core opens files by their bytes: Python's
+    ``b'...'`` form is no name for a person); "" when it names none."""
+    name = err.filename
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    return display_path(name) if isinstance(name, str) else ""
+
+
 def describe_error(err: BaseException) -> tuple[str, str]:
     """(what happened, what to do) for a person."""
     if isinstance(err, SimscanError):
         what = str(err.args[0]) if err.args else str(err)
         return what[:1].upper() + what[1:], err.hint  # core messages follow "simscan: " on the CLI
     if isinstance(err, PermissionError):
-        return _tr("Permission denied: {0}").format(err.filename or err), _tr(
+        return _tr("Permission denied: {0}").format(_filename(err) or err), _tr(
             "Check that you may read this file or folder."
         )
     if isinstance(err, FileNotFoundError):
-        return _tr("{0} no longer exists.").format(err.filename or err), _tr(
+        return _tr("{0} no longer exists.").format(_filename(err) or err), _tr(
             "It was moved or deleted after the scan. Scan again to update the results."
         )
     if isinstance(err, OSError):
-        return f"{err.strerror or err}: {err.filename or ''}".strip(": "), _tr("Check the file and try again.")
+        return f"{err.strerror or err}: {_filename(err)}".strip(": "), _tr("Check the file and try again.")
     if isinstance(err, MemoryError):
         return _tr("Not enough memory."), _tr("Close other programs, or scan fewer folders at once.")
     return _tr("Unexpected error: {0}").format(err) or type(err).__name__, _tr(

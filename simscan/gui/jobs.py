@@ -450,10 +450,13 @@ def rebuild(index_path: Path) -> tuple[Path | None, int]:
         fresh.close()
 
 
-def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str]]:
-    """(path, reason) of the last scan's problems: the files it skipped or read only in part."""
+def problems(index_path: Path, progress: Sink, cancel: CancelToken) -> list[tuple[str, str, bool]]:
+    """(path, reason, indexed) of the files the last scan could not read, or not as text: ``indexed``
+    when the index holds the file all the same (compared by its bytes, or by its checksum alone)."""
     with Index.open(index_path, readonly=True) as idx:
-        return idx.problems(last_run_only=True)
+        rows = idx.problems(last_run_only=True)
+        held = idx.ids_for_paths([os.fsencode(p) for p, _ in rows]) if rows else {}
+    return [(p, why, os.fsencode(p) in held) for p, why in rows]
 
 
 @dataclass(frozen=True)

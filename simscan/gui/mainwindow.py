@@ -1100,12 +1100,27 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             failed=self._on_job_failed,
         )
 
-    def _show_problems(self, rows: list[tuple[str, str]]) -> None:
+    def _show_problems(self, rows: list[tuple[str, str, bool]]) -> None:
+        # A document whose text cannot be read (password, damage, no text layer) and a text too large for
+        # content fingerprints are indexed all the same, by their bytes or checksum: not "skipped".
+        kept = sum(1 for _p, _why, indexed in rows if indexed)
+        intro = []
+        out = len(rows) - kept
+        if out:
+            intro.append(self.tr("1 file was left out of the scan; fix the cause and scan again to include it.")
+                         if out == 1 else
+                         self.tr("{0:,} files were left out of the scan; fix the cause and scan again to include "
+                                 "them.").format(out))
+        if kept:
+            intro.append(self.tr("1 file was scanned, but its text could not be read: it is compared by its bytes "
+                                 "(or its checksum) alone, so no passage it shares with another file is found.")
+                         if kept == 1 else
+                         self.tr("{0:,} files were scanned, but their text could not be read: they are compared by "
+                                 "their bytes (or their checksum) alone, so no passage they share with another file "
+                                 "is found.").format(kept))
         self.problems_dialog = dialogs.show_list(
-            self, self.tr("Problems of the last scan"),
-            self.tr("{0:,} files were skipped, or read only by their bytes or in part (a damaged document, a PDF "
-                    "page without text); each line says why. The rest of the scan is complete; fix the cause and "
-                    "scan again.").format(len(rows)), [f"{p}\t{why}" for p, why in rows])
+            self, self.tr("Problems of the last scan"), " ".join(intro),
+            [f"{p}\t{why}" for p, why, _indexed in rows])
 
     def export_dialog(self) -> None:
         what = self._export_filter().describe()

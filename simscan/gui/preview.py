@@ -388,7 +388,10 @@ class PreviewWidget(QStackedWidget):
         else:
             for pane, text, ranges in ((self.left, comp.text_a, comp.ranges_a), (self.right, comp.text_b, comp.ranges_b)):
                 pane.set_text(text[:TEXT_CAP], list(ranges))
-                if len(text) > TEXT_CAP:
+                if len(text) > TEXT_CAP and getattr(comp, "truncated", False):
+                    # (compare read the long file's start only: the text's length is not the file's)
+                    notes.append(self.tr("{0}: showing the first {1:,} characters.").format(pane.title.text(), TEXT_CAP))
+                elif len(text) > TEXT_CAP:
                     notes.append(
                         self.tr("{0}: showing the first {1:,} of {2:,} characters.").format(
                             pane.title.text(), TEXT_CAP, len(text)

@@ -27,6 +27,7 @@ Binary files: scores only, no ranges (byte ranges of binary data mean little to 
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -341,8 +342,13 @@ def template_values(path: str | os.PathLike[str]) -> np.ndarray:
     """Every window value (sorted, distinct; both views of program source) of a text to ignore: its
     first ``MAX_BYTES`` bytes, a document by its text.  A stored set samples a text by winnowing
     (which windows it keeps depends on the text around them), so a text to ignore is known by all of
-    its windows, not by its own sample.  Raises OSError when the file cannot be read."""
-    _fp, data, _src = _read(os.fspath(path))
+    its windows, not by its own sample.  Raises OSError when the file cannot be read, or is a document
+    whose text cannot be read (a scanned PDF, a password-protected file): its bytes are no text to ignore."""
+    from simscan.extract.document import BY_ITS_BYTES
+
+    _fp, data, src = _read(os.fspath(path))
+    if src is not None and src.endswith(BY_ITS_BYTES):  # (``read_text``: the reader's note says why)
+        raise OSError(errno.EINVAL, f"{src.removesuffix('; ' + BY_ITS_BYTES)}: it has no text to ignore", os.fspath(path))
     fp = fingerprint_bytes(data, EVERY_WINDOW)
     return fingerprint_set(fp)
 

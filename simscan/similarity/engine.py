@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from simscan.extract.document import fingerprint_path
+from simscan.extract.document import fingerprint_path_noted
 from simscan.fingerprint import DEFAULT_PARAMS
 from simscan.fingerprint.views import CODE, TEXT
 from simscan.model import Fingerprints
@@ -598,15 +598,20 @@ def query(
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
     params: SimilarityParams = DEFAULT_SIM_PARAMS,
     progress: ProgressSink | None = None,
+    notes: list[str] | None = None,
 ) -> list[Pair]:
     """Indexed files similar to the file at ``path`` (which need not be indexed).
 
     The file is fingerprinted now (a document by its text, as the scan does), then
-    :func:`query_fingerprints`.  Raises OSError when the file cannot be read.
+    :func:`query_fingerprints`.  ``notes``: gets the line ``simscan problems`` would give the file
+    (a document whose text cannot be read is compared by its bytes).  Raises OSError when the file
+    cannot be read.
     """
     qpath = os.path.abspath(os.fspath(path))
-    return query_fingerprints(index, fingerprint_path(qpath), qpath, min_similarity=min_similarity, params=params,
-                              progress=progress)
+    fp, note = fingerprint_path_noted(qpath)
+    if note and notes is not None:
+        notes.append(note)
+    return query_fingerprints(index, fp, qpath, min_similarity=min_similarity, params=params, progress=progress)
 
 
 #: A query file with fewer posted fingerprints (among ``coarse_values``) than this is looked up

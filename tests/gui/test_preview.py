@@ -250,3 +250,46 @@ def test_preview_summary_shows_the_rows_scores(qtbot, window, tmp_path):
     assert text.startswith(f"{row_pair.kind.capitalize()}: {shown_pct(listed):.1f} % similar")
     assert f"resemblance {shown_pct(row_pair.resemblance):.1f} %" in text
     assert f"These two files alone: {shown_pct(alone.best):.1f} %" in text
+
+
+def test_a_long_file_cut_for_the_comparison_is_not_said_to_be_that_long(qtbot, window, tmp_path, monkeypatch):
+    """The preview compares the first ``compare.MAX_BYTES`` of a long file (16 MiB; 1 MiB here, so the test
+    stays small) and shows its first ``TEXT_CAP`` characters.  Its note said "showing the first 400,000 of
+    16,777,216 characters" for two 420 MB notes files: the length of the part read, not of the file."""
+    import importlib
+    import random
+
+    monkeypatch.setattr(importlib.import_module("simscan.similarity.compare"), "MAX_BYTES", 1 << 20)
+    rng = random.Random(5)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(3000)]
+    text = " ".join(rng.choice(vocab) for _ in range(240_000))  # ~1.5 MB
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "notes.txt").write_text(text)
+    (root / "notes_edited.txt").write_text(text[:700_000] + " an added sentence here " + text[700_000:])
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    preview_of(qtbot, win, "notes_edited.txt")
+    note = win.preview.note.text()
+    assert "showing the first 400,000 characters." in note and f"of {1 << 20:,}" not in note, note
+    assert "searched in their first part only" in note
+
+
+def test_a_document_gone_since_the_scan_is_named_by_its_path(qtbot, window, tmp_path):
+    """A student's essay renamed after the scan: the preview says which file is gone, by its path as the
+    list shows it -- it said "b'/…/essay.docx' no longer exists." (the bytes of the name, as Python writes
+    them) for a document."""
+    from tests.helpers_documents import docx_of_paragraphs
+
+    root = tmp_path / "class"
+    root.mkdir()
+    text = " ".join(f"Sentence {i} of the essay about rivers and the towns along them." for i in range(60))
+    (root / "source.txt").write_text(text)
+    (root / "essay.docx").write_bytes(docx_of_paragraphs([text[:2500]]))
+    win = window(roots=[str(root)])
+    scan(qtbot, win)
+    (root / "essay.docx").rename(root / "essay-renamed.docx")
+    with qtbot.waitSignal(win.previewShown, timeout=WAIT):
+        win.select_member(member_row(win, "essay.docx"))
+    message = win.preview.message.text()
+    assert f"{root / 'essay.docx'} no longer exists" in message and "b'" not in message, message

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPlainTextEdit
+from PySide6.QtWidgets import QLabel, QPlainTextEdit
 
 from simscan.gui import dialogs
 from simscan.gui.mainwindow import MainWindow
@@ -523,6 +523,31 @@ def test_a_document_read_by_its_bytes_is_a_problem_not_a_file_that_could_not_be_
     assert win.problems_dialog.windowTitle() == "Problems of the last scan"
     assert "compared by its bytes" in win.problems_dialog.findChild(QPlainTextEdit).toPlainText()
     win.problems_dialog.close()
+
+
+def test_the_problems_tell_files_left_out_from_files_compared_by_their_bytes(qtbot, window, corpus):
+    """A damaged Word file and a PDF without a text layer are scanned all the same (by their bytes): the
+    problems dialog must not call them skipped, nor advise a scan to include them; a FIFO is left out."""
+    from tests.helpers_documents import docx_of_paragraphs, pdf_bytes
+
+    os.mkfifo(corpus / "a-pipe")
+    whole = docx_of_paragraphs(["An essay of some length. " * 40])
+    (corpus / "essay.docx").write_bytes(whole[: len(whole) // 2])  # (a truncated zip)
+    (corpus / "scanned.pdf").write_bytes(pdf_bytes([[]]))
+    win = window(roots=[str(corpus)])
+    scan(qtbot, win)
+    assert "3 problems: files skipped, or read only by their bytes or in part" in win.message.text.text()
+    win.message.action.click()
+    qtbot.waitUntil(lambda: getattr(win, "problems_dialog", None) is not None, timeout=WAIT)
+    intro = " ".join(w.text() for w in win.problems_dialog.findChildren(QLabel))
+    text = win.problems_dialog.findChild(QPlainTextEdit).toPlainText()
+    assert "essay.docx" in text and "scanned.pdf" in text and "a-pipe" in text
+    assert "1 file was left out of the scan" in intro
+    assert "2 files were scanned, but their text could not be read" in intro and "skipped" not in intro
+    win.problems_dialog.close()
+    with Index.open(win.index_path, readonly=True) as idx:  # (what the dialog says: both are indexed)
+        held = idx.ids_for_paths([os.fsencode(corpus / n) for n in ("essay.docx", "scanned.pdf", "a-pipe")])
+    assert len(held) == 2
 
 
 def test_similarity_tooltip_gives_the_detailed_scores(qtbot, window, corpus, tmp_path):
