@@ -15,7 +15,7 @@ from simscan.extract.pdf import join_hyphens, strip_running
 from simscan.fingerprint.text import normalize
 from tests.helpers_documents import DATA, W, docx_bytes, docx_of_paragraphs, pdf_bytes
 
-ESSAY_FORMATS = ["docx", "odt", "rtf", "html", "epub", "pdf"]
+ESSAY_FORMATS = ["docx", "doc", "odt", "rtf", "html", "epub", "pdf"]
 
 
 def words(text: str) -> list[str]:
@@ -77,9 +77,44 @@ def test_slides_with_notes_and_sheets_cells() -> None:
         assert got.text.split("\n") == ["\t".join(row) for row in MAKE.SHEET], name
 
 
-def test_the_same_document_reads_the_same_in_docx_odt_and_rtf() -> None:
-    texts = {ext: words(read(f"essay.{ext}").text) for ext in ("docx", "odt", "rtf")}
-    assert texts["docx"] == texts["odt"] == texts["rtf"]
+def test_the_same_document_reads_the_same_in_docx_doc_odt_and_rtf() -> None:
+    texts = {ext: words(read(f"essay.{ext}").text) for ext in ("docx", "doc", "odt", "rtf")}
+    assert texts["docx"] == texts["doc"] == texts["odt"] == texts["rtf"]
+
+
+def test_word_97_text_in_utf16_pieces_fields_and_tables() -> None:
+    """A .doc stores its text as 8-bit or UTF-16 pieces (the piece table); a field's instruction is left
+    out and its result kept (a page number's too is left out); a table's cells are joined by tabs."""
+    from simscan.extract import doc
+
+    got = read("unicode.doc")
+    assert got.format == "doc" and got.text == "Heading with café and “quotes”\n\nSecond paragraph: αβγ Greek."
+    raw = ("a\x13 HYPERLINK \"http://x\" \x14link\x15 b\x13 PAGE \x145\x15 c"
+           "\x13 IF \x13 PAGE \x141\x15 = 1 \x14yes\x15 d\rcell\x07two\x07\x07next\x07row\x07\x07\x01\x02end")
+    assert doc._plain(raw) == "alink b cyes d\ncell\ttwo\nnext\trow\nend"
+
+
+def _with_flags(data: bytes, set_bits: int) -> bytes:
+    """``data`` (a .doc) with bits of its File Information Block's flags set (the WordDocument stream's
+    0x0A, found by its identifier 0xA5EC at a sector start)."""
+    at = next(k for k in range(512, len(data), 512) if data[k : k + 2] == b"\xec\xa5")
+    flags = int.from_bytes(data[at + 10 : at + 12], "little") | set_bits
+    return data[: at + 10] + flags.to_bytes(2, "little") + data[at + 12 :]
+
+
+def test_a_bad_word_97_file_is_a_clear_problem() -> None:
+    data = (DATA / "essay.doc").read_bytes()
+    for bits in (0x0100, 0x8000):  # encrypted, obfuscated
+        with pytest.raises(ExtractError) as e:
+            extract(_with_flags(data, bits), "doc")
+        assert e.value.kind == "encrypted" and str(e.value) == "password-protected"
+    for cut in (600, len(data) // 2, len(data) - 600):
+        with pytest.raises(ExtractError) as e:
+            extract(data[:cut], sniff_bytes(data[:cut]) or "doc")
+        assert e.value.kind == "corrupt" and "damaged Word file" in str(e.value), cut
+    # A compound file without a WordDocument stream (a spreadsheet of Office 97-2003) is no document.
+    other = data.replace("WordDocument".encode("utf-16-le"), "WorkBookData".encode("utf-16-le"))
+    assert sniff_bytes(other) is None
 
 
 def test_pdf_export_has_the_docx_text_without_running_headers() -> None:
@@ -124,7 +159,7 @@ def test_sniffing_reads_content_never_names(tmp_path: Path) -> None:
 
 def test_versions_name_each_reader_and_its_library() -> None:
     versions = current_versions()
-    assert versions[0] == "plain/1" and len(set(versions)) == len(versions)
+    assert versions[0] == "plain/2" and len(set(versions)) == len(versions)
     assert any(v.startswith("pdf/") and "+pypdfium2-" in v for v in versions)
     assert any(v.startswith("html/") and "+lxml-" in v for v in versions)
 

@@ -22,8 +22,8 @@ from simscan.extract.pool import ExtractionPool
 from tests.helpers_documents import DATA, W, docx_bytes
 
 FUZZ = DATA / "fuzz"
-OTHERS = [p for p in sorted(DATA.iterdir()) if p.suffix in (".docx", ".odt", ".rtf", ".html", ".epub", ".pptx", ".xlsx",
-                                                             ".ods", ".odp") and not p.name.startswith("encrypted")]
+OTHERS = [p for p in sorted(DATA.iterdir()) if p.suffix in (".docx", ".doc", ".odt", ".rtf", ".html", ".epub", ".pptx",
+                                                             ".xlsx", ".ods", ".odp") and not p.name.startswith("encrypted")]
 
 
 def read_or_refuse(data: bytes, fmt: str | None) -> Extracted | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simscan.extract import current_versions, reader_version
+from simscan.extract import PLAIN_VERSION, current_versions, reader_version
 from simscan.extract.document import read_document
 from simscan.extract.pool import ExtractionPool, read_isolated
 from simscan.fingerprint import fingerprint_bytes, fingerprint_file
@@ -71,13 +71,13 @@ def test_documents_are_indexed_by_their_text(folder: Path, tmp_path: Path) -> No
     res = scan(folder, idx)
     assert res.files_failed == 0 and res.files_read == len(list(folder.iterdir()))
     r = rows(idx)
-    for name in ("essay.docx", "essay.odt", "essay.rtf", "essay.html", "essay.epub", "essay.pdf", "slides.pptx",
-                 "sheet.ods", "essay-renamed.txt"):
+    for name in ("essay.docx", "essay.doc", "essay.odt", "essay.rtf", "essay.html", "essay.epub", "essay.pdf",
+                 "slides.pptx", "sheet.ods", "essay-renamed.txt"):
         fmt, extractor, version, is_text, encoding, fp_count, error = r[name]
         assert extractor and version == reader_version(extractor) and is_text and encoding == fmt and fp_count > 0
         assert error is None
     assert r["essay-renamed.txt"][0] == "docx"
-    assert r["notes.md"][:3] == ("text", None, "plain/1")
+    assert r["notes.md"][:3] == ("text", None, PLAIN_VERSION)
     # The checksums are those of the bytes: a renamed copy is an exact copy.
     raw = fingerprint_file(folder / "essay.pdf")
     with Index.open(idx, readonly=True) as ix:
@@ -121,6 +121,7 @@ def test_docx_and_its_pdf_export_are_content_and_a_copied_paragraph_is_found(fol
     assert p.kind == "content" and p.best >= 95
     assert pair("essay.docx", "essay-renamed.txt").kind == "exact"
     assert pair("essay.docx", "essay.odt").kind == "content"
+    assert pair("essay.docx", "essay.doc").kind == "content"  # (Word 97: read by its text, as the DOCX)
     assert pair("slides.pptx", "slides.odp").kind == "content"
     assert pair("essay.docx", "essay.pdf").best >= 90  # header, footnote and page numbers placed otherwise
     plag = pair("essay.docx", "student.pdf")

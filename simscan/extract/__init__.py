@@ -1,7 +1,7 @@
-"""Text out of documents: DOCX/PPTX/XLSX, ODT/ODS/ODP, EPUB, PDF, RTF, HTML.  Never imports Qt.
+"""Text out of documents: DOCX/PPTX/XLSX, DOC, ODT/ODS/ODP, EPUB, PDF, RTF, HTML.  Never imports Qt.
 
 A file's format is found from its content (``sniff``), never its name; its text is read by one
-module per family (``ooxml``, ``odf``, ``epub``, ``pdf``, ``rtf``, ``html``), and that text is then
+module per family (``ooxml``, ``doc``, ``odf``, ``epub``, ``pdf``, ``rtf``, ``html``), and that text is then
 fingerprinted like any text file, while the file's checksums stay those of its bytes
 (``document.read_document``).  Everything else (plain text, Markdown, TeX, source code, images,
 archives) is read as before.
@@ -24,6 +24,7 @@ from typing import IO
 
 from simscan.extract.base import MAX_TEXT_CHARS, Extracted, ExtractError
 from simscan.extract.sniff import (
+    DOC,
     DOCX,
     EPUB,
     HEAD,
@@ -46,17 +47,17 @@ __all__ = [
 
 #: Each format read and the module (extractor) that reads it.
 FORMATS = {
-    DOCX: "ooxml", PPTX: "ooxml", XLSX: "ooxml", OOXML_ENCRYPTED: "ooxml",
+    DOCX: "ooxml", PPTX: "ooxml", XLSX: "ooxml", OOXML_ENCRYPTED: "ooxml", DOC: "doc",
     ODT: "odf", ODS: "odf", ODP: "odf", EPUB: "epub", PDF: "pdf", RTF: "rtf", HTML: "html",
 }
 #: The version of the plain reading (text or bytes as they are, no extractor): a change of what
 #: ``sniff`` recognises bumps it, so that every plain file is looked at again.
-PLAIN_VERSION = "plain/1"
+PLAIN_VERSION = "plain/2"  # (2: Word 97-2003 files are sniffed as documents)
 
 
 #: Each reader's own version: bump it when the text it gives for the same file changes (the
 #: index then re-reads the files of its formats, and no others).
-READER_VERSIONS = {"ooxml": "1", "odf": "1", "epub": "1", "pdf": "2", "rtf": "1", "html": "1"}
+READER_VERSIONS = {"ooxml": "1", "doc": "1", "odf": "1", "epub": "1", "pdf": "2", "rtf": "1", "html": "1"}
 #: The library doing a reader's work (distribution, module): its version is part of the reader's.
 LIBRARIES = {"pdf": ("pypdfium2", "pypdfium2"), "html": ("lxml", "lxml"), "epub": ("lxml", "lxml")}
 
@@ -158,6 +159,10 @@ def extract(source: IO[bytes] | str | bytes, fmt: str) -> Extracted:
         from simscan.extract import ooxml
 
         return ooxml.extract(source if not isinstance(source, bytes) else _bytes_io(source), fmt)
+    if ext == "doc":
+        from simscan.extract import doc
+
+        return doc.extract(source, fmt)
     if ext == "odf":
         from simscan.extract import odf
 

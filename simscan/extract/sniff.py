@@ -13,8 +13,9 @@
   content types file is often *not* the first member: LibreOffice writes it last, so the head
   alone cannot tell);
 * an OLE compound file (``D0 CF 11 E0``) holding an ``EncryptedPackage`` stream: a
-  password-protected OOXML file (``ooxml-encrypted``; ECMA-376 part 2, MS-OFFCRYPTO).  Other
-  compound files (.doc, .xls of Office 97-2003) are left as they are: binary;
+  password-protected OOXML file (``ooxml-encrypted``; ECMA-376 part 2, MS-OFFCRYPTO); one holding a
+  ``WordDocument`` stream: a Word 97-2003 document (``doc``).  Other compound files (.xls, .ppt of
+  Office 97-2003, Outlook's .msg) are left as they are: binary;
 * HTML: after an optional byte-order mark, XML declaration, white space and comments, the text
   starts with ``<!DOCTYPE html`` or ``<html`` (any case).  A fragment, Markdown with some tags,
   a template or a program printing HTML is left as text.
@@ -48,6 +49,7 @@ ODS = "ods"
 ODP = "odp"
 EPUB = "epub"
 OOXML_ENCRYPTED = "ooxml-encrypted"
+DOC = "doc"
 
 #: ODF package media types (``mimetype`` member) and the format each is read as.
 ODF_TYPES = {
@@ -66,6 +68,8 @@ OOXML_MAIN = (("word/document.xml", DOCX), ("ppt/presentation.xml", PPTX), ("xl/
 _ZIP = b"PK\x03\x04"
 _CFB = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+#: A directory entry's name, as a compound file stores it (UTF-16LE, with its terminating NUL).
+_WORD_DOCUMENT = "WordDocument\0".encode("utf-16-le")
 #: An HTML page's start (module docstring), in the pieces :func:`_html_after_comments` reads it by: an optional
 #: byte-order mark, white space and XML declaration; white space; a comment's opening and closing; at most
 #: COMMENT_BODY characters in a comment; and the page's first tag.  What it accepts is exactly what the one
@@ -150,7 +154,9 @@ def sniff(head: bytes, open_zip: Callable[[], zipfile.ZipFile] | None = None,
         return RTF
     if head.startswith(_CFB):
         data = whole if whole is not None else head
-        return OOXML_ENCRYPTED if _ENCRYPTED_PACKAGE in data else None
+        if _ENCRYPTED_PACKAGE in data:
+            return OOXML_ENCRYPTED
+        return DOC if _WORD_DOCUMENT in data else None
     if head.startswith(_HTML_START):
         return HTML if _html_after_comments(head[:HEAD], _HTML8) else None
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):

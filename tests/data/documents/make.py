@@ -10,9 +10,12 @@ OpenDocument file (``.fodt``, ``.fodp``, ``.fods``: plain XML that LibreOffice o
 LibreOffice converts it to the formats the tests read; the PDF of the essay is the export of its
 DOCX, as a person would make it ("Save as PDF").  Files made:
 
-* ``essay.{docx,odt,rtf,html,epub}`` and ``essay.pdf`` (exported from ``essay.docx``): two pages,
+* ``essay.{docx,doc,odt,rtf,html,epub}`` and ``essay.pdf`` (exported from ``essay.docx``): two pages,
   a running header and a page-number footer, a heading, a table, a footnote;
 * ``student.{docx,pdf}``: another essay with one paragraph of the essay copied into it;
+* ``unicode.doc``: ``soffice --convert-to doc`` of a UTF-8 text file holding the two lines
+  ``Heading with café and “quotes”`` and ``Second paragraph: αβγ Greek.`` (a blank line between): a Word
+  97 file whose text is stored as UTF-16 pieces (not made by ``main``);
 * ``slides.{pptx,odp}``: two slides with speaker notes; ``sheet.{xlsx,ods}``: a small table;
 * ``scanned.pdf``: a page holding only an image (a "scanned" page: no text layer), LibreOffice Draw's
   export of a small picture drawn here;
@@ -267,7 +270,8 @@ def main() -> None:
         (t / "slides.fodp").write_text(fodp(), "utf-8")
         (t / "sheet.fods").write_text(fods(), "utf-8")
         made = [
-            *(convert(t / "essay.fodt", f, t) for f in ("docx:MS Word 2007 XML", "odt", "rtf", "html", "epub")),
+            *(convert(t / "essay.fodt", f, t)
+              for f in ("docx:MS Word 2007 XML", "doc:MS Word 97", "odt", "rtf", "html", "epub")),
             convert(t / "student.fodt", "docx:MS Word 2007 XML", t),
             convert(t / "slides.fodp", "pptx", t), convert(t / "slides.fodp", "odp", t),
             convert(t / "sheet.fods", "xlsx", t), convert(t / "sheet.fods", "ods", t),
