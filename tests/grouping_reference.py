@@ -156,8 +156,10 @@ def reference_group_pairs(
     pb = _rows(ids, cols.b_id)
     best, kind = cols.best, cols.kind
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best >= min_similarity) | (kind <= 1))
-    size_l = np.asarray(files.size).tolist()
-    ok &= np.array([a < 0 or b < 0 or (size_l[a] > 0 and size_l[b] > 0) for a, b in zip(pa.tolist(), pb.tolist())],
+    # Empty files (0 bytes, or a text of no units: white space, a blank document) are never grouped.
+    size_l, units_l, text_l = (np.asarray(c).tolist() for c in (files.size, files.units, files.is_text))
+    empty = [size_l[r] == 0 or (text_l[r] and units_l[r] == 0) for r in range(n)]
+    ok &= np.array([a < 0 or b < 0 or not (empty[a] or empty[b]) for a, b in zip(pa.tolist(), pb.tolist())],
                    dtype=bool)
 
     pref = under_roots(list(files.paths), tuple(reference_roots))
@@ -442,11 +444,12 @@ def random_table(rng: random.Random, n: int) -> FileTable:
     checks = [bytes([rng.randrange(6)]) * 16 for _ in range(n)]
     inode = np.array([rng.randrange(1, n + 1) if rng.random() < 0.15 else 10_000 + k for k in range(n)], np.int64)
     inode[rng.randrange(n)] = 0  # unknown: never merged
+    size = np.array([rng.randrange(1, 5000) if rng.random() > 0.05 else 0 for _ in range(n)], np.int64)
     return FileTable(
         ids=ids,
         paths=paths,
         raw_paths=[p.encode() for p in paths],
-        size=np.array([rng.randrange(1, 5000) if rng.random() > 0.05 else 0 for _ in range(n)], np.int64),
+        size=size,
         mtime_ns=np.array([rng.randrange(1, 6) for _ in range(n)], np.int64),  # many ties
         is_text=np.array([rng.random() < 0.8 for _ in range(n)], dtype=bool),
         encoding=[rng.choice(["utf-8", "cp1252", None, "utf-16-le", "gb18030+replace"]) for _ in range(n)],
@@ -455,7 +458,7 @@ def random_table(rng: random.Random, n: int) -> FileTable:
         content_hash=list(checks),
         simhash=np.zeros(n, np.uint64),
         fp_count=np.zeros(n, np.int64),
-        units=np.zeros(n, np.int64),
+        units=np.array([0 if size[k] == 0 or rng.random() < 0.05 else int(size[k]) for k in range(n)], np.int64),
         device=np.full(n, 7, np.int64),
         inode=inode,
     )

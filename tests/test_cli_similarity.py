@@ -625,3 +625,35 @@ def test_a_text_to_ignore_whose_text_cannot_be_read_is_refused(tmp_path: Path, c
     shutil.copyfile(DATA / "student.pdf", tmp_path / "student.pdf")
     assert main(["pairs", "--index", str(idx), "--ignore-text", str(tmp_path / "student.pdf")]) == 0
     assert "a.txt" in capsys.readouterr().out
+
+
+def test_blank_texts_and_documents_are_empty_files_not_copies(tmp_path: Path, capsys) -> None:
+    """A file of nothing but white space and a DOCX with no text have the same (no) text as every such file:
+    they were 'content' copies, a group with bytes to reclaim (Python's one-line dependency_links.txt files,
+    a class's blank submissions).  They are empty files now: listed apart, in no group, no pair, no query."""
+    import json
+
+    from tests.helpers_documents import docx_of_paragraphs
+
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "blank.docx").write_bytes(docx_of_paragraphs([]))
+    (root / "spaces.txt").write_text("   \n\n \t\n")
+    (root / "newline.txt").write_text("\n")
+    (root / "zero.txt").write_bytes(b"")
+    (root / "x.txt").write_text("x")
+    (root / "x2.txt").write_text("x")
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["groups", "--index", str(idx), "--format", "json"]) == 0
+    groups = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [sorted(Path(m["path"]).name for m in g["members"]) for g in groups] == [["x.txt", "x2.txt"]]
+    assert main(["groups", "--index", str(idx), "--format", "json", "--kind", "empty"]) == 0
+    empty = [json.loads(line) for line in capsys.readouterr().out.splitlines()][-1]
+    assert sorted(Path(p).name for p in empty["files"]) == ["blank.docx", "newline.txt", "spaces.txt", "zero.txt"]
+    assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
+    pairs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(Path(p["a"]).name, Path(p["b"]).name) for p in pairs] in ([("x.txt", "x2.txt")], [("x2.txt", "x.txt")])
+    assert main(["query", str(root / "spaces.txt"), "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+    assert capsys.readouterr().out == ""

@@ -610,14 +610,15 @@ def print_pairs(args: argparse.Namespace, ps: Any) -> None:
 def _without_empty_files(pa: Any, files: Any) -> tuple[Any, int]:
     """(the pairs of ``pa`` between two files that are not empty, how many empty files they leave out)."""
     from simscan.similarity.core import take_pairs
+    from simscan.similarity.grouping import empty_mask
 
-    size = np.asarray(files.size, np.int64)
+    blank = empty_mask(files)
     a, b = np.asarray(pa.a, np.int64), np.asarray(pa.b, np.int64)
-    keep = (size[a] > 0) & (size[b] > 0)
+    keep = ~blank[a] & ~blank[b]
     if keep.all():
         return pa, 0
     ends = np.concatenate((a[~keep], b[~keep]))
-    return take_pairs(pa, keep), int(np.unique(ends[size[ends] == 0]).size)
+    return take_pairs(pa, keep), int(np.unique(ends[blank[ends]]).size)
 
 
 def warn_cutoff(ps: Any) -> None:

@@ -740,7 +740,10 @@ def _copies(index: Any, fp: Fingerprints) -> np.ndarray:
     """Ids of files with no fingerprints and the same bytes or the same normalised text as ``fp``:
     copies of a file too short for a window, which no fingerprint lookup can find.  (A copy of a
     file with fingerprints holds all of them and is found by them.)  Same bytes give the same
-    content hash, so one key serves both (``Index.bare_copies``: an index seek)."""
+    content hash, so one key serves both (``Index.bare_copies``: an index seek).  An empty text (white
+    space only, a blank document) has none: every empty file is alike (``grouping.empty_mask``)."""
+    if fp.is_text and fp.units == 0:
+        return np.empty(0, np.int64)
     try:
         return index.bare_copies(fp.content_hash, fp.is_text)
     except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation

@@ -262,7 +262,7 @@ def group_rows(
     kind_all = np.asarray(kind, dtype=np.int8)
     pa = pa_all
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & (passes(best_all, min_similarity) | (kind_all <= 1))
-    usable = np.asarray(files.size) > 0
+    usable = ~empty_mask(files)
     if scope is not None:
         usable &= np.asarray(scope, dtype=bool)
     ok &= usable[np.maximum(pa, 0)] & usable[np.maximum(pb, 0)]
@@ -399,11 +399,19 @@ def group_rows(
     return GroupArrays(g_start, g_kind, m_row, m_sim, m_kind, m_pair, m_swap, unit[m_row], m_keeper)
 
 
+def empty_mask(files: FileTableLike) -> np.ndarray:
+    """Per row, whether the file is *empty*: 0 bytes, or a text with nothing but white space in it, or
+    a document with no text (a blank DOCX): every such file has the same (no) content.  They were
+    "content" copies of one another: the 30 one-line ``dependency_links.txt`` of Python's packages
+    made a group with bytes to reclaim, and a class's blank submissions a group of copies."""
+    return (np.asarray(files.size) == 0) | (np.asarray(files.is_text, dtype=bool) & (np.asarray(files.units) == 0))
+
+
 def empty_rows(files: FileTableLike, scope: np.ndarray | None = None) -> np.ndarray:
-    """Rows of the empty files (0 bytes), which groups leave out: every empty file has the same
-    (no) content, so a group of them would be one "duplicate" group of thousands of unrelated files
+    """Rows of the empty files (:func:`empty_mask`), which groups leave out: every empty file has the
+    same (no) content, so a group of them would be one "duplicate" group of thousands of unrelated files
     (rmlint and Czkawka list them as their own category too).  ``scope`` as for :func:`group_rows`."""
-    empty = np.asarray(files.size) == 0
+    empty = empty_mask(files)
     if scope is not None:
         empty &= np.asarray(scope, dtype=bool)
     return np.flatnonzero(empty)
