@@ -91,3 +91,21 @@ def test_compare_and_query_take_the_option(tmp_path: Path, capsys, args: list[st
         assert len(scores[1]) == 59 and len(scores[0]) < 59  # every other version with the higher cut-off
     else:
         assert scores[0][0]["left_out"]["common_cutoff"] == 50 and scores[1][0]["left_out"]["common_cutoff"] == 100
+
+
+def test_no_such_note_when_the_pair_budget_lowered_the_cut_off(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Under a cut-off the pair budget lowered (to 2 files here), most files are mostly "common" text and a
+    higher --common-cutoff would not count it: only the budget's note is given, not advice to raise the option
+    (it said "443 files are mostly text that more than 2 indexed files hold" on the evaluation corpus)."""
+    from dataclasses import replace
+
+    from simscan.cli import similarity_cmds
+
+    root, idx = tmp_path / "t", tmp_path / "i.sqlite3"
+    _family(root, 60)
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    real = similarity_cmds.params_from_args
+    monkeypatch.setattr(similarity_cmds, "params_from_args", lambda args: replace(real(args), pair_budget=40))
+    _, err = _groups(capsys, idx, "--no-cache")
+    assert "too many shared passages for the pair search's budget: text held by more than 2 files" in err
+    assert "mostly text" not in err

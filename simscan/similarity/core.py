@@ -948,7 +948,9 @@ def compute_pair_arrays(
     common, frequent = rare[:2]
     if len(rare) > 2 and report and rare[2][0] < rare[2][1]:
         report("cutoff", int(rare[2][0]), int(rare[2][1]))  # (``engine.find_pair_set`` tells the person)
-    if len(rare) > 2 and report:
+    elif len(rare) > 2 and report:
+        # (not under a cut-off the budget lowered: most files are then mostly common, and a higher
+        # --common-cutoff would not count their text; the "cutoff" report says what is missing)
         crowded = mostly_common(full_size[:, 0], kept_size[:, 0])
         if crowded > int(rare[2][0]):  # (``engine.find_pair_set`` tells the person)
             report("crowded", crowded, int(rare[2][0]))
