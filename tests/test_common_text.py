@@ -54,6 +54,12 @@ def test_a_family_larger_than_the_cut_off_is_told_and_counted_with_a_higher_one(
     with pytest.raises(SystemExit):
         main(["pairs", "--index", str(idx), "--common-cutoff", "1"])
     assert "--common-cutoff: must be 2 or more" in capsys.readouterr().err
+    # A huge number is refused with a message (it was a traceback: the search sizes a histogram by it, 7.45 GiB
+    # at 1,000,000,000), as the window's dialog bounds it.
+    for huge in ("1000001", "1000000000", "10000000000000000000"):
+        with pytest.raises(SystemExit):
+            main(["pairs", "--index", str(idx), "--common-cutoff", huge])
+        assert "--common-cutoff: must be 1,000,000 or less" in capsys.readouterr().err
 
 
 def test_a_family_under_the_cut_off_is_not_told(tmp_path: Path, capsys) -> None:

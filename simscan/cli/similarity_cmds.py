@@ -506,10 +506,14 @@ def _add_memory_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(value: str) -> int:
-    v = _count(value)
+def _common_cutoff(value: str) -> int:
+    from simscan.similarity import SimilarityParams
+
+    v, most = _count(value), SimilarityParams.MAX_COMMON_MIN_DF
     if v < 2:
         raise argparse.ArgumentTypeError("must be 2 or more")
+    if v > most:
+        raise argparse.ArgumentTypeError(f"must be {most:,} or less")
     return v
 
 
@@ -539,7 +543,7 @@ def _add_ignore_option(p: argparse.ArgumentParser) -> None:
     )
     default = SimilarityParams().common_min_df
     p.add_argument(
-        "--common-cutoff", type=_positive, default=default, metavar="N",
+        "--common-cutoff", type=_common_cutoff, default=default, metavar="N",
         help=f"text held by more than N indexed files (or by more than 0.1%% of them when that is more) counts "
         f"nowhere, as licences and templates (default {default}). Raise it when a folder holds more versions of "
         "one document than that: they are then paired by all their text, at more time and memory",

@@ -54,7 +54,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -173,6 +173,11 @@ class SimilarityParams:
     code_view: bool = True
     ignore_values: bytes = b""
     min_passage: int = DEFAULT_MIN_PASSAGE
+
+    #: The most ``common_min_df`` may be (``--common-cutoff``; the window's dialog): the search sizes a
+    #: histogram of run lengths by the cut-off (8 bytes each), and no value is held by more files than a
+    #: local index holds anyway at that size.
+    MAX_COMMON_MIN_DF: ClassVar[int] = 1_000_000
 
     def common_cutoff(self, n: int) -> int:
         return max(self.common_min_df, math.ceil(self.common_fraction * n))
