@@ -550,8 +550,11 @@ def without_false_copies(
     now (:func:`true_copies`), and their paths: ``apply`` would refuse them.  The scan calls two files
     copies when the texts it reads are the same; a web page differing from another only inside a tag
     reads alike there, but is no copy.  ``checksum_of(path)``: the checksum the scan stored (hex, ""
-    when unknown); an entry with its kept file's checksum is a copy of its bytes, and is not read."""
-    content = [e for e in plan.entries if not (e.checksum and e.checksum == checksum_of(e.target.kept[0].path))]
+    when unknown); an entry with its kept file's checksum is a copy of its bytes, and is not read, nor is
+    one gone since the scan (``apply`` says so and forgets it).  The others left out do not hold that text
+    as read now, or one of the two could not be read (too large, not decodable, unreadable)."""
+    content = [e for e in plan.entries if not (e.checksum and e.checksum == checksum_of(e.target.kept[0].path))
+               and os.path.lexists(e.target.path)]
     ok = true_copies([(e.target.path, e.target.kept[0].path) for e in content], progress, cancel or CancelToken())
     false = {e.target.path for e, good in zip(content, ok) if not good}
     return Plan(tuple(e for e in plan.entries if e.target.path not in false), plan.index), sorted(false)

@@ -755,9 +755,10 @@ def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: 
     print(f"simscan: wrote a plan moving {len(plan.entries):,} extra copies ({human_bytes(plan.size)}) to the trash "
           f"to {_shown(args.plan)}; review it, then run `simscan apply {_shown(args.plan)}`.", file=sys.stderr)
     if false:
-        print(f"simscan: left {len(false):,} file{'s' if len(false) != 1 else ''} out of the plan that read as copies of the file kept in their place "
-              "but differ from it in more than encoding and line endings (e.g. inside the tags of a web page, or in "
-              "indentation): `simscan compare` them, and move them by hand if you mean to: "
+        print(f"simscan: left {len(false):,} file{'s' if len(false) != 1 else ''} out of the plan that the scan read as copies of the file kept in their place "
+              "but that `simscan apply` would refuse: read now, they differ from it in more than encoding and line "
+              "endings (e.g. inside the tags of a web page, or in indentation), or one of the two cannot be read as "
+              "text. `simscan compare` them, and move them by hand if you mean to: "
               + ", ".join(_shown(p) for p in false[:5]) + (", …" if len(false) > 5 else ""), file=sys.stderr)
 
 
