@@ -926,16 +926,16 @@ def _index_pair(args: argparse.Namespace, c: Any) -> IndexPair | None:
             else:
                 return None
             fp = fingerprint_path(query_path)
-            bar = _progress_bar()  # (its pass over every stored set: seconds at a million files)
+            bar = _progress_bar()  # (each pass over every stored set: seconds at a million files)
             try:
                 pair, left = pair_in_index(ix, fp, query_path, other, params, bar)
+                changed = _changed_since_scan(ix, ids)
+                searched = _search_cutoff(ix, params)
+                if searched and pair is not None:  # (nothing shared at the usual cut-off: nothing at a lower one)
+                    lowered = dataclasses.replace(params, common_min_df=searched[0], common_fraction=0.0)
+                    at_search, _ = pair_in_index(ix, fp, query_path, other, lowered, bar)
             finally:
                 bar.finish()
-            changed = _changed_since_scan(ix, ids)
-            searched = _search_cutoff(ix, params)
-            if searched and pair is not None:  # (nothing shared at the usual cut-off: nothing at a lower one)
-                lowered = dataclasses.replace(params, common_min_df=searched[0], common_fraction=0.0)
-                at_search, _ = pair_in_index(ix, fp, query_path, other, lowered)
     except (IndexError_, OSError):
         return None
     if swap and left is not None:
