@@ -552,8 +552,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             self.ignored_texts = [str(p) for p in json.loads(s.value("results/ignore_texts", "[]", str) or "[]")]
         except (ValueError, TypeError):
             self.ignored_texts = []
-        self.common_cutoff = min(max(2, s.value("results/common_cutoff", jobs.DEFAULT_COMMON_CUTOFF, int)),
-                                 jobs.MAX_COMMON_CUTOFF)
+        common = s.value("results/common_cutoff", jobs.DEFAULT_COMMON_CUTOFF, int)  # (0: not a number)
+        self.common_cutoff = common if 2 <= common <= jobs.MAX_COMMON_CUTOFF else jobs.DEFAULT_COMMON_CUTOFF
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
         self._restore_review_settings()
