@@ -545,7 +545,7 @@ def _add_ignore_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--common-cutoff", type=_common_cutoff, default=default, metavar="N",
         help=f"text held by more than N indexed files (or by more than 0.1%% of them when that is more) counts "
-        f"nowhere, as licences and templates (default {default}). Raise it when a folder holds more versions of "
+        f"nowhere, as licences and templates (2 to 1,000,000; default {default}). Raise it when a folder holds more versions of "
         "one document than that: they are then paired by all their text, at more time and memory",
     )
 
