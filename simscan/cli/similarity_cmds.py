@@ -545,8 +545,8 @@ def _add_ignore_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--common-cutoff", type=_common_cutoff, default=default, metavar="N",
         help=f"text held by more than N indexed files (or by more than 0.1%% of them when that is more) counts "
-        f"nowhere, as licences and templates (2 to 1,000,000; default {default}). Raise it when a folder holds more versions of "
-        "one document than that: they are then paired by all their text, at more time and memory",
+        f"nowhere, as licences and templates (2 to 1,000,000; default {default}). Raise it when a folder holds more "
+        "versions of one document than that: they are then paired by all their text, at more time and memory",
     )
 
 
@@ -755,10 +755,10 @@ def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: 
     print(f"simscan: wrote a plan moving {len(plan.entries):,} extra copies ({human_bytes(plan.size)}) to the trash "
           f"to {_shown(args.plan)}; review it, then run `simscan apply {_shown(args.plan)}`.", file=sys.stderr)
     if false:
-        print(f"simscan: left {len(false):,} file{'s' if len(false) != 1 else ''} out of the plan that the scan read as copies of the file kept in their place "
-              "but that `simscan apply` would refuse: read now, they differ from it in more than encoding and line "
-              "endings (e.g. inside the tags of a web page, or in indentation), or one of the two cannot be read as "
-              "text. `simscan compare` them, and move them by hand if you mean to: "
+        print(f"simscan: left {len(false):,} file{'s' if len(false) != 1 else ''} out of the plan that the scan read "
+              "as copies of the file kept in their place but that `simscan apply` would refuse: read now, they differ "
+              "from it in more than encoding and line endings (e.g. inside the tags of a web page, or in indentation), "
+              "or one of the two cannot be read as text. `simscan compare` them, and move them by hand if you mean to: "
               + ", ".join(_shown(p) for p in false[:5]) + (", …" if len(false) > 5 else ""), file=sys.stderr)
 
 
