@@ -305,3 +305,31 @@ def test_a_shell_plan_runs_with_simscan_off_the_path(tree, trash_home, capsys) -
     assert "moved 3 of 3 files" in done.stdout
     assert sorted(p.name for p in (trash_home / "files").iterdir()) == ["big2.txt", "big3.txt", "notes-utf16.txt"]
     assert sys.executable in plan_path.read_text()
+
+
+def test_a_plan_keeps_a_copy_gone_since_the_scan_and_does_not_call_it_different(tmp_path: Path, trash_home,
+                                                                                capsys) -> None:
+    """A "content" copy deleted since the scan cannot be read: it is not one that differs from the kept file
+    (the plan said so), and `apply` reports it as already gone and forgets it, as it did before the plan read
+    the copies.  One that is still there and differs is left out and named."""
+    root = tmp_path / "t"
+    root.mkdir()
+    text = words(70, 700)
+    (root / "notes.txt").write_text(text)
+    (root / "notes-utf16.txt").write_bytes(text.encode("utf-16"))
+    body = "".join(f"<p>{words(60 + k, 120)}</p>\n" for k in range(4))
+    (root / "page.html").write_text(f'<html><body class="a">\n{body}</body></html>\n')
+    (root / "page-copy.html").write_text(f'<html><body class="b" id="x">\n{body}</body></html>\n')
+    for k, p in enumerate(sorted(root.iterdir())):
+        os.utime(p, ns=(T0 + k * 10**9,) * 2)
+    idx, plan_path = tmp_path / "i.sqlite3", tmp_path / "plan.json"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    (root / "notes-utf16.txt").unlink()
+    capsys.readouterr()
+    assert main(["groups", "--index", str(idx), "--plan", str(plan_path)]) == 0
+    err = capsys.readouterr().err
+    assert "left 1 file with the same words as their kept copy out of the plan" in err and "page" in err
+    assert "notes-utf16" not in err
+    assert [Path(e.target.path).name for e in read_plan(plan_path).entries] == ["notes-utf16.txt"]
+    assert main(["apply", str(plan_path)]) == 0
+    assert "already gone" in capsys.readouterr().err

@@ -54,6 +54,12 @@ def test_a_family_larger_than_the_cut_off_is_told_and_counted_with_a_higher_one(
     with pytest.raises(SystemExit):
         main(["pairs", "--index", str(idx), "--common-cutoff", "1"])
     assert "--common-cutoff: must be 2 or more" in capsys.readouterr().err
+    # A huge number is refused with a message (it was a traceback: the search sizes a histogram by it, 7.45 GiB
+    # at 1,000,000,000), as the window's dialog bounds it.
+    for huge in ("1000001", "1000000000", "10000000000000000000"):
+        with pytest.raises(SystemExit):
+            main(["pairs", "--index", str(idx), "--common-cutoff", huge])
+        assert "--common-cutoff: must be 1,000,000 or less" in capsys.readouterr().err
 
 
 def test_a_family_under_the_cut_off_is_not_told(tmp_path: Path, capsys) -> None:
@@ -91,3 +97,21 @@ def test_compare_and_query_take_the_option(tmp_path: Path, capsys, args: list[st
         assert len(scores[1]) == 59 and len(scores[0]) < 59  # every other version with the higher cut-off
     else:
         assert scores[0][0]["left_out"]["common_cutoff"] == 50 and scores[1][0]["left_out"]["common_cutoff"] == 100
+
+
+def test_no_such_note_when_the_pair_budget_lowered_the_cut_off(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Under a cut-off the pair budget lowered (to 2 files here), most files are mostly "common" text and a
+    higher --common-cutoff would not count it: only the budget's note is given, not advice to raise the option
+    (it said "443 files are mostly text that more than 2 indexed files hold" on the evaluation corpus)."""
+    from dataclasses import replace
+
+    from simscan.cli import similarity_cmds
+
+    root, idx = tmp_path / "t", tmp_path / "i.sqlite3"
+    _family(root, 60)
+    assert main(["scan", str(root), "--index", str(idx), "--quiet"]) == 0
+    real = similarity_cmds.params_from_args
+    monkeypatch.setattr(similarity_cmds, "params_from_args", lambda args: replace(real(args), pair_budget=40))
+    _, err = _groups(capsys, idx, "--no-cache")
+    assert "too many shared passages for the pair search's budget: text held by more than 2 files" in err
+    assert "mostly text" not in err

@@ -163,3 +163,64 @@ def test_compare_claims_the_pairs_score_only_when_it_knows_it(tmp_path: Path, mo
     assert rec["best"] == pair["best"] and rec["pairs_search"]["lowered"] is True
     assert rec["pairs_search"]["common_cutoff"] == 2 and rec["pairs_search"]["usual_cutoff"] == 50
     assert rec["pairs_search"]["at_cutoff"]["best"] == 0.0
+
+
+def test_compare_reports_each_pass_over_the_stored_sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare` reads every stored set once to score the pair at the usual cut-off and, when the cached search
+    lowered it, once more at that cut-off: both passes (seconds each at a million files) reach its progress bar
+    (the second was silent)."""
+    import random
+    from dataclasses import replace
+
+    from simscan.cli import similarity_cmds
+
+    root = tmp_path / "versions"
+    root.mkdir()
+    base = words(1, 600).split()
+    for v in range(12):
+        rng, w = random.Random(v), list(base)
+        for _ in range(8):
+            w[rng.randrange(len(w))] = f"x{v}y{rng.randrange(1000)}"
+        (root / f"v{v:02d}.txt").write_text(" ".join(w))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet", "--no-cache"]) == 0
+    real = similarity_cmds.params_from_args
+    monkeypatch.setattr(similarity_cmds, "params_from_args", lambda args: replace(real(args), pair_budget=40))
+    assert main(["pairs", "--index", str(idx)]) == 0  # (caches a search that lowered the cut-off)
+    seen: list = []
+
+    class Bar:
+        def __call__(self, p) -> None:
+            seen.append(p)
+
+        def finish(self) -> None:
+            pass
+
+    monkeypatch.setattr(similarity_cmds, "_progress_bar", Bar)
+    capsys.readouterr()
+    assert main(["compare", str(root / "v00.txt"), str(root / "v01.txt"), "--index", str(idx)]) == 0
+    assert "had to lower that cut-off to 2 files" in capsys.readouterr().out
+    starts = [p for p in seen if p.phase == "sets" and p.files_done == 0]
+    assert len(starts) == 2 and all(p.files_total == 12 for p in starts)
+
+
+def test_compare_names_its_pass_over_the_stored_sets_for_what_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """compare of two long texts reads every stored set (the pair as `pairs` counts it), which its bar called
+    "reading every stored set (a short text)": the reason a query takes that pass, not compare's."""
+    import io
+
+    from simscan.cli import similarity_cmds
+    from simscan.cli.common import ProgressBar
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(3):
+        (root / f"long{k}.txt").write_text(words(1, 3000) + words(10 + k, 300))
+    idx = tmp_path / "i.sqlite3"
+    assert main(["scan", str(root), "--index", str(idx), "--quiet", "--no-cache"]) == 0
+    drawn = io.StringIO()
+    monkeypatch.setattr(similarity_cmds, "_progress_bar", lambda: ProgressBar(drawn, enabled=True))
+    assert main(["compare", str(root / "long0.txt"), str(root / "long1.txt"), "--index", str(idx)]) == 0
+    assert "reading every stored set" in drawn.getvalue() and "short text" not in drawn.getvalue()

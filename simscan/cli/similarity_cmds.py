@@ -506,10 +506,14 @@ def _add_memory_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(value: str) -> int:
-    v = _count(value)
+def _common_cutoff(value: str) -> int:
+    from simscan.similarity import SimilarityParams
+
+    v, most = _count(value), SimilarityParams.MAX_COMMON_MIN_DF
     if v < 2:
         raise argparse.ArgumentTypeError("must be 2 or more")
+    if v > most:
+        raise argparse.ArgumentTypeError(f"must be {most:,} or less")
     return v
 
 
@@ -539,10 +543,10 @@ def _add_ignore_option(p: argparse.ArgumentParser) -> None:
     )
     default = SimilarityParams().common_min_df
     p.add_argument(
-        "--common-cutoff", type=_positive, default=default, metavar="N",
+        "--common-cutoff", type=_common_cutoff, default=default, metavar="N",
         help=f"text held by more than N indexed files (or by more than 0.1%% of them when that is more) counts "
-        f"nowhere, as licences and templates (default {default}). Raise it when a folder holds more versions of "
-        "one document than that: they are then paired by all their text, at more time and memory",
+        f"nowhere, as licences and templates (2 to 1,000,000; default {default}). Raise it when a folder holds more "
+        "versions of one document than that: they are then paired by all their text, at more time and memory",
     )
 
 
@@ -764,7 +768,8 @@ def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: 
         n = len(false)
         print(f"simscan: left {n:,} file{'s' if n != 1 else ''} with the same words as their kept copy out of the "
               "plan: their text is not exactly the kept one's (another document format, indentation, spacing or "
-              "wrapping), so `apply` would refuse them; move them by hand if you mean to. First: "
+              "wrapping), or one of the two cannot be read as text now, so `apply` would refuse them; move them by "
+              "hand if you mean to. First: "
               f"{_shown(false[0].target.path)} (kept: {_shown(false[0].target.kept[0].path)}).", file=sys.stderr)
     try:
         write_plan(plan, args.plan)
@@ -948,16 +953,16 @@ def _index_pair(args: argparse.Namespace, c: Any) -> IndexPair | None:
             else:
                 return None
             fp = fingerprint_path(query_path)
-            bar = _progress_bar()  # (its pass over every stored set: seconds at a million files)
+            bar = _progress_bar()  # (each pass over every stored set: seconds at a million files)
             try:
                 pair, left = pair_in_index(ix, fp, query_path, other, params, bar)
+                changed = _changed_since_scan(ix, ids)
+                searched = _search_cutoff(ix, params)
+                if searched and pair is not None:  # (nothing shared at the usual cut-off: nothing at a lower one)
+                    lowered = dataclasses.replace(params, common_min_df=searched[0], common_fraction=0.0)
+                    at_search, _ = pair_in_index(ix, fp, query_path, other, lowered, bar)
             finally:
                 bar.finish()
-            changed = _changed_since_scan(ix, ids)
-            searched = _search_cutoff(ix, params)
-            if searched and pair is not None:  # (nothing shared at the usual cut-off: nothing at a lower one)
-                lowered = dataclasses.replace(params, common_min_df=searched[0], common_fraction=0.0)
-                at_search, _ = pair_in_index(ix, fp, query_path, other, lowered)
     except (IndexError_, OSError):
         return None
     if swap and left is not None:

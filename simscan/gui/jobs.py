@@ -60,6 +60,8 @@ PAIR_FLOOR = DEFAULT_MIN_SIMILARITY
 #: Text held by more files than this counts nowhere unless the person chose another (View > Text Held by
 #: Many Files…; the command line's --common-cutoff).
 DEFAULT_COMMON_CUTOFF = SimilarityParams().common_min_df
+#: The most it may be (the dialog's bound; the command line's too).
+MAX_COMMON_CUTOFF = SimilarityParams.MAX_COMMON_MIN_DF
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,7 @@ def similarity_params(
             "Choose the texts again (View > Ignore Text of Files…), or View > Stop Ignoring Texts.",
         ) from e
     return SimilarityParams(code_view=code_view, ignore_values=ignored, min_passage=max(0, int(min_passage)),
-                            common_min_df=max(2, int(common_cutoff)))
+                            common_min_df=min(max(2, int(common_cutoff)), MAX_COMMON_CUTOFF))
 
 
 @dataclass(frozen=True)

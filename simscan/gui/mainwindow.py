@@ -551,7 +551,8 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
             self.ignored_texts = [str(p) for p in json.loads(s.value("results/ignore_texts", "[]", str) or "[]")]
         except (ValueError, TypeError):
             self.ignored_texts = []
-        self.common_cutoff = max(2, s.value("results/common_cutoff", jobs.DEFAULT_COMMON_CUTOFF, int))
+        common = s.value("results/common_cutoff", jobs.DEFAULT_COMMON_CUTOFF, int)  # (0: not a number)
+        self.common_cutoff = common if 2 <= common <= jobs.MAX_COMMON_CUTOFF else jobs.DEFAULT_COMMON_CUTOFF
         k = self.kind_combo.findData(s.value("results/kind", "all", str))
         self.kind_combo.setCurrentIndex(max(0, k))
         self._restore_review_settings()
@@ -622,13 +623,13 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
                     "(or by more than 0.1 % of them when that is more). Default {0}. Raise it when a folder holds\n"
                     "more versions of one document than that: they are then paired by all their text, at more\n"
                     "time and memory.").format(jobs.DEFAULT_COMMON_CUTOFF),
-            self.common_cutoff, 2, 1_000_000)
+            self.common_cutoff, 2, jobs.MAX_COMMON_CUTOFF)
         if ok:
             self.set_common_cutoff(n)
 
     def set_common_cutoff(self, n: int) -> None:
         """Re-read the results with text held by more than ``n`` files counting nowhere (remembered)."""
-        self.common_cutoff = max(2, int(n))
+        self.common_cutoff = min(max(2, int(n)), jobs.MAX_COMMON_CUTOFF)
         self.settings.setValue("results/common_cutoff", self.common_cutoff)
         self.load_results()
 

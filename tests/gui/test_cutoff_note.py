@@ -67,3 +67,15 @@ def test_the_window_says_when_many_files_are_mostly_common_text(qtbot, window, t
         shutil.move(root / f"v{k:03d}.txt", tmp_path / f"v{k:03d}.txt")
     scan(qtbot, win)
     assert win.results.pair_set.crowded is None and win.message.isHidden()
+
+
+def test_a_remembered_cut_off_that_is_no_number_of_files_is_the_default(window) -> None:
+    """A settings file holding no usable cut-off (edited by hand, another version) gives the default, 50: it
+    gave 2 for any text (Qt reads it as 0), so text held by more than 2 files counted nowhere, unannounced."""
+    from simscan.gui.mainwindow import make_settings
+
+    for stored, want in (("abc", 50), ("1", 50), ("99999999999999999999", 50), ("5000000", 50), ("120", 120)):
+        s = make_settings()
+        s.setValue("results/common_cutoff", stored)
+        s.sync()
+        assert window().common_cutoff == want, stored
