@@ -1,0 +1,123 @@
+"""What an admin meets running simscan on a cluster of their own: a real ``dask scheduler`` and
+``dask worker`` started as separate processes with Dask's own command (as README's "On a cluster"
+says), real trees and a real store, the real CLI.  Every failure gives a clear message, loses
+nothing and never waits forever."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
+pytest.importorskip("pyarrow", reason="the cluster extra (pyarrow) is not installed")
+
+from helpers_tree import make_tree
+
+from simscan.cli import main
+
+
+def _dask(*args: str, log: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False")
+    with open(log, "wb") as out:
+        return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=out, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True)
+
+
+class DaskCluster:
+    """A scheduler and workers, each a process group of its own (a worker is a nanny and its child)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.info = folder / "scheduler.json"
+        self.scheduler = _dask("scheduler", "--scheduler-file", str(self.info), "--host", "127.0.0.1", "--port", "0",
+                               "--dashboard-address", "127.0.0.1:0", log=folder / "scheduler.log")
+        deadline = time.monotonic() + 60
+        while not self.info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.address = json.loads(self.info.read_text())["address"]
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def add_worker(self) -> None:
+        from distributed import Client
+
+        n = len(self.workers)
+        self.workers.append(_dask("worker", self.address, "--nthreads", "1", "--memory-limit", "1GB",
+                                  "--name", f"w{n}", log=self.folder / f"worker{n}.log"))
+        with Client(self.address, timeout=30) as c:
+            c.wait_for_workers(len([w for w in self.workers if w.poll() is None]), timeout=60)
+
+    def kill_workers(self) -> None:
+        """SIGKILL every worker with its nanny: the machines are lost, nothing restarts them."""
+        for w in self.workers:
+            if w.poll() is None:
+                os.killpg(w.pid, signal.SIGKILL)
+                w.wait()
+
+    def close(self) -> None:
+        self.kill_workers()
+        if self.scheduler.poll() is None:
+            os.killpg(self.scheduler.pid, signal.SIGKILL)
+            self.scheduler.wait()
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = DaskCluster(tmp_path / "dask")
+    try:
+        c.add_worker()
+        yield c
+    finally:
+        c.close()
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_a_scan_into_a_read_only_store_says_so(tmp_path, capsys, cluster):
+    """Read-only storage (a share mounted read-only here): exit 3 and a message, the store as it was;
+    the commands that only read it still work."""
+    root = tmp_path / "tree"
+    make_tree(root, 30, seed=1)
+    store = tmp_path / "store"
+    assert run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address,
+               "--quiet")[0] == 0
+    (root / "new.txt").write_text("a new file " * 50)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if os.geteuid() == 0:  # (root writes whatever the permissions: a read-only mount of the store)
+        if subprocess.run(["mount", "--bind", str(store), str(ro)], capture_output=True).returncode:
+            pytest.skip("cannot mount here")
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(ro)], check=True)
+    else:
+        ro.rmdir()
+        store.rename(ro)
+        for d, _, files in os.walk(ro):
+            for f in files:
+                os.chmod(Path(d) / f, 0o444)
+            os.chmod(d, 0o555)
+    try:
+        before = sorted((p, p.stat().st_mtime_ns) for p in ro.rglob("*"))
+        rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(ro), "--scheduler", cluster.address)
+        assert rc == 3
+        assert f"cannot write to the store {ro}" in err and "Traceback" not in err
+        assert sorted((p, p.stat().st_mtime_ns) for p in ro.rglob("*")) == before
+        rc, out, _ = run(capsys, "cluster", "stats", "--store", str(ro))
+        assert rc == 0 and "files:        30 " in out
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", str(ro)], check=True)
+        else:
+            for d, _, _ in os.walk(ro):
+                os.chmod(d, 0o755)
