@@ -121,3 +121,43 @@ def test_a_scan_into_a_read_only_store_says_so(tmp_path, capsys, cluster):
         else:
             for d, _, _ in os.walk(ro):
                 os.chmod(d, 0o755)
+
+
+def test_a_wrong_scheduler_address_says_so_and_never_hangs(tmp_path, capsys, cluster, monkeypatch):
+    """A mistyped address, the dashboard's port (a web server: Dask's client waited there forever)
+    and a server that answers something else: each a message (exit 1) within the connect timeout."""
+    import socket
+    import threading
+
+    from simscan.cluster import connect as connect_mod
+
+    monkeypatch.setattr(connect_mod, "CONNECT_TIMEOUT_S", 3)
+    root = tmp_path / "tree"
+    make_tree(root, 10, seed=2)
+    store = tmp_path / "store"
+    dashboard = json.loads(cluster.info.read_text())["services"]["dashboard"]
+    talker = socket.create_server(("127.0.0.1", 0))
+
+    def talk() -> None:  # answers every connection with bytes that are not Dask's
+        while True:
+            try:
+                conn, _ = talker.accept()
+            except OSError:
+                return
+            conn.sendall(b"\xff" * 64)
+            conn.close()
+
+    threading.Thread(target=talk, daemon=True).start()
+    try:
+        for address, says in (
+            ("notanaddress", "not the address of a Dask scheduler: notanaddress"),
+            (f"tcp://127.0.0.1:{dashboard}", f"tcp://127.0.0.1:{dashboard} is not a Dask scheduler"),
+            (f"tcp://127.0.0.1:{talker.getsockname()[1]}", "is not a Dask scheduler"),
+        ):
+            t0 = time.monotonic()
+            rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", address)
+            assert rc == 1 and says in err and "Check the address" in err, (address, err)
+            assert time.monotonic() - t0 < 20
+            assert not store.exists()
+    finally:
+        talker.close()

@@ -60,12 +60,18 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
     from distributed import Client, LocalCluster
 
     if scheduler:
+        hint = ("Check the address (the scheduler's, e.g. tcp://host:8786, not its dashboard's); start one with "
+                "`dask scheduler` and workers with `dask worker ADDRESS`.")
         try:
+            _probe(scheduler)
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except ClusterUnavailable:
+            raise
         except (OSError, TimeoutError) as e:
             raise ClusterUnavailable(f"cannot reach the Dask scheduler at {scheduler}: {e}",
-                                     "Check the address; start one with `dask scheduler` and workers with "
-                                     "`dask worker ADDRESS`.") from e
+                                     hint) from e
+        except ValueError as e:  # (Dask's parse of the address)
+            raise ClusterUnavailable(f"not the address of a Dask scheduler: {scheduler} ({e})", hint) from e
         try:
             check_workers(client)
             yield client
@@ -95,6 +101,44 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
                 client.close()
         finally:
             cluster.close()
+
+
+def _probe(address: str) -> None:
+    """Ask ``address`` who it is, within :data:`CONNECT_TIMEOUT_S`; raises :class:`ClusterUnavailable`
+    unless a Dask scheduler answers.  Dask's own client waits forever for a peer that accepts the
+    connection and never speaks Dask (the dashboard's port, a web server), and takes a garbled
+    answer for a message of exabytes (MemoryError)."""
+    import asyncio
+
+    from distributed.comm import connect as open_comm
+
+    from distributed.comm.addressing import get_address_host_port
+
+    get_address_host_port(address)  # (ValueError for what is no address)
+
+    async def identity() -> Any:
+        comm = await open_comm(address, timeout=CONNECT_TIMEOUT_S)  # (OSError when nothing answers)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    silent = False
+    try:
+        info = asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT_S))
+    except TimeoutError:  # (connected, and no answer)
+        info, silent = None, True
+    except OSError:
+        raise
+    except Exception:  # noqa: BLE001 - whatever a peer that is no scheduler makes Dask raise
+        info = None
+    if not isinstance(info, dict) or info.get("type") != "Scheduler":
+        raise ClusterUnavailable(
+            f"{address} is not a Dask scheduler: something answers there, but not as one"
+            + (f" (no answer in {CONNECT_TIMEOUT_S} s)" if silent else ""),
+            "Check the address: the scheduler's, e.g. tcp://host:8786, not its dashboard's (8787).",
+        )
 
 
 @contextlib.contextmanager
