@@ -111,7 +111,6 @@ def _probe(address: str) -> None:
     import asyncio
 
     from distributed.comm import connect as open_comm
-
     from distributed.comm.addressing import get_address_host_port
 
     get_address_host_port(address)  # (ValueError for what is no address)
