@@ -161,3 +161,60 @@ def test_a_wrong_scheduler_address_says_so_and_never_hangs(tmp_path, capsys, clu
             assert not store.exists()
     finally:
         talker.close()
+
+
+def _scan_and_lose(capsys, tmp_path, cluster, lose) -> tuple[int, str, Path, Path]:
+    """A cluster scan of a tree, ``lose(cluster)`` called as soon as the scan has begun."""
+    import threading
+
+    root = tmp_path / "tree"
+    make_tree(root, 1500, seed=4, min_size=4000, max_size=16000, per_dir=100)
+    store = tmp_path / "store"
+    begun = store / "staging" / "scan-000001"
+
+    def watch() -> None:
+        deadline = time.monotonic() + 60
+        while not begun.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        lose(cluster)
+
+    killer = threading.Thread(target=watch)
+    killer.start()
+    t0 = time.monotonic()
+    rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address)
+    killer.join()
+    assert time.monotonic() - t0 < 50
+    return rc, err, root, store
+
+
+def _the_next_scan_gives_the_local_answers(capsys, tmp_path, root: Path, store: Path) -> None:
+    again = DaskCluster(tmp_path / "dask-again")
+    try:
+        again.add_worker()
+        rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", again.address)
+        assert rc == 0, err
+        idx = tmp_path / "index.sqlite3"
+        assert run(capsys, "scan", str(root), "--index", str(idx), "--quiet")[0] == 0
+        _, local, _ = run(capsys, "pairs", "--index", str(idx), "-m", "5")
+        _, remote, _ = run(capsys, "cluster", "pairs", "--store", str(store), "--scheduler", again.address, "-m", "5")
+        assert sorted(remote.splitlines()) == sorted(local.splitlines())
+    finally:
+        again.close()
+
+
+def test_a_scan_that_loses_every_worker_stops_with_a_message(tmp_path, capsys, cluster, monkeypatch):
+    """Every worker killed with its nanny mid-scan (machines lost): Dask would wait for workers forever;
+    the scan stops after NO_WORKERS_S with a message (exit 1), and the next scan completes."""
+    from simscan.cluster import connect as connect_mod
+
+    monkeypatch.setattr(connect_mod, "NO_WORKERS_S", 3)
+    monkeypatch.setattr(connect_mod, "WATCH_EVERY_S", 0.2)
+    rc, err, root, store = _scan_and_lose(capsys, tmp_path, cluster, DaskCluster.kill_workers)
+    assert rc == 1 and "has had no worker for 3 s" in err and "Start workers" in err and "Traceback" not in err
+    _the_next_scan_gives_the_local_answers(capsys, tmp_path, root, store)
+
+
+def test_a_scan_that_loses_its_scheduler_stops_with_a_message(tmp_path, capsys, cluster):
+    rc, err, root, store = _scan_and_lose(capsys, tmp_path, cluster, DaskCluster.close)
+    assert rc == 1 and f"lost the Dask scheduler at {cluster.address}" in err and "Traceback" not in err
+    _the_next_scan_gives_the_local_answers(capsys, tmp_path, root, store)

@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,11 @@ from simscan.model import ALGORITHM_VERSION
 
 #: Seconds to wait for a scheduler that does not answer.
 CONNECT_TIMEOUT_S = 30
+#: Seconds a running scheduler may hold no worker before a command gives up (Dask would wait for
+#: new workers forever; a nanny restarts a killed worker in seconds).
+NO_WORKERS_S = 60
+#: Seconds between two looks at the scheduler's workers.
+WATCH_EVERY_S = 2.0
 
 
 def worker_versions() -> tuple[str, int]:
@@ -74,7 +80,8 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             raise ClusterUnavailable(f"not the address of a Dask scheduler: {scheduler} ({e})", hint) from e
         try:
             check_workers(client)
-            yield client
+            with _watched(client, scheduler):
+                yield client
         finally:
             client.close()
         return
@@ -103,6 +110,53 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             cluster.close()
 
 
+@contextlib.contextmanager
+def _watched(client: Any, address: str) -> Iterator[None]:
+    """Run the block; when the scheduler is lost (Dask's client closes itself after trying to reconnect)
+    or holds no worker for :data:`NO_WORKERS_S` (the client is then closed here, which stops what
+    waits on it), what the block raises becomes a :class:`ClusterUnavailable` saying so."""
+    stop = threading.Event()
+    reason: list[str] = []
+
+    def watch() -> None:
+        since = None
+        while not stop.wait(WATCH_EVERY_S):
+            try:
+                n = len(client.nthreads())
+            except Exception:  # noqa: BLE001, S112 - a scheduler being lost: Dask's client handles it
+                continue
+            if n:
+                since = None
+            elif since is None:
+                since = time.monotonic()
+            elif time.monotonic() - since >= NO_WORKERS_S:
+                reason.append(f"the Dask scheduler at {address} has had no worker for {NO_WORKERS_S} s: every "
+                              "worker died or was stopped")
+                client.close()
+                return
+
+    watcher = threading.Thread(target=watch, name="simscan-cluster-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    except BaseException as e:
+        if isinstance(e, (KeyboardInterrupt, SystemExit, ClusterUnavailable)):
+            raise
+        if reason:
+            raise ClusterUnavailable(reason[0], "Start workers (`dask worker ADDRESS`) and run the command again: "
+                                     "what a scan's workers finished is staged, and the next scan uses it.") from e
+        if client.status != "running":
+            # (closing the client then cancels Dask's attempts to reconnect, which it logs as errors)
+            logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+            raise ClusterUnavailable(f"lost the Dask scheduler at {address} ({type(e).__name__})",
+                                     "Check it is running and run the command again: what a scan's workers "
+                                     "finished is staged, and the next scan uses it.") from e
+        raise
+    finally:
+        stop.set()
+        watcher.join()
+
+
 def _probe(address: str) -> None:
     """Ask ``address`` who it is, within :data:`CONNECT_TIMEOUT_S`; raises :class:`ClusterUnavailable`
     unless a Dask scheduler answers.  Dask's own client waits forever for a peer that accepts the
@@ -125,7 +179,8 @@ def _probe(address: str) -> None:
 
     silent = False
     try:
-        info = asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT_S))
+        # (Dask's own timeout first: its OSError says nothing answers; this one, that a peer is silent)
+        info = asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT_S + 5))
     except TimeoutError:  # (connected, and no answer)
         info, silent = None, True
     except OSError:
@@ -135,7 +190,7 @@ def _probe(address: str) -> None:
     if not isinstance(info, dict) or info.get("type") != "Scheduler":
         raise ClusterUnavailable(
             f"{address} is not a Dask scheduler: something answers there, but not as one"
-            + (f" (no answer in {CONNECT_TIMEOUT_S} s)" if silent else ""),
+            + (f" (no answer in {CONNECT_TIMEOUT_S + 5} s)" if silent else ""),
             "Check the address: the scheduler's, e.g. tcp://host:8786, not its dashboard's (8787).",
         )
 

@@ -169,6 +169,8 @@ class _Scan:
         for fut, res in as_completed(self.futures, with_results=True):
             if self.cancel.cancelled:
                 raise Cancelled
+            if isinstance(res, BaseException):  # (a future cancelled: the client lost its scheduler)
+                raise res
             self.done_files += files[fut.key]
             self.done_bytes += res.bytes_read
             self.read_ok += res.ok
