@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,11 +24,16 @@ from helpers_tree import make_tree
 from simscan.cli import main
 
 
-def _dask(*args: str, log: Path) -> subprocess.Popen[bytes]:
+def _dask(*args: str, log: Path, hide: Path | None = None) -> subprocess.Popen[bytes]:
+    """``python -m dask ARGS``; with ``hide``, in a mount namespace of its own where an empty
+    folder is mounted over ``hide`` (a worker that does not see the client's files there)."""
     env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False")
+    cmd = [sys.executable, "-m", "dask", *args]
+    if hide is not None:
+        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+               f'mount -t tmpfs none "{hide}" && exec "$@"', "sh", *cmd]
     with open(log, "wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=out, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
 class DaskCluster:
@@ -45,12 +51,12 @@ class DaskCluster:
         self.address = json.loads(self.info.read_text())["address"]
         self.workers: list[subprocess.Popen[bytes]] = []
 
-    def add_worker(self) -> None:
+    def add_worker(self, hide: Path | None = None) -> None:
         from distributed import Client
 
         n = len(self.workers)
         self.workers.append(_dask("worker", self.address, "--nthreads", "1", "--memory-limit", "1GB",
-                                  "--name", f"w{n}", log=self.folder / f"worker{n}.log"))
+                                  "--name", f"w{n}", log=self.folder / f"worker{n}.log", hide=hide))
         with Client(self.address, timeout=30) as c:
             c.wait_for_workers(len([w for w in self.workers if w.poll() is None]), timeout=60)
 
@@ -218,3 +224,25 @@ def test_a_scan_that_loses_its_scheduler_stops_with_a_message(tmp_path, capsys, 
     rc, err, root, store = _scan_and_lose(capsys, tmp_path, cluster, DaskCluster.close)
     assert rc == 1 and f"lost the Dask scheduler at {cluster.address}" in err and "Traceback" not in err
     _the_next_scan_gives_the_local_answers(capsys, tmp_path, root, store)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
+def test_files_the_workers_do_not_see_are_named_as_such(tmp_path, capsys):
+    """A folder the client sees and the worker does not (not mounted there): each file is a problem that
+    says so, not a file that 'vanished', and the store keeps nothing wrong."""
+    root = tmp_path / "tree"
+    make_tree(root, 20, seed=5)
+    blind = DaskCluster(tmp_path / "dask")
+    try:
+        blind.add_worker(hide=root)
+        store = tmp_path / "store"
+        rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", blind.address)
+        assert rc == 0 and "0 read" in err and "20 problems" in err
+        rc, out, _ = run(capsys, "cluster", "problems", "--store", str(store))
+        lines = out.splitlines()
+        assert len(lines) == 20 and all("not found by the worker on " in x for x in lines), out
+        assert all("the workers do not see this path" in x for x in lines) and "vanished" not in out
+        rc, out, _ = run(capsys, "cluster", "stats", "--store", str(store))
+        assert "files:        0 " in out
+    finally:
+        blind.close()
