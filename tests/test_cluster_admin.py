@@ -246,3 +246,28 @@ def test_files_the_workers_do_not_see_are_named_as_such(tmp_path, capsys):
         assert "files:        0 " in out
     finally:
         blind.close()
+
+
+def test_a_rescan_keeps_the_problems_of_unchanged_files_as_locally(tmp_path, capsys, cluster):
+    """Documents that could not be read (encrypted, damaged): a second scan that finds them unchanged
+    still lists them, as the local `problems` does, instead of listing nothing (as if they were
+    fixed)."""
+    root = tmp_path / "docs"
+    shutil.copytree(Path(__file__).parent / "data" / "documents", root, ignore=shutil.ignore_patterns("*.py"))
+    (root / "truncated.docx").write_bytes((root / "essay.docx").read_bytes()[:3000])
+    idx, store = tmp_path / "i.sqlite3", tmp_path / "store"
+    for _ in range(2):
+        assert run(capsys, "scan", str(root), "--index", str(idx), "--quiet")[0] == 0
+        rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address)
+        (root / "new.txt").write_text("a file that is new in the second scan " * 20)
+    assert rc == 0 and "0 read" not in err
+    _, local, _ = run(capsys, "problems", "--index", str(idx), "--format", "json")
+    _, remote, _ = run(capsys, "cluster", "problems", "--store", str(store), "--format", "json")
+    assert "encrypted" in local and "truncated.docx" in local and "unchanged since an earlier scan" in local
+    assert sorted(remote.splitlines()) == sorted(local.splitlines())
+    n = len(local.splitlines())
+    assert f"{n} problems" in err
+    # a third scan keeps them once, not with the remark twice
+    assert run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address)[0] == 0
+    _, again, _ = run(capsys, "cluster", "problems", "--store", str(store), "--format", "json")
+    assert again == remote
