@@ -271,3 +271,28 @@ def test_a_rescan_keeps_the_problems_of_unchanged_files_as_locally(tmp_path, cap
     assert run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address)[0] == 0
     _, again, _ = run(capsys, "cluster", "problems", "--store", str(store), "--format", "json")
     assert again == remote
+
+
+def test_a_damaged_store_says_so(tmp_path, capsys, cluster):
+    """A store file cut short (a share that lost writes, a copy gone wrong), read on a worker (a
+    partition) or here (the file rows): exit 3 naming the store and the file, not a traceback; the
+    store is left as it is."""
+    root = tmp_path / "tree"
+    make_tree(root, 40, seed=6)
+    store = tmp_path / "store"
+    assert run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address,
+               "--quiet")[0] == 0
+    (seg,) = (store / "segments").iterdir()
+    part = min((seg / "fp").glob("part-*.parquet"))
+    rows = min((seg / "files").glob("*.parquet"))
+    for cut, commands in ((part, (("pairs",),)), (rows, (("pairs",), ("stats",)))):
+        whole = cut.read_bytes()
+        cut.write_bytes(whole[:40])
+        before = sorted((p, p.stat().st_size) for p in store.rglob("*"))
+        for args in commands:
+            more = ("--scheduler", cluster.address) if args[0] != "stats" else ()
+            rc, _, err = run(capsys, "cluster", *args, "--store", str(store), *more)
+            assert rc == 3 and f"the store {store} is damaged" in err and cut.name in err, err
+            assert "Scan into a new store" in err
+        assert sorted((p, p.stat().st_size) for p in store.rglob("*")) == before
+        cut.write_bytes(whole)

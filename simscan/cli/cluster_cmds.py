@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="fingerprint partitions of a new store, a power of two (default 64; more for "
                    "millions of documents: ARCHITECTURE.md)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
-    p.set_defaults(func=cmd_scan)
+    p.set_defaults(func=_damage_said(cmd_scan))
 
     for name, help_, desc, epilog in (
         ("pairs", "list pairs of similar files in the store",
@@ -90,17 +90,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         add_options(q, name, index=False)
         _add_cluster_options(q)
-        q.set_defaults(func=_SEARCH[name])
+        q.set_defaults(func=_damage_said(_SEARCH[name]))
 
     s = csub.add_parser("stats", help="show what the store holds")
     s.add_argument("--store", required=True, type=Path, metavar="DIR")
     s.add_argument("--format", choices=("text", "json"), default="text")
-    s.set_defaults(func=cmd_stats)
+    s.set_defaults(func=_damage_said(cmd_stats))
 
     s = csub.add_parser("problems", help="list files the last cluster scan could not (fully) read, and why")
     s.add_argument("--store", required=True, type=Path, metavar="DIR")
     s.add_argument("--format", choices=("text", "json"), default="text")
-    s.set_defaults(func=cmd_problems)
+    s.set_defaults(func=_damage_said(cmd_problems))
 
 
 def _positive(value: str) -> int:
@@ -111,6 +111,26 @@ def _positive(value: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return v
+
+
+def _damage_said(command: Any) -> Any:
+    """``command`` with an unreadable file of its store (truncated, overwritten: pyarrow's error names
+    it, on a worker or here) said as the store's damage (exit 3), not as a traceback."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(command(args))
+        except Exception as e:
+            root = str(args.store.resolve())
+            if type(e).__module__ != "pyarrow.lib" or root not in str(e):  # (pyarrow.ArrowException's)
+                raise
+            from simscan.cluster.store import StoreError
+
+            raise StoreError(f"the store {root} is damaged: {e}",
+                             "Scan into a new store (every file is read again); this one is left as it is.") from e
+
+    run.__doc__ = command.__doc__
+    return run
 
 
 def _connect(args: argparse.Namespace) -> Any:
