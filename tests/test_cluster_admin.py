@@ -296,3 +296,14 @@ def test_a_damaged_store_says_so(tmp_path, capsys, cluster):
             assert "Scan into a new store" in err
         assert sorted((p, p.stat().st_size) for p in store.rglob("*")) == before
         cut.write_bytes(whole)
+
+
+def test_the_scan_names_the_command_that_uses_the_same_cluster(tmp_path, capsys, cluster):
+    """The next command the scan suggests keeps --scheduler: without it, `cluster groups` would start a
+    LocalCluster of every CPU on the machine that scans instead of using the cluster."""
+    root = tmp_path / "tree"
+    make_tree(root, 10, seed=7)
+    store = tmp_path / "store"
+    rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address)
+    assert rc == 0
+    assert f"run `simscan cluster groups --store {store} --scheduler {cluster.address}` to see similar files" in err

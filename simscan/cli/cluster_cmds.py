@@ -172,7 +172,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         )
         if result.problems:
             print(f"run `simscan cluster problems --store {args.store}` to see what could not be read", file=sys.stderr)
-        print(f"run `simscan cluster groups --store {args.store}` to see similar files", file=sys.stderr)
+        # (the same cluster: without --scheduler, groups would start a LocalCluster on this machine)
+        where = f" --scheduler {args.scheduler}" if args.scheduler else ""
+        print(f"run `simscan cluster groups --store {args.store}{where}` to see similar files", file=sys.stderr)
     return 0
 
 
