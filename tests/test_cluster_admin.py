@@ -307,3 +307,30 @@ def test_the_scan_names_the_command_that_uses_the_same_cluster(tmp_path, capsys,
     rc, _, err = run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address)
     assert rc == 0
     assert f"run `simscan cluster groups --store {store} --scheduler {cluster.address}` to see similar files" in err
+
+
+@pytest.mark.parametrize("watch_s", [3, 600])
+def test_a_search_that_loses_every_worker_stops_with_a_message(tmp_path, capsys, cluster, monkeypatch, watch_s):
+    """Every worker lost just as `cluster pairs` begins: a message (exit 1), whether the watch sees it
+    first (3 s) or Dask gives up first (its scatter: 'No valid workers found' after 30 s)."""
+    from simscan.cluster import connect as connect_mod
+
+    root = tmp_path / "tree"
+    make_tree(root, 30, seed=8)
+    store = tmp_path / "store"
+    assert run(capsys, "cluster", "scan", str(root), "--store", str(store), "--scheduler", cluster.address,
+               "--quiet")[0] == 0
+    checked = connect_mod.check_workers
+
+    def check_then_lose(client):  # (the real check, then the machines are lost)
+        n = checked(client)
+        cluster.kill_workers()
+        return n
+
+    monkeypatch.setattr(connect_mod, "check_workers", check_then_lose)
+    monkeypatch.setattr(connect_mod, "NO_WORKERS_S", watch_s)
+    monkeypatch.setattr(connect_mod, "WATCH_EVERY_S", 0.2)
+    t0 = time.monotonic()
+    rc, out, err = run(capsys, "cluster", "pairs", "--store", str(store), "--scheduler", cluster.address)
+    assert rc == 1 and "no worker" in err and "Traceback" not in err and out == "", err
+    assert time.monotonic() - t0 < 50

@@ -110,6 +110,14 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             cluster.close()
 
 
+def _workers(client: Any) -> int:
+    """How many workers the scheduler holds (-1: it does not answer)."""
+    try:
+        return len(client.nthreads())
+    except Exception:  # noqa: BLE001 - a scheduler being lost: Dask's client handles it
+        return -1
+
+
 @contextlib.contextmanager
 def _watched(client: Any, address: str) -> Iterator[None]:
     """Run the block; when the scheduler is lost (Dask's client closes itself after trying to reconnect)
@@ -121,11 +129,8 @@ def _watched(client: Any, address: str) -> Iterator[None]:
     def watch() -> None:
         since = None
         while not stop.wait(WATCH_EVERY_S):
-            try:
-                n = len(client.nthreads())
-            except Exception:  # noqa: BLE001, S112 - a scheduler being lost: Dask's client handles it
-                continue
-            if n:
+            n = _workers(client)
+            if n:  # (-1: the scheduler does not answer, which Dask's client handles)
                 since = None
             elif since is None:
                 since = time.monotonic()
@@ -142,6 +147,8 @@ def _watched(client: Any, address: str) -> Iterator[None]:
     except BaseException as e:
         if isinstance(e, (KeyboardInterrupt, SystemExit, ClusterUnavailable)):
             raise
+        if client.status == "running" and not _workers(client):  # (e.g. scatter: 'No valid workers found')
+            reason.append(f"the Dask scheduler at {address} has no worker left: every worker died or was stopped")
         if reason:
             raise ClusterUnavailable(reason[0], "Start workers (`dask worker ADDRESS`) and run the command again: "
                                      "what a scan's workers finished is staged, and the next scan uses it.") from e
