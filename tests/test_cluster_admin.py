@@ -334,3 +334,29 @@ def test_a_search_that_loses_every_worker_stops_with_a_message(tmp_path, capsys,
     rc, out, err = run(capsys, "cluster", "pairs", "--store", str(store), "--scheduler", cluster.address)
     assert rc == 1 and "no worker" in err and "Traceback" not in err and out == "", err
     assert time.monotonic() - t0 < 50
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
+def test_a_store_or_root_the_workers_do_not_see_is_refused_before_any_work(tmp_path, capsys):
+    """A store on this machine's disk (not a share) or a ROOT only this machine has: the command says
+    which, before any work is sent; the store holds nothing wrong and the files are untouched."""
+    private = tmp_path / "private"
+    (private / "tree").mkdir(parents=True)
+    make_tree(private / "tree", 10, seed=9)
+    seen = tmp_path / "seen"
+    make_tree(seen, 10, seed=10)
+    blind = DaskCluster(tmp_path / "dask")
+    try:
+        blind.add_worker(hide=private)
+        a = ("--scheduler", blind.address)
+        rc, _, err = run(capsys, "cluster", "scan", str(seen), "--store", str(private / "store"), *a)
+        assert rc == 3 and f"1 of 1 workers do not see the store {private / 'store'}" in err, err
+        assert "under the same paths" in err and "Traceback" not in err
+        rc, _, err = run(capsys, "cluster", "scan", str(private / "tree"), "--store", str(tmp_path / "store"), *a)
+        assert rc == 1 and f"1 of 1 workers do not see {private / 'tree'}" in err, err
+        assert run(capsys, "cluster", "scan", str(seen), "--store", str(tmp_path / "store"), "-q", *a)[0] == 0
+        for cmd in (("pairs",), ("groups",), ("query", str(seen / "d000" / "f00000.txt"))):
+            rc, _, err = run(capsys, "cluster", *cmd, "--store", str(private / "store"), *a)
+            assert rc == 3 and "do not see the store" in err, (cmd, err)
+    finally:
+        blind.close()

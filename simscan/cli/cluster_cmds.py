@@ -139,6 +139,12 @@ def _connect(args: argparse.Namespace) -> Any:
     return connect(args.scheduler, args.workers)
 
 
+def check_workers_see(client: Any, store: Any) -> None:
+    from simscan.cluster.connect import check_workers_see as check
+
+    check(client, store)
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from simscan.cluster import require
     from simscan.cluster.scan import ClusterScanRequest, run_cluster_scan
@@ -198,6 +204,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     require()
     store = Store.open(args.store)
     with _connect(args) as client:
+        check_workers_see(client, store)
         ps = _pair_set(args, client, store)
     print_pairs(args, ps)
     return 0
@@ -213,6 +220,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
     keep = keep_rules(args)
     store = Store.open(args.store)
     with _connect(args) as client:
+        check_workers_see(client, store)
         ps = _pair_set(args, client, store, roots)
     empty: list[str] = []
     groups = groups_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots, keep=keep, empty=empty)
@@ -228,6 +236,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     require()
     store = Store.open(args.store)
     with _connect(args) as client:
+        check_workers_see(client, store)
         pairs, failed = query_files(args, StoreIndex(client, store))
     return print_query(args, pairs, failed)
 

@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from simscan import __version__
@@ -55,6 +56,23 @@ def check_workers(client: Any) -> int:
             "Install the same simscan on the workers: their answers would differ.",
         )
     return len(got)
+
+
+def check_workers_see(client: Any, store: Any, roots: Any = ()) -> None:
+    """Raise unless every worker sees the store's manifest (``StoreError``) and the ``roots``
+    (:class:`ClusterUnavailable`) under the paths this machine gives them: else a worker's first
+    task would fail on a path it does not have (a traceback), or read nothing."""
+    from simscan.cluster.store import MANIFEST, StoreError
+
+    hint = "Every worker must see the store and the files under the same paths as this machine (a share)."
+    for path, error in ((store.root / MANIFEST, StoreError), *((Path(r).absolute(), ClusterUnavailable)
+                                                             for r in roots)):
+        seen = client.run(os.path.exists, str(path))
+        blind = sorted(addr for addr, ok in seen.items() if not ok)
+        if blind:
+            what = f"the store {store.root}" if error is StoreError else str(path)
+            raise error(f"{len(blind)} of {len(seen)} workers do not see {what} (e.g. the worker at {blind[0]})",
+                        hint)
 
 
 @contextlib.contextmanager

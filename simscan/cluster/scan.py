@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from simscan.cluster import tasks
+from simscan.cluster.connect import check_workers_see
 from simscan.cluster.store import Store, write_table
 from simscan.index.store import KEPT_PROBLEM
 from simscan.model import ALGORITHM_VERSION
@@ -204,6 +205,7 @@ def run_cluster_scan(
     cancel = cancel or CancelToken()
     throttle = Throttle(progress, PROGRESS_RATE)
     store = Store.open(req.store, create=True, partitions=req.partitions)
+    check_workers_see(client, store, req.roots)
     with store.writing():
         store.remove_garbage(keep_staging=True)
         scan_no = store.manifest.scans + 1
