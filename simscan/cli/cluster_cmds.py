@@ -255,7 +255,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     print(f"store:        {st['store']} ({st['partitions']} partitions, {st['segments']} segments)")
     print(f"files:        {st['files']:,} ({human_bytes(st['bytes'])}): {st['text_files']:,} text, "
-          f"{st['files_with_errors']:,} unreadable")
+          f"{st['binary_files']:,} binary, {st['files_with_errors']:,} unreadable")
     print(f"fingerprints: {st['fingerprints']:,}")
     last = st["last_scan"]
     if last:

@@ -359,6 +359,7 @@ class Store:
             "files": int(t.num_rows),
             "bytes": int(pc.sum(t.column("size")).as_py() or 0),
             "text_files": int(np.count_nonzero(t.column("is_text").to_numpy(zero_copy_only=False)[err])),
+            "binary_files": int(np.count_nonzero(~t.column("is_text").to_numpy(zero_copy_only=False)[err])),
             "files_with_errors": int(np.count_nonzero(~err)),
             "fingerprints": int(pc.sum(t.column("fp_count")).as_py() or 0),
             "last_scan": self.manifest.last_scan or None,
