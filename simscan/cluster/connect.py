@@ -171,8 +171,14 @@ def _watched(client: Any, address: str) -> Iterator[None]:
             raise ClusterUnavailable(reason[0], "Start workers (`dask worker ADDRESS`) and run the command again: "
                                      "what a scan's workers finished is staged, and the next scan uses it.") from e
         if client.status != "running":
-            # (closing the client then cancels Dask's attempts to reconnect, which it logs as errors)
-            logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+            # (closing the client cancels Dask's attempts to reconnect, which it logs as errors)
+            log = logging.getLogger("distributed.client")
+            level = log.level
+            log.setLevel(logging.CRITICAL)
+            try:
+                client.close()
+            finally:
+                log.setLevel(level)
             raise ClusterUnavailable(f"lost the Dask scheduler at {address} ({type(e).__name__})",
                                      "Check it is running and run the command again: what a scan's workers "
                                      "finished is staged, and the next scan uses it.") from e
