@@ -129,7 +129,6 @@ def _damage_said(command: Any) -> Any:
             raise StoreError(f"the store {root} is damaged: {e}",
                              "Scan into a new store (every file is read again); this one is left as it is.") from e
 
-    run.__doc__ = command.__doc__
     return run
 
 
@@ -137,12 +136,6 @@ def _connect(args: argparse.Namespace) -> Any:
     from simscan.cluster.connect import connect
 
     return connect(args.scheduler, args.workers)
-
-
-def check_workers_see(client: Any, store: Any) -> None:
-    from simscan.cluster.connect import check_workers_see as check
-
-    check(client, store)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -199,6 +192,7 @@ def _pair_set(args: argparse.Namespace, client: Any, store: Any, roots: Sequence
 
 def cmd_pairs(args: argparse.Namespace) -> int:
     from simscan.cluster import require
+    from simscan.cluster.connect import check_workers_see
     from simscan.cluster.store import Store
 
     require()
@@ -212,6 +206,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 
 def cmd_groups(args: argparse.Namespace) -> int:
     from simscan.cluster import require
+    from simscan.cluster.connect import check_workers_see
     from simscan.cluster.store import Store
     from simscan.similarity.engine import groups_of_pair_set
 
@@ -230,6 +225,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
 
 def cmd_query(args: argparse.Namespace) -> int:
     from simscan.cluster import require
+    from simscan.cluster.connect import check_workers_see
     from simscan.cluster.search import StoreIndex
     from simscan.cluster.store import Store
 
