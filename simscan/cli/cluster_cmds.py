@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="fingerprint partitions of a new store, a power of two (default 64; more for "
                    "millions of documents: ARCHITECTURE.md)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
-    p.set_defaults(func=cmd_scan)
+    p.set_defaults(func=_damage_said(cmd_scan))
 
     for name, help_, desc, epilog in (
         ("pairs", "list pairs of similar files in the store",
@@ -91,17 +91,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         add_options(q, name, index=False)
         _add_cluster_options(q)
-        q.set_defaults(func=_SEARCH[name])
+        q.set_defaults(func=_damage_said(_SEARCH[name]))
 
     s = csub.add_parser("stats", help="show what the store holds")
     s.add_argument("--store", required=True, type=Path, metavar="DIR")
     s.add_argument("--format", choices=("text", "json"), default="text")
-    s.set_defaults(func=cmd_stats)
+    s.set_defaults(func=_damage_said(cmd_stats))
 
     s = csub.add_parser("problems", help="list files the last cluster scan could not (fully) read, and why")
     s.add_argument("--store", required=True, type=Path, metavar="DIR")
     s.add_argument("--format", choices=("text", "json"), default="text")
-    s.set_defaults(func=cmd_problems)
+    s.set_defaults(func=_damage_said(cmd_problems))
 
 
 def _positive(value: str) -> int:
@@ -112,6 +112,25 @@ def _positive(value: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return v
+
+
+def _damage_said(command: Any) -> Any:
+    """``command`` with an unreadable file of its store (truncated, overwritten: pyarrow's error names
+    it, on a worker or here) said as the store's damage (exit 3), not as a traceback."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(command(args))
+        except Exception as e:
+            root = str(args.store.resolve())
+            if type(e).__module__ != "pyarrow.lib" or root not in str(e):  # (pyarrow.ArrowException's)
+                raise
+            from simscan.cluster.store import StoreError
+
+            raise StoreError(f"the store {root} is damaged: {e}",
+                             "Scan into a new store (every file is read again); this one is left as it is.") from e
+
+    return run
 
 
 def _connect(args: argparse.Namespace) -> Any:
@@ -153,7 +172,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         )
         if result.problems:
             print(f"run `simscan cluster problems --store {args.store}` to see what could not be read", file=sys.stderr)
-        print(f"run `simscan cluster groups --store {args.store}` to see similar files", file=sys.stderr)
+        # (the same cluster: without --scheduler, groups would start a LocalCluster on this machine)
+        where = f" --scheduler {args.scheduler}" if args.scheduler else ""
+        print(f"run `simscan cluster groups --store {args.store}{where}` to see similar files", file=sys.stderr)
     return 0
 
 
@@ -173,11 +194,13 @@ def _pair_set(args: argparse.Namespace, client: Any, store: Any, roots: Sequence
 
 def cmd_pairs(args: argparse.Namespace) -> int:
     from simscan.cluster import require
+    from simscan.cluster.connect import check_workers_see
     from simscan.cluster.store import Store
 
     require()
     store = Store.open(args.store)
     with _connect(args) as client:
+        check_workers_see(client, store)
         ps = _pair_set(args, client, store)
     print_pairs(args, ps)
     return 0
@@ -185,6 +208,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 
 def cmd_groups(args: argparse.Namespace) -> int:
     from simscan.cluster import require
+    from simscan.cluster.connect import check_workers_see
     from simscan.cluster.store import Store
     from simscan.similarity.engine import groups_of_pair_set
 
@@ -193,6 +217,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
     keep = keep_rules(args)
     store = Store.open(args.store)
     with _connect(args) as client:
+        check_workers_see(client, store)
         ps = _pair_set(args, client, store, roots)
     empty: list[str] = []
     groups = groups_of_pair_set(ps, min_similarity=args.min_similarity, reference_roots=roots, keep=keep, empty=empty)
@@ -202,12 +227,14 @@ def cmd_groups(args: argparse.Namespace) -> int:
 
 def cmd_query(args: argparse.Namespace) -> int:
     from simscan.cluster import require
+    from simscan.cluster.connect import check_workers_see
     from simscan.cluster.search import StoreIndex
     from simscan.cluster.store import Store
 
     require()
     store = Store.open(args.store)
     with _connect(args) as client:
+        check_workers_see(client, store)
         pairs, failed = query_files(args, StoreIndex(client, store))
     return print_query(args, pairs, failed)
 
@@ -226,7 +253,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     print(f"store:        {st['store']} ({st['partitions']} partitions, {st['segments']} segments)")
     print(f"files:        {st['files']:,} ({human_bytes(st['bytes'])}): {st['text_files']:,} text, "
-          f"{st['files_with_errors']:,} unreadable")
+          f"{st['binary_files']:,} binary, {st['files_with_errors']:,} unreadable")
     print(f"fingerprints: {st['fingerprints']:,}")
     last = st["last_scan"]
     if last:

@@ -10,7 +10,9 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from simscan import __version__
@@ -19,6 +21,11 @@ from simscan.model import ALGORITHM_VERSION
 
 #: Seconds to wait for a scheduler that does not answer.
 CONNECT_TIMEOUT_S = 30
+#: Seconds a running scheduler may hold no worker before a command gives up (Dask would wait for
+#: new workers forever; a nanny restarts a killed worker in seconds).
+NO_WORKERS_S = 60
+#: Seconds between two looks at the scheduler's workers.
+WATCH_EVERY_S = 2.0
 
 
 def worker_versions() -> tuple[str, int]:
@@ -51,6 +58,23 @@ def check_workers(client: Any) -> int:
     return len(got)
 
 
+def check_workers_see(client: Any, store: Any, roots: Any = ()) -> None:
+    """Raise unless every worker sees the store's manifest (``StoreError``) and the ``roots``
+    (:class:`ClusterUnavailable`) under the paths this machine gives them: else a worker's first
+    task would fail on a path it does not have (a traceback), or read nothing."""
+    from simscan.cluster.store import MANIFEST, StoreError
+
+    hint = "Every worker must see the store and the files under the same paths as this machine (a share)."
+    for path, error in ((store.root / MANIFEST, StoreError), *((Path(r).absolute(), ClusterUnavailable)
+                                                             for r in roots)):
+        seen = client.run(os.path.exists, str(path))
+        blind = sorted(addr for addr, ok in seen.items() if not ok)
+        if blind:
+            what = f"the store {store.root}" if error is StoreError else str(path)
+            raise error(f"{len(blind)} of {len(seen)} workers do not see {what} (e.g. the worker at {blind[0]})",
+                        hint)
+
+
 @contextlib.contextmanager
 def connect(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` for the block: of ``scheduler`` (an address such as
@@ -60,15 +84,22 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
     from distributed import Client, LocalCluster
 
     if scheduler:
+        hint = ("Check the address (the scheduler's, e.g. tcp://host:8786, not its dashboard's); start one with "
+                "`dask scheduler` and workers with `dask worker ADDRESS`.")
         try:
+            _probe(scheduler)
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except ClusterUnavailable:
+            raise
         except (OSError, TimeoutError) as e:
             raise ClusterUnavailable(f"cannot reach the Dask scheduler at {scheduler}: {e}",
-                                     "Check the address; start one with `dask scheduler` and workers with "
-                                     "`dask worker ADDRESS`.") from e
+                                     hint) from e
+        except ValueError as e:  # (Dask's parse of the address)
+            raise ClusterUnavailable(f"not the address of a Dask scheduler: {scheduler} ({e})", hint) from e
         try:
             check_workers(client)
-            yield client
+            with _watched(client, scheduler):
+                yield client
         finally:
             client.close()
         return
@@ -95,6 +126,104 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
                 client.close()
         finally:
             cluster.close()
+
+
+def _workers(client: Any) -> int:
+    """How many workers the scheduler holds (-1: it does not answer)."""
+    try:
+        return len(client.nthreads())
+    except Exception:  # noqa: BLE001 - a scheduler being lost: Dask's client handles it
+        return -1
+
+
+@contextlib.contextmanager
+def _watched(client: Any, address: str) -> Iterator[None]:
+    """Run the block; when the scheduler is lost (Dask's client closes itself after trying to reconnect)
+    or holds no worker for :data:`NO_WORKERS_S` (the client is then closed here, which stops what
+    waits on it), what the block raises becomes a :class:`ClusterUnavailable` saying so."""
+    stop = threading.Event()
+    reason: list[str] = []
+
+    def watch() -> None:
+        since = None
+        while not stop.wait(WATCH_EVERY_S):
+            n = _workers(client)
+            if n:  # (-1: the scheduler does not answer, which Dask's client handles)
+                since = None
+            elif since is None:
+                since = time.monotonic()
+            elif time.monotonic() - since >= NO_WORKERS_S:
+                reason.append(f"the Dask scheduler at {address} has had no worker for {NO_WORKERS_S} s: every "
+                              "worker died or was stopped")
+                client.close()
+                return
+
+    watcher = threading.Thread(target=watch, name="simscan-cluster-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    except BaseException as e:
+        if isinstance(e, (KeyboardInterrupt, SystemExit, ClusterUnavailable)):
+            raise
+        if client.status == "running" and not _workers(client):  # (e.g. scatter: 'No valid workers found')
+            reason.append(f"the Dask scheduler at {address} has no worker left: every worker died or was stopped")
+        if reason:
+            raise ClusterUnavailable(reason[0], "Start workers (`dask worker ADDRESS`) and run the command again: "
+                                     "what a scan's workers finished is staged, and the next scan uses it.") from e
+        if client.status != "running":
+            # (closing the client cancels Dask's attempts to reconnect, which it logs as errors)
+            log = logging.getLogger("distributed.client")
+            level = log.level
+            log.setLevel(logging.CRITICAL)
+            try:
+                client.close()
+            finally:
+                log.setLevel(level)
+            raise ClusterUnavailable(f"lost the Dask scheduler at {address} ({type(e).__name__})",
+                                     "Check it is running and run the command again: what a scan's workers "
+                                     "finished is staged, and the next scan uses it.") from e
+        raise
+    finally:
+        stop.set()
+        watcher.join()
+
+
+def _probe(address: str) -> None:
+    """Ask ``address`` who it is, within :data:`CONNECT_TIMEOUT_S`; raises :class:`ClusterUnavailable`
+    unless a Dask scheduler answers.  Dask's own client waits forever for a peer that accepts the
+    connection and never speaks Dask (the dashboard's port, a web server), and takes a garbled
+    answer for a message of exabytes (MemoryError)."""
+    import asyncio
+
+    from distributed.comm import connect as open_comm
+    from distributed.comm.addressing import get_address_host_port
+
+    get_address_host_port(address)  # (ValueError for what is no address)
+
+    async def identity() -> Any:
+        comm = await open_comm(address, timeout=CONNECT_TIMEOUT_S)  # (OSError when nothing answers)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    silent = False
+    try:
+        # (Dask's own timeout first: its OSError says nothing answers; this one, that a peer is silent)
+        info = asyncio.run(asyncio.wait_for(identity(), CONNECT_TIMEOUT_S + 5))
+    except TimeoutError:  # (connected, and no answer)
+        info, silent = None, True
+    except OSError:
+        raise
+    except Exception:  # noqa: BLE001 - whatever a peer that is no scheduler makes Dask raise
+        info = None
+    if not isinstance(info, dict) or info.get("type") != "Scheduler":
+        raise ClusterUnavailable(
+            f"{address} is not a Dask scheduler: something answers there, but not as one"
+            + (f" (no answer in {CONNECT_TIMEOUT_S + 5} s)" if silent else ""),
+            "Check the address: the scheduler's, e.g. tcp://host:8786, not its dashboard's (8787).",
+        )
 
 
 @contextlib.contextmanager

@@ -34,7 +34,9 @@ from typing import Any
 import numpy as np
 
 from simscan.cluster import tasks
+from simscan.cluster.connect import check_workers_see
 from simscan.cluster.store import Store, write_table
+from simscan.index.store import KEPT_PROBLEM
 from simscan.model import ALGORITHM_VERSION
 from simscan.progress import Cancelled, CancelToken, Progress, ProgressSink, Throttle
 from simscan.scanner import _normalise_roots
@@ -169,6 +171,8 @@ class _Scan:
         for fut, res in as_completed(self.futures, with_results=True):
             if self.cancel.cancelled:
                 raise Cancelled
+            if isinstance(res, BaseException):  # (a future cancelled: the client lost its scheduler)
+                raise res
             self.done_files += files[fut.key]
             self.done_bytes += res.bytes_read
             self.read_ok += res.ok
@@ -201,6 +205,7 @@ def run_cluster_scan(
     cancel = cancel or CancelToken()
     throttle = Throttle(progress, PROGRESS_RATE)
     store = Store.open(req.store, create=True, partitions=req.partitions)
+    check_workers_see(client, store, req.roots)
     with store.writing():
         store.remove_garbage(keep_staging=True)
         scan_no = store.manifest.scans + 1
@@ -242,6 +247,10 @@ def _run(store: Store, req: ClusterScanRequest, scan: _Scan, t0: float) -> Clust
         if p in roots or p.startswith(prefixes):
             known[p] = (fid, size, mtime, ok and current)
     staged = _staged_rows(store)
+    # What the last scans noted about files (a damaged document read by its bytes): kept, as the local
+    # scan keeps it, for those found unchanged (the walk's own problems it finds again).
+    noted = dict(_stored_problems(store)) if current else {}
+    kept: list[tuple[bytes, str]] = []
     retire: list[int] = [] if current else rows.column("id").to_pylist()
     reuse: dict[tuple[str, str], list[int]] = {}
     counts = {"unchanged": 0, "reused": 0, "found": 0}
@@ -256,6 +265,8 @@ def _run(store: Store, req: ClusterScanRequest, scan: _Scan, t0: float) -> Clust
             if row is not None:
                 if row[3] and row[1] == size and row[2] == mtime:
                     counts["unchanged"] += 1
+                    if path in noted:
+                        kept.append((path, noted[path].removesuffix(KEPT_PROBLEM) + KEPT_PROBLEM))
                     continue
                 if current:
                     retire.append(row[0])
@@ -269,6 +280,7 @@ def _run(store: Store, req: ClusterScanRequest, scan: _Scan, t0: float) -> Clust
 
     walked = walk(roots, opts, on_dir, keep=False)
     scan.problems.extend(walked.problems)
+    scan.problems.extend(kept)
     scan.throttle.report(Progress("walk", files_done=walked.found), force=True)
     # What the walk did not find again is gone, or now left out -- except below folders it could not list.
     prot = tuple(u if u.endswith(b"/") else u + b"/" for u in walked.unreadable_dirs)
@@ -369,15 +381,20 @@ def _write_problems(store: Store, problems: Sequence[tuple[bytes, str]]) -> None
     write_table(store.root / "problems.parquet", t)
 
 
-def problems(store: Store) -> list[tuple[str, str]]:
-    """(path, reason) of what the last scan could not read."""
+def _stored_problems(store: Store) -> list[tuple[bytes, str]]:
     import pyarrow.parquet as pq
 
     path = store.root / "problems.parquet"
     if not path.exists():
         return []
     t = pq.read_table(path)
-    return [(os.fsdecode(bytes(p)), r) for p, r in zip(t.column("path").to_pylist(), t.column("reason").to_pylist())]
+    return [(bytes(p), r) for p, r in zip(t.column("path").to_pylist(), t.column("reason").to_pylist())]
+
+
+def problems(store: Store) -> list[tuple[str, str]]:
+    """(path, reason) of what the last scan could not read, and of what it found unchanged with a
+    problem an earlier scan noted."""
+    return [(os.fsdecode(p), r) for p, r in _stored_problems(store)]
 
 
 def _result(

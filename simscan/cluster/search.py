@@ -63,6 +63,8 @@ def _gather(client: Any, futures: list[Any], cancel: CancelToken | None, on_resu
         for _, result in as_completed(futures, with_results=True):
             if cancel is not None and cancel.cancelled:
                 raise Cancelled
+            if isinstance(result, BaseException):  # (a future cancelled: the client lost its scheduler)
+                raise result
             on_result(result)
     except BaseException:
         client.cancel(futures)

@@ -224,8 +224,13 @@ class Store:
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the store's scan lock (one writer at a time).  Raises :class:`StoreError` when another
-        scan holds it."""
-        fd = os.open(self.root / "scan.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        scan holds it, or when the store cannot be written (read-only storage, no permission)."""
+        try:
+            fd = os.open(self.root / "scan.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise StoreError(f"cannot write to the store {self.root}: {e.strerror or e}",
+                             "A scan writes into its store: give a folder this machine and every worker can "
+                             "write (the other commands only read it).") from e
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -354,6 +359,7 @@ class Store:
             "files": int(t.num_rows),
             "bytes": int(pc.sum(t.column("size")).as_py() or 0),
             "text_files": int(np.count_nonzero(t.column("is_text").to_numpy(zero_copy_only=False)[err])),
+            "binary_files": int(np.count_nonzero(~t.column("is_text").to_numpy(zero_copy_only=False)[err])),
             "files_with_errors": int(np.count_nonzero(~err)),
             "fingerprints": int(pc.sum(t.column("fp_count")).as_py() or 0),
             "last_scan": self.manifest.last_scan or None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,9 +92,13 @@ def read_batch(
         fid, path, size, mtime, dev, ino = items[slot]
         if key is None:
             failed += 1
-            problems.append((path, payload))
             if payload.startswith("vanished"):
+                # (this machine's walk saw it: gone since, or not where the worker looks)
+                why = (f"not found by the worker on {socket.gethostname()}: gone since the walk, or the workers "
+                       "do not see this path (they must see the files under the same paths as the machine that scans)")
+                problems.append((path, why))
                 continue
+            problems.append((path, payload))
             row = {"id": fid, "path": path, "device": dev, "inode": ino, "size": size, "mtime_ns": mtime,
                    "error": payload}
         else:
