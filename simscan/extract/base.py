@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import IO
 
 #: Characters of text one document gives at most; the rest is left out and the result says so
 #: (a 100 MB spreadsheet holds ~10^8 characters of cells: fingerprinting and storing them all
@@ -49,6 +50,17 @@ class Extracted:
         if self.notes:
             out += "; " + "; ".join(self.notes)
         return out
+
+
+def source_bytes(file: IO[bytes] | str | bytes, limit: int = -1) -> bytes:
+    """The bytes of a reader's source: bytes as they are, a path's file or a binary file read (at most
+    ``limit`` bytes when it is not -1)."""
+    if isinstance(file, bytes):
+        return file
+    if isinstance(file, str):
+        with open(file, "rb") as f:
+            return f.read(limit)
+    return file.read(limit)
 
 
 class ExtractError(Exception):

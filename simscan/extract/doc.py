@@ -23,7 +23,7 @@ import struct
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, MAX_TEXT_CHARS, Extracted, ExtractError, clean
+from simscan.extract.base import CUT, MAX_TEXT_CHARS, Extracted, ExtractError, clean, source_bytes
 
 NAME = "doc"
 
@@ -35,13 +35,7 @@ _WORD_IDENT = 0xA5EC
 
 def extract(file: IO[bytes] | str | bytes, fmt: str = "doc") -> Extracted:
     """The text of a .doc file (a path, bytes or a binary file).  Raises :class:`ExtractError`."""
-    if isinstance(file, bytes):
-        data = file
-    elif isinstance(file, str):
-        with open(file, "rb") as f:
-            data = f.read()
-    else:
-        data = file.read()
+    data = source_bytes(file)
     try:
         streams = _Compound(data)
         word = streams.read("WordDocument")

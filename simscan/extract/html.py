@@ -20,7 +20,7 @@ import re
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, MAX_TEXT_CHARS, Extracted, ExtractError, clean
+from simscan.extract.base import CUT, MAX_TEXT_CHARS, Extracted, ExtractError, clean, source_bytes
 
 NAME = "html"
 
@@ -102,13 +102,7 @@ def html_text(page: str) -> str:
 
 def extract(file: IO[bytes] | str | bytes, fmt: str = "html") -> Extracted:
     """The text of an HTML page (a path, bytes or a binary file)."""
-    if isinstance(file, bytes):
-        data = file
-    elif isinstance(file, str):
-        with open(file, "rb") as f:
-            data = f.read(MAX_HTML_BYTES + 1)
-    else:
-        data = file.read(MAX_HTML_BYTES + 1)
+    data = source_bytes(file, MAX_HTML_BYTES + 1)
     notes: tuple[str, ...] = ()
     if len(data) > MAX_HTML_BYTES:
         data = data[:MAX_HTML_BYTES]

@@ -22,7 +22,7 @@ import re
 from typing import IO
 
 from simscan.extract import reader_version
-from simscan.extract.base import CUT, Extracted, ExtractError, TextFull, TextSink, clean
+from simscan.extract.base import CUT, Extracted, ExtractError, TextFull, TextSink, clean, source_bytes
 
 NAME = "rtf"
 MAX_DEPTH = 512
@@ -77,13 +77,7 @@ def _codec(name: str) -> str:
 
 def extract(file: IO[bytes] | str | bytes, fmt: str = "rtf") -> Extracted:
     """The text of an RTF file (a path, bytes or a binary file)."""
-    if isinstance(file, bytes):
-        data = file
-    elif isinstance(file, str):
-        with open(file, "rb") as f:
-            data = f.read()
-    else:
-        data = file.read()
+    data = source_bytes(file)
     if not data.startswith(b"{\\rtf"):
         raise ExtractError("not RTF", "corrupt", fmt)
     out = {"header": TextSink(), "body": TextSink(), "footnote": TextSink(), "footer": TextSink()}
