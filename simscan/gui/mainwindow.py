@@ -506,12 +506,11 @@ class MainWindow(FoldersMixin, PreviewMixin, ActionsMixin, ReviewMixin, QMainWin
         self.right_split = QSplitter(Qt.Orientation.Vertical)
         self.right_split.addWidget(self.results_tabs)
         self.right_split.addWidget(self.preview)
-        # The list takes three fifths of the height and the preview two: at 3:1 the preview showed about two
-        # lines of each file at 1280 × 820, under its header and scores (acceptance test); now ~11, beside ~20
-        # rows of the list.  View > Preview Beside the List gives the list the whole height.
+        # The list takes most of the height (it showed ~19 rows at 1280 × 820): the preview needs a few
+        # lines of each file, and View > Preview Beside the List gives the list the whole height.
         self.right_split.setStretchFactor(0, 3)
-        self.right_split.setStretchFactor(1, 2)
-        self.right_split.setSizes([600, 400])
+        self.right_split.setStretchFactor(1, 1)
+        self.right_split.setSizes([720, 240])
         self.preview.setMinimumHeight(170)
         self.right_split.setChildrenCollapsible(False)
         rl.addWidget(self.right_split, 1)

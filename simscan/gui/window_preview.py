@@ -96,5 +96,5 @@ class PreviewMixin:
         beside = self.act_beside.isChecked()
         self.right_split.setOrientation(Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical)
         total = self.right_split.width() if beside else self.right_split.height()
-        self.right_split.setSizes([total * 55 // 100, total * 45 // 100] if beside else [total * 3 // 5, total * 2 // 5])
+        self.right_split.setSizes([total * 55 // 100, total * 45 // 100] if beside else [total * 3 // 4, total // 4])
         self.settings.setValue("window/preview_beside", beside)
