@@ -657,3 +657,29 @@ def test_blank_texts_and_documents_are_empty_files_not_copies(tmp_path: Path, ca
     assert [(Path(p["a"]).name, Path(p["b"]).name) for p in pairs] in ([("x.txt", "x2.txt")], [("x2.txt", "x.txt")])
     assert main(["query", str(root / "spaces.txt"), "--index", str(idx), "--format", "json", "-m", "0"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_compare_with_a_file_the_index_holds_by_its_checksum_alone(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A text too large for content fingerprints is indexed by its checksum alone (420 MB in the acceptance test).
+    `compare` fingerprinted the other file for the index's figures all the same (99 s, 1.8 GB there), to find
+    nothing the index counts.  With an indexed file that has no fingerprints the index adds nothing: `compare`
+    gives the two files alone, as for files no index holds."""
+    from simscan import scanner
+
+    root = tmp_path / "t"
+    root.mkdir()
+    big = words(3, 3000)
+    (root / "big.txt").write_text(big)
+    (root / "part.txt").write_text(big[:4000])
+    idx = tmp_path / "i.sqlite3"
+    monkeypatch.setattr(scanner, "MAX_FINGERPRINTS", 50)  # (the scan's limit, made small: big.txt passes it)
+    assert main(["scan", str(root), "--index", str(idx), "--quiet", "--jobs", "1"]) == 0
+    assert main(["problems", "--index", str(idx)]) == 0
+    assert "too large for content fingerprints" in capsys.readouterr().out
+    assert main(["compare", str(root / "part.txt"), str(root / "big.txt"), "--index", str(idx), "--format", "json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert "left_out" not in rec and "alone" not in rec and rec["kind"] == "contained"  # the two alone
+    monkeypatch.setattr(scanner, "MAX_FINGERPRINTS", 8 << 20)
+    assert main(["scan", str(root), "--index", str(idx), "--quiet", "--rebuild"]) == 0
+    assert main(["compare", str(root / "part.txt"), str(root / "big.txt"), "--index", str(idx), "--format", "json"]) == 0
+    assert "left_out" in json.loads(capsys.readouterr().out)  # (with fingerprints, the index's figures)

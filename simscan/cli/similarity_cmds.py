@@ -952,6 +952,12 @@ def _index_pair(args: argparse.Namespace, c: Any) -> IndexPair | None:
                 query_path, other, swap = b, ids[os.fsencode(a)], True
             else:
                 return None
+            rows = ix.files_by_ids(list(ids.values()))
+            if any(int(n) == 0 for n in rows.fp_count):
+                # An indexed file without fingerprints (too short for a window, or too large: indexed by its
+                # checksum alone) shares none with any file: the index adds nothing to the two compared alone,
+                # and fingerprinting the other (a 420 MB text: 99 s, 1.8 GB) would be for nothing.
+                return None
             fp = fingerprint_path(query_path)
             bar = _progress_bar()  # (each pass over every stored set: seconds at a million files)
             try:
