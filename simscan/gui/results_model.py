@@ -31,6 +31,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
+from simscan.display import display_path
 from simscan.gui.snapshot import Snapshot
 from simscan.similarity.types import KIND_CODE, KINDS, shown_pct
 
@@ -346,10 +347,10 @@ class ResultsModel(BatchedRows, QAbstractItemModel):
             return self._group_data(self._order[index.row()], col, role)
         m = s.l_start[iid - 1] + index.row()
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_NAME:
-                return s.names[m]
+            if col == COL_NAME:  # (a name that is not UTF-8 as the command line shows it: caf\xe9, not caf�)
+                return display_path(s.names[m])
             if col == COL_FOLDER:
-                return s.folder_of(m)
+                return display_path(s.folder_of(m))
             if col == COL_COPIES:
                 return self._copies_text(m)
             if col == COL_SIMILARITY:
@@ -388,10 +389,10 @@ class ResultsModel(BatchedRows, QAbstractItemModel):
             if col == COL_COPIES and s.l_set_size[m] > 1:
                 return self._copies_tip(m)
             if s.l_is_ref[m]:
-                return _tr("Reference (kept): {0}").format(s.paths[m])
+                return _tr("Reference (kept): {0}").format(display_path(s.paths[m]))
             if col == COL_SIMILARITY:
-                return s.scores_text(m) or s.paths[m]
-            return s.paths[m]
+                return s.scores_text(m) or display_path(s.paths[m])
+            return display_path(s.paths[m])
         if role == Qt.ItemDataRole.FontRole and s.l_is_ref[m]:
             return self._bold
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
@@ -426,13 +427,13 @@ class ResultsModel(BatchedRows, QAbstractItemModel):
         count = s.l_start[g + 1] - ref
         if role == Qt.ItemDataRole.DisplayRole:
             if col == COL_NAME:
-                name = s.names[ref] or s.paths[ref]
+                name = display_path(s.names[ref] or s.paths[ref])
                 shown = count if self._g_shown is None else self._g_shown[g]
                 if shown < count:  # the Show filter or the search hides some
                     return _tr("{0}  ({1} of {2} files shown)").format(name, shown, count)
                 return _tr("{0}  ({1} files)").format(name, count)
             if col == COL_FOLDER:
-                return s.folder_of(ref)
+                return display_path(s.folder_of(ref))
             if col == COL_SIMILARITY:
                 v = s.l_g_min_sim[g]
                 return percent_text(v)
@@ -477,7 +478,7 @@ class ResultsModel(BatchedRows, QAbstractItemModel):
             if col == COL_SIMILARITY:
                 return _tr("The lowest similarity of a file of this group to its reference (each file's own row "
                            "says its similarity)")
-            return _tr("Reference: {0}").format(s.paths[ref])
+            return _tr("Reference: {0}").format(display_path(s.paths[ref]))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIMILARITY, COL_SIZE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return no_data()

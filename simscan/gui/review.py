@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from simscan.display import display_path
 from simscan.gui.results_model import (
     FETCH_BATCH,
     KIND_FILTERS,
@@ -432,9 +433,9 @@ class PairsModel(BatchedRows, QAbstractTableModel):
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if col == COL_A:
-                return r.shown_path(r.path_a(k))
+                return display_path(r.shown_path(r.path_a(k)))
             if col == COL_B:
-                return r.shown_path(r.path_b(k))
+                return display_path(r.shown_path(r.path_b(k)))
             if col == COL_LONGEST:
                 return chars_text(int(r.longest[k]), r.is_copy(k))
             if col == COL_SHARED:
@@ -451,9 +452,9 @@ class PairsModel(BatchedRows, QAbstractTableModel):
             return no_data() if math.isnan(v) else v
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == COL_A:
-                return r.path_a(k)
+                return display_path(r.path_a(k))
             if col == COL_B:
-                return r.path_b(k)
+                return display_path(r.path_b(k))
             if col == COL_KIND and r.kind[k] == 3:
                 ca, cb = r.containment_a[k], r.containment_b[k]
                 return _tr("A lies in B ({0:.1f} % of A)").format(shown_pct(ca)) if ca >= cb else _tr(

@@ -467,3 +467,38 @@ def test_text_the_decoder_could_not_read_is_no_proof_of_a_copy(tmp_path):
                               (jobs.KeptFile(str(a), a.stat().st_size, a.stat().st_mtime_ns),), True)
     assert "no kept file holds its content" in jobs.refusal(target)
     assert jobs.true_copies([(str(b), str(a))], lambda p: None, jobs.CancelToken()) == [False]
+
+
+def test_an_undecodable_name_reads_as_the_command_line_shows_it(qtbot, window, tmp_path):
+    """The window showed a Latin-1 "caf\\xe9.txt" as "caf\ufffd.txt", the very name of its look-alike (acceptance
+    test); the command line shows caf\\xe9.txt.  The Name column, its tooltip and the Pairs tab now show the byte
+    as the command line does, so the two files read apart."""
+    from PySide6.QtCore import QModelIndex, Qt
+
+    from simscan.gui.results_model import COL_FOLDER, COL_NAME
+    from simscan.gui.review import COL_A, COL_B
+
+    root = tmp_path / "docs"
+    try:
+        write_copies(root, ["original.txt", b"caf\xe9.txt", "caf\ufffd.txt"])
+    except OSError:
+        pytest.skip("this file system rejects non-UTF-8 names")
+    win = window([str(root)])
+    m = win.proxy
+    while m.canFetchMore(QModelIndex()):
+        m.fetchMore(QModelIndex())
+    g = m.index(0, 0)
+    names = sorted(m.index(c, COL_NAME, g).data() for c in range(m.rowCount(g)))
+    assert names == ["caf\\xe9.txt", "caf\ufffd.txt", "original.txt"]
+    assert {m.index(c, COL_FOLDER, g).data() for c in range(m.rowCount(g))} == {str(root)}
+    tips = [m.index(c, COL_NAME, g).data(Qt.ItemDataRole.ToolTipRole) for c in range(m.rowCount(g))]
+    assert any(t.endswith("caf\\xe9.txt") for t in tips)
+    from simscan.gui.window_review import PAIRS_TAB
+
+    win.results_tabs.setCurrentIndex(PAIRS_TAB)
+    qtbot.waitUntil(lambda: win.pairs_model.shown_count > 0, timeout=WAIT)
+    pm = win.pairs_model
+    while pm.canFetchMore(QModelIndex()):
+        pm.fetchMore(QModelIndex())
+    shown = {pm.index(r, c).data() for r in range(pm.rowCount()) for c in (COL_A, COL_B)}
+    assert "caf\\xe9.txt" in {os.path.basename(p) for p in shown}
