@@ -549,17 +549,20 @@ def plan_for_copies(groups: Sequence[Any], checksum_of: Callable[[str], str] = l
     return Plan(tuple(entries), index)
 
 
-def true_copies_only(plan: Plan, checksum_of: Callable[[str], str]) -> tuple[Plan, list[PlanEntry]]:
+def true_copies_only(
+    plan: Plan, checksum_of: Callable[[str], str], progress: ProgressSink | None = None,
+) -> tuple[Plan, list[PlanEntry]]:
     """``plan`` without the copies whose text is not exactly their kept file's, read now as the window's
     Ctrl+M reads them (:func:`true_copies`): a document beside its text or PDF, or a text with another
     indentation, spacing or wrapping has the same words but is not a true copy, and ``apply`` would refuse
     it.  Copies with the kept file's checksum are not read, nor copies gone since the scan (they stay in the plan:
     ``apply`` says they are gone and forgets them).  Those left out do not hold that text as read now, or one of
-    the two cannot be read as text (too large, not decodable, the kept file gone).  Returns (the plan, the
-    entries left out)."""
+    the two cannot be read as text (too large, not decodable, the kept file gone).  ``progress``: the reading
+    (:func:`true_copies`' "verify" phase).  Returns (the plan, the entries left out)."""
     content = [e for e in plan.entries
                if (not e.checksum or e.checksum != checksum_of(e.target.kept[0].path)) and os.path.lexists(e.target.path)]
-    ok = true_copies([(e.target.path, e.target.kept[0].path) for e in content], lambda p: None, CancelToken())
+    ok = true_copies([(e.target.path, e.target.kept[0].path) for e in content], progress or (lambda p: None),
+                     CancelToken())
     false = [e for e, good in zip(content, ok) if not good]
     left_out = {id(e) for e in false}
     return Plan(tuple(e for e in plan.entries if id(e) not in left_out), plan.index, plan.created), false

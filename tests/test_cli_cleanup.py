@@ -246,6 +246,13 @@ def test_a_plan_leaves_out_a_web_page_differing_only_inside_a_tag(tmp_path: Path
     err = capsys.readouterr().err
     assert "left 1 file with the same words as their kept copy out of the plan" in err and "page" in err
     assert [Path(e.target.path).name for e in read_plan(plan_path).entries] == ["notes-utf16.txt"]
+    # The reading is reported (a terminal shows it): each content copy read beside its kept file.
+    from simscan.cleanup import true_copies_only
+
+    seen: list = []
+    again, left = true_copies_only(read_plan(plan_path), lambda p: "", seen.append)
+    assert [e.target.path for e in again.entries] == [e.target.path for e in read_plan(plan_path).entries]
+    assert not left and seen and {r.phase for r in seen} == {"verify"}
     assert main(["apply", str(plan_path)]) == 0
     assert sorted(p.name for p in root.iterdir()) == ["notes.txt", "page-copy.html", "page.html"]
     assert [p.name for p in (trash_home / "files").iterdir()] == ["notes-utf16.txt"]

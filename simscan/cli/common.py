@@ -57,7 +57,8 @@ PHASE_UNITS = {
 #: The names the bar gives phases (others are shown as they are).
 PHASE_NAMES = {
     "load": "reading fingerprints", "exact": "copies", "pairs": "similar files", "score": "scoring pairs",
-    "passages": "shared passages", "sets": "reading every stored set",
+    "passages": "shared passages", "sets": "reading every stored set", "verify": "checking the files",
+    "trash": "moving to the trash",
     "code:pairs": "program code", "code:score": "scoring program code", "code:passages": "shared code passages",
 }
 

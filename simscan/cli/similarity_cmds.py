@@ -763,7 +763,12 @@ def _write_plan(args: argparse.Namespace, groups: Sequence[Any], t: Any, where: 
     from simscan.cleanup import plan_for_copies, true_copies_only, write_plan
 
     sums = {p: (c.hex() if isinstance(c, bytes) else "") for p, c in zip(t.paths, t.checksum)}
-    plan, false = true_copies_only(plan_for_copies(groups, lambda p: sums.get(p, ""), where), lambda p: sums.get(p, ""))
+    bar = _progress_bar()  # (the copies in other encodings are read: seconds for thousands)
+    try:
+        plan, false = true_copies_only(plan_for_copies(groups, lambda p: sums.get(p, ""), where),
+                                       lambda p: sums.get(p, ""), bar)
+    finally:
+        bar.finish()
     if false:
         n = len(false)
         print(f"simscan: left {n:,} file{'s' if n != 1 else ''} with the same words as their kept copy out of the "
