@@ -375,3 +375,6 @@ def test_stats_count_the_files_as_the_local_stats(tmp_path, capsys, cluster):
     remote = next(x for x in run(capsys, "cluster", "stats", "--store", str(store))[1].splitlines()
                   if x.startswith("files:"))
     assert remote == local and " 5 binary" in remote
+    # Copied with the others' options, --scheduler is accepted (the store is read here all the same).
+    for command in ("stats", "problems"):
+        assert run(capsys, "cluster", command, "--store", str(store), "--scheduler", cluster.address)[0] == 0

@@ -93,15 +93,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         _add_cluster_options(q)
         q.set_defaults(func=_damage_said(_SEARCH[name]))
 
-    s = csub.add_parser("stats", help="show what the store holds")
-    s.add_argument("--store", required=True, type=Path, metavar="DIR")
-    s.add_argument("--format", choices=("text", "json"), default="text")
-    s.set_defaults(func=_damage_said(cmd_stats))
-
-    s = csub.add_parser("problems", help="list files the last cluster scan could not (fully) read, and why")
-    s.add_argument("--store", required=True, type=Path, metavar="DIR")
-    s.add_argument("--format", choices=("text", "json"), default="text")
-    s.set_defaults(func=_damage_said(cmd_problems))
+    for name, help_, func in (("stats", "show what the store holds", cmd_stats),
+                              ("problems", "list files the last cluster scan could not (fully) read, and why",
+                               cmd_problems)):
+        s = csub.add_parser(name, help=help_)
+        s.add_argument("--store", required=True, type=Path, metavar="DIR")
+        s.add_argument("--format", choices=("text", "json"), default="text")
+        # (accepted, so that a command copied with the others' options works: the store is read here, no worker)
+        s.add_argument("--scheduler", metavar="ADDRESS", help="not needed: the store is read on this machine")
+        s.set_defaults(func=_damage_said(func))
 
 
 def _positive(value: str) -> int:
