@@ -76,7 +76,10 @@ class _Compound:
             block = struct.unpack_from(f"<{per + 1}I", self._sector(sid))
             fat_ids += block[:per]
             sid, seen = block[per], seen + 1
-        fat_ids = [s for s in fat_ids[:n_fat] if s not in (_END, _FREE)]
+        # (No more table sectors than the file's sectors need: a DIFAT chain that loops or names one
+        # sector over and over must not build a table of millions of entries.)
+        needed = -(-self.sectors // (self.size // 4))
+        fat_ids = [s for s in fat_ids[: min(n_fat, needed)] if s not in (_END, _FREE)]
         self.fat: list[int] = []
         for s in fat_ids:
             self.fat += struct.unpack_from(f"<{self.size // 4}I", self._sector(s))
