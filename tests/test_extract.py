@@ -334,6 +334,18 @@ def test_html_is_decoded_as_a_browser_would_and_a_stale_charset_loses_to_utf8() 
         == "aword\nnext"
 
 
+def test_a_word_95_file_is_unsupported_not_damaged() -> None:
+    """Word 6 (nFib 101) and Word 95 (nFib 104) files have another File Information Block and no table
+    stream: the reader says so, rather than calling a good old file damaged or reading it as Word 97."""
+    data = (DATA / "essay.doc").read_bytes()
+    at = next(k for k in range(512, len(data), 512) if data[k : k + 2] == b"\xec\xa5")
+    for nfib in (101, 104, 105):
+        old = data[: at + 2] + nfib.to_bytes(2, "little") + data[at + 4 :]
+        with pytest.raises(ExtractError) as e:
+            extract(old, "doc")
+        assert e.value.kind == "unsupported" and "Word 95" in str(e.value), nfib
+
+
 def test_a_looping_difat_chain_costs_no_more_than_the_file() -> None:
     """A compound file whose DIFAT chain loops on itself, each of its sectors naming one allocation
     table sector 127 times, and whose header claims millions of table sectors: the reader must not

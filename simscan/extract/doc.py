@@ -152,7 +152,7 @@ def _text(word: bytes, streams: _Compound) -> tuple[str, list[str], bool]:
     (flags,) = struct.unpack_from("<H", word, 0x0A)
     if flags & 0x0100 or flags & 0x8000:
         raise ExtractError("password-protected", "encrypted", "doc")
-    if nfib < 101:
+    if nfib <= 105:  # (Word 6: 101, Word 95: 104 and 105; Word 97 and later: 0xC0 and up)
         raise ExtractError("a Word 6 or Word 95 document: not read", "unsupported", "doc")
     table = streams.read("1Table" if flags & 0x0200 else "0Table")
     if table is None:
