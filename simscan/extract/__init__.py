@@ -57,7 +57,7 @@ PLAIN_VERSION = "plain/2"  # (2: Word 97-2003 files are sniffed as documents)
 
 #: Each reader's own version: bump it when the text it gives for the same file changes (the
 #: index then re-reads the files of its formats, and no others).
-READER_VERSIONS = {"ooxml": "1", "doc": "1", "odf": "1", "epub": "1", "pdf": "2", "rtf": "1", "html": "1"}
+READER_VERSIONS = {"ooxml": "1", "doc": "2", "odf": "1", "epub": "1", "pdf": "2", "rtf": "1", "html": "1"}
 #: The library doing a reader's work (distribution, module): its version is part of the reader's.
 LIBRARIES = {"pdf": ("pypdfium2", "pypdfium2"), "html": ("lxml", "lxml"), "epub": ("lxml", "lxml")}
 

@@ -18,6 +18,7 @@ and anything inconsistent ("damaged").  A compound file without a ``WordDocument
 
 from __future__ import annotations
 
+import bisect
 import re
 import struct
 from typing import IO
@@ -169,9 +170,11 @@ def _text(word: bytes, streams: _Compound) -> tuple[str, list[str], bool]:
         raise _Damaged("file information block too short")
     fc_clx, lcb_clx = struct.unpack_from("<II", word, off + 2 + 33 * 8)
     fc_hdd, lcb_hdd = struct.unpack_from("<II", word, off + 2 + 11 * 8)
+    fc_chpx, lcb_chpx = struct.unpack_from("<II", word, off + 2 + 12 * 8)
     # ccpText, ccpFtn, ccpHdd, (reserved), ccpAtn, ccpEdn, ccpTxbx, ccpHdrTxbx.
     counts = [max(0, c) for c in (lw[3], lw[4], lw[5], lw[7], lw[8], lw[9], lw[10])]
-    chars = _pieces(word, table[fc_clx : fc_clx + lcb_clx], sum(counts))
+    deleted = _deleted_runs(word, table[fc_chpx : fc_chpx + lcb_chpx])
+    chars = _pieces(word, table[fc_clx : fc_clx + lcb_clx], sum(counts), deleted)
     text, ftn, hdd, atn, edn, txbx, _hdr_txbx = _split(chars, counts)
     del atn  # (comments are not the author's text)
     headers, footers = _headers(hdd, table[fc_hdd : fc_hdd + lcb_hdd])
@@ -184,8 +187,62 @@ def _text(word: bytes, streams: _Compound) -> tuple[str, list[str], bool]:
     return out[:MAX_TEXT_CHARS], parts, cut
 
 
-def _pieces(word: bytes, clx: bytes, wanted: int) -> str:
-    """The document's characters, from the piece table in ``clx`` ([MS-DOC] 2.9.38): at most ``wanted``."""
+#: What stands for a character deleted with changes tracked, until :func:`_plain` drops it (the parts are
+#: cut by character positions first, so a deleted character keeps its place until then).
+_GONE = "\x00"
+#: sprmCFRMarkDel ([MS-DOC] 2.6.1): the character is deleted text of a tracked change; its operand (a
+#: ToggleOperand, one byte) is 1 (on) or 0x81 (the opposite of its style's, which has it off).
+_MARK_DEL = b"\x00\x08"
+
+
+def _deleted_runs(word: bytes, plc: bytes) -> list[tuple[int, int]]:
+    """The byte ranges of ``word`` holding text deleted with changes tracked (a .doc keeps it in its
+    pieces, marked by a character property, as a DOCX keeps it in ``w:del``): from the character property
+    pages ([MS-DOC] 2.8.6 PlcBteChpx, 2.9.33 ChpxFkp, 2.9.32 Chpx), only those that hold the mark at all."""
+    n = (len(plc) - 4) // 8
+    if n <= 0:
+        return []
+    runs: list[tuple[int, int]] = []
+    for pn in struct.unpack_from(f"<{n}I", plc, 4 * (n + 1)):
+        page = word[(pn & 0x3FFFFF) * 512 : (pn & 0x3FFFFF) * 512 + 512]
+        if len(page) < 512 or _MARK_DEL not in page:
+            continue
+        crun = page[511]
+        if 5 * crun + 4 > 511:
+            raise _Damaged("character property page")
+        fcs = struct.unpack_from(f"<{crun + 1}I", page)
+        for i in range(crun):
+            at = 2 * page[4 * (crun + 1) + i]
+            if at and _has_mark_del(page[at + 1 : at + 1 + page[at]]):
+                runs.append((fcs[i], fcs[i + 1]))
+    merged: list[tuple[int, int]] = []  # (sorted and disjoint, which :func:`_without` relies on)
+    for lo, hi in sorted(runs):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _has_mark_del(grpprl: bytes) -> bool:
+    """Whether the property list ``grpprl`` sets sprmCFRMarkDel on."""
+    pos = 0
+    while pos + 2 <= len(grpprl):
+        (sprm,) = struct.unpack_from("<H", grpprl, pos)
+        pos += 2
+        if sprm == 0x0800:
+            return pos < len(grpprl) and grpprl[pos] in (1, 0x81)
+        spra = sprm >> 13
+        if spra == 6:
+            pos += 1 + (grpprl[pos] if pos < len(grpprl) else 0)
+        else:
+            pos += (1, 1, 2, 4, 2, 2, 0, 3)[spra]
+    return False
+
+
+def _pieces(word: bytes, clx: bytes, wanted: int, deleted: list[tuple[int, int]]) -> str:
+    """The document's characters, from the piece table in ``clx`` ([MS-DOC] 2.9.38): at most ``wanted``;
+    those in the byte ranges ``deleted`` of ``word`` as :data:`_GONE`."""
     pos = 0
     while pos < len(clx) and clx[pos] == 0x01:  # Prc: formatting, skipped
         (cb,) = struct.unpack_from("<h", clx, pos + 1)
@@ -215,11 +272,30 @@ def _pieces(word: bytes, clx: bytes, wanted: int) -> str:
             piece = raw.decode("utf-16-le", "replace")
         if len(raw) < (count if fc & 0x40000000 else 2 * count):
             raise _Damaged("a piece runs past the end of the document stream")
+        if deleted:
+            piece = _without(piece, start, 1 if fc & 0x40000000 else 2, deleted)
         out.append(piece)
         have += len(piece)
         if have >= wanted or have >= MAX_TEXT_CHARS + 1:
             break
     return "".join(out)
+
+
+def _without(piece: str, start: int, width: int, deleted: list[tuple[int, int]]) -> str:
+    """``piece`` (at byte ``start`` of the document stream, ``width`` bytes a character) with the
+    characters in the byte ranges ``deleted`` (sorted) as :data:`_GONE`: one pass over the ranges in it."""
+    end = start + width * len(piece)
+    out: list[str] = []
+    at = 0
+    for lo, hi in deleted[max(0, bisect.bisect_left(deleted, (start, 0)) - 1) :]:
+        if lo >= end:
+            break
+        a = max(at, (max(lo, start) - start + width - 1) // width)
+        b = (min(hi, end) - start + width - 1) // width
+        if b > a:
+            out += (piece[at:a], _GONE * (b - a))
+            at = b
+    return "".join(out) + piece[at:] if out else piece
 
 
 def _headers(story: str, plc: bytes) -> tuple[str, str]:
@@ -250,7 +326,7 @@ def _split(chars: str, counts: list[int]) -> list[str]:
 
 
 #: Word's special characters: paragraph, line and page breaks, hyphens, spaces, note references, pictures.
-_SPECIAL = str.maketrans({"\r": "\n", "\x0b": "\n", "\x0c": "\n", "\x1e": "-", "\x1f": None,
+_SPECIAL = str.maketrans({_GONE: None, "\r": "\n", "\x0b": "\n", "\x0c": "\n", "\x1e": "-", "\x1f": None,
                           "\xa0": " ", "\x01": None, "\x08": None, "\x05": None, "\x02": None})
 
 
