@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import itertools
 import random
 import shutil
+import struct
 import zipfile
 from pathlib import Path
 
@@ -367,6 +369,23 @@ def test_a_word_95_file_is_unsupported_not_damaged() -> None:
             extract(old, "doc")
         assert e.value.kind == "unsupported" and "Word 95" in str(e.value), nfib
 
+
+def test_header_positions_that_go_back_are_damage_not_the_story_read_again_and_again() -> None:
+    """The header story's positions (PlcfHdd) only go forward; a file whose positions go back and forth
+    over the whole story made the reader clean the story once per position (80 positions over a 1.4 MB
+    story: 2 s; a 40 KB table of them: hours).  Such a file is damaged; and many distinct headers are
+    kept in one pass (a list searched per header was quadratic: 32,000 headers, 1.3 s)."""
+    from simscan.extract import doc
+
+    story = "".join(f"header {i}\r" for i in range(40_000))
+    back_and_forth = struct.pack("<8I", *([0, len(story)] * 4))
+    with pytest.raises(doc._Damaged):
+        doc._headers(story, back_and_forth)
+    ends = list(itertools.accumulate(len(f"header {i}\r") for i in range(40_000)))
+    cps = [0] * 7 + ends  # (six note separators, then one header or footer a line)
+    heads, foots = doc._headers(story, struct.pack(f"<{len(cps)}I", *cps))
+    lines = heads.split("\n") + foots.split("\n")
+    assert sorted(lines) == sorted(f"header {i}" for i in range(40_000))
 
 def test_a_looping_difat_chain_costs_no_more_than_the_file() -> None:
     """A compound file whose DIFAT chain loops on itself, each of its sectors naming one allocation

@@ -19,6 +19,7 @@ and anything inconsistent ("damaged").  A compound file without a ``WordDocument
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import struct
 from typing import IO
@@ -306,13 +307,16 @@ def _headers(story: str, plc: bytes) -> tuple[str, str]:
     if not story or n < 2:
         return "", ""
     cps = struct.unpack_from(f"<{n}I", plc)
-    heads: list[str] = []
-    foots: list[str] = []
+    if any(b < a for a, b in itertools.pairwise(cps)):  # (else a story read once per position: hours)
+        raise _Damaged("header positions go back")
+    heads: dict[str, None] = {}  # (ordered sets: many distinct headers kept in one pass)
+    foots: dict[str, None] = {}
     for k in range(6, n - 1):
+        if cps[k + 1] == cps[k]:
+            continue
         block = clean(_plain(story[cps[k] : cps[k + 1]]))
-        kept = heads if (k - 6) % 6 in (0, 1, 4) else foots
-        if block and block not in kept:
-            kept.append(block)
+        if block:
+            (heads if (k - 6) % 6 in (0, 1, 4) else foots).setdefault(block)
     return "\n".join(heads), "\n".join(foots)
 
 
