@@ -415,3 +415,44 @@ def test_a_looping_difat_chain_costs_no_more_than_the_file() -> None:
     with pytest.raises(ExtractError):
         extract(bytes(data), "doc")
     assert peaks[1] < 2 * peaks[0], peaks  # (before: 17.8 MB against 39 KB for the file read whole)
+
+
+def _with_embedded_word_stream(own: str, embedded: tuple[int, int]) -> bytes:
+    """essay.doc with a storage ``ObjectPool`` in its root holding a stream named ``WordDocument`` (``embedded``:
+    its first sector and size), listed first in the directory (entry 1), as an embedded object may be; the root's
+    own ``WordDocument`` stream renamed ``own``.  (essay.doc's directory, one sector at 29: 0 the root, children
+    1-6 in a tree from 1 (left 2, right 4), entry 7 free.)"""
+    data = bytearray((DATA / "essay.doc").read_bytes())
+    at = 512 * 30  # (sector 29)
+    assert data[at + 128 : at + 128 + 16] == "\x01CompObj".encode("utf-16-le")
+
+    def entry(i: int, name: str, kind: int, left: int, right: int, child: int, start: int, size: int) -> None:
+        raw = name.encode("utf-16-le")
+        o = at + 128 * i
+        data[o : o + 64] = raw + bytes(64 - len(raw))
+        data[o + 64 : o + 80] = struct.pack("<HBBIII", len(raw) + 2, kind, 1, left, right, child)
+        data[o + 116 : o + 124] = struct.pack("<II", start, size)
+
+    none = 0xFFFFFFFF
+    data[at + 76 : at + 80] = struct.pack("<I", 7)  # the root's tree now starts at the storage
+    entry(7, "ObjectPool", 1, 2, 4, 1, 0, 0)
+    entry(1, "WordDocument", 2, none, none, none, *embedded)
+    o = at + 128 * 5
+    assert data[o : o + 24] == "WordDocument".encode("utf-16-le")
+    data[o : o + 64] = own.encode("utf-16-le") + bytes(64 - 2 * len(own))
+    data[o + 64 : o + 66] = struct.pack("<H", 2 * len(own) + 2)
+    return bytes(data)
+
+
+def test_only_the_root_storages_word_document_is_read() -> None:
+    """A Word document embedded in a compound file (an object in a .doc, a Word file in an .xls or a .msg) has its
+    own ``WordDocument`` stream in a storage; the file's text is the root storage's stream only, even when the
+    directory lists the embedded one first."""
+    essay = read("essay.doc").text
+    # The embedded stream first (here the table stream's bytes: no Word document); the root's own read.
+    assert extract(_with_embedded_word_stream("WordDocument", (3, 2667)), "doc").text == essay
+    # No WordDocument of its own (a spreadsheet holding a Word document): not read as the embedded one.
+    other = _with_embedded_word_stream("Workbook", (9, 9285))
+    with pytest.raises(ExtractError) as e:
+        extract(other, "doc")
+    assert e.value.kind == "unsupported"

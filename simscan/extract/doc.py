@@ -13,7 +13,8 @@ results kept; pictures and objects (0x01, 0x08) are dropped; cell and row ends b
 
 Refused: an encrypted or obfuscated file ("password-protected"), a Word 6/95 file (another layout),
 and anything inconsistent ("damaged").  A compound file without a ``WordDocument`` stream (.xls, .ppt,
-.msg) is not sniffed as one and stays binary.
+.msg) is not sniffed as one and stays binary; one whose only ``WordDocument`` is in a storage inside it (an
+embedded object) is refused as "not a Word document".
 """
 
 from __future__ import annotations
@@ -86,18 +87,30 @@ class _Compound:
         for s in fat_ids:
             self.fat += struct.unpack_from(f"<{self.size // 4}I", self._sector(s))
         directory = self._chain(first_dir, self.fat, self._sector)
+        # The streams of the root storage only: the red-black tree of its children, from the root entry's
+        # child through left and right siblings ([MS-CFB] 2.6).  A stream of a storage inside it (an
+        # embedded object: a Word document in an .xls or a .msg, or in the document itself) is not the
+        # file's own, even when the directory lists it first.
         self.entries: dict[str, tuple[int, int, int]] = {}  # name -> (type, start, size)
+        count = len(directory) // 128
+        kind = struct.unpack_from("<B", directory, 66)[0] if count else 0
         root: tuple[int, int, int] | None = None
-        for off in range(0, len(directory) - 127, 128):
-            name_len, kind = struct.unpack_from("<HB", directory, off + 64)
-            if kind not in (1, 2, 5) or not 2 <= name_len <= 64:
-                continue
-            name = directory[off : off + name_len - 2].decode("utf-16-le", "replace")
-            start, size = struct.unpack_from("<II", directory, off + 116)
-            if kind == 5 and root is None:
-                root = (kind, start, size)
-            elif kind == 2:
-                self.entries.setdefault(name, (kind, start, size))
+        if kind == 5:
+            start, size = struct.unpack_from("<II", directory, 116)
+            root = (kind, start, size)
+            todo, seen = [struct.unpack_from("<I", directory, 76)[0]], set()
+            while todo:
+                i = todo.pop()
+                if i >= count or i in seen:  # (NOSTREAM, or a loop)
+                    continue
+                seen.add(i)
+                off = 128 * i
+                name_len, kind = struct.unpack_from("<HB", directory, off + 64)
+                todo += struct.unpack_from("<II", directory, off + 68)  # left and right siblings
+                if kind == 2 and 2 <= name_len <= 64:
+                    name = directory[off : off + name_len - 2].decode("utf-16-le", "replace")
+                    start, size = struct.unpack_from("<II", directory, off + 116)
+                    self.entries.setdefault(name, (kind, start, size))
         if root is None:
             raise _Damaged("no root entry")
         self.ministream = self._chain(root[1], self.fat, self._sector)[: root[2]] if root[2] else b""
