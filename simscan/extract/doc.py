@@ -217,8 +217,9 @@ def _deleted_runs(word: bytes, plc: bytes) -> list[tuple[int, int]]:
     if n <= 0:
         return []
     runs: list[tuple[int, int]] = []
-    for pn in struct.unpack_from(f"<{n}I", plc, 4 * (n + 1)):
-        page = word[(pn & 0x3FFFFF) * 512 : (pn & 0x3FFFFF) * 512 + 512]
+    # (Each page once: a table naming one page 100,000 times took 7 s.)
+    for pn in sorted({p & 0x3FFFFF for p in struct.unpack_from(f"<{n}I", plc, 4 * (n + 1))}):
+        page = word[pn * 512 : pn * 512 + 512]
         if len(page) < 512 or _MARK_DEL not in page:
             continue
         crun = page[511]
