@@ -59,7 +59,7 @@ PLAIN_VERSION = "plain/2"  # (2: Word 97-2003 files are sniffed as documents)
 #: index then re-reads the files of its formats, and no others).
 #: (ooxml/odf/epub/rtf/html 2, pdf 3: a document whose text cannot be read keeps its checksums but no fingerprints
 #: of its bytes, ``document._bytes_only``.)
-READER_VERSIONS = {"ooxml": "2", "doc": "1", "odf": "2", "epub": "2", "pdf": "3", "rtf": "2", "html": "2"}
+READER_VERSIONS = {"ooxml": "2", "doc": "2", "odf": "2", "epub": "2", "pdf": "3", "rtf": "2", "html": "2"}
 #: The library doing a reader's work (distribution, module): its version is part of the reader's.
 LIBRARIES = {"pdf": ("pypdfium2", "pypdfium2"), "html": ("lxml", "lxml"), "epub": ("lxml", "lxml")}
 

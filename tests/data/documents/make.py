@@ -16,6 +16,10 @@ DOCX, as a person would make it ("Save as PDF").  Files made:
 * ``unicode.doc``: ``soffice --convert-to doc`` of a UTF-8 text file holding the two lines
   ``Heading with café and “quotes”`` and ``Second paragraph: αβγ Greek.`` (a blank line between): a Word
   97 file whose text is stored as UTF-16 pieces (not made by ``main``);
+* ``tracked.doc``: ``soffice --convert-to "doc:MS Word 97"`` of the RTF file
+  ``{\\rtf1\\ansi{\\*\\revtbl{Unknown;}{Jane;}}\\pard Some {\\deleted\\revauth1 deleted words }{\\revised\\revauth1
+  inserted words }remain.\\par}``: a tracked deletion and insertion, which the DOCX export gives as ``w:del`` and
+  ``w:ins`` (not made by ``main``);
 * ``slides.{pptx,odp}``: two slides with speaker notes; ``sheet.{xlsx,ods}``: a small table;
 * ``scanned.pdf``: a page holding only an image (a "scanned" page: no text layer), LibreOffice Draw's
   export of a small picture drawn here;
