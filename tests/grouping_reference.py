@@ -156,10 +156,8 @@ def reference_group_pairs(
     pb = _rows(ids, cols.b_id)
     best, kind = cols.best, cols.kind
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & ((best >= min_similarity) | (kind <= 1))
-    # Empty files (0 bytes, or a text of no units: white space, a blank document) are never grouped.
-    size_l, units_l, text_l = (np.asarray(c).tolist() for c in (files.size, files.units, files.is_text))
-    empty = [size_l[r] == 0 or (text_l[r] and units_l[r] == 0) for r in range(n)]
-    ok &= np.array([a < 0 or b < 0 or not (empty[a] or empty[b]) for a, b in zip(pa.tolist(), pb.tolist())],
+    size_l = np.asarray(files.size).tolist()
+    ok &= np.array([a < 0 or b < 0 or (size_l[a] > 0 and size_l[b] > 0) for a, b in zip(pa.tolist(), pb.tolist())],
                    dtype=bool)
 
     pref = under_roots(list(files.paths), tuple(reference_roots))

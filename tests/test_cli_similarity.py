@@ -627,10 +627,12 @@ def test_a_text_to_ignore_whose_text_cannot_be_read_is_refused(tmp_path: Path, c
     assert "a.txt" in capsys.readouterr().out
 
 
-def test_blank_texts_and_documents_are_empty_files_not_copies(tmp_path: Path, capsys) -> None:
-    """A file of nothing but white space and a DOCX with no text have the same (no) text as every such file:
-    they were 'content' copies, a group with bytes to reclaim (Python's one-line dependency_links.txt files,
-    a class's blank submissions).  They are empty files now: listed apart, in no group, no pair, no query."""
+def test_texts_without_text_pair_with_their_byte_copies_only(tmp_path: Path, capsys) -> None:
+    """A file of nothing but white space, a symbols-only text and a DOCX with no text have the same (no) text as
+    every such file: they were 'content' copies of one another, a group with bytes to reclaim (a class's blank
+    submissions).  Now they pair only with their byte copies (exact): two one-line dependency_links.txt, two
+    copies of one ASCII-art file are still duplicates; a blank DOCX and white space are not.  Empty (0-byte)
+    files stay apart."""
     import json
 
     from tests.helpers_documents import docx_of_paragraphs
@@ -640,7 +642,12 @@ def test_blank_texts_and_documents_are_empty_files_not_copies(tmp_path: Path, ca
     (root / "blank.docx").write_bytes(docx_of_paragraphs([]))
     (root / "spaces.txt").write_text("   \n\n \t\n")
     (root / "newline.txt").write_text("\n")
+    (root / "newline2.txt").write_text("\n")
+    art = "".join("+--" * 20 + "+\n|" + "  |" * 20 + "\n" for _ in range(12))  # (symbols: no normalised units)
+    (root / "art.txt").write_text(art)
+    (root / "art copy.txt").write_text(art)
     (root / "zero.txt").write_bytes(b"")
+    (root / "zero2.txt").write_bytes(b"")
     (root / "x.txt").write_text("x")
     (root / "x2.txt").write_text("x")
     idx = tmp_path / "i.sqlite3"
@@ -648,15 +655,20 @@ def test_blank_texts_and_documents_are_empty_files_not_copies(tmp_path: Path, ca
     capsys.readouterr()
     assert main(["groups", "--index", str(idx), "--format", "json"]) == 0
     groups = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [sorted(Path(m["path"]).name for m in g["members"]) for g in groups] == [["x.txt", "x2.txt"]]
+    got = sorted(sorted(Path(m["path"]).name for m in g["members"]) for g in groups)
+    assert got == [["art copy.txt", "art.txt"], ["newline.txt", "newline2.txt"], ["x.txt", "x2.txt"]]
+    assert all(m["kind"] in ("reference", "exact") for g in groups for m in g["members"])
     assert main(["groups", "--index", str(idx), "--format", "json", "--kind", "empty"]) == 0
     empty = [json.loads(line) for line in capsys.readouterr().out.splitlines()][-1]
-    assert sorted(Path(p).name for p in empty["files"]) == ["blank.docx", "newline.txt", "spaces.txt", "zero.txt"]
+    assert sorted(Path(p).name for p in empty["files"]) == ["zero.txt", "zero2.txt"]
     assert main(["pairs", "--index", str(idx), "--format", "json"]) == 0
     pairs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [(Path(p["a"]).name, Path(p["b"]).name) for p in pairs] in ([("x.txt", "x2.txt")], [("x2.txt", "x.txt")])
+    assert sorted(tuple(sorted((Path(p["a"]).name, Path(p["b"]).name))) for p in pairs) == [
+        ("art copy.txt", "art.txt"), ("newline.txt", "newline2.txt"), ("x.txt", "x2.txt")]
     assert main(["query", str(root / "spaces.txt"), "--index", str(idx), "--format", "json", "-m", "0"]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == ""  # (no byte copy; the blank DOCX and the newline files are no copies)
+    assert main(["query", str(root / "newline.txt"), "--index", str(idx), "--format", "json", "-m", "0"]) == 0
+    assert [Path(json.loads(x)["b"]).name for x in capsys.readouterr().out.splitlines()] == ["newline2.txt"]
 
 
 def test_compare_with_a_file_the_index_holds_by_its_checksum_alone(tmp_path: Path, monkeypatch, capsys) -> None:

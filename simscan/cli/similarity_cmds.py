@@ -614,11 +614,11 @@ def print_pairs(args: argparse.Namespace, ps: Any) -> None:
 def _without_empty_files(pa: Any, files: Any) -> tuple[Any, int]:
     """(the pairs of ``pa`` between two files that are not empty, how many empty files they leave out)."""
     from simscan.similarity.core import take_pairs
-    from simscan.similarity.grouping import empty_mask
+    from simscan.similarity.grouping import empty_mask, pairs_shown
 
     blank = empty_mask(files)
     a, b = np.asarray(pa.a, np.int64), np.asarray(pa.b, np.int64)
-    keep = ~blank[a] & ~blank[b]
+    keep = pairs_shown(files, a, b)
     if keep.all():
         return pa, 0
     ends = np.concatenate((a[~keep], b[~keep]))

@@ -37,7 +37,7 @@ from simscan.gui.results_model import (
 from simscan.similarity.arrays import popcount64
 from simscan.similarity.copies import MAX_COPY_PAIRS, copy_classes, expand_copies
 from simscan.similarity.core import PairArrays, concat_pairs, priority_order
-from simscan.similarity.grouping import empty_mask
+from simscan.similarity.grouping import pairs_shown
 from simscan.similarity.types import KINDS, VIEWS, Pair, passes, shown_pct
 
 ModelIndex = QModelIndex | QPersistentModelIndex
@@ -227,8 +227,7 @@ def review_rows(
     keep = np.flatnonzero(by_share | copy | by_passage)
     a, b, src, left_out = expand_copies(pa[keep], pb[keep], copy[keep], n, limit, labels)
     src = keep[src]
-    blank = empty_mask(files)
-    ok = ~blank[a] & ~blank[b]  # (empty files are all alike: never listed, as never grouped)
+    ok = pairs_shown(files, a, b)  # (as groups list them: empty files are all alike, never listed)
     if scope is not None:
         member = np.zeros(n, dtype=bool)
         member[pa[copy]] = member[pb[copy]] = True

@@ -293,13 +293,17 @@ def priority_order(files: FileTableLike) -> np.ndarray:
 
 
 def exact_classes(files: FileTableLike) -> Classes:
-    """Group rows by (size, partial, checksum) and by content_hash; pick representatives."""
+    """Group rows by (size, partial, checksum) and by content_hash; pick representatives.  A text with
+    bytes but no text that counts (white space, punctuation or symbols only; a blank or picture-only
+    document: 0 normalised units) has the content of every such file, so it is a content copy of its
+    byte copies alone: a blank DOCX, a blank ODT and a white-space .txt were one class of "copies"."""
     n = len(files.paths)
     ck = _digest_matrix(files.checksum)
     exact = _labels([np.asarray(files.size), np.asarray(files.partial), ck[:, 0], ck[:, 1]])
     ch = _digest_matrix(files.content_hash)
+    textless = (np.asarray(files.size) > 0) & np.asarray(files.is_text, dtype=bool) & (np.asarray(files.units) == 0)
     # Binary and text never share a content class, whatever their hashes.
-    content = _labels([np.asarray(files.is_text, dtype=np.int64), ch[:, 0], ch[:, 1]])
+    content = _labels([np.asarray(files.is_text, dtype=np.int64), ch[:, 0], ch[:, 1], np.where(textless, exact, -1)])
     order = priority_order(files)
     priority = np.empty(n, np.int64)
     priority[order] = np.arange(n)

@@ -740,10 +740,7 @@ def _copies(index: Any, fp: Fingerprints) -> np.ndarray:
     """Ids of files with no fingerprints and the same bytes or the same normalised text as ``fp``:
     copies of a file too short for a window, which no fingerprint lookup can find.  (A copy of a
     file with fingerprints holds all of them and is found by them.)  Same bytes give the same
-    content hash, so one key serves both (``Index.bare_copies``: an index seek).  An empty text (white
-    space only, a blank document) has none: every empty file is alike (``grouping.empty_mask``)."""
-    if fp.is_text and fp.units == 0:
-        return np.empty(0, np.int64)
+    content hash, so one key serves both (``Index.bare_copies``: an index seek)."""
     try:
         return index.bare_copies(fp.content_hash, fp.is_text)
     except (AttributeError, sqlite3.Error):  # pragma: no cover - another index implementation
@@ -839,6 +836,8 @@ def query_fingerprints(
             found = list(best.values())
         found = [(p, raw) for p, raw in found if (passes(raw, min_similarity) and raw > 0)
                  or (p.kind in ("near", "contained") and 0 < params.min_passage <= (p.longest_passage or 0))]
+        if fp.is_text and fp.units == 0 and fp.size > 0:  # (no text that counts: its byte copies alone, as groups)
+            found = [(p, raw) for p, raw in found if p.kind == "exact"]
         # As ``pairs`` lists them: best score first, then exact, content, near, contained, then path.
         return sorted((p for p, _ in found), key=lambda p: (-p.best, KIND_CODE.get(p.kind, 9), p.b_path))
 

@@ -262,10 +262,10 @@ def group_rows(
     kind_all = np.asarray(kind, dtype=np.int8)
     pa = pa_all
     ok = (pa >= 0) & (pb >= 0) & (pa != pb) & (passes(best_all, min_similarity) | (kind_all <= 1))
-    usable = ~empty_mask(files)
+    ok &= pairs_shown(files, np.maximum(pa, 0), np.maximum(pb, 0))
     if scope is not None:
-        usable &= np.asarray(scope, dtype=bool)
-    ok &= usable[np.maximum(pa, 0)] & usable[np.maximum(pb, 0)]
+        usable = np.asarray(scope, dtype=bool)
+        ok &= usable[np.maximum(pa, 0)] & usable[np.maximum(pb, 0)]
     if not ok.any():
         return _empty_groups()
     # Rows under a reference folder: preferred as references, and their members never move (below).
@@ -400,11 +400,16 @@ def group_rows(
 
 
 def empty_mask(files: FileTableLike) -> np.ndarray:
-    """Per row, whether the file is *empty*: 0 bytes, or a text with nothing but white space in it, or
-    a document with no text (a blank DOCX): every such file has the same (no) content.  They were
-    "content" copies of one another: the 30 one-line ``dependency_links.txt`` of Python's packages
-    made a group with bytes to reclaim, and a class's blank submissions a group of copies."""
-    return (np.asarray(files.size) == 0) | (np.asarray(files.is_text, dtype=bool) & (np.asarray(files.units) == 0))
+    """Per row, whether the file is empty (0 bytes): every empty file has the same (no) content."""
+    return np.asarray(files.size) == 0
+
+
+def pairs_shown(files: FileTableLike, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per pair (rows ``a``, ``b``), whether groups, ``pairs`` and the window list it: never with an empty
+    file (:func:`empty_mask`).  (A file with bytes but no text that counts is a copy of its byte copies
+    alone: ``core.exact_classes``.)"""
+    empty = empty_mask(files)
+    return ~empty[np.asarray(a, np.int64)] & ~empty[np.asarray(b, np.int64)]
 
 
 def empty_rows(files: FileTableLike, scope: np.ndarray | None = None) -> np.ndarray:
