@@ -29,6 +29,9 @@ from simscan.model import FingerprintMeta, Fingerprints
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+#: How a note ends when a document's text could not be read ("PDF: password-protected; compared by its bytes").
+BY_ITS_BYTES = "compared by its bytes"
 #: Documents up to this size are read into memory once (checksums and text from the same bytes);
 #: larger ones are read from the file twice (checksums streamed, then the reader's own access).
 IN_MEMORY = 256 << 20
@@ -99,10 +102,10 @@ def read_document(
                         got = extract(f, fmt)
             except ExtractError as e:
                 got = None
-                note = f"{shown(fmt)}: {e}; compared by its bytes"
+                note = f"{shown(fmt)}: {e}; {BY_ITS_BYTES}"
             except MemoryError:
                 got = None
-                note = f"{shown(fmt)}: its text needs more memory than a document may use; compared by its bytes"
+                note = f"{shown(fmt)}: its text needs more memory than a document may use; {BY_ITS_BYTES}"
             if got is None:
                 fp = _bytes_only(fingerprint_bytes(data) if data is not None
                                  else fingerprint_file(os.dup(fd), limit=size + 1))
@@ -176,10 +179,6 @@ def read_or_reason(path: bytes, fmt: str, follow: bool, raw_only: str | None = N
                 return "became a symbolic link after the walk; not followed"
             return f"cannot be read: {e.strerror or e}"
     raise AssertionError("unreachable")
-
-
-#: How a note ends when a document's text could not be read ("PDF: password-protected; compared by its bytes").
-BY_ITS_BYTES = "compared by its bytes"
 
 
 def fingerprint_path(path: str | os.PathLike[str]) -> Fingerprints:

@@ -266,9 +266,9 @@ class ExtractionPool:
     def _retry_raw(self, t: _Task, why: str) -> None:
         """Fingerprint ``t``'s file by its bytes, here: the scanner's own reading, with bounded memory
         (chunks) and time (the bytes' speed), which needs no isolation."""
-        from simscan.extract.document import read_or_reason
+        from simscan.extract.document import BY_ITS_BYTES, read_or_reason
 
-        got = read_or_reason(t.path, t.fmt, self.follow, f"{why}; compared by its bytes")
+        got = read_or_reason(t.path, t.fmt, self.follow, f"{why}; {BY_ITS_BYTES}")
         self.done[t.tid] = (t.key, None, got) if isinstance(got, str) else (t.key, got, None)
 
 
@@ -278,7 +278,7 @@ def read_isolated(path: str | os.PathLike[str], keep_text: bool = False, memory_
     file is no document.  A document whose reader was killed is read by its bytes here (with a note).
     Raises OSError when the file cannot be read."""
     from simscan.extract import sniff_fd
-    from simscan.extract.document import open_document, read_document
+    from simscan.extract.document import BY_ITS_BYTES, open_document, read_document
 
     raw = os.fsencode(path)
     fd = open_document(raw)
@@ -309,4 +309,4 @@ def read_isolated(path: str | os.PathLike[str], keep_text: bool = False, memory_
             why = f"took longer than {seconds:.0f} s to read"
     finally:
         w.kill()
-    return read_document(raw, fmt, True, f"{shown(fmt)}: {why}; compared by its bytes")
+    return read_document(raw, fmt, True, f"{shown(fmt)}: {why}; {BY_ITS_BYTES}")
